@@ -1,0 +1,87 @@
+"""Pure arithmetic of the experiments: FLOPs, bytes, tolerances, memory needs, guard zones.
+
+Everything here is GPU-free and unit-tested in CI.
+"""
+
+from __future__ import annotations
+
+import math
+
+DTYPE_BYTES = {"float32": 4, "float64": 8, "int32": 4}
+# Unit roundoff u = 2^-p of the element type's arithmetic (p = significand bits); 0 = exact.
+UNIT_ROUNDOFF = {"float32": 2.0**-24, "float64": 2.0**-53, "int32": 0.0}
+SIGNIFICAND_BITS = {"float32": 24, "float64": 53}
+STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ memory per block
+# Largest value of each input distribution (int09: integers 0..9, as in seeds 000 and 002;
+# uniform: floats in [0, 1), as seed 001's randomInit).
+DISTRIBUTION_MAX = {"int09": 9, "uniform": 1}
+
+
+def flops(m: int, n: int, k: int, accumulate: bool = False) -> int:
+    """Floating-point operations of C = A.B (2mnk: one multiply and one add per term), plus mn
+    additions for C += A.B."""
+    return 2 * m * n * k + (m * n if accumulate else 0)
+
+
+def gflops(nflop: int, ms: float) -> float:
+    """GFLOP/s for `nflop` operations in `ms` milliseconds (NaN when no time was measured)."""
+    if not ms or ms <= 0 or math.isnan(ms):
+        return math.nan
+    return nflop / (ms * 1e-3) / 1e9
+
+
+def matrix_elements(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """Elements of A (m x k), B (k x n) and C (m x n)."""
+    return m * k, k * n, m * n
+
+
+def transfer_bytes(m: int, n: int, k: int, dtype: str, accumulate: bool) -> tuple[int, int]:
+    """Bytes copied host->device (A, B, and C when accumulating) and device->host (C)."""
+    a, b, c = matrix_elements(m, n, k)
+    size = DTYPE_BYTES[dtype]
+    return (a + b + (c if accumulate else 0)) * size, c * size
+
+
+def exact_expected(dtype: str, distribution: str, k: int, accumulate: bool) -> bool:
+    """True when every partial sum is exactly representable, so the product must match the
+    float64 reference bit for bit: int32 always; floats with integer inputs (int09) while
+    k * 9 * 9 (+ 9) stays below 2^p (seed 000 rounds its inputs for this reason)."""
+    if dtype == "int32":
+        return True
+    if distribution != "int09":
+        return False
+    vmax = DISTRIBUTION_MAX[distribution]
+    largest = k * vmax * vmax + (vmax if accumulate else 0)
+    return largest < 2 ** SIGNIFICAND_BITS[dtype]
+
+
+def tolerance_scale(dtype: str, distribution: str, k: int, accumulate: bool) -> float:
+    """Factor gamma such that |C - C_ref| <= gamma * (|A|.|B| + |C0|) elementwise.
+
+    This is the classical forward error bound of a length-k dot product evaluated in the
+    element type, gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, eq. 3.5), with two
+    more roundings for the C0 addition and the final store.  0 means the result must be exact.
+    """
+    if exact_expected(dtype, distribution, k, accumulate):
+        return 0.0
+    u = UNIT_ROUNDOFF[dtype]
+    steps = k + 2
+    return steps * u / (1 - steps * u)
+
+
+def device_bytes_needed(m: int, n: int, k: int, dtype: str) -> int:
+    """Device memory one configuration needs: A, B and C in the element type, plus the float64
+    verification (A and B upcast, the reference, the result upcast, the error and bound)."""
+    a, b, c = matrix_elements(m, n, k)
+    return (a + b + c) * DTYPE_BYTES[dtype] + 8 * (a + b + 4 * c)
+
+
+def guard_elements(tile: int, coarsen: int, lda: int, ldb: int, ldc: int) -> int:
+    """Elements of guard zone on each side of a device buffer.
+
+    A kernel launched with whole blocks over a size that is not a multiple of its tile touches
+    at most one block (tile rows, tile*coarsen columns) past the end of each matrix: tile + 1
+    rows of the widest leading dimension, plus a block width, cover it.
+    """
+    width = max(tile, 1) * max(coarsen, 1)
+    return (max(tile, 1) + 1) * (max(lda, ldb, ldc) + width)

@@ -1,0 +1,142 @@
+"""Configuration: coercion of command-line values, validation against the JSON schema, and the
+checks the schema cannot express.  Every error names the key, the value and what is valid."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from .registry import Variant
+
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message lists every problem found."""
+
+
+def load_schema(registry: dict[str, Variant] | None = None) -> dict:
+    schema = yaml.safe_load(SCHEMA.read_text())
+    if registry is not None:
+        schema["properties"]["variants"]["items"] = {"enum": list(registry)}
+    return schema
+
+
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def coerce(value, schema: dict):
+    """Turns the strings that `snakemake --config` produces (``sizes=[8000,10000]`` arrives as
+    ``['8000', '10000']``, ``demonstrate_failures=true`` as ``'true'``) into the types the schema
+    asks for.  Values that do not convert are left alone for validation to report."""
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    if "enum" in schema and isinstance(value, str):
+        for option in schema["enum"]:
+            if not isinstance(option, str) and str(option) == value.strip():
+                return option
+        return value
+    if isinstance(value, str):
+        s = value.strip()
+        if "array" in types or "object" in types:
+            try:
+                loaded = yaml.safe_load(s)
+            except yaml.YAMLError:
+                return value
+            if isinstance(loaded, (list, dict)):
+                return coerce(loaded, schema)
+            if "array" in types and loaded is not None:
+                return coerce([loaded], schema)
+            return value
+        if "integer" in types and _INT.match(s):
+            return int(s)
+        if "number" in types and _FLOAT.match(s):
+            return float(s)
+        if "boolean" in types and s.lower() in ("true", "false"):
+            return s.lower() == "true"
+        if "null" in types and s.lower() in ("null", "none", "~"):
+            return None
+        return value
+    if isinstance(value, list) and "items" in schema:
+        return [coerce(v, schema["items"]) for v in value]
+    if isinstance(value, dict) and "properties" in schema:
+        props = schema["properties"]
+        return {k: coerce(v, props[k]) if k in props else v for k, v in value.items()}
+    return value
+
+
+def _path(err: jsonschema.ValidationError) -> str:
+    out = ""
+    for part in err.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    s = err.schema if isinstance(err.schema, dict) else {}
+    if err.validator == "enum":
+        return f"{err.instance!r} is not valid; valid values: {', '.join(map(str, s['enum']))}"
+    if err.validator == "type":
+        return f"{err.instance!r} is not of type {err.validator_value}"
+    if err.validator in ("minimum", "maximum", "exclusiveMinimum"):
+        return f"{err.instance!r} is out of range: {err.message}"
+    if err.validator == "minItems" and not err.instance:
+        return "the list is empty; give at least one value"
+    if err.validator == "additionalProperties":
+        allowed = ", ".join(sorted(s.get("properties", {})))
+        return f"{err.message}; known keys: {allowed}"
+    return err.message
+
+
+def validate(config: dict, registry: dict[str, Variant]) -> dict:
+    """Coerces, validates and fills in defaults; returns a new config or raises ConfigError."""
+    schema = load_schema(registry)
+    cfg = coerce(copy.deepcopy(dict(config)), schema)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
+    problems = [f"config key '{_path(e)}': {_describe(e)}" for e in errors]
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    _fill_defaults(cfg, schema)
+    problems = _semantic_problems(cfg, registry)
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    return cfg
+
+
+def _fill_defaults(cfg: dict, schema: dict) -> None:
+    for key, sub in schema.get("properties", {}).items():
+        if key not in cfg and "default" in sub:
+            cfg[key] = copy.deepcopy(sub["default"])
+        if isinstance(cfg.get(key), dict) and "properties" in sub:
+            _fill_defaults(cfg[key], sub)
+
+
+def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
+    problems = []
+    s = cfg["sampling"]
+    if s["max_samples"] < s["min_samples"]:
+        problems.append(
+            f"config key 'sampling.max_samples': {s['max_samples']} is below "
+            f"sampling.min_samples = {s['min_samples']}"
+        )
+    if cfg["distribution"] == "uniform" and "int32" in cfg["dtypes"]:
+        problems.append(
+            "config key 'distribution': 'uniform' (floats in [0, 1)) cannot fill int32 matrices; "
+            "use distribution=int09 or drop int32 from dtypes"
+        )
+    coarsening = [registry[v] for v in cfg["variants"] if len(registry[v].coarsen) > 1]
+    if coarsening:
+        supported = sorted({f for v in coarsening for f in v.coarsen})
+        for f in cfg["coarsen"]:
+            if f not in supported:
+                problems.append(
+                    f"config key 'coarsen': {f} is not built by "
+                    f"{', '.join(v.name for v in coarsening)}; valid values: "
+                    f"{', '.join(map(str, supported))}"
+                )
+    return problems

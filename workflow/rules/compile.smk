@@ -1,0 +1,34 @@
+# nvcc builds one cubin per instantiation (variant x dtype x tile x coarsening factor) for the
+# GPU's architecture, and keeps ptxas's resource report (registers, shared memory, spills).
+
+
+rule compile_kernel:
+    input:
+        src=kernel_source,
+        headers=kernel_headers,
+    output:
+        cubin="results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.cubin",
+        ptxas="results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.ptxas.txt",
+    log:
+        "results/logs/compile/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.log",
+    params:
+        ctype=lambda w: CTYPES[w.dtype],
+        include=str(KERNELS),
+    shell:
+        "nvcc -cubin -arch={wildcards.arch} -O3 -lineinfo -std=c++17 -I{params.include}"
+        " -DELEM_T={params.ctype} -DTILE={wildcards.tile} -DCOARSEN={wildcards.coarsen}"
+        " -Xptxas -v -o {output.cubin} {input.src} > {log} 2>&1"
+        " && cp {log} {output.ptxas}"
+
+
+rule compile_all:
+    """Every instantiation the registry can build, whatever the config asks (CI runs this for
+    sm_80 and sm_90)."""
+    input:
+        [cubin_path(ARCH, *inst) for inst in mmplan.all_instantiations(REGISTRY)],
+    output:
+        f"results/build/{ARCH}/all_cubins.txt",
+    log:
+        f"results/logs/compile/{ARCH}/all_cubins.log",
+    shell:
+        "ls {input} > {output} 2> {log}"
