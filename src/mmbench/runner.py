@@ -195,7 +195,7 @@ class Runner:
                 log.info("[%*d/%d, eta %4.0fs] %s", len(str(len(confs))), done, len(confs), eta, describe(row))
             del state
             self.cp.get_default_memory_pool().free_all_blocks()
-            self.cp.get_pinned_memory_pool().free_all_blocks()
+            self.cp.get_default_pinned_memory_pool().free_all_blocks()
 
     def check_context(self, err: Exception) -> None:
         """After a CUDA error, a sticky one (illegal address, launch failure) ends the context:
