@@ -15,11 +15,11 @@ include: "workflow/rules/aggregate.smk"
 
 
 rule all:
+    default_target: True
     input:
         "results/tables/timings.csv",
         "results/tables/resources.csv",
         "results/tables/summary.txt",
-    default_target: True
 
 
 onsuccess:

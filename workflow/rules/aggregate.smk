@@ -8,6 +8,8 @@ rule timings_table:
         "results/tables/timings.csv",
     log:
         "results/logs/aggregate/timings.log",
+    conda:
+        ENV
     script:
         "../scripts/concat_tables.py"
 
@@ -19,6 +21,8 @@ rule resources_table:
         "results/tables/resources.csv",
     log:
         "results/logs/aggregate/resources.log",
+    conda:
+        ENV
     script:
         "../scripts/resources_table.py"
 
@@ -28,6 +32,8 @@ rule refused_table:
         "results/tables/refused.csv",
     log:
         "results/logs/aggregate/refused.log",
+    conda:
+        ENV
     params:
         refused=PLAN.refused,
     script:
@@ -43,5 +49,7 @@ rule summary:
         md="results/tables/summary.md",
     log:
         "results/logs/aggregate/summary.log",
+    conda:
+        ENV
     script:
         "../scripts/summary.py"

@@ -1,6 +1,6 @@
 # Configuration (coerced, validated against workflow/schemas/config.schema.yaml), the registry,
 # the plan of configurations, and the input functions the other rule files use.
-import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -9,19 +9,18 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# The pipeline's Python package lives in src/mmbench; make it importable here and in the
-# scripts that jobs run (they inherit the environment), installed or not.
-SRC = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, SRC)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+# The pipeline's Python package, workflow/scripts/mmbench: the scripts import it from their own
+# folder (Snakemake puts a script's folder on its path); the Snakefile does the same here.
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 
 from mmbench import plan as mmplan  # noqa: E402
+from mmbench.compile import nvcc_command  # noqa: E402
 from mmbench.config import ConfigError, validate  # noqa: E402
 from mmbench.registry import kernel_dependencies, load_registry  # noqa: E402
 
 KERNELS = Path(workflow.basedir) / "kernels"
 REGISTRY = load_registry(KERNELS / "registry.yaml")
-CTYPES = {"float32": "float", "float64": "double", "int32": "int"}
+ENV = "../../environment.yml"
 
 try:
     config.update(validate(config, REGISTRY))
@@ -71,7 +70,9 @@ def variant_cubins(wildcards):
 
 def variant_sources(wildcards):
     v = REGISTRY[wildcards.variant]
-    return [str(p) for p in kernel_dependencies(KERNELS / v.source)] if v.compiled else []
+    return (
+        [str(p) for p in kernel_dependencies(KERNELS / v.source)] if v.compiled else []
+    )
 
 
 def planned_ptxas_reports(wildcards):

@@ -11,14 +11,14 @@ rule compile_kernel:
         ptxas="results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.ptxas.txt",
     log:
         "results/logs/compile/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.log",
+    conda:
+        ENV
     params:
-        ctype=lambda w: CTYPES[w.dtype],
-        include=str(KERNELS),
+        nvcc=lambda w, input, output: shlex.join(
+            nvcc_command(input.src, output.cubin, w.arch, w.dtype, w.tile, w.coarsen)
+        ),
     shell:
-        "nvcc -cubin -arch={wildcards.arch} -O3 -lineinfo -std=c++17 -I{params.include}"
-        " -DELEM_T={params.ctype} -DTILE={wildcards.tile} -DCOARSEN={wildcards.coarsen}"
-        " -Xptxas -v -o {output.cubin} {input.src} > {log} 2>&1"
-        " && cp {log} {output.ptxas}"
+        "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas}"
 
 
 rule compile_all:
@@ -30,5 +30,7 @@ rule compile_all:
         f"results/build/{ARCH}/all_cubins.txt",
     log:
         f"results/logs/compile/{ARCH}/all_cubins.log",
+    conda:
+        ENV
     shell:
         "ls {input} > {output} 2> {log}"

@@ -12,6 +12,10 @@ rule measure_variant:
         "results/logs/measure/{variant}.log",
     benchmark:
         "results/benchmarks/measure/{variant}.tsv"
+    conda:
+        ENV
+    resources:
+        gpu=1,
     params:
         configurations=lambda w: [c.as_dict() for c in PLAN.runs[w.variant]],
         instantiations=lambda w: [
@@ -22,7 +26,5 @@ rule measure_variant:
         sources=variant_sources,
         sampling=config["sampling"],
         registry=str(KERNELS / "registry.yaml"),
-    resources:
-        gpu=1,
     script:
         "../scripts/measure.py"

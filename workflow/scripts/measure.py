@@ -40,8 +40,12 @@ def main(sm) -> None:
     sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     logging.info("%s: %d configurations", variant.name, len(confs))
     runner = Runner(variant, cubins, Sampling(**sm.params.sampling), {"source_sha256": sha})
-    logging.info("device: %s (%s), driver %s", runner.facts["gpu_name"], runner.facts["gpu_uuid"],
-                 runner.facts["driver_version"])
+    logging.info(
+        "device: %s (%s), driver %s",
+        runner.facts["gpu_name"],
+        runner.facts["gpu_uuid"],
+        runner.facts["driver_version"],
+    )
     runner.run(confs, on_row)
     atomic_write_csv(ordered(pd.DataFrame(rows), TIMINGS_COLUMNS), out)
     journal.unlink(missing_ok=True)

@@ -18,8 +18,13 @@ def table(paths: list[str]) -> pd.DataFrame:
         m = NAME.search(p.name)
         for rec in parse_ptxas(p.read_text()):
             rows.append(
-                dict(variant=p.parent.name, dtype=m["dtype"], tile=int(m["tile"]),
-                     coarsen=int(m["coarsen"])) | rec
+                dict(
+                    variant=p.parent.name,
+                    dtype=m["dtype"],
+                    tile=int(m["tile"]),
+                    coarsen=int(m["coarsen"]),
+                )
+                | rec
             )
     return pd.DataFrame(rows)
 

@@ -66,7 +66,10 @@ def all_instantiations(registry: dict[str, Variant]) -> list[tuple[str, str, int
         if not v.compiled:
             continue
         for dtype, tile, f in itertools.product(v.dtypes, v.tiles, v.coarsen):
-            if v.static_shared_bytes(tile, f, arith.DTYPE_BYTES[dtype]) <= arith.STATIC_SHARED_LIMIT:
+            if (
+                v.static_shared_bytes(tile, f, arith.DTYPE_BYTES[dtype])
+                <= arith.STATIC_SHARED_LIMIT
+            ):
                 out.append((v.name, dtype, tile, f))
     return out
 
@@ -95,8 +98,13 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                 smem = v.static_shared_bytes(tile, f, arith.DTYPE_BYTES[dtype])
                 if smem > arith.STATIC_SHARED_LIMIT:
                     plan.refused.append(
-                        dict(base, dtype=dtype, tile=tile, coarsen=f,
-                             reason=f"needs {smem} B of static shared memory, over the 48 KiB limit")
+                        dict(
+                            base,
+                            dtype=dtype,
+                            tile=tile,
+                            coarsen=f,
+                            reason=f"needs {smem} B of static shared memory, over the 48 KiB limit",
+                        )
                     )
                     continue
                 for (m, n, k), acc, mem in itertools.product(
@@ -104,15 +112,28 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                 ):
                     unmet = v.unmet(m, n, k, tile, f)
                     conf = Configuration(
-                        variant=name, tile=tile, coarsen=f, dtype=dtype, m=m, n=n, k=k,
-                        accumulate=acc, memory=mem, distribution=cfg["distribution"],
-                        seed=cfg["seed"], precondition_met=not unmet,
-                        expected="FAIL" if unmet else "PASS", notes="; ".join(unmet),
+                        variant=name,
+                        tile=tile,
+                        coarsen=f,
+                        dtype=dtype,
+                        m=m,
+                        n=n,
+                        k=k,
+                        accumulate=acc,
+                        memory=mem,
+                        distribution=cfg["distribution"],
+                        seed=cfg["seed"],
+                        precondition_met=not unmet,
+                        expected="FAIL" if unmet else "PASS",
+                        notes="; ".join(unmet),
                     )
                     if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
                         plan.refused.append(
-                            dict(conf.as_dict(), reason="; ".join(unmet)
-                                 + " (set demonstrate_failures: true to run it in guard zones)")
+                            dict(
+                                conf.as_dict(),
+                                reason="; ".join(unmet)
+                                + " (set demonstrate_failures: true to run it in guard zones)",
+                            )
                         )
                         continue
                     runs.append(conf)
@@ -161,8 +182,15 @@ def detect_gpus() -> list[dict]:
         return []
     try:
         out = subprocess.run(
-            [smi, "--query-gpu=index,name,compute_cap,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=30, check=True,
+            [
+                smi,
+                "--query-gpu=index,name,compute_cap,memory.total",
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
         ).stdout
     except (subprocess.SubprocessError, OSError):
         return []
@@ -183,7 +211,9 @@ def resolve_arch(cfg: dict, gpus: list[dict]) -> str:
         )
     caps = {g["compute_cap"] for g in gpus}
     if len(caps) > 1:
-        raise ConfigError(f"config key 'arch': GPUs of several architectures {sorted(caps)}; name one")
+        raise ConfigError(
+            f"config key 'arch': GPUs of several architectures {sorted(caps)}; name one"
+        )
     return "sm_" + caps.pop().replace(".", "")
 
 

@@ -55,7 +55,7 @@ def verify(xp, got, ref, bound, scale: float, integer: bool, max_listed: int = M
         got_vals = got64.ravel()[flat]
         exp_vals = exp_vals.get() if hasattr(exp_vals, "get") else exp_vals
         got_vals = got_vals.get() if hasattr(got_vals, "get") else got_vals
-        for i, e, g in zip(idx, exp_vals.tolist(), got_vals.tolist()):
+        for i, e, g in zip(idx, exp_vals.tolist(), got_vals.tolist(), strict=True):
             first.append(format_mismatch(i // ncols, i % ncols, e, g, integer and _finite(g)))
     finite = xp.isfinite(absdiff)
     max_abs = float(xp.max(xp.where(finite, absdiff, 0.0))) if absdiff.size else 0.0

@@ -25,7 +25,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -168,14 +168,18 @@ class Runner:
         confs = list(confs)
         groups: dict[tuple, list[Configuration]] = {}
         for c in confs:
-            groups.setdefault((c.dtype, c.m, c.n, c.k, c.accumulate, c.distribution, c.seed), []).append(c)
+            groups.setdefault(
+                (c.dtype, c.m, c.n, c.k, c.accumulate, c.distribution, c.seed), []
+            ).append(c)
         done = 0
         t0 = time.monotonic()
         for group in groups.values():
             state = None
             for conf in group:
                 if self.context_lost:
-                    row = self.error_row(conf, f"not run: the CUDA context was lost ({self.context_lost})")
+                    row = self.error_row(
+                        conf, f"not run: the CUDA context was lost ({self.context_lost})"
+                    )
                 else:
                     try:
                         if state is None:
@@ -192,7 +196,14 @@ class Runner:
                 on_row(row)
                 elapsed = time.monotonic() - t0
                 eta = elapsed / done * (len(confs) - done)
-                log.info("[%*d/%d, eta %4.0fs] %s", len(str(len(confs))), done, len(confs), eta, describe(row))
+                log.info(
+                    "[%*d/%d, eta %4.0fs] %s",
+                    len(str(len(confs))),
+                    done,
+                    len(confs),
+                    eta,
+                    describe(row),
+                )
             del state
             self.cp.get_default_memory_pool().free_all_blocks()
             self.cp.get_default_pinned_memory_pool().free_all_blocks()
@@ -250,13 +261,16 @@ class Runner:
 
     # -- one configuration -----------------------------------------------------------------
     def measure(self, conf: Configuration, state: dict) -> dict:
-        cp, v = self.cp, self.variant
+        cp, _v = self.cp, self.variant
         m, n, k = conf.m, conf.n, conf.k
         dA, dB, dC = state["dA"], state["dB"], state["dC"]
         host = self.host_buffers(state, conf.memory)
         launch, grid, block = self.launcher(conf, dA, dB, dC)
         itemsize = dA.raw.itemsize
-        h2d = [(dA.inner.data.ptr, host["a"], m * k * itemsize), (dB.inner.data.ptr, host["b"], k * n * itemsize)]
+        h2d = [
+            (dA.inner.data.ptr, host["a"], m * k * itemsize),
+            (dB.inner.data.ptr, host["b"], k * n * itemsize),
+        ]
         if conf.accumulate:
             h2d.append((dC.inner.data.ptr, host["c0"], m * n * itemsize))
         out = host["out"]
@@ -274,7 +288,9 @@ class Runner:
             with s:
                 launch()
             ev[2].record(s)
-            rt.memcpyAsync(out.ctypes.data, dC.inner.data.ptr, m * n * itemsize, rt.memcpyDeviceToHost, s.ptr)
+            rt.memcpyAsync(
+                out.ctypes.data, dC.inner.data.ptr, m * n * itemsize, rt.memcpyDeviceToHost, s.ptr
+            )
             ev[3].record(s)
             ev[3].synchronize()
             el = cp.cuda.get_elapsed_time
@@ -286,7 +302,11 @@ class Runner:
         oob = dC.guard_writes() + dA.guard_writes() + dB.guard_writes()
         scale = arith.tolerance_scale(conf.dtype, conf.distribution, k, conf.accumulate)
         result = verify(
-            cp, dC.inner.reshape(m, n), state["ref"], state["bound"], scale,
+            cp,
+            dC.inner.reshape(m, n),
+            state["ref"],
+            state["bound"],
+            scale,
             integer=arith.exact_expected(conf.dtype, conf.distribution, k, conf.accumulate),
         )
         passed = result.passed and oob == 0
@@ -310,9 +330,14 @@ class Runner:
             tolerance=("exact" if scale == 0 else f"{scale:.3g} * (|A|.|B| + |C0|)"),
             first_mismatches=" | ".join(result.first_mismatches),
             samples=len(kernel),
-            kernel_ms_median=ks["median"], kernel_ms_min=ks["min"], kernel_ms_max=ks["max"],
-            h2d_ms_median=summarize(h2d_ms)["median"], d2h_ms_median=summarize(d2h_ms)["median"],
-            global_ms_median=gs["median"], global_ms_min=gs["min"], global_ms_max=gs["max"],
+            kernel_ms_median=ks["median"],
+            kernel_ms_min=ks["min"],
+            kernel_ms_max=ks["max"],
+            h2d_ms_median=summarize(h2d_ms)["median"],
+            d2h_ms_median=summarize(d2h_ms)["median"],
+            global_ms_median=gs["median"],
+            global_ms_min=gs["min"],
+            global_ms_max=gs["max"],
             kernel_gflops=arith.gflops(nflop, ks["median"]),
             global_gflops=arith.gflops(nflop, gs["median"]),
             error="",
@@ -328,23 +353,45 @@ class Runner:
             b = dB.inner.reshape(k, n)
             c = dC.inner.reshape(m, n)
             beta = 1.0 if conf.accumulate else 0.0
-            return (lambda: cublas.gemm("N", "N", a, b, out=c, alpha=1.0, beta=beta)), (0, 0, 0), (0, 0, 0)
+            return (
+                (lambda: cublas.gemm("N", "N", a, b, out=c, alpha=1.0, beta=beta)),
+                (0, 0, 0),
+                (0, 0, 0),
+            )
         path = self.cubins[(conf.dtype, conf.tile, conf.coarsen)]
         if path not in self.modules:
             self.modules[path] = cp.RawModule(path=path)
         fn = self.modules[path].get_function(v.symbol)
         grid, block = v.launch(m, n, k, conf.tile, conf.coarsen)
         i32 = np.int32
-        args = (dA.inner, dB.inner, dC.inner, i32(m), i32(n), i32(k), i32(k), i32(n), i32(n), i32(conf.accumulate))
+        args = (
+            dA.inner,
+            dB.inner,
+            dC.inner,
+            i32(m),
+            i32(n),
+            i32(k),
+            i32(k),
+            i32(n),
+            i32(n),
+            i32(conf.accumulate),
+        )
         if 0 in grid:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
             return (lambda: None), grid, block
         return (lambda: fn(grid, block, args)), grid, block
 
     def base_row(self, conf: Configuration) -> dict:
-        return conf.as_dict() | dict(
-            backend=self.variant.backend,
-            lda=conf.k, ldb=conf.n, ldc=conf.n,
-        ) | self.facts | dict(timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        return (
+            conf.as_dict()
+            | dict(
+                backend=self.variant.backend,
+                lda=conf.k,
+                ldb=conf.n,
+                ldc=conf.n,
+            )
+            | self.facts
+            | dict(timestamp=datetime.now(UTC).isoformat(timespec="seconds"))
+        )
 
     def error_row(self, conf: Configuration, message: str) -> dict:
         return self.base_row(conf) | dict(verification="ERROR", error=message, samples=0)
@@ -352,7 +399,9 @@ class Runner:
 
 def describe(row: dict) -> str:
     shape = f"{row['m']}x{row['n']}x{row['k']}"
-    head = f"{row['variant']} {row['dtype']} t{row['tile']} f{row['coarsen']} {shape} {row['memory']}"
+    head = (
+        f"{row['variant']} {row['dtype']} t{row['tile']} f{row['coarsen']} {shape} {row['memory']}"
+    )
     if row.get("verification") == "ERROR":
         return f"{head}: ERROR {row.get('error', '')}"
     text = (
@@ -361,7 +410,11 @@ def describe(row: dict) -> str:
     )
     if row["verification"] == "FAIL":
         text += f" ({row['mismatches']} mismatches, {row['oob_writes']} guard writes"
-        text += f"; first: {row['first_mismatches'].split(' | ')[0]})" if row["first_mismatches"] else ")"
+        text += (
+            f"; first: {row['first_mismatches'].split(' | ')[0]})"
+            if row["first_mismatches"]
+            else ")"
+        )
     return text + f" [{row['samples']} samples]"
 
 

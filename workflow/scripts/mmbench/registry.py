@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "registry.schema.yaml"
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "registry.schema.yaml"
 
 
 class RegistryError(ValueError):
@@ -77,7 +77,7 @@ def evaluate(expr: str, **names: int) -> int | bool:
             return not ev(node.operand)
         if isinstance(node, ast.Compare):
             left = ev(node.left)
-            for op, comp in zip(node.ops, node.comparators):
+            for op, comp in zip(node.ops, node.comparators, strict=False):
                 right = ev(comp)
                 if type(op) not in _CMPOPS or not _CMPOPS[type(op)](left, right):
                     return False
@@ -135,7 +135,9 @@ class Variant:
     def unmet(self, m: int, n: int, k: int, tile: int | None, coarsen: int = 1) -> list[str]:
         """Reasons (from the registry) why this shape breaks the variant's preconditions."""
         names = dict(m=m, n=n, k=k, tile=tile or 1, coarsen=coarsen)
-        return [f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)]
+        return [
+            f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)
+        ]
 
     def static_shared_bytes(self, tile: int, coarsen: int, elem_bytes: int) -> int:
         if not self.shared_memory:

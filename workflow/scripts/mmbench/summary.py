@@ -25,7 +25,9 @@ def _cell(ms: float, gflops: float | None, outcome: str) -> str:
 
 def _outcome(group: pd.DataFrame) -> str:
     v = set(group["verification"])
-    return "ERROR" if "ERROR" in v and len(v) == 1 else ("FAIL" if v & {"FAIL", "ERROR"} else "PASS")
+    return (
+        "ERROR" if "ERROR" in v and len(v) == 1 else ("FAIL" if v & {"FAIL", "ERROR"} else "PASS")
+    )
 
 
 def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd.DataFrame:
@@ -44,7 +46,9 @@ def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd
 
 def _label_tile(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
-    df["tile"] = [f"{int(t)}x{int(t)}" if t and not pd.isna(t) and int(t) else "-" for t in df["tile"]]
+    df["tile"] = [
+        f"{int(t)}x{int(t)}" if t and not pd.isna(t) and int(t) else "-" for t in df["tile"]
+    ]
     df["coarsen"] = df["coarsen"].fillna(1).astype(int)
     return df
 
@@ -62,7 +66,7 @@ def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[
     if timings.empty:
         return "no configurations were measured\n", "no configurations were measured\n"
     df = _label_tile(timings)
-    df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"])]
+    df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
     order = list(dict.fromkeys(df["variant"]))
     df["variant"] = pd.Categorical(df["variant"], order, ordered=True)
     df = df.sort_values(["variant", "tile", "coarsen"], kind="stable")
@@ -82,7 +86,9 @@ def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[
     txt.append(tally)
     md += ["### Verification", "", tally.replace("\n", "  \n")]
     if refused is not None and not refused.empty:
-        lines = [f"{len(refused)} configuration(s) refused before running (results/tables/refused.csv):"]
+        lines = [
+            f"{len(refused)} configuration(s) refused before running (results/tables/refused.csv):"
+        ]
         for (variant, reason), g in refused.groupby(["variant", "reason"], sort=False):
             lines.append(f"  {variant}: {reason} [{len(g)}x]")
         txt.append("\n".join(lines))

@@ -12,7 +12,7 @@ import yaml
 
 from .registry import Variant
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -40,6 +40,8 @@ def coerce(value, schema: dict):
         for option in schema["enum"]:
             if not isinstance(option, str) and str(option) == value.strip():
                 return option
+        if any(isinstance(o, int) for o in schema["enum"]) and _INT.match(value.strip()):
+            return int(value)
         return value
     if isinstance(value, str):
         s = value.strip()
@@ -62,6 +64,8 @@ def coerce(value, schema: dict):
         if "null" in types and s.lower() in ("null", "none", "~"):
             return None
         return value
+    if "array" in types and not isinstance(value, (list, dict)) and value is not None:
+        return coerce([value], schema)
     if isinstance(value, list) and "items" in schema:
         return [coerce(v, schema["items"]) for v in value]
     if isinstance(value, dict) and "properties" in schema:

@@ -1,0 +1,123 @@
+"""Config coercion and every invalid value of the main-job issue, before any job runs."""
+
+import pytest
+from snakemake.cli import parse_config
+
+from mmbench import plan
+from mmbench.config import ConfigError, coerce, load_schema, validate
+
+
+def cli(*entries):
+    """Exactly what `snakemake --config ...` hands to the workflow."""
+    return parse_config(list(entries))
+
+
+def test_command_line_sizes_arrive_as_strings_and_are_coerced(registry):
+    raw = cli("sizes=[8000,10000,12000]")
+    assert raw["sizes"] == ["8000", "10000", "12000"]  # the reason coercion exists
+    cfg = validate(raw, registry)
+    assert cfg["sizes"] == [8000, 10000, 12000]
+    assert cfg["tiles"] == [16, 32] and cfg["dtypes"] == ["float32"]  # defaults from the schema
+    assert cfg["sampling"]["min_samples"] == 5
+
+
+def test_other_command_line_types(registry):
+    cfg = validate(
+        cli(
+            "tiles=[8]",
+            "demonstrate_failures=true",
+            "accumulate=[false,true]",
+            "gpu_memory_gib=80",
+            "shapes=[[100,70,30]]",
+            "dtypes=float64",
+            "sizes=640",
+        ),
+        registry,
+    )
+    assert cfg["tiles"] == [8]
+    assert cfg["demonstrate_failures"] is True
+    assert cfg["accumulate"] == [False, True]
+    assert cfg["gpu_memory_gib"] == 80
+    assert cfg["shapes"] == [[100, 70, 30]]
+    assert cfg["dtypes"] == ["float64"]
+    assert cfg["sizes"] == [640]
+
+
+def test_nested_sampling_values_are_coerced():
+    schema = load_schema()
+    out = coerce({"sampling": {"min_samples": "3", "min_time_s": "0.5"}}, schema)
+    assert out == {"sampling": {"min_samples": 3, "min_time_s": 0.5}}
+
+
+@pytest.mark.parametrize(
+    "entry,key,fragment",
+    [
+        (
+            "variants=[naive_guarded,warp_tiled]",
+            "variants[1]",
+            "'warp_tiled' is not valid; valid values: naive_unguarded",
+        ),
+        (
+            "dtypes=[float16]",
+            "dtypes[0]",
+            "'float16' is not valid; valid values: float32, float64, int32",
+        ),
+        ("tiles=[0]", "tiles[0]", "0 is not valid; valid values: 8, 16, 32"),
+        ("tiles=[16,64]", "tiles[1]", "64 is not valid; valid values: 8, 16, 32"),
+        ("sizes=[-5]", "sizes[0]", "-5 is out of range"),
+        ("sizes=[100,abc]", "sizes[1]", "'abc' is not of type integer"),
+        ("sizes=[]", "sizes", "the list is empty"),
+        ("memory=[]", "memory", "the list is empty"),
+        ("memory=[pinnned]", "memory[0]", "'pinnned' is not valid; valid values: pageable, pinned"),
+        ("arch=volta", "arch", "does not match"),
+        ("coarsen=[1]", "coarsen[0]", "1 is out of range"),
+        ("size=[10]", "(top level)", "'size' was unexpected"),
+    ],
+)
+def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, fragment):
+    with pytest.raises(ConfigError) as err:
+        validate(cli(entry), registry)
+    msg = str(err.value)
+    assert f"config key '{key}'" in msg
+    assert fragment in msg
+
+
+def test_several_problems_are_reported_at_once(registry):
+    with pytest.raises(ConfigError) as err:
+        validate(cli("tiles=[64]", "dtypes=[half]"), registry)
+    assert "tiles[0]" in str(err.value) and "dtypes[0]" in str(err.value)
+
+
+def test_semantic_checks(registry):
+    with pytest.raises(ConfigError, match="'uniform'.*int32"):
+        validate(cli("distribution=uniform", "dtypes=[float32,int32]"), registry)
+    with pytest.raises(
+        ConfigError, match="coarsen': 3 is not built by coarsened; valid values: 2, 4, 8"
+    ):
+        validate(cli("coarsen=[2,3]"), registry)
+    with pytest.raises(ConfigError, match="max_samples"):
+        validate({"sampling": {"min_samples": 10, "max_samples": 2}}, registry)
+
+
+def test_size_that_cannot_fit_in_gpu_memory_is_refused(registry):
+    cfg = validate(cli("sizes=[1024,100000]"), registry)
+    p = plan.expand(cfg, registry)
+    with pytest.raises(ConfigError) as err:
+        plan.check_device_memory(p, 80.0, "of the H100")
+    msg = str(err.value)
+    assert "config key 'sizes': 100000 needs" in msg and "80.0 GiB of the H100" in msg
+    assert "largest square size that fits: " in msg
+    fits = int(msg.rsplit("fits: ", 1)[1].split()[0])
+    assert 20000 < fits < 100000
+    plan.check_device_memory(
+        plan.expand(validate(cli("sizes=[1024]"), registry), registry), 80.0, ""
+    )
+
+
+def test_arch_auto_without_gpu_asks_for_a_name(registry):
+    cfg = validate({}, registry)
+    with pytest.raises(ConfigError, match="arch=sm_90"):
+        plan.resolve_arch(cfg, [])
+    assert plan.resolve_arch(cfg, [{"compute_cap": "9.0"}]) == "sm_90"
+    assert plan.resolve_arch(validate(cli("arch=sm_80"), registry), []) == "sm_80"
+    assert plan.resolve_memory(cfg, [])[0] == plan.LARGEST_GPU_GIB

@@ -1,0 +1,69 @@
+"""The GPU-free parts of the runner: inputs, the stopping rule, statistics, progress lines."""
+
+import numpy as np
+import pandas as pd
+
+from mmbench.plan import Configuration
+from mmbench.runner import Sampling, describe, enough, make_inputs, summarize
+
+from .conftest import DATA
+
+
+def conf(**kw):
+    base = dict(
+        variant="naive_guarded",
+        tile=16,
+        coarsen=1,
+        dtype="float32",
+        m=5,
+        n=4,
+        k=3,
+        accumulate=False,
+        memory="pinned",
+        distribution="int09",
+        seed=1,
+    )
+    return Configuration(**(base | kw))
+
+
+def test_inputs_are_deterministic_and_shared_by_variants():
+    a1, b1, c1 = make_inputs(conf())
+    a2, b2, _ = make_inputs(conf(variant="tiled_guarded", tile=32, memory="pageable"))
+    assert np.array_equal(a1, a2) and np.array_equal(b1, b2) and c1 is None
+    assert a1.shape == (5, 3) and b1.shape == (3, 4) and a1.dtype == np.float32
+    assert set(np.unique(a1)) <= set(range(10))
+    a3, _, _ = make_inputs(conf(seed=2))
+    assert not np.array_equal(a1, a3)
+
+
+def test_input_distributions_and_accumulate():
+    a, b, c0 = make_inputs(
+        conf(dtype="float64", distribution="uniform", accumulate=True, m=50, n=50, k=50)
+    )
+    assert c0.shape == (50, 50) and a.dtype == np.float64
+    assert 0 <= a.min() and a.max() < 1 and len(np.unique(a)) > 100
+    ai, _, _ = make_inputs(conf(dtype="int32", m=100, n=100, k=100))
+    assert ai.dtype == np.int32 and ai.min() == 0 and ai.max() == 9
+
+
+def test_stopping_rule():
+    s = Sampling(min_samples=5, max_samples=10, min_time_s=0.2, max_time_s=2.0)
+    assert not enough([1.0] * 4, s)
+    assert not enough([1.0] * 5, s)  # 5 ms < 0.2 s
+    assert enough([50.0] * 5, s)
+    assert enough([0.1] * 10, s)  # max_samples
+    assert not enough([1000.0] * 2, s)  # slow kernel: still needs 3 samples
+    assert enough([1000.0] * 3, s)  # ... then max_time stops it
+
+
+def test_summarize():
+    assert summarize([3.0, 1.0, 2.0]) == dict(median=2.0, min=1.0, max=3.0)
+    assert np.isnan(summarize([])["median"])
+
+
+def test_progress_line_from_a_recorded_row():
+    df = pd.read_csv(DATA / "h200-default" / "timings.csv", keep_default_na=False)
+    row = df[(df.variant == "naive_unguarded") & (df.m == 641)].iloc[0].to_dict()
+    line = describe(row)
+    assert line.startswith("naive_unguarded float32 t16 f1 641x641x641")
+    assert "FAIL" in line and "first: 0:640:" in line

@@ -1,0 +1,38 @@
+import os
+
+import pandas as pd
+import pytest
+
+from mmbench import tables
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    path = tmp_path / "t.csv"
+    tables.atomic_write_csv(pd.DataFrame({"a": [1, 2]}), path)
+    assert pd.read_csv(path).a.tolist() == [1, 2]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_interrupted_write_leaves_old_table_and_no_temp(tmp_path, monkeypatch):
+    path = tmp_path / "t.csv"
+    tables.atomic_write_csv(pd.DataFrame({"a": [1]}), path)
+
+    def boom(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        tables.atomic_write_csv(pd.DataFrame({"a": [1, 2, 3]}), path)
+    assert pd.read_csv(path).a.tolist() == [1]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_concat_and_order(tmp_path):
+    p1, p2, p3 = tmp_path / "1.csv", tmp_path / "2.csv", tmp_path / "3.csv"
+    pd.DataFrame({"variant": ["a"], "m": [1], "extra": [0]}).to_csv(p1, index=False)
+    pd.DataFrame({"variant": ["b"], "m": [2]}).to_csv(p2, index=False)
+    p3.write_text("")
+    df = tables.ordered(tables.concat_csv([p1, p2, p3]), tables.TIMINGS_COLUMNS)
+    assert df.variant.tolist() == ["a", "b"]
+    assert list(df.columns[:2]) == ["variant", "backend"]
+    assert df.columns[-1] == "extra"
