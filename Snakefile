@@ -8,6 +8,9 @@
 #   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant) -> aggregate
 
 
+configfile: "config/config.yaml"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/compile.smk"
 include: "workflow/rules/run.smk"

@@ -67,6 +67,7 @@ def test_nested_sampling_values_are_coerced():
         ("sizes=[-5]", "sizes[0]", "-5 is out of range"),
         ("sizes=[100,abc]", "sizes[1]", "'abc' is not of type integer"),
         ("sizes=[]", "sizes", "the list is empty"),
+        ("size_ranges=[[300,100,1]]", "size_ranges[0]", "ends before it starts"),
         ("memory=[]", "memory", "the list is empty"),
         ("memory=[pinnned]", "memory[0]", "'pinnned' is not valid; valid values: pageable, pinned"),
         ("arch=volta", "arch", "does not match"),

@@ -139,3 +139,150 @@ def test_cublas_reference_line(registry, arch, tmp_path):
     rows = run(registry, arch, tmp_path, "cublas", confs)
     assert [r["verification"] for r in rows] == ["PASS"] * 4
     assert all(r["gpu_uuid"].startswith("GPU-") and r["driver_version"] for r in rows)
+
+
+# -- issue 3: memory modes, leading dimensions, cold cache, faults, resume ----------------------
+
+
+@pytest.mark.parametrize("variant", ["tiled_guarded", "cublas"])
+def test_every_memory_mode_and_transfer_verifies(registry, arch, tmp_path, variant):
+    confs = []
+    tile = 0 if variant == "cublas" else 32
+    for mem, pad, transfer, cache in [
+        ("pageable", 0, "contiguous", "warm"),
+        ("pinned", 0, "contiguous", "cold"),
+        ("pageable", 16, "pack", "warm"),
+        ("pinned", 16, "copy2d", "warm"),
+        ("pinned", 16, "strided", "cold"),
+        ("managed", 0, "contiguous", "warm"),
+        ("managed", 16, "strided", "warm"),
+        ("managed_prefetch", 16, "strided", "cold"),
+        ("mapped", 0, "contiguous", "warm"),
+        ("mapped", 16, "strided", "warm"),
+    ]:
+        confs.append(
+            conf(
+                variant,
+                300,
+                200,
+                100,
+                tile=tile,
+                dtype="float64",
+                accumulate=True,
+                memory=mem,
+                pad=pad,
+                transfer=transfer,
+                cache=cache,
+                distribution="uniform",
+            )
+        )
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [
+        (
+            r["memory"],
+            r["pad"],
+            r["transfer"],
+            r.get("error"),
+            r.get("first_mismatches"),
+            r.get("oob_writes"),
+            r.get("freivalds"),
+        )
+        for r in rows
+        if r["verification"] != "PASS"
+    ]
+    assert not bad
+    by = {(r["memory"], r["pad"], r["transfer"]): r for r in rows}
+    assert by[("mapped", 0, "contiguous")]["h2d_ms_median"] < 0.05  # zero-copy: no copies
+    assert by[("pinned", 16, "strided")]["kernel_ld"] == "116/216/216"
+    assert by[("pinned", 16, "copy2d")]["kernel_ld"] == "100/200/200"
+    assert all(r["freivalds"] == "PASS" for r in rows)
+    assert all(r["sm_clock_mhz"] > 0 and r["power_w"] > 0 for r in rows)
+
+
+def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
+    from mmbench.jobs import run_job
+    from mmbench.registry import load_registry
+
+    reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
+    v = load_registry(reg_path)["faulty"]
+    cubin = tmp_path / "faulty.cubin"
+    subprocess.run(
+        nvcc_command(reg_path.parent / v.source, cubin, arch, "float32", 16),
+        check=True,
+        capture_output=True,
+    )
+    confs = [conf("faulty", m, tile=16).as_dict() for m in (12, 13, 14, 15)]
+    settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
+    out = tmp_path / "faulty.csv"
+    run_job(
+        "faulty",
+        str(reg_path),
+        confs,
+        [["float32", 16, 1, str(cubin)]],
+        [],
+        "test",
+        settings,
+        str(out),
+        str(tmp_path / "log.txt"),
+    )
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    assert df.m.tolist() == [12, 13, 14, 15]
+    assert df.verification.tolist() == ["PASS", "ERROR", "PASS", "PASS"]
+    assert "illegal" in df.error[1].lower() or "ended" in df.error[1]
+    assert not (tmp_path / "faulty.csv.journal.jsonl").exists()
+
+
+def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, caplog):
+    import json
+    import logging
+
+    import pandas as pd
+
+    from mmbench import worker
+    from mmbench.jobs import file_sha, journal_key, run_job
+
+    v = registry["naive_guarded"]
+    cubin = tmp_path / "ng.cubin"
+    subprocess.run(
+        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, "float32", 16),
+        check=True,
+        capture_output=True,
+    )
+    insts = [["float32", 16, 1, str(cubin)]]
+    settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
+    confs = [conf("naive_guarded", m, tile=16).as_dict() for m in (64, 96)]
+    out = tmp_path / "ng.csv"
+    journal = tmp_path / "ng.csv.journal.jsonl"
+    # a first job measured only the first configuration before it was killed
+    key0 = journal_key(confs[0], file_sha(cubin), "src", settings)
+    spec = dict(
+        variant="naive_guarded",
+        registry=str(ROOT / "kernels" / "registry.yaml"),
+        instantiations=insts,
+        settings=settings,
+        journal=str(journal),
+        log=str(tmp_path / "log1.txt"),
+        todo=[[key0, confs[0]]],
+        source_sha="src",
+    )
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    assert worker.main(str(tmp_path / "spec.json")) == 0
+    first = [json.loads(x) for x in journal.read_text().splitlines() if '"row"' in x][0]["row"]
+    caplog.set_level(logging.INFO, logger="mmbench.jobs")
+    run_job(
+        "naive_guarded",
+        str(ROOT / "kernels" / "registry.yaml"),
+        confs,
+        insts,
+        [],
+        "src",
+        settings,
+        str(out),
+        str(tmp_path / "log2.txt"),
+    )
+    df = pd.read_csv(out)
+    assert df.verification.tolist() == ["PASS", "PASS"]
+    assert df.timestamp[0] == first["timestamp"]  # kept from the journal, not measured again
+    assert "resuming: 1 of 2 configurations already measured" in caplog.text

@@ -57,7 +57,7 @@ def test_stopping_rule():
 
 
 def test_summarize():
-    assert summarize([3.0, 1.0, 2.0]) == dict(median=2.0, min=1.0, max=3.0)
+    assert summarize([3.0, 1.0, 2.0]) == dict(median=2.0, min=1.0, max=3.0, q1=1.5, q3=2.5, iqr=1.0)
     assert np.isnan(summarize([])["median"])
 
 

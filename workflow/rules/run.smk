@@ -7,7 +7,8 @@ rule measure_variant:
     input:
         cubins=variant_cubins,
     output:
-        "results/runs/{variant}.csv",
+        table="results/runs/{variant}.csv",
+        manifest="results/runs/{variant}.manifest.json",
     log:
         "results/logs/measure/{variant}.log",
     benchmark:
@@ -25,6 +26,8 @@ rule measure_variant:
         ],
         sources=variant_sources,
         sampling=config["sampling"],
+        freivalds_vectors=config["freivalds_vectors"],
+        repo=workflow.basedir,
         registry=str(KERNELS / "registry.yaml"),
     script:
         "../scripts/measure.py"

@@ -1,54 +1,46 @@
-"""Snakemake job: measure every configuration of one variant on the GPU (rule measure_variant)."""
+"""Snakemake job: measure every configuration of one variant (rule measure_variant), in worker
+processes that lose nothing (mmbench/jobs.py), and write the run manifest (E4c)."""
 
+import json
 import logging
 import sys
-from pathlib import Path
 
-import pandas as pd
-
-from mmbench.plan import Configuration
-from mmbench.registry import load_registry, source_hash
-from mmbench.runner import Runner, Sampling, append_jsonl
-from mmbench.tables import TIMINGS_COLUMNS, atomic_write_csv, ordered
-
-
-def setup_logging(logfile: str) -> None:
-    """Progress to the job's log and to the console; stderr (tracebacks) to the log."""
-    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
-    root = logging.getLogger()
-    root.setLevel(logging.INFO)
-    for handler in (logging.FileHandler(logfile), logging.StreamHandler(sys.stdout)):
-        handler.setFormatter(fmt)
-        root.addHandler(handler)
-    sys.stderr = open(logfile, "a", buffering=1)
+from mmbench.jobs import git_state, package_versions, run_job
+from mmbench.registry import source_hash
+from mmbench.tables import atomic_write_text
 
 
 def main(sm) -> None:
-    setup_logging(sm.log[0])
-    variant = load_registry(sm.params.registry)[sm.wildcards.variant]
-    confs = [Configuration(**c) for c in sm.params.configurations]
-    cubins = {(d, int(t), int(f)): path for d, t, f, path in sm.params.instantiations}
-    out = Path(sm.output[0])
-    journal = out.with_name(out.name + ".partial.jsonl")
-    journal.unlink(missing_ok=True)
-    rows = []
-
-    def on_row(row: dict) -> None:
-        rows.append(row)
-        append_jsonl(journal, row)
-
-    sha = source_hash(sm.params.sources) if sm.params.sources else "library"
-    logging.info("%s: %d configurations", variant.name, len(confs))
-    runner = Runner(variant, cubins, Sampling(**sm.params.sampling), {"source_sha256": sha})
-    logging.info(
-        "device: %s (%s), driver %s",
-        runner.facts["gpu_name"],
-        runner.facts["gpu_uuid"],
-        runner.facts["driver_version"],
+    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
+    handler = logging.FileHandler(sm.log[0])
+    handler.setFormatter(fmt)
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
+    sys.stderr = open(sm.log[0], "a", buffering=1)
+    source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
+    settings = dict(sampling=sm.params.sampling, freivalds_vectors=sm.params.freivalds_vectors)
+    device = run_job(
+        sm.wildcards.variant,
+        sm.params.registry,
+        sm.params.configurations,
+        sm.params.instantiations,
+        sm.params.sources,
+        source_sha,
+        settings,
+        sm.output.table,
+        sm.log[0],
     )
-    runner.run(confs, on_row)
-    atomic_write_csv(ordered(pd.DataFrame(rows), TIMINGS_COLUMNS), out)
-    journal.unlink(missing_ok=True)
+    manifest = dict(
+        variant=sm.wildcards.variant,
+        configurations=len(sm.params.configurations),
+        device=device,
+        git=git_state(sm.params.repo),
+        packages=package_versions(),
+        kernel_sources=sm.params.sources,
+        source_sha256=source_sha,
+        config=sm.config,
+    )
+    atomic_write_text(sm.output.manifest, json.dumps(manifest, indent=2, default=str))
 
 
 main(snakemake)  # noqa: F821 - injected by Snakemake

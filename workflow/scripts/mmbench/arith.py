@@ -69,11 +69,13 @@ def tolerance_scale(dtype: str, distribution: str, k: int, accumulate: bool) -> 
     return steps * u / (1 - steps * u)
 
 
-def device_bytes_needed(m: int, n: int, k: int, dtype: str) -> int:
-    """Device memory one configuration needs: A, B and C in the element type, plus the float64
-    verification (A and B upcast, the reference, the result upcast, the error and bound)."""
+def device_bytes_needed(m: int, n: int, k: int, dtype: str, pad: int = 0) -> int:
+    """Device memory one configuration needs: A, B and C in the element type (with padded
+    leading dimensions), plus the float64 verification (A and B upcast, the reference, the
+    result upcast, the error and bound)."""
     a, b, c = matrix_elements(m, n, k)
-    return (a + b + c) * DTYPE_BYTES[dtype] + 8 * (a + b + 4 * c)
+    padded = m * (k + pad) + k * (n + pad) + m * (n + pad)
+    return padded * DTYPE_BYTES[dtype] + 8 * (a + b + 4 * c)
 
 
 def guard_elements(tile: int, coarsen: int, lda: int, ldb: int, ldc: int) -> int:

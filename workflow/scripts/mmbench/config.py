@@ -122,6 +122,16 @@ def _fill_defaults(cfg: dict, schema: dict) -> None:
 
 def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
     problems = []
+    if not cfg["sizes"] and not cfg["size_ranges"] and not cfg["shapes"]:
+        problems.append(
+            "config key 'sizes': the list is empty and neither size_ranges nor shapes gives a "
+            "size; give at least one, e.g. sizes=[1024]"
+        )
+    for i, (start, stop, step) in enumerate(cfg["size_ranges"]):
+        if stop < start:
+            problems.append(
+                f"config key 'size_ranges[{i}]': [{start}, {stop}, {step}] ends before it starts"
+            )
     s = cfg["sampling"]
     if s["max_samples"] < s["min_samples"]:
         problems.append(

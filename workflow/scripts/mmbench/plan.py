@@ -33,6 +33,9 @@ class Configuration:
     memory: str
     distribution: str
     seed: int
+    pad: int = 0
+    transfer: str = "contiguous"
+    cache: str = "warm"
     precondition_met: bool = True
     expected: str = "PASS"
     notes: str = ""
@@ -55,7 +58,27 @@ class Plan:
 
 def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
     """(m, n, k) of every product: the square sizes, then the rectangular shapes."""
-    out = [(s, s, s) for s in cfg["sizes"]] + [tuple(s) for s in cfg.get("shapes", [])]
+    sizes = list(cfg["sizes"])
+    for start, stop, step in cfg.get("size_ranges", []):
+        sizes += range(start, stop + 1, step)
+    out = [(s, s, s) for s in sizes] + [tuple(s) for s in cfg.get("shapes", [])]
+    return list(dict.fromkeys(out))
+
+
+COPY_MODES = ("pageable", "pinned")
+
+
+def layouts(cfg: dict) -> list[tuple[str, int, str]]:
+    """(memory, pad, transfer) combinations: the transfer mode only matters for padded matrices
+    in pageable or pinned memory; managed and mapped matrices are used in place (strided)."""
+    out = []
+    for mem, pad in itertools.product(cfg["memory"], cfg.get("leading_pad", [0])):
+        if pad == 0:
+            out.append((mem, 0, "contiguous"))
+        elif mem in COPY_MODES:
+            out += [(mem, pad, t) for t in cfg.get("transfer", ["pack"])]
+        else:
+            out.append((mem, pad, "strided"))
     return list(dict.fromkeys(out))
 
 
@@ -107,8 +130,8 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                         )
                     )
                     continue
-                for (m, n, k), acc, mem in itertools.product(
-                    shapes, cfg["accumulate"], cfg["memory"]
+                for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
+                    shapes, cfg["accumulate"], layouts(cfg), cfg.get("cache", ["warm"])
                 ):
                     unmet = v.unmet(m, n, k, tile, f)
                     conf = Configuration(
@@ -123,6 +146,9 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                         memory=mem,
                         distribution=cfg["distribution"],
                         seed=cfg["seed"],
+                        pad=pad,
+                        transfer=transfer,
+                        cache=cache,
                         precondition_met=not unmet,
                         expected="FAIL" if unmet else "PASS",
                         notes="; ".join(unmet),
@@ -150,7 +176,7 @@ def check_device_memory(plan: Plan, gib: float, where: str) -> None:
     limit = gib * 2**30
     problems = {}
     for conf in (c for runs in plan.runs.values() for c in runs):
-        need = arith.device_bytes_needed(conf.m, conf.n, conf.k, conf.dtype)
+        need = arith.device_bytes_needed(conf.m, conf.n, conf.k, conf.dtype, conf.pad)
         if need > limit:
             key = "sizes" if conf.m == conf.n == conf.k else "shapes"
             val = conf.m if key == "sizes" else [conf.m, conf.n, conf.k]

@@ -1,17 +1,20 @@
-"""Measures configurations on the GPU with CuPy: one process per job, many configurations.
+"""Measures configurations on the GPU with CuPy: one process, many configurations.
 
-Per configuration (nvbench's order): the first warm-up pass is verified, then timed passes are
-taken until `min_samples` and `min_time_s` are both reached (or `max_time_s`, once 3 samples
-exist).  Each pass is timed with CUDA events on one stream:
+Per configuration (nvbench's order): the first pass is verified, then timed passes are taken
+until `min_samples` and `min_time_s` are both reached (or `max_time_s`, once 3 samples exist).
+Each pass is timed with CUDA events on one stream, in segments (placement.py says what each
+covers for every host-memory mode):
 
-    e0 | H2D A, B (and C for C += A.B) | e1 | kernel | e2 | D2H C | e3
+    e0 | h2d | e1 | [cold: L2 flush] | e1b | kernel | e2 | d2h | e3
 
-kernel = e1..e2, "global" = e0..e3 (seed 002's Tiempo Global: transfers plus kernel).
+kernel = e1b..e2; global = h2d + kernel + d2h (seed 002's Tiempo Global), the flush excluded.
 
-Every device buffer sits between two guard zones filled with a NaN sentinel; the output is
-poisoned with the same sentinel before every pass, so unwritten elements fail verification and
-writes outside the matrix are counted.  A failing configuration becomes a row that says so;
-it never stops the others.
+Verification, twice and independently: (1) against a float64 product of the same inputs on the
+device (every element, the first 10 mismatches listed), of the result as it arrived on the host;
+(2) Freivalds' check on the host, in float64, trusting nothing the GPU computed.  Writes outside
+C (guard zones, padding) fail the configuration too.  A failing configuration becomes a row
+that says so; a CUDA error that ends the context (illegal address, launch failure) ends this
+process after its row is written, and jobs.py starts a new one for the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import json
 import logging
 import math
 import platform
-import statistics
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -30,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import arith
+from . import arith, freivalds
+from .placement import device_pointer, make_placement
 from .plan import Configuration
 from .registry import Variant
 from .verify import verify
@@ -38,7 +41,69 @@ from .verify import verify
 log = logging.getLogger("mmbench.runner")
 
 NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
-SENTINEL = {4: 0xFFBADBAD, 8: 0xFFF4BADBADBADBAD}  # NaN as float32 / float64
+# NVML clock-event reasons that mean the GPU ran below its clocks: SW power cap, HW slowdown,
+# SW thermal, HW thermal, HW power brake (idle, application-clock and sync-boost are not).
+THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+
+# cudaDeviceAttr values (driver_types.h; stable across CUDA versions)
+DEVICE_ATTRIBUTES = {
+    "max_threads_per_block": 1,
+    "shared_memory_per_block_bytes": 8,
+    "constant_memory_bytes": 9,
+    "warp_size": 10,
+    "registers_per_block": 12,
+    "sm_clock_khz": 13,
+    "multiprocessors": 16,
+    "can_map_host_memory": 19,
+    "ecc_enabled": 32,
+    "memory_clock_khz": 36,
+    "memory_bus_width_bits": 37,
+    "l2_cache_bytes": 38,
+    "max_threads_per_multiprocessor": 39,
+    "async_engines": 40,
+    "unified_addressing": 41,
+    "managed_memory": 83,
+    "concurrent_managed_access": 89,
+    "shared_memory_per_block_optin_bytes": 97,
+}
+
+
+def device_properties(cp) -> dict:
+    """The facts of seed 003's deviceQuery dump, for the run manifest (E4c)."""
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"]
+    out = dict(
+        name=name.decode() if isinstance(name, bytes) else name,
+        compute_capability=f"{props['major']}.{props['minor']}",
+        total_memory_bytes=int(props["totalGlobalMem"]),
+    )
+    for key, attr in DEVICE_ATTRIBUTES.items():
+        try:
+            out[key] = int(cp.cuda.runtime.deviceGetAttribute(attr, dev.id))
+        except Exception:  # noqa: BLE001 - an attribute this runtime no longer reports
+            out[key] = None
+    if out.get("memory_clock_khz") and out.get("memory_bus_width_bits"):
+        # DDR: two transfers per clock
+        out["peak_memory_bandwidth_gbs"] = round(
+            2 * out["memory_clock_khz"] * 1e3 * out["memory_bus_width_bits"] / 8 / 1e9, 1
+        )
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(dev.id)
+        out["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
+        out["max_memory_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)
+        out["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000
+    except Exception:  # noqa: BLE001 - NVML is optional
+        pass
+    return out
+
+
+class ContextLost(RuntimeError):
+    """The CUDA context is unusable; the process must end."""
 
 
 def make_inputs(conf: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -79,37 +144,10 @@ def enough(samples_ms: list[float], s: Sampling) -> bool:
 
 def summarize(values: list[float]) -> dict:
     if not values:
-        return dict(median=math.nan, min=math.nan, max=math.nan)
-    return dict(median=statistics.median(values), min=min(values), max=max(values))
-
-
-class GuardedBuffer:
-    """A device array with `guard` sentinel elements on each side of the matrix."""
-
-    def __init__(self, cp, elements: int, dtype: str, guard: int):
-        self.cp, self.n, self.guard = cp, elements, guard
-        self.raw = cp.empty(elements + 2 * guard, dtype=NP_DTYPES[dtype])
-        self.uint = cp.uint32 if self.raw.itemsize == 4 else cp.uint64
-        self.sentinel = SENTINEL[self.raw.itemsize]
-        self.raw.view(self.uint).fill(self.sentinel)
-        self.inner = self.raw[guard : guard + elements]
-
-    def poison(self) -> None:
-        self.inner.view(self.uint).fill(self.sentinel)
-
-    def guard_writes(self) -> int:
-        """Guard elements that no longer hold the sentinel (writes outside the matrix)."""
-        bits = self.raw.view(self.uint)
-        g = self.guard
-        changed = self.cp.count_nonzero(bits[:g] != self.sentinel) + self.cp.count_nonzero(
-            bits[g + self.n :] != self.sentinel
-        )
-        return int(changed)
-
-    def reset_guards(self) -> None:
-        bits = self.raw.view(self.uint)
-        bits[: self.guard].fill(self.sentinel)
-        bits[self.guard + self.n :].fill(self.sentinel)
+        nan = math.nan
+        return dict(median=nan, min=nan, max=nan, q1=nan, q3=nan, iqr=nan)
+    q1, med, q3 = (float(x) for x in np.percentile(values, [25, 50, 75]))
+    return dict(median=med, min=min(values), max=max(values), q1=q1, q3=q3, iqr=q3 - q1)
 
 
 def device_facts(cp) -> dict:
@@ -121,35 +159,68 @@ def device_facts(cp) -> dict:
     uuid = f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}" if len(h) == 32 else ""
     drv = cp.cuda.runtime.driverGetVersion()
     rt = cp.cuda.runtime.runtimeGetVersion()
+    name = props["name"]
     facts = dict(
-        gpu_name=props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+        gpu_name=name.decode() if isinstance(name, bytes) else name,
         gpu_uuid=uuid,
+        gpu_index=dev.id,
         compute_capability=f"{props['major']}.{props['minor']}",
         driver_version=f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}",
         cupy_version=cp.__version__,
         hostname=platform.node(),
     )
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        facts["driver_version"] = pynvml.nvmlSystemGetDriverVersion()
-        pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - NVML is optional; the CUDA driver version stays
-        pass
+    nvml = Nvml.open(uuid)
+    if nvml.driver:
+        facts["driver_version"] = nvml.driver
     return facts
 
 
+class Nvml:
+    """SM and memory clocks, temperature, power and throttling through NVML (nvidia-ml-py)."""
+
+    def __init__(self, handle=None, driver: str = "", pynvml=None):
+        self.handle, self.driver, self.nv = handle, driver, pynvml
+
+    @classmethod
+    def open(cls, uuid: str) -> Nvml:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+            return cls(handle, pynvml.nvmlSystemGetDriverVersion(), pynvml)
+        except Exception as err:  # noqa: BLE001 - NVML is optional: the columns stay empty
+            log.warning("NVML unavailable (%s): no clocks, temperature or power recorded", err)
+            return cls()
+
+    def sample(self) -> dict | None:
+        if self.handle is None:
+            return None
+        nv, h = self.nv, self.handle
+        reasons_fn = (
+            getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+            or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+        )
+        return dict(
+            sm=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+            mem=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+            temp=nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+            power=nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            reasons=int(reasons_fn(h)),
+        )
+
+
 class Runner:
-    """Runs the configurations of one variant (one Snakemake job) in one CUDA context."""
+    """Runs configurations of one variant in one CUDA context."""
 
     def __init__(
         self,
         variant: Variant,
-        cubins: dict[tuple[str, int, int], str],
+        cubins: dict,
         sampling: Sampling,
-        provenance: dict | None = None,
+        provenance=None,
+        freivalds_vectors: int = 2,
     ):
         import cupy as cp
 
@@ -157,80 +228,80 @@ class Runner:
         self.variant = variant
         self.cubins = cubins
         self.sampling = sampling
+        self.freivalds_vectors = freivalds_vectors
         self.modules: dict[str, object] = {}
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.events = [cp.cuda.Event() for _ in range(4)]
+        self.events = {k: cp.cuda.Event() for k in ("e0", "e1", "e1b", "e2", "e3")}
         self.facts = device_facts(cp) | (provenance or {})
-        self.context_lost: str | None = None
+        self.nvml = Nvml.open(self.facts["gpu_uuid"])
+        l2 = cp.cuda.runtime.deviceGetAttribute(
+            DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
+        )
+        self.flush_bytes = 2 * int(l2)
+        self.scratch = None
 
-    # -- one group of configurations shares the inputs, device buffers and reference --------
-    def run(self, confs: Iterable[Configuration], on_row: Callable[[dict], None]) -> None:
+    # -- the loop ---------------------------------------------------------------------------
+    def run(
+        self,
+        confs: Iterable[Configuration],
+        on_row: Callable[[dict], None],
+        on_start: Callable[[Configuration], None] | None = None,
+    ) -> None:
+        """Measures every configuration, calling on_row with each finished row.  Raises
+        ContextLost (after that configuration's row) when the CUDA context is gone."""
         confs = list(confs)
         groups: dict[tuple, list[Configuration]] = {}
         for c in confs:
-            groups.setdefault(
-                (c.dtype, c.m, c.n, c.k, c.accumulate, c.distribution, c.seed), []
-            ).append(c)
-        done = 0
-        t0 = time.monotonic()
+            key = (c.dtype, c.m, c.n, c.k, c.accumulate, c.distribution, c.seed)
+            groups.setdefault(key, []).append(c)
+        done, t0 = 0, time.monotonic()
         for group in groups.values():
-            state = None
+            group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
+            state: dict = {}
             for conf in group:
-                if self.context_lost:
-                    row = self.error_row(
-                        conf, f"not run: the CUDA context was lost ({self.context_lost})"
-                    )
-                else:
-                    try:
-                        if state is None:
-                            state = self.prepare(group)
-                        row = self.measure(conf, state)
-                    except Exception as err:  # noqa: BLE001 - one config's failure is its row
-                        row = self.error_row(conf, f"{type(err).__name__}: {err}")
-                        log.debug("%s", traceback.format_exc())
-                        self.check_context(err)
-                        if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
-                            state = None
-                            self.cp.get_default_memory_pool().free_all_blocks()
+                if on_start:
+                    on_start(conf)
+                start = time.monotonic()
+                lost = None
+                try:
+                    row = self.measure(conf, state)
+                except Exception as err:  # noqa: BLE001 - one configuration's failure is its row
+                    log.debug("%s", traceback.format_exc())
+                    row = self.error_row(conf, f"{type(err).__name__}: {err}")
+                    state.clear()
+                    lost = self.context_lost(err)
+                    if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
+                        self.cp.get_default_memory_pool().free_all_blocks()
+                row["config_wall_ms"] = (time.monotonic() - start) * 1e3
                 done += 1
                 on_row(row)
-                elapsed = time.monotonic() - t0
-                eta = elapsed / done * (len(confs) - done)
-                log.info(
-                    "[%*d/%d, eta %4.0fs] %s",
-                    len(str(len(confs))),
-                    done,
-                    len(confs),
-                    eta,
-                    describe(row),
-                )
-            del state
+                eta = (time.monotonic() - t0) / done * (len(confs) - done)
+                width = len(str(len(confs)))
+                log.info("[%*d/%d, eta %4.0fs] %s", width, done, len(confs), eta, describe(row))
+                if lost:
+                    raise ContextLost(lost)
+            state.clear()
             self.cp.get_default_memory_pool().free_all_blocks()
             self.cp.get_default_pinned_memory_pool().free_all_blocks()
 
-    def check_context(self, err: Exception) -> None:
-        """After a CUDA error, a sticky one (illegal address, launch failure) ends the context:
-        every later configuration of this job is then reported as not run."""
+    def context_lost(self, err: Exception) -> str | None:
+        """After a CUDA error: is the context still usable?  A sticky error (illegal address,
+        launch failure) makes every later call fail."""
         try:
             self.cp.cuda.runtime.deviceSynchronize()
             self.cp.zeros(1).sum().item()
+            return None
         except Exception as again:  # noqa: BLE001
-            self.context_lost = f"{type(again).__name__}: {again}; first error: {err}"
+            return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
 
-    def prepare(self, group: list[Configuration]) -> dict:
+    # -- per group and per placement ------------------------------------------------------------
+    def group_state(self, conf: Configuration, state: dict) -> dict:
+        if "ref" in state:
+            return state
         cp = self.cp
-        c = group[0]
-        m, n, k = c.m, c.n, c.k
-        a, b, c0 = make_inputs(c)
-        guard = max(arith.guard_elements(x.tile, x.coarsen, k, n, n) for x in group)
-        dA = GuardedBuffer(cp, m * k, c.dtype, guard)
-        dB = GuardedBuffer(cp, k * n, c.dtype, guard)
-        dC = GuardedBuffer(cp, m * n, c.dtype, guard)
-        dA.inner.set(a.ravel())
-        dB.inner.set(b.ravel())
+        a, b, c0 = make_inputs(conf)
         # float64 reference on the device (cuBLAS DGEMM on exactly upcast inputs)
-        a64 = dA.inner.reshape(m, k).astype(cp.float64)
-        b64 = dB.inner.reshape(k, n).astype(cp.float64)
+        a64, b64 = cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)
         ref = a64 @ b64
         nonneg = bool(a.min() >= 0 and b.min() >= 0)
         bound = ref if nonneg else cp.abs(a64) @ cp.abs(b64)
@@ -240,121 +311,141 @@ class Runner:
             bound = ref if (nonneg and c0.min() >= 0) else bound + cp.abs(c064)
             del c064
         del a64, b64
-        host = {"pageable": dict(a=a, b=b, c0=c0, out=np.empty((m, n), a.dtype))}
-        return dict(dA=dA, dB=dB, dC=dC, ref=ref, bound=bound, host=host)
+        exact = arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
+        gamma = arith.tolerance_scale(conf.dtype, conf.distribution, conf.k, conf.accumulate)
+        nvec = self.freivalds_vectors
+        probes = freivalds.probes(a, b, c0, nvec, exact, gamma, conf.seed) if nvec else []
+        state.update(a=a, b=b, c0=c0, ref=ref, bound=bound, exact=exact, gamma=gamma, probes=probes)
+        return state
 
-    def host_buffers(self, state: dict, memory: str) -> dict:
-        if memory not in state["host"]:
-            import cupyx
+    def placement(self, conf: Configuration, state: dict):
+        key = (conf.memory, conf.pad, conf.transfer)
+        if state.get("placement_key") != key:
+            state.pop("placement", None)
+            guard = arith.guard_elements(
+                32, 8, conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad
+            )
+            state["placement"] = make_placement(
+                self.cp, conf, state["a"], state["b"], state["c0"], guard
+            )
+            state["placement_key"] = key
+        return state["placement"]
 
-            src = state["host"]["pageable"]
-            pinned = {}
-            for name, arr in src.items():
-                if arr is None:
-                    pinned[name] = None
-                    continue
-                buf = cupyx.empty_pinned(arr.shape, arr.dtype)
-                buf[...] = arr
-                pinned[name] = buf
-            state["host"][memory] = pinned
-        return state["host"][memory]
-
-    # -- one configuration -----------------------------------------------------------------
+    # -- one configuration ------------------------------------------------------------------------
     def measure(self, conf: Configuration, state: dict) -> dict:
-        cp, _v = self.cp, self.variant
+        cp = self.cp
         m, n, k = conf.m, conf.n, conf.k
-        dA, dB, dC = state["dA"], state["dB"], state["dC"]
-        host = self.host_buffers(state, conf.memory)
-        launch, grid, block = self.launcher(conf, dA, dB, dC)
-        itemsize = dA.raw.itemsize
-        h2d = [
-            (dA.inner.data.ptr, host["a"], m * k * itemsize),
-            (dB.inner.data.ptr, host["b"], k * n * itemsize),
-        ]
-        if conf.accumulate:
-            h2d.append((dC.inner.data.ptr, host["c0"], m * n * itemsize))
-        out = host["out"]
+        st = self.group_state(conf, state)
+        pl = self.placement(conf, st)
+        launch, grid, block = self.launcher(conf, pl)
         s, ev = self.stream, self.events
-        rt = cp.cuda.runtime
+        if conf.cache == "cold" and self.scratch is None:
+            self.scratch = cp.empty(self.flush_bytes, dtype=cp.uint8)
+        el = cp.cuda.get_elapsed_time
 
-        def one_pass() -> tuple[float, float, float, float]:
-            if not conf.accumulate:
-                dC.poison()
+        def one_pass() -> tuple[float, float, float]:
+            pl.reset()
             cp.cuda.Device().synchronize()
-            ev[0].record(s)
-            for dst, src, nbytes in h2d:
-                rt.memcpyAsync(dst, src.ctypes.data, nbytes, rt.memcpyHostToDevice, s.ptr)
-            ev[1].record(s)
+            ev["e0"].record(s)
+            pl.h2d(s)
+            ev["e1"].record(s)
+            after_flush = ev["e1"]
+            if conf.cache == "cold":
+                cp.cuda.runtime.memsetAsync(self.scratch.data.ptr, 0, self.flush_bytes, s.ptr)
+                ev["e1b"].record(s)
+                after_flush = ev["e1b"]
             with s:
                 launch()
-            ev[2].record(s)
-            rt.memcpyAsync(
-                out.ctypes.data, dC.inner.data.ptr, m * n * itemsize, rt.memcpyDeviceToHost, s.ptr
-            )
-            ev[3].record(s)
-            ev[3].synchronize()
-            el = cp.cuda.get_elapsed_time
-            return el(ev[1], ev[2]), el(ev[0], ev[1]), el(ev[2], ev[3]), el(ev[0], ev[3])
+            ev["e2"].record(s)
+            pl.d2h(s)
+            ev["e3"].record(s)
+            ev["e3"].synchronize()
+            return el(ev["e0"], ev["e1"]), el(after_flush, ev["e2"]), el(ev["e2"], ev["e3"])
 
-        # verified warm-up pass
-        dA.reset_guards(), dB.reset_guards(), dC.reset_guards()
-        one_pass()
-        oob = dC.guard_writes() + dA.guard_writes() + dB.guard_writes()
-        scale = arith.tolerance_scale(conf.dtype, conf.distribution, k, conf.accumulate)
+        # the verified pass
+        pl.prepare_verified_pass()
+        first = one_pass()
+        busy = sum(first)
+        outside = pl.outside_writes()
+        host_c = np.ascontiguousarray(pl.result())
+        t = time.perf_counter()
         result = verify(
-            cp,
-            dC.inner.reshape(m, n),
-            state["ref"],
-            state["bound"],
-            scale,
-            integer=arith.exact_expected(conf.dtype, conf.distribution, k, conf.accumulate),
+            cp, cp.asarray(host_c), st["ref"], st["bound"], st["gamma"], integer=st["exact"]
         )
-        passed = result.passed and oob == 0
+        verify_ms = (time.perf_counter() - t) * 1e3
+        t = time.perf_counter()
+        fv_ok, fv_rows = freivalds.check(host_c, st["probes"]) if st["probes"] else (True, 0)
+        freivalds_ms = (time.perf_counter() - t) * 1e3
+        del host_c
+        passed = result.passed and outside == 0 and fv_ok
         for _ in range(max(0, self.sampling.warmup - 1)):
-            one_pass()
-        kernel, h2d_ms, d2h_ms, glob = [], [], [], []
+            busy += sum(one_pass())
+        kernel, h2d, d2h, glob, nvml = [], [], [], [], []
         while not enough(glob, self.sampling):
             t = one_pass()
-            kernel.append(t[0]), h2d_ms.append(t[1]), d2h_ms.append(t[2]), glob.append(t[3])
+            sample = self.nvml.sample()
+            if sample:
+                nvml.append(sample)
+            kernel.append(t[1]), h2d.append(t[0]), d2h.append(t[2]), glob.append(sum(t))
+        busy += sum(glob)
         nflop = arith.flops(m, n, k, conf.accumulate)
         ks, gs = summarize(kernel), summarize(glob)
-        return self.base_row(conf) | dict(
+        lda, ldb, ldc = pl.host_ld
+        klds = tuple(x.ld for x in pl.kernel_mats)
+        row = self.base_row(conf) | dict(
+            lda=lda,
+            ldb=ldb,
+            ldc=ldc,
+            kernel_ld=f"{klds[0]}/{klds[1]}/{klds[2]}",
             grid=f"{grid[0]}x{grid[1]}x{grid[2]}",
             block=f"{block[0]}x{block[1]}x{block[2]}",
             verification="PASS" if passed else "FAIL",
             mismatches=result.mismatches,
             nonfinite=result.nonfinite,
-            oob_writes=oob,
+            oob_writes=outside,
+            freivalds=("PASS" if fv_ok else "FAIL") if st["probes"] else "off",
+            freivalds_bad_rows=fv_rows,
             max_abs_error=result.max_abs_error,
             rel_l2_error=result.rel_l2_error,
-            tolerance=("exact" if scale == 0 else f"{scale:.3g} * (|A|.|B| + |C0|)"),
+            tolerance="exact" if st["gamma"] == 0 else f"{st['gamma']:.3g} * (|A|.|B| + |C0|)",
             first_mismatches=" | ".join(result.first_mismatches),
             samples=len(kernel),
             kernel_ms_median=ks["median"],
             kernel_ms_min=ks["min"],
             kernel_ms_max=ks["max"],
-            h2d_ms_median=summarize(h2d_ms)["median"],
-            d2h_ms_median=summarize(d2h_ms)["median"],
+            kernel_ms_iqr=ks["iqr"],
+            h2d_ms_median=summarize(h2d)["median"],
+            d2h_ms_median=summarize(d2h)["median"],
             global_ms_median=gs["median"],
             global_ms_min=gs["min"],
             global_ms_max=gs["max"],
+            global_ms_iqr=gs["iqr"],
             kernel_gflops=arith.gflops(nflop, ks["median"]),
             global_gflops=arith.gflops(nflop, gs["median"]),
+            gpu_busy_ms=busy,
+            verify_ms=verify_ms,
+            freivalds_ms=freivalds_ms,
             error="",
         )
+        if nvml:
+            row |= dict(
+                sm_clock_mhz=float(np.median([x["sm"] for x in nvml])),
+                mem_clock_mhz=float(np.median([x["mem"] for x in nvml])),
+                temperature_c=float(np.median([x["temp"] for x in nvml])),
+                power_w=float(np.median([x["power"] for x in nvml])),
+                throttled_samples=sum(bool(x["reasons"] & THROTTLE_MASK) for x in nvml),
+                throttle_reasons=hex(int(np.bitwise_or.reduce([x["reasons"] for x in nvml]))),
+            )
+        return row
 
-    def launcher(self, conf: Configuration, dA, dB, dC):
+    def launcher(self, conf: Configuration, pl):
         cp, v = self.cp, self.variant
         m, n, k = conf.m, conf.n, conf.k
+        A, B, C = pl.kernel_mats
+        pa, pb, pc = (device_pointer(cp, x) for x in (A, B, C))
         if v.backend == "cublas":
-            from cupy import cublas
-
-            a = dA.inner.reshape(m, k)
-            b = dB.inner.reshape(k, n)
-            c = dC.inner.reshape(m, n)
-            beta = 1.0 if conf.accumulate else 0.0
             return (
-                (lambda: cublas.gemm("N", "N", a, b, out=c, alpha=1.0, beta=beta)),
+                self.cublas_launcher(conf, (pa, A.ld), (pb, B.ld), (pc, C.ld)),
                 (0, 0, 0),
                 (0, 0, 0),
             )
@@ -363,32 +454,62 @@ class Runner:
             self.modules[path] = cp.RawModule(path=path)
         fn = self.modules[path].get_function(v.symbol)
         grid, block = v.launch(m, n, k, conf.tile, conf.coarsen)
-        i32 = np.int32
+        i32, u64 = np.int32, np.uint64
         args = (
-            dA.inner,
-            dB.inner,
-            dC.inner,
+            u64(pa),
+            u64(pb),
+            u64(pc),
             i32(m),
             i32(n),
             i32(k),
-            i32(k),
-            i32(n),
-            i32(n),
+            i32(A.ld),
+            i32(B.ld),
+            i32(C.ld),
             i32(conf.accumulate),
         )
         if 0 in grid:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
             return (lambda: None), grid, block
         return (lambda: fn(grid, block, args)), grid, block
 
+    def cublas_launcher(self, conf, a, b, c):
+        """cuBLAS GEMM with explicit leading dimensions.  Row-major C = A.B is column-major
+        C^T = B^T.A^T, so B and A swap places.  Default math mode: no TF32."""
+        from cupy_backends.cuda.libs import cublas as cb
+
+        handle = self.cp.cuda.device.get_cublas_handle()
+        dt = NP_DTYPES[conf.dtype]
+        alpha = np.array(1, dt)
+        beta = np.array(1 if conf.accumulate else 0, dt)
+        gemm = {"float32": cb.sgemm, "float64": cb.dgemm}[conf.dtype]
+        op = cb.CUBLAS_OP_N
+
+        def launch():
+            cb.setStream(handle, self.stream.ptr)
+            cb.setPointerMode(handle, cb.CUBLAS_POINTER_MODE_HOST)
+            cb.setMathMode(handle, cb.CUBLAS_DEFAULT_MATH)
+            gemm(
+                handle,
+                op,
+                op,
+                conf.n,
+                conf.m,
+                conf.k,
+                alpha.ctypes.data,
+                b[0],
+                b[1],
+                a[0],
+                a[1],
+                beta.ctypes.data,
+                c[0],
+                c[1],
+            )
+
+        return launch
+
     def base_row(self, conf: Configuration) -> dict:
         return (
             conf.as_dict()
-            | dict(
-                backend=self.variant.backend,
-                lda=conf.k,
-                ldb=conf.n,
-                ldc=conf.n,
-            )
+            | dict(backend=self.variant.backend)
             | self.facts
             | dict(timestamp=datetime.now(UTC).isoformat(timespec="seconds"))
         )
@@ -399,9 +520,10 @@ class Runner:
 
 def describe(row: dict) -> str:
     shape = f"{row['m']}x{row['n']}x{row['k']}"
-    head = (
-        f"{row['variant']} {row['dtype']} t{row['tile']} f{row['coarsen']} {shape} {row['memory']}"
-    )
+    mem = row["memory"] + (f" pad{row['pad']} {row['transfer']}" if row.get("pad") else "")
+    head = f"{row['variant']} {row['dtype']} t{row['tile']} f{row['coarsen']} {shape} {mem}"
+    if row.get("cache") == "cold":
+        head += " cold"
     if row.get("verification") == "ERROR":
         return f"{head}: ERROR {row.get('error', '')}"
     text = (
@@ -409,17 +531,15 @@ def describe(row: dict) -> str:
         f"global {row['global_ms_median']:.3f} ms, {row['verification']}"
     )
     if row["verification"] == "FAIL":
-        text += f" ({row['mismatches']} mismatches, {row['oob_writes']} guard writes"
-        text += (
-            f"; first: {row['first_mismatches'].split(' | ')[0]})"
-            if row["first_mismatches"]
-            else ")"
-        )
+        text += f" ({row['mismatches']} mismatches, {row['oob_writes']} writes outside C"
+        text += f", Freivalds {row.get('freivalds', '?')}"
+        first = str(row.get("first_mismatches") or "")
+        text += f"; first: {first.split(' | ')[0]})" if first else ")"
     return text + f" [{row['samples']} samples]"
 
 
-def append_jsonl(path: str | Path, row: dict) -> None:
-    """Appends one finished row to the job's journal (flushed, so a crash keeps it)."""
+def append_jsonl(path: str | Path, record: dict) -> None:
+    """Appends one record to a job's journal, flushed, so a crash keeps it."""
     with open(path, "a") as fh:
-        fh.write(json.dumps(row, default=str) + "\n")
+        fh.write(json.dumps(record, default=str) + "\n")
         fh.flush()

@@ -75,11 +75,13 @@ def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[
         op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
         dist = part["distribution"].iloc[0]
         head = f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs"
-        k = _pivot(part, KEY, "kernel_ms_median", "kernel_gflops")
+        extra = [c for c in ("cache", "pad") if c in part and part[c].nunique() > 1]
+        k = _pivot(part, KEY + extra, "kernel_ms_median", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
         head = "Global time (H2D + kernel + D2H), ms (GFLOPS), per host-memory mode"
-        g = _pivot(part, KEY + ["memory"], "global_ms_median", "global_gflops")
+        extra = [c for c in ("cache", "pad", "transfer") if c in part and part[c].nunique() > 1]
+        g = _pivot(part, KEY + ["memory"] + extra, "global_ms_median", "global_gflops")
         txt += [head, g.to_string(), ""]
         md += [f"### {head}", "", _markdown(g), ""]
     tally = verification_tally(timings)

@@ -1,0 +1,34 @@
+// Shared definitions for every matrix-multiplication kernel in this folder.
+//
+// Each kernel file is compiled once per instantiation with
+//   -DELEM_T=<float|double|int> -DTILE=<8|16|32> [-DCOARSEN=<F>]
+// and exposes one `extern "C"` entry point named after its registry variant, so the host side
+// (CuPy's RawModule) can load it by name.  All kernels share one signature:
+//
+//   C[M x N] (ldc)  =  A[M x K] (lda) . B[K x N] (ldb)            when accumulate == 0
+//   C[M x N] (ldc) +=  A[M x K] (lda) . B[K x N] (ldb)            when accumulate != 0
+//
+// Matrices are row-major with leading dimensions lda >= K, ldb >= N, ldc >= N (seed 004).
+// The seeds name the same product N x P . P x M (002) or N x M . M x P (004): see README.
+#pragma once
+
+#ifndef ELEM_T
+#error "ELEM_T must be defined: -DELEM_T=float, double or int"
+#endif
+#ifndef TILE
+#error "TILE must be defined: -DTILE=8, 16 or 32"
+#endif
+#ifndef COARSEN
+#define COARSEN 1
+#endif
+
+typedef ELEM_T elem_t;
+
+#define MM_PARAMS                                                                        \
+    const elem_t *__restrict__ A, const elem_t *__restrict__ B, elem_t *__restrict__ C, \
+        int M, int N, int K, int lda, int ldb, int ldc, int accumulate
+
+// Writes one result: C = v, or C += v for the C = C + A.B form of seed 004.
+__device__ __forceinline__ void store_result(elem_t *C, long long idx, elem_t v, int accumulate) {
+    C[idx] = accumulate ? C[idx] + v : v;
+}

@@ -1,0 +1,31 @@
+"""The journal of a measurement job: resume keys and torn lines (no GPU)."""
+
+import json
+
+from mmbench.jobs import journal_key, read_journal
+
+
+def test_journal_key_changes_with_what_the_result_depends_on():
+    conf = dict(variant="v", m=1)
+    k = journal_key(conf, "cubin1", "src1", {"sampling": {"min_samples": 5}})
+    assert k == journal_key(dict(conf), "cubin1", "src1", {"sampling": {"min_samples": 5}})
+    assert k != journal_key(conf, "cubin2", "src1", {"sampling": {"min_samples": 5}})
+    assert k != journal_key(conf, "cubin1", "src2", {"sampling": {"min_samples": 5}})
+    assert k != journal_key(conf, "cubin1", "src1", {"sampling": {"min_samples": 6}})
+    assert k != journal_key(dict(conf, m=2), "cubin1", "src1", {"sampling": {"min_samples": 5}})
+
+
+def test_read_journal_ignores_a_torn_last_line(tmp_path):
+    j = tmp_path / "t.jsonl"
+    lines = [
+        {"device": {"name": "GPU"}},
+        {"start": "a"},
+        {"key": "a", "row": {"verification": "PASS"}},
+        {"start": "b"},
+    ]
+    j.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"key": "b", "ro')
+    rows, started, device = read_journal(j)
+    assert rows == {"a": {"verification": "PASS"}}
+    assert started == ["a", "b"]
+    assert device == {"name": "GPU"}
+    assert read_journal(tmp_path / "missing.jsonl") == ({}, [], None)

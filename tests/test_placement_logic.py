@@ -1,0 +1,51 @@
+"""Host-side bookkeeping of placements (no GPU): guard zones, padding, poisoning, layouts."""
+
+import numpy as np
+
+from mmbench import plan
+from mmbench.config import validate
+from mmbench.placement import Matrix
+
+
+def test_guard_and_padding_writes_are_counted():
+    flat = np.empty(2 * 10 + 4 * 6, np.float32)
+    mat = Matrix(np, flat, rows=4, cols=5, ld=6, guard=10)
+    assert mat.outside_writes() == 0
+    mat.grid[:, :5] = 1.0  # inside: fine
+    assert mat.outside_writes() == 0
+    mat.grid[2, 5] = 3.0  # padding
+    flat[0] = 0.0  # front guard
+    flat[-1] = 0.0  # back guard
+    assert mat.outside_writes() == 3
+    mat.reset_outside()
+    assert mat.outside_writes() == 0
+    mat.poison()
+    assert np.isnan(mat.grid[:, :5]).all()
+
+
+def test_int32_sentinel_is_not_a_possible_result():
+    mat = Matrix(np, np.empty(16, np.int32), rows=2, cols=2, ld=2, guard=6)
+    mat.poison()
+    assert (mat.grid < 0).all()  # products of 0..9 inputs are never negative
+
+
+def test_layouts(registry):
+    cfg = validate(
+        {
+            "memory": ["pinned", "managed", "mapped"],
+            "leading_pad": [0, 16],
+            "transfer": ["pack", "copy2d", "strided"],
+        },
+        registry,
+    )
+    got = plan.layouts(cfg)
+    assert ("pinned", 0, "contiguous") in got
+    assert {t for m, p, t in got if m == "pinned" and p == 16} == {"pack", "copy2d", "strided"}
+    assert ("managed", 16, "strided") in got and ("mapped", 16, "strided") in got
+    assert len(got) == 3 + 3 + 2
+
+
+def test_size_ranges(registry):
+    cfg = validate({"sizes": [64], "size_ranges": [[128, 3200, 32]]}, registry)
+    shapes = plan.shapes_of(cfg)
+    assert len(shapes) == 1 + 97 and shapes[1] == (128, 128, 128) and shapes[-1] == (3200,) * 3

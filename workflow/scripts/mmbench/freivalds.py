@@ -1,0 +1,69 @@
+"""Freivalds' check of C = A.B (+ C0) on the host, trusting nothing the GPU computed.
+
+For a random vector x, A.(B.x) + C0.x is computed in float64 from the host's own inputs in
+O(n^2) and compared with C.x, C being the result as it arrived in host memory.  A wrong element
+of C shows up in C.x with probability close to 1 per vector.  With integer inputs and integer x
+every quantity is an exact integer below 2^53, so the comparison is exact; otherwise each row
+may differ by gamma * (|A|.(|B|.|x|) + |C0|.|x|) plus float64 rounding of the matrix-vector
+products.  x is drawn from [0, 1), not [-1, 1): errors of one sign (dropped terms, a missing
+tile, which is what broken kernels produce on these non-negative inputs) then add up along a
+row instead of cancelling like a random walk.  In floating point the check sees a row's error
+only above that row's rounding bound; the element-by-element check on the device sees more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ROWS_PER_BLOCK = 2048  # upcast C to float64 a block of rows at a time (bounded memory)
+
+
+def matvec(mat: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """mat @ x in float64, without materialising a float64 copy of a large float32 mat."""
+    out = np.empty(mat.shape[0], np.float64)
+    for i in range(0, mat.shape[0], ROWS_PER_BLOCK):
+        out[i : i + ROWS_PER_BLOCK] = mat[i : i + ROWS_PER_BLOCK].astype(np.float64) @ x
+    return out
+
+
+@dataclass
+class Probe:
+    """What a group of configurations with the same inputs shares: x, A.(B.x) + C0.x, and
+    the per-row tolerance."""
+
+    x: np.ndarray
+    expected: np.ndarray
+    tolerance: np.ndarray
+
+
+def probes(a, b, c0, vectors: int, exact: bool, gamma: float, seed: int) -> list[Probe]:
+    rng = np.random.default_rng([seed, 0xF5E1])
+    n = b.shape[1]
+    out = []
+    for _ in range(vectors):
+        x = rng.integers(-8, 9, n).astype(np.float64) if exact else rng.uniform(0, 1, n)
+        expected = matvec(a, matvec(b, x))
+        if c0 is not None:
+            expected += matvec(c0, x)
+        if exact:
+            tol = np.zeros_like(expected)
+        else:
+            ax = np.abs(x)
+            bound = matvec(np.abs(a), matvec(np.abs(b), ax))
+            if c0 is not None:
+                bound += matvec(np.abs(c0), ax)
+            k = a.shape[1]
+            tol = (gamma + 4 * (k + n) * 2.0**-53) * bound
+        out.append(Probe(x, expected, tol))
+    return out
+
+
+def check(c: np.ndarray, checks: list[Probe]) -> tuple[bool, int]:
+    """(passed, rows that failed any probe).  NaN or Inf in C always fails."""
+    bad = np.zeros(c.shape[0], bool)
+    for p in checks:
+        got = matvec(c, p.x)
+        bad |= ~(np.abs(got - p.expected) <= p.tolerance)
+    return (not bad.any()), int(bad.sum())

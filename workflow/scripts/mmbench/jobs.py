@@ -1,0 +1,165 @@
+"""One measurement job (rule measure_variant): its configurations run in worker processes.
+
+The parent never touches the GPU.  It starts `python -m mmbench.worker`, which measures the
+configurations still to do and appends each finished row to the job's journal
+(`results/runs/<variant>.csv.journal.jsonl`), flushed, with a "start" record before each one.
+When a worker ends early (a sticky CUDA error ends its context, a segfault, a kill), the parent
+records the configuration it was in as failed, with the reason, and starts a new worker for the
+rest.  When the job is interrupted (Ctrl-C, a killed SLURM job), the journal survives: the next
+run of the job keeps every row whose configuration, kernel binary, sources and sampling are
+unchanged and measures only the others.  The table is written atomically at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .tables import TIMINGS_COLUMNS, atomic_write_csv, atomic_write_text, ordered
+
+log = logging.getLogger("mmbench.jobs")
+CONTEXT_LOST_EXIT = 3
+
+
+def file_sha(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict) -> str:
+    blob = json.dumps([conf, cubin_sha, source_sha, settings], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def read_journal(path: Path) -> tuple[dict[str, dict], list[str], dict | None]:
+    """(rows by key, keys started in order, device record) from a journal; a torn last line
+    (the process was killed while writing it) is ignored."""
+    rows, started, device = {}, [], None
+    if not path.exists():
+        return rows, started, device
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "row" in rec:
+            rows[rec["key"]] = rec["row"]
+        elif "start" in rec:
+            started.append(rec["start"])
+        elif "device" in rec:
+            device = rec["device"]
+    return rows, started, device
+
+
+def run_job(
+    variant: str,
+    registry: str,
+    confs: list[dict],
+    instantiations: list[list],
+    sources: list[str],
+    source_sha: str,
+    settings: dict,
+    out_csv: str,
+    logfile: str,
+    max_workers: int | None = None,
+) -> dict | None:
+    """Measures `confs`, resuming from the journal; returns the device record of the workers."""
+    out = Path(out_csv)
+    journal = out.with_name(out.name + ".journal.jsonl")
+    spec_path = out.with_name(out.name + ".spec.json")
+    cubins = {(d, int(t), int(f)): p for d, t, f, p in instantiations}
+    shas = {k: file_sha(p) for k, p in cubins.items()}
+    keyed = []
+    for c in confs:
+        cub = shas.get((c["dtype"], int(c["tile"]), int(c["coarsen"])), "library")
+        keyed.append((journal_key(c, cub, source_sha, settings), c))
+    rows, _, device = read_journal(journal)
+    kept = sum(1 for k, _ in keyed if k in rows)
+    if kept:
+        log.info(
+            "resuming: %d of %d configurations already measured (journal %s)",
+            kept,
+            len(keyed),
+            journal,
+        )
+    attempts = 0
+    limit = max_workers or len(keyed) + 1
+    while True:
+        todo = [(k, c) for k, c in keyed if k not in rows]
+        if not todo:
+            break
+        attempts += 1
+        if attempts > limit:
+            for k, c in todo:
+                rows[k] = error_row(c, "not run: too many worker restarts in this job")
+            break
+        spec = dict(
+            variant=variant,
+            registry=registry,
+            instantiations=instantiations,
+            settings=settings,
+            journal=str(journal),
+            log=logfile,
+            todo=todo,
+            source_sha=source_sha,
+        )
+        atomic_write_text(spec_path, json.dumps(spec, default=str))
+        env = dict(os.environ)
+        pkg_parent = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
+        proc = subprocess.run([sys.executable, "-m", "mmbench.worker", str(spec_path)], env=env)
+        new_rows, started, dev = read_journal(journal)
+        rows.update(new_rows)
+        device = dev or device
+        unfinished = [k for k in started if k not in rows]
+        if proc.returncode != 0:
+            reason = (
+                f"killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"exit code {proc.returncode}"
+            )
+            if proc.returncode == CONTEXT_LOST_EXIT:
+                reason = "the CUDA context was lost (see the row before)"
+            for k in unfinished:
+                conf = dict(keyed)[k]
+                rows[k] = error_row(
+                    conf, f"worker process ended while measuring this configuration ({reason})"
+                )
+                log.warning("worker ended (%s) during %s; restarting for the rest", reason, conf)
+    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]), TIMINGS_COLUMNS)
+    atomic_write_csv(table, out)
+    journal.unlink(missing_ok=True)
+    spec_path.unlink(missing_ok=True)
+    return device
+
+
+def error_row(conf: dict, message: str) -> dict:
+    return dict(conf, verification="ERROR", error=message, samples=0)
+
+
+def git_state(repo: str | Path) -> dict:
+    def git(*args):
+        r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return dict(commit=commit or "unknown", dirty=bool(dirty) if dirty is not None else None)
+
+
+def package_versions() -> dict:
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in ("snakemake", "numpy", "pandas", "cupy-cuda13x", "cupy", "nvidia-ml-py", "pyyaml"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out

@@ -1,0 +1,325 @@
+"""Where A, B and C live for each host-memory mode, and what a timed pass does with them.
+
+Every pass is timed in three segments on one stream (see runner.py):
+
+    h2d     | kernel |  d2h          global = h2d + kernel + d2h
+
+and "global" always means: from inputs in host memory to the result readable in host memory.
+
+| memory           | h2d                                   | kernel                   | d2h                         |
+|------------------|---------------------------------------|--------------------------|-----------------------------|
+| pageable, pinned | copy A, B (C0) to device memory       | on device memory         | copy C back                 |
+| managed          | nothing (pages start on the host)     | migrates pages on demand | prefetch C to the host      |
+| managed_prefetch | prefetch A, B (C0) to the device      | on resident pages        | prefetch C to the host      |
+| mapped           | nothing                               | reads/writes host memory over the bus (zero-copy) | nothing |
+
+Padded matrices (leading dimension = row length + pad, seed 004) in pageable or pinned memory
+reach a packed device matrix by `pack` (host packing buffer, then one copy: the packing is CPU
+time inside the h2d/d2h segment) or `copy2d` (one strided cudaMemcpy2D), or keep their padding
+on the device (`strided`, the kernel uses lda/ldb/ldc).  Managed and mapped matrices are used in
+place, strided.  Every buffer has guard zones, and the padding of C is checked to stay
+untouched: both count as writes outside the matrix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+SENTINEL = {4: 0xFFBADBAD, 8: 0xFFF4BADBADBADBAD}  # NaN as float32 / float64
+UINT = {4: np.uint32, 8: np.uint64}
+CPU_DEVICE_ID = -1  # cudaCpuDeviceId
+
+
+def _bits(arr: np.ndarray) -> np.ndarray:
+    return arr.view(UINT[arr.itemsize])
+
+
+class Matrix:
+    """One rows x ld matrix inside a buffer with `guard` sentinel elements on each side.
+
+    `flat` is the whole buffer (device, managed, or host) as an array of the element type;
+    `xp` is the module that can read it (cupy for device memory, numpy for host memory)."""
+
+    def __init__(self, xp, flat, rows: int, cols: int, ld: int, guard: int):
+        self.xp, self.flat, self.rows, self.cols, self.ld, self.guard = (
+            xp,
+            flat,
+            rows,
+            cols,
+            ld,
+            guard,
+        )
+        self.sentinel = SENTINEL[flat.itemsize]
+        self.uint = UINT[flat.itemsize] if xp is np else {4: xp.uint32, 8: xp.uint64}[flat.itemsize]
+        flat.view(self.uint).fill(self.sentinel)
+        self.inner = flat[guard : guard + rows * ld]
+        self.grid = self.inner.reshape(rows, ld)
+
+    @property
+    def nbytes(self) -> int:
+        return self.inner.nbytes
+
+    def ptr(self) -> int:
+        return self.inner.data.ptr if self.xp is not np else self.inner.ctypes.data
+
+    def poison(self) -> None:
+        self.grid[:, : self.cols].view(self.uint).fill(self.sentinel)
+
+    def outside_writes(self) -> int:
+        """Guard-zone and padding elements that no longer hold the sentinel."""
+        bits = self.flat.view(self.uint)
+        g = self.guard
+        n = int(self.xp.count_nonzero(bits[:g] != self.sentinel))
+        n += int(self.xp.count_nonzero(bits[g + self.rows * self.ld :] != self.sentinel))
+        if self.ld > self.cols:
+            pad = self.grid[:, self.cols :].view(self.uint)
+            n += int(self.xp.count_nonzero(pad != self.sentinel))
+        return n
+
+    def reset_outside(self) -> None:
+        bits = self.flat.view(self.uint)
+        bits[: self.guard].fill(self.sentinel)
+        bits[self.guard + self.rows * self.ld :].fill(self.sentinel)
+        if self.ld > self.cols:
+            self.grid[:, self.cols :].view(self.uint).fill(self.sentinel)
+
+
+def host_view(ptr: int, count: int, dtype) -> np.ndarray:
+    """A NumPy array over `count` elements at host address `ptr` (managed or pinned memory)."""
+    dt = np.dtype(dtype)
+    buf = (ctypes.c_char * (count * dt.itemsize)).from_address(ptr)
+    return np.frombuffer(buf, dtype=dt, count=count)
+
+
+class Placement:
+    """Base: A, B, C as seen by the kernel (`kernel_mats`), and the pass segments."""
+
+    memory = ""
+
+    def __init__(self, cp, conf, a, b, c0, guard: int):
+        self.cp, self.conf, self.a, self.b, self.c0 = cp, conf, a, b, c0
+        self.guard = guard
+        n, k, pad = conf.n, conf.k, conf.pad
+        self.host_ld = (k + pad, n + pad, n + pad)
+        self.keep = []  # allocations that must outlive the views
+
+    # views the kernel uses: (A, B, C) as Matrix objects in memory the GPU can address
+    kernel_mats: tuple
+
+    def reset(self) -> None:
+        """Untimed, before each pass: inputs back in their starting place, C poisoned or C0."""
+
+    def h2d(self, stream) -> None:
+        pass
+
+    def d2h(self, stream) -> None:
+        pass
+
+    def result(self) -> np.ndarray:
+        """C (m x n) as the host sees it after the pass."""
+        raise NotImplementedError
+
+    def outside_writes(self) -> int:
+        return sum(x.outside_writes() for x in self.all_mats())
+
+    def prepare_verified_pass(self) -> None:
+        """Before the verified pass: guard zones and padding back to the sentinel, and the
+        host's copy of C poisoned, so a result that never arrives fails."""
+        for x in self.all_mats():
+            x.reset_outside()
+        self.result_matrix().poison()
+
+    def result_matrix(self) -> Matrix:
+        return self.kernel_mats[2]
+
+    def all_mats(self):
+        return self.kernel_mats
+
+    def host_matrix(self, kind: str, rows: int, cols: int, ld: int) -> Matrix:
+        count = rows * ld + 2 * self.guard
+        dtype = self.a.dtype
+        if kind == "pageable":
+            flat = np.empty(count, dtype)
+        else:  # pinned (page-locked, and mapped into the device's address space under UVA)
+            import cupyx
+
+            flat = cupyx.empty_pinned(count, dtype)
+        return Matrix(np, flat, rows, cols, ld, self.guard)
+
+    def device_matrix(self, rows: int, cols: int, ld: int) -> Matrix:
+        flat = self.cp.empty(rows * ld + 2 * self.guard, dtype=self.a.dtype)
+        return Matrix(self.cp, flat, rows, cols, ld, self.guard)
+
+
+class CopyPlacement(Placement):
+    """pageable or pinned host matrices, copied to and from device memory."""
+
+    def __init__(self, cp, conf, a, b, c0, guard):
+        super().__init__(cp, conf, a, b, c0, guard)
+        m, n, k = conf.m, conf.n, conf.k
+        lda, ldb, ldc = self.host_ld
+        self.memory = conf.memory
+        self.hA = self.host_matrix(conf.memory, m, k, lda)
+        self.hB = self.host_matrix(conf.memory, k, n, ldb)
+        self.hC = self.host_matrix(conf.memory, m, n, ldc)  # the result on the host
+        self.hA.grid[:, :k] = a
+        self.hB.grid[:, :n] = b
+        self.hC0 = None
+        if c0 is not None:
+            self.hC0 = self.host_matrix(conf.memory, m, n, ldc)
+            self.hC0.grid[:, :n] = c0
+        strided = conf.transfer == "strided"
+        dld = (lda, ldb, ldc) if strided else (k, n, n)
+        self.dA = self.device_matrix(m, k, dld[0])
+        self.dB = self.device_matrix(k, n, dld[1])
+        self.dC = self.device_matrix(m, n, dld[2])
+        self.kernel_mats = (self.dA, self.dB, self.dC)
+        self.pack = {}
+        if conf.transfer == "pack":  # seed 004's buffer, of the same memory kind
+            for name, (rows, cols) in dict(a=(m, k), b=(k, n), c=(m, n)).items():
+                self.pack[name] = self.host_matrix(conf.memory, rows, cols, cols)
+
+    def all_mats(self):
+        return (self.dA, self.dB, self.dC, self.hC)
+
+    def result_matrix(self):
+        return self.hC
+
+    def reset(self):
+        if self.c0 is None:
+            self.dC.poison()
+
+    def _copy(self, dst: Matrix, src: Matrix, kind: int, stream, pack: Matrix | None):
+        rt = self.cp.cuda.runtime
+        size = src.flat.itemsize
+        t = self.conf.transfer
+        if t in ("contiguous", "strided"):
+            rt.memcpyAsync(dst.ptr(), src.ptr(), src.nbytes, kind, stream.ptr)
+        elif t == "copy2d":
+            rt.memcpy2DAsync(
+                dst.ptr(),
+                dst.ld * size,
+                src.ptr(),
+                src.ld * size,
+                src.cols * size,
+                src.rows,
+                kind,
+                stream.ptr,
+            )
+        elif kind == rt.memcpyHostToDevice:  # pack: host packing loop, then one copy
+            np.copyto(pack.grid, src.grid[:, : src.cols])
+            rt.memcpyAsync(dst.ptr(), pack.ptr(), pack.nbytes, kind, stream.ptr)
+        else:  # pack, device -> host: one copy, then unpack on the host
+            rt.memcpyAsync(pack.ptr(), src.ptr(), src.nbytes, kind, stream.ptr)
+            stream.synchronize()
+            np.copyto(dst.grid[:, : dst.cols], pack.grid)
+
+    def h2d(self, stream):
+        h2d = self.cp.cuda.runtime.memcpyHostToDevice
+        self._copy(self.dA, self.hA, h2d, stream, self.pack.get("a"))
+        self._copy(self.dB, self.hB, h2d, stream, self.pack.get("b"))
+        if self.hC0 is not None:
+            self._copy(self.dC, self.hC0, h2d, stream, self.pack.get("c"))
+
+    def d2h(self, stream):
+        d2h = self.cp.cuda.runtime.memcpyDeviceToHost
+        self._copy(self.hC, self.dC, d2h, stream, self.pack.get("c"))
+
+    def result(self):
+        return self.hC.grid[:, : self.conf.n]
+
+
+class ManagedPlacement(Placement):
+    """Managed (unified) memory, used in place; pages start on the host before every pass."""
+
+    def __init__(self, cp, conf, a, b, c0, guard):
+        super().__init__(cp, conf, a, b, c0, guard)
+        m, n, k = conf.m, conf.n, conf.k
+        lda, ldb, ldc = self.host_ld
+        self.memory = conf.memory
+        self.prefetch = conf.memory == "managed_prefetch"
+        self.mats = []
+        for rows, cols, ld in ((m, k, lda), (k, n, ldb), (m, n, ldc)):
+            count = rows * ld + 2 * guard
+            mem = cp.cuda.malloc_managed(count * a.itemsize)
+            self.keep.append(mem)
+            flat = host_view(mem.ptr, count, a.dtype)
+            self.mats.append(Matrix(np, flat, rows, cols, ld, guard))
+        self.kernel_mats = tuple(self.mats)
+        self.device_id = cp.cuda.Device().id
+
+    def reset(self):
+        A, B, C = self.mats
+        # CPU writes bring every page back to the host, so each pass migrates afresh
+        A.grid[:, : self.conf.k] = self.a
+        B.grid[:, : self.conf.n] = self.b
+        if self.c0 is None:
+            C.poison()
+        else:
+            C.grid[:, : self.conf.n] = self.c0
+
+    def _prefetch(self, mat: Matrix, device: int, stream):
+        self.cp.cuda.runtime.memPrefetchAsync(mat.ptr(), mat.nbytes, device, stream.ptr)
+
+    def h2d(self, stream):
+        if self.prefetch:
+            A, B, C = self.mats
+            self._prefetch(A, self.device_id, stream)
+            self._prefetch(B, self.device_id, stream)
+            if self.c0 is not None:
+                self._prefetch(C, self.device_id, stream)
+
+    def d2h(self, stream):
+        self._prefetch(self.mats[2], CPU_DEVICE_ID, stream)
+
+    def result(self):
+        return self.mats[2].grid[:, : self.conf.n]
+
+
+class MappedPlacement(Placement):
+    """Zero-copy: pinned host memory the kernel reads and writes directly over the bus."""
+
+    memory = "mapped"
+
+    def __init__(self, cp, conf, a, b, c0, guard):
+        super().__init__(cp, conf, a, b, c0, guard)
+        m, n, k = conf.m, conf.n, conf.k
+        lda, ldb, ldc = self.host_ld
+        self.hA = self.host_matrix("pinned", m, k, lda)
+        self.hB = self.host_matrix("pinned", k, n, ldb)
+        self.hC = self.host_matrix("pinned", m, n, ldc)
+        self.hA.grid[:, :k] = a
+        self.hB.grid[:, :n] = b
+        self.kernel_mats = (self.hA, self.hB, self.hC)
+
+    def reset(self):
+        if self.c0 is None:
+            self.hC.poison()
+        else:
+            self.hC.grid[:, : self.conf.n] = self.c0
+
+    def result(self):
+        return self.hC.grid[:, : self.conf.n]
+
+
+def make_placement(cp, conf, a, b, c0, guard) -> Placement:
+    if conf.memory in ("pageable", "pinned"):
+        return CopyPlacement(cp, conf, a, b, c0, guard)
+    if conf.memory in ("managed", "managed_prefetch"):
+        return ManagedPlacement(cp, conf, a, b, c0, guard)
+    if conf.memory == "mapped":
+        return MappedPlacement(cp, conf, a, b, c0, guard)
+    raise ValueError(f"unknown memory mode {conf.memory!r}")
+
+
+def device_pointer(cp, mat: Matrix) -> int:
+    """The address the kernel uses: the same as the host's for managed and (under UVA) pinned
+    memory; cudaHostGetDevicePointer where the runtime says otherwise."""
+    if mat.xp is not np:
+        return mat.ptr()
+    try:
+        return int(cp.cuda.runtime.hostGetDevicePointer(mat.ptr(), 0))
+    except Exception:  # noqa: BLE001 - managed memory is not host-registered: same address
+        return mat.ptr()

@@ -1,0 +1,68 @@
+"""Worker process of a measurement job (see jobs.py): `python -m mmbench.worker SPEC.json`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from .jobs import CONTEXT_LOST_EXIT
+from .plan import Configuration
+from .registry import load_registry
+from .runner import ContextLost, Runner, Sampling, append_jsonl, device_properties
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(open(spec_path).read())
+    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    for handler in (logging.FileHandler(spec["log"]), logging.StreamHandler(sys.stdout)):
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    variant = load_registry(spec["registry"])[spec["variant"]]
+    cubins = {(d, int(t), int(f)): p for d, t, f, p in spec["instantiations"]}
+    settings = spec["settings"]
+    journal = spec["journal"]
+    keys = {}
+    confs = []
+    for key, c in spec["todo"]:
+        conf = Configuration(**c)
+        keys[conf] = key
+        confs.append(conf)
+    runner = Runner(
+        variant,
+        cubins,
+        Sampling(**settings["sampling"]),
+        {"source_sha256": spec["source_sha"]},
+        settings["freivalds_vectors"],
+    )
+    import cupy
+
+    append_jsonl(journal, {"device": device_properties(cupy) | {"uuid": runner.facts["gpu_uuid"]}})
+    logging.info(
+        "%s: %d configurations on %s (%s)",
+        variant.name,
+        len(confs),
+        runner.facts["gpu_name"],
+        runner.facts["gpu_uuid"],
+    )
+    try:
+        runner.run(
+            confs,
+            on_row=lambda row: append_jsonl(journal, {"key": keys[_conf_of(row)], "row": row}),
+            on_start=lambda conf: append_jsonl(journal, {"start": keys[conf]}),
+        )
+    except ContextLost as err:
+        logging.error("CUDA context lost: %s; a new worker takes the rest", err)
+        return CONTEXT_LOST_EXIT
+    return 0
+
+
+def _conf_of(row: dict) -> Configuration:
+    fields = Configuration.__dataclass_fields__
+    return Configuration(**{k: row[k] for k in fields})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
