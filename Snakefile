@@ -8,7 +8,7 @@
 #   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant) -> aggregate
 
 
-configfile: "config/config.yaml"
+configfile: workflow.source_path("config/config.yaml")
 
 
 include: "workflow/rules/common.smk"

@@ -261,7 +261,7 @@ class ManagedPlacement(Placement):
             C.grid[:, : self.conf.n] = self.c0
 
     def _prefetch(self, mat: Matrix, device: int, stream):
-        self.cp.cuda.runtime.memPrefetchAsync(mat.ptr(), mat.nbytes, device, stream.ptr)
+        prefetch(mat.ptr(), mat.nbytes, device, stream.ptr)
 
     def h2d(self, stream):
         if self.prefetch:
@@ -302,6 +302,23 @@ class MappedPlacement(Placement):
 
     def result(self):
         return self.hC.grid[:, : self.conf.n]
+
+
+def prefetch(ptr: int, nbytes: int, device: int, stream_ptr: int) -> None:
+    """cudaMemPrefetchAsync to a device (id >= 0) or to the host (CPU_DEVICE_ID).
+
+    CUDA 13 takes a cudaMemLocation; CuPy 14's wrapper still passes a device ordinal and fails
+    with "invalid device ordinal" there, so this goes through NVIDIA's cuda-bindings."""
+    from cuda.bindings import runtime as rt
+
+    loc = rt.cudaMemLocation()
+    if device == CPU_DEVICE_ID:
+        loc.type, loc.id = rt.cudaMemLocationType.cudaMemLocationTypeHost, 0
+    else:
+        loc.type, loc.id = rt.cudaMemLocationType.cudaMemLocationTypeDevice, device
+    (err,) = rt.cudaMemPrefetchAsync(ptr, nbytes, loc, 0, stream_ptr)
+    if err != rt.cudaError_t.cudaSuccess:
+        raise RuntimeError(f"cudaMemPrefetchAsync to {'host' if device < 0 else device}: {err}")
 
 
 def make_placement(cp, conf, a, b, c0, guard) -> Placement:

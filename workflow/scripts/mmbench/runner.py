@@ -93,7 +93,7 @@ def device_properties(cp) -> dict:
         import pynvml
 
         pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByIndex(dev.id)
+        h = pynvml.nvmlDeviceGetHandleByPciBusId(dev.pci_bus_id.encode())
         out["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
         out["max_memory_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)
         out["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000
@@ -154,42 +154,51 @@ def device_facts(cp) -> dict:
     """Provenance recorded on every row."""
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
-    raw_uuid = props.get("uuid", b"")
-    h = raw_uuid.hex() if isinstance(raw_uuid, bytes) else ""
-    uuid = f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}" if len(h) == 32 else ""
     drv = cp.cuda.runtime.driverGetVersion()
     rt = cp.cuda.runtime.runtimeGetVersion()
     name = props["name"]
+    nvml = Nvml.open(dev.pci_bus_id)
     facts = dict(
         gpu_name=name.decode() if isinstance(name, bytes) else name,
-        gpu_uuid=uuid,
+        gpu_uuid=nvml.uuid or cuda_uuid(props.get("uuid", b"")),
         gpu_index=dev.id,
+        gpu_pci_bus_id=dev.pci_bus_id,
         compute_capability=f"{props['major']}.{props['minor']}",
-        driver_version=f"{drv // 1000}.{drv % 1000 // 10}",
+        driver_version=nvml.driver or f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}",
         cupy_version=cp.__version__,
         hostname=platform.node(),
     )
-    nvml = Nvml.open(uuid)
-    if nvml.driver:
-        facts["driver_version"] = nvml.driver
     return facts
+
+
+def cuda_uuid(raw) -> str:
+    """GPU-xxxxxxxx-... from cudaDeviceProp.uuid; '' when CuPy cut it short (it stops the 16
+    bytes at the first zero byte: NVML's UUID is used first for that reason)."""
+    h = raw.hex() if isinstance(raw, bytes) else ""
+    return f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}" if len(h) == 32 else ""
 
 
 class Nvml:
     """SM and memory clocks, temperature, power and throttling through NVML (nvidia-ml-py)."""
 
-    def __init__(self, handle=None, driver: str = "", pynvml=None):
-        self.handle, self.driver, self.nv = handle, driver, pynvml
+    def __init__(self, handle=None, driver: str = "", uuid: str = "", pynvml=None):
+        self.handle, self.driver, self.uuid, self.nv = handle, driver, uuid, pynvml
 
     @classmethod
-    def open(cls, uuid: str) -> Nvml:
+    def open(cls, pci_bus_id: str) -> Nvml:
+        """The NVML device of the CUDA device with this PCI bus id (CUDA and NVML number
+        devices differently under CUDA_VISIBLE_DEVICES; the bus id is the same)."""
         try:
             import pynvml
 
             pynvml.nvmlInit()
-            handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
-            return cls(handle, pynvml.nvmlSystemGetDriverVersion(), pynvml)
+            handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode())
+            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            uuid = uuid.decode() if isinstance(uuid, bytes) else uuid
+            driver = pynvml.nvmlSystemGetDriverVersion()
+            driver = driver.decode() if isinstance(driver, bytes) else driver
+            return cls(handle, driver, uuid, pynvml)
         except Exception as err:  # noqa: BLE001 - NVML is optional: the columns stay empty
             log.warning("NVML unavailable (%s): no clocks, temperature or power recorded", err)
             return cls()
@@ -233,7 +242,7 @@ class Runner:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.events = {k: cp.cuda.Event() for k in ("e0", "e1", "e1b", "e2", "e3")}
         self.facts = device_facts(cp) | (provenance or {})
-        self.nvml = Nvml.open(self.facts["gpu_uuid"])
+        self.nvml = Nvml.open(cp.cuda.Device().pci_bus_id)
         l2 = cp.cuda.runtime.deviceGetAttribute(
             DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
         )
