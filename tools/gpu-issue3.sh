@@ -34,8 +34,9 @@ print(d[['variant','m','verification','freivalds','freivalds_ms','verify_ms','ke
       args=(-s Snakefile -d /tmp/kill --cores 1 --config 'sizes=[4096,6144,8192]' 'variants=[naive_guarded]' 'tiles=[8,16,32]')
       snakemake "${args[@]}" > "$out/kill1.log" 2>&1 &
       pid=$!
-      for i in $(seq 1 120); do sleep 0.5; n=$(cat /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl 2>/dev/null | grep -c '"row"'); [ "$n" -ge 4 ] && break; done
-      kill -INT $pid; wait $pid; echo "interrupted snakemake: exit $?, rows in journal: $(grep -c '"row"' /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl)"
+      sleep 12
+      ls -la /tmp/kill/results/runs/
+      kill -INT $pid; wait $pid; echo "interrupted snakemake (SIGINT after 12 s): exit $?, rows in journal: $(grep -c '"row"' /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl)"
       ls /tmp/kill/results/runs/ /tmp/kill/results/tables/ 2>&1; tail -3 "$out/kill1.log"
       snakemake "${args[@]}" > "$out/kill2.log" 2>&1; echo "rerun: exit $?"
       grep -h "resuming" /tmp/kill/results/logs/measure/naive_guarded.log
