@@ -36,7 +36,7 @@ print(d[['variant','m','verification','freivalds','freivalds_ms','verify_ms','ke
       pid=$!
       sleep 12
       ls -la /tmp/kill/results/runs/
-      kill -INT $pid; wait $pid; echo "interrupted snakemake (SIGINT after 12 s): exit $?, rows in journal: $(grep -c '"row"' /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl)"
+      kill -TERM $pid; wait $pid; echo "terminated snakemake (SIGTERM after 12 s, as a scheduler does): exit $?, rows in journal: $(grep -c '"row"' /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl)"
       ls /tmp/kill/results/runs/ /tmp/kill/results/tables/ 2>&1; tail -3 "$out/kill1.log"
       snakemake "${args[@]}" > "$out/kill2.log" 2>&1; echo "rerun: exit $?"
       grep -h "resuming" /tmp/kill/results/logs/measure/naive_guarded.log
