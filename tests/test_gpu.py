@@ -286,3 +286,22 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     assert df.verification.tolist() == ["PASS", "PASS"]
     assert df.timestamp[0] == first["timestamp"]  # kept from the journal, not measured again
     assert "resuming: 1 of 2 configurations already measured" in caplog.text
+
+
+def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
+    import cupy as cp
+
+    free, _ = cp.cuda.runtime.memGetInfo()
+    blocker = cp.empty(free - (1 << 30), dtype=cp.uint8)  # leave about 1 GiB
+    try:
+        rows = run(
+            registry,
+            arch,
+            tmp_path,
+            "naive_guarded",
+            [conf("naive_guarded", 16384, tile=16), conf("naive_guarded", 64, tile=16)],
+        )
+    finally:
+        del blocker
+    assert rows[0]["verification"] == "ERROR" and "OutOfMemory" in rows[0]["error"]
+    assert rows[1]["verification"] == "PASS"
