@@ -5,7 +5,8 @@
 #   snakemake --cores 1 --config sizes=[8000,10000,12000]      # seed 003's table (E4b)
 #
 # Data flow, one rule file per stage:
-#   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant) -> aggregate
+#   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant)
+#          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate
 
 
 configfile: workflow.source_path("config/config.yaml")
@@ -14,6 +15,7 @@ configfile: workflow.source_path("config/config.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/compile.smk"
 include: "workflow/rules/run.smk"
+include: "workflow/rules/profile.smk"
 include: "workflow/rules/aggregate.smk"
 
 
@@ -23,6 +25,7 @@ rule all:
         "results/tables/timings.csv",
         "results/tables/resources.csv",
         "results/tables/summary.txt",
+        profile_targets(),
 
 
 onsuccess:

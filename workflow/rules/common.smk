@@ -27,6 +27,7 @@ try:
     GPUS = mmplan.detect_gpus()
     ARCH = mmplan.resolve_arch(config, GPUS)
     PLAN = mmplan.expand(config, REGISTRY)
+    PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY)
     mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
@@ -77,6 +78,41 @@ def variant_sources(wildcards):
 
 def planned_ptxas_reports(wildcards):
     return [cubin_path(ARCH, *inst, ext="ptxas.txt") for inst in PLAN.instantiations]
+
+
+def profile_path(c):
+    return f"results/profile/{c.variant}/{c.dtype}_t{c.tile}_f{c.coarsen}_{c.m}x{c.n}x{c.k}.csv"
+
+
+PROFILE_BY_PATH = {profile_path(c): c for c in PROFILE}
+
+
+def profile_outputs(wildcards):
+    return list(PROFILE_BY_PATH)
+
+
+def profile_configuration(wildcards):
+    w = wildcards
+    path = f"results/profile/{w.variant}/{w.dtype}_t{w.tile}_f{w.coarsen}_{w.m}x{w.n}x{w.k}.csv"
+    return PROFILE_BY_PATH[path].as_dict()
+
+
+def profile_cubin(wildcards):
+    if not REGISTRY[wildcards.variant].compiled:
+        return []
+    return cubin_path(
+        ARCH, wildcards.variant, wildcards.dtype, wildcards.tile, wildcards.coarsen
+    )
+
+
+def profile_targets():
+    if not PROFILE:
+        return []
+    return [
+        "results/tables/metrics.csv",
+        "results/tables/e3f_metrics.csv",
+        "results/tables/roofline.csv",
+    ]
 
 
 def print_summary():

@@ -23,6 +23,9 @@ def load_schema(registry: dict[str, Variant] | None = None) -> dict:
     schema = yaml.safe_load(SCHEMA.read_text())
     if registry is not None:
         schema["properties"]["variants"]["items"] = {"enum": list(registry)}
+        schema["properties"]["profile"]["properties"]["variants"]["items"] = {
+            "enum": list(registry)
+        }
     return schema
 
 

@@ -250,3 +250,42 @@ def resolve_memory(cfg: dict, gpus: list[dict]) -> tuple[float, str]:
         g = min(gpus, key=lambda g: g["memory_gib"])
         return g["memory_gib"], f"of the {g['name']}"
     return LARGEST_GPU_GIB, "of the largest current GPU (no GPU visible here)"
+
+
+def profile_plan(cfg: dict, registry: dict[str, Variant]) -> tuple[list[Configuration], list[dict]]:
+    """The configurations of the profile: section (one profiled kernel launch each), and those
+    refused with their reason."""
+    p = cfg["profile"]
+    runs, refused = [], []
+    if not p["enabled"]:
+        return runs, refused
+    for name, dtype, size in itertools.product(p["variants"], p["dtypes"], p["sizes"]):
+        v = registry[name]
+        if dtype not in v.dtypes:
+            refused.append(
+                dict(variant=name, dtype=dtype, reason=f"supports {', '.join(v.dtypes)} only")
+            )
+            continue
+        tiles = [t for t in p["tiles"] if t in v.tiles] if v.tiles else [0]
+        factors = [f for f in p["coarsen"] if f in v.coarsen] if len(v.coarsen) > 1 else [1]
+        for tile, f in itertools.product(tiles, factors):
+            unmet = v.unmet(size, size, size, tile, f)
+            if unmet and v.unsafe_when_unmet:
+                refused.append(dict(variant=name, m=size, tile=tile, reason="; ".join(unmet)))
+                continue
+            runs.append(
+                Configuration(
+                    variant=name,
+                    tile=tile,
+                    coarsen=f,
+                    dtype=dtype,
+                    m=size,
+                    n=size,
+                    k=size,
+                    accumulate=False,
+                    memory="pinned",
+                    distribution="int09",
+                    seed=cfg["seed"],
+                )
+            )
+    return runs, refused

@@ -118,6 +118,7 @@ class Variant:
     requires: tuple[Requirement, ...] = ()
     unsafe_when_unmet: bool = False
     shared_memory: str | None = None
+    profile_kernel: str | None = None
     order: int = 0
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -176,6 +177,7 @@ def load_registry(path: str | Path) -> dict[str, Variant]:
             requires=tuple(Requirement(**r) for r in entry.get("requires", ())),
             unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
             shared_memory=entry.get("shared_memory"),
+            profile_kernel=entry.get("profile_kernel"),
             order=order,
         )
     return variants

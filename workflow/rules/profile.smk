@@ -1,0 +1,95 @@
+# Profiler metrics (config `profile:`): one job per configuration under Nsight Compute (or
+# nvprof on GPUs below compute capability 7.5) and Nsight Systems, the device's measured
+# ceilings, and the roofline table.
+
+
+rule profile_kernel:
+    input:
+        profile_cubin,
+    output:
+        "results/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.csv",
+    log:
+        "results/logs/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.log",
+    conda:
+        ENV
+    resources:
+        gpu=1,
+    params:
+        configuration=profile_configuration,
+        registry=str(KERNELS / "registry.yaml"),
+        kernel_name=lambda w: REGISTRY[w.variant].profile_kernel
+        or REGISTRY[w.variant].symbol,
+        warmup=config["profile"]["warmup_launches"],
+        metric_set=config["profile"]["metric_set"],
+        tools={k: config["profile"][k] for k in ("ncu", "nsys", "nvprof")},
+    script:
+        "../scripts/profile_kernel.py"
+
+
+rule metrics_table:
+    input:
+        profile_outputs,
+    output:
+        "results/tables/metrics.csv",
+    log:
+        "results/logs/aggregate/metrics.log",
+    conda:
+        ENV
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule compile_microbench:
+    input:
+        "kernels/microbench/peak.cu",
+    output:
+        cubin="results/build/{arch}/microbench/peak.cubin",
+    log:
+        "results/logs/compile/{arch}/microbench/peak.log",
+    conda:
+        ENV
+    shell:
+        "nvcc -cubin -arch={wildcards.arch} -O3 -Xptxas -v -o {output.cubin} {input} > {log} 2>&1"
+
+
+rule device_ceilings:
+    input:
+        cubin=f"results/build/{ARCH}/microbench/peak.cubin",
+    output:
+        "results/tables/ceilings.csv",
+    log:
+        "results/logs/profile/ceilings.log",
+    conda:
+        ENV
+    resources:
+        gpu=1,
+    script:
+        "../scripts/ceilings_table.py"
+
+
+rule roofline_table:
+    input:
+        metrics="results/tables/metrics.csv",
+        ceilings="results/tables/ceilings.csv",
+    output:
+        "results/tables/roofline.csv",
+    log:
+        "results/logs/aggregate/roofline.log",
+    conda:
+        ENV
+    script:
+        "../scripts/roofline_table.py"
+
+
+rule e3f_table:
+    input:
+        "results/tables/metrics.csv",
+    output:
+        csv="results/tables/e3f_metrics.csv",
+        md="results/tables/e3f_metrics.txt",
+    log:
+        "results/logs/aggregate/e3f.log",
+    conda:
+        ENV
+    script:
+        "../scripts/e3f_table.py"

@@ -1,0 +1,20 @@
+"""Snakemake job: seed 002's metrics table (E3f) from results/tables/metrics.csv."""
+
+import sys
+
+import pandas as pd
+
+from mmbench.profilers import e3f_table
+from mmbench.tables import atomic_write_csv, atomic_write_text
+
+
+def main(sm) -> None:
+    sys.stderr = open(sm.log[0], "w")
+    table = e3f_table(pd.read_csv(sm.input[0]))
+    atomic_write_csv(table, sm.output.csv)
+    atomic_write_text(
+        sm.output.md, table.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n"
+    )
+
+
+main(snakemake)  # noqa: F821
