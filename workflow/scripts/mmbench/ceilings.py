@@ -23,6 +23,7 @@ def measure(cubin: str, repeats: int = 5) -> dict:
         buf = cp.empty(threads * blocks, dtype=dt)
         args = (buf, np.int32(iters), dt(0.999), dt(0.001))
         fn((blocks,), (threads,), args)
+
         def run(fn=fn, args=args):
             fn((blocks,), (threads,), args)
 
