@@ -10,6 +10,8 @@ rule timings_table:
         "results/logs/aggregate/timings.log",
     conda:
         ENV
+    params:
+        kind="timings",
     script:
         "../scripts/concat_tables.py"
 

@@ -8,7 +8,8 @@ from mmbench.tables import TIMINGS_COLUMNS, atomic_write_csv, concat_csv, ordere
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     df = concat_csv(list(sm.input))
-    atomic_write_csv(ordered(df, TIMINGS_COLUMNS), sm.output[0])
+    columns = TIMINGS_COLUMNS if sm.params.get("kind") == "timings" else list(df.columns)
+    atomic_write_csv(ordered(df, columns), sm.output[0])
     print(f"{len(df)} rows from {len(sm.input)} tables", file=sys.stderr)
 
 

@@ -74,6 +74,32 @@ def parse_ncu_raw(text: str) -> list[dict]:
     return out
 
 
+# ncu units -> factor to its base unit (ns, byte, byte/s); --print-units base should give base
+# units already, this keeps the numbers right if a version prints scaled ones
+_UNIT_TO_BASE = {
+    "us": 1e3,
+    "usecond": 1e3,
+    "ms": 1e6,
+    "msecond": 1e6,
+    "s": 1e9,
+    "second": 1e9,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "Kbyte/s": 1e3,
+    "Mbyte/s": 1e6,
+    "Gbyte/s": 1e9,
+    "Tbyte/s": 1e12,
+    "Kbyte/second": 1e3,
+    "Mbyte/second": 1e6,
+    "Gbyte/second": 1e9,
+}
+
+
+def to_base(value: float, unit: str) -> float:
+    return value * _UNIT_TO_BASE.get(unit, 1.0)
+
+
 def ncu_rows(launch: dict, mapping: dict, metric_set: str, version: str) -> list[dict]:
     """Tidy rows (nvprof name, ncu name, normalised value and unit, raw value and unit) of one
     profiled launch."""
