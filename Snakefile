@@ -12,20 +12,29 @@
 configfile: workflow.source_path("config/config.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
-include: "workflow/rules/compile.smk"
-include: "workflow/rules/run.smk"
-include: "workflow/rules/profile.smk"
-include: "workflow/rules/aggregate.smk"
+
+
+if not RENDER_ONLY:
+
+    include: "workflow/rules/compile.smk"
+    include: "workflow/rules/run.smk"
+    include: "workflow/rules/profile.smk"
+    include: "workflow/rules/aggregate.smk"
+
+
+include: "workflow/rules/plots.smk"
 
 
 rule all:
     default_target: True
     input:
-        "results/tables/timings.csv",
-        "results/tables/resources.csv",
-        "results/tables/summary.txt",
+        [] if RENDER_ONLY else [R + "/tables/resources.csv", R + "/tables/summary.txt"],
         profile_targets(),
+        report_targets(),
 
 
 onsuccess:

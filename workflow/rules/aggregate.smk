@@ -3,11 +3,11 @@
 
 rule timings_table:
     input:
-        expand("results/runs/{variant}.csv", variant=list(PLAN.runs)),
+        expand(R + "/runs/{variant}.csv", variant=list(PLAN.runs)),
     output:
-        "results/tables/timings.csv",
+        R + "/tables/timings.csv",
     log:
-        "results/logs/aggregate/timings.log",
+        R + "/logs/aggregate/timings.log",
     conda:
         ENV
     params:
@@ -20,9 +20,9 @@ rule resources_table:
     input:
         planned_ptxas_reports,
     output:
-        "results/tables/resources.csv",
+        R + "/tables/resources.csv",
     log:
-        "results/logs/aggregate/resources.log",
+        R + "/logs/aggregate/resources.log",
     conda:
         ENV
     script:
@@ -31,9 +31,9 @@ rule resources_table:
 
 rule refused_table:
     output:
-        "results/tables/refused.csv",
+        R + "/tables/refused.csv",
     log:
-        "results/logs/aggregate/refused.log",
+        R + "/logs/aggregate/refused.log",
     conda:
         ENV
     params:
@@ -44,13 +44,13 @@ rule refused_table:
 
 rule summary:
     input:
-        timings="results/tables/timings.csv",
-        refused="results/tables/refused.csv",
+        timings=R + "/tables/timings.csv",
+        refused=R + "/tables/refused.csv",
     output:
-        txt="results/tables/summary.txt",
-        md="results/tables/summary.md",
+        txt=R + "/tables/summary.txt",
+        md=R + "/tables/summary.md",
     log:
-        "results/logs/aggregate/summary.log",
+        R + "/logs/aggregate/summary.log",
     conda:
         ENV
     script:

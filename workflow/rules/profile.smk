@@ -7,9 +7,9 @@ rule profile_kernel:
     input:
         profile_cubin,
     output:
-        "results/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.csv",
+        R + "/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.csv",
     log:
-        "results/logs/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.log",
+        R + "/logs/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.log",
     conda:
         ENV
     resources:
@@ -30,9 +30,9 @@ rule metrics_table:
     input:
         profile_outputs,
     output:
-        "results/tables/metrics.csv",
+        R + "/tables/metrics.csv",
     log:
-        "results/logs/aggregate/metrics.log",
+        R + "/logs/aggregate/metrics.log",
     conda:
         ENV
     script:
@@ -56,9 +56,9 @@ rule device_ceilings:
     input:
         cubin=f"results/build/{ARCH}/microbench/peak.cubin",
     output:
-        "results/tables/ceilings.csv",
+        R + "/tables/ceilings.csv",
     log:
-        "results/logs/profile/ceilings.log",
+        R + "/logs/profile/ceilings.log",
     conda:
         ENV
     resources:
@@ -69,12 +69,12 @@ rule device_ceilings:
 
 rule roofline_table:
     input:
-        metrics="results/tables/metrics.csv",
-        ceilings="results/tables/ceilings.csv",
+        metrics=R + "/tables/metrics.csv",
+        ceilings=R + "/tables/ceilings.csv",
     output:
-        "results/tables/roofline.csv",
+        R + "/tables/roofline.csv",
     log:
-        "results/logs/aggregate/roofline.log",
+        R + "/logs/aggregate/roofline.log",
     conda:
         ENV
     script:
@@ -83,12 +83,12 @@ rule roofline_table:
 
 rule e3f_table:
     input:
-        "results/tables/metrics.csv",
+        R + "/tables/metrics.csv",
     output:
-        csv="results/tables/e3f_metrics.csv",
-        md="results/tables/e3f_metrics.txt",
+        csv=R + "/tables/e3f_metrics.csv",
+        md=R + "/tables/e3f_metrics.txt",
     log:
-        "results/logs/aggregate/e3f.log",
+        R + "/logs/aggregate/e3f.log",
     conda:
         ENV
     script:

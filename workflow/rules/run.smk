@@ -7,12 +7,12 @@ rule measure_variant:
     input:
         cubins=variant_cubins,
     output:
-        table="results/runs/{variant}.csv",
-        manifest="results/runs/{variant}.manifest.json",
+        table=R + "/runs/{variant}.csv",
+        manifest=R + "/runs/{variant}.manifest.json",
     log:
-        "results/logs/measure/{variant}.log",
+        R + "/logs/measure/{variant}.log",
     benchmark:
-        "results/benchmarks/measure/{variant}.tsv"
+        R + "/benchmarks/measure/{variant}.tsv"
     conda:
         ENV
     resources:

@@ -1,0 +1,45 @@
+# Figures (PNG for the report, PDF for papers) and the reports' tables (CSV, Markdown, HTML,
+# LaTeX), from the tidy tables alone: they render without a GPU, also from a results folder
+# copied back from a cluster (render_only=true).
+
+
+rule figure:
+    input:
+        unpack(figure_inputs),
+    output:
+        png=report(
+            R + "/figures/{figure}.png",
+            caption="../report/figure.rst",
+            category=EXPERIMENT_LABEL,
+            subcategory="Figures",
+            labels=lambda w: {"figure": w.figure},
+        ),
+        pdf=R + "/figures/{figure}.pdf",
+    log:
+        R + "/logs/figures/{figure}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/render_figure.py"
+
+
+rule table:
+    input:
+        unpack(table_inputs),
+    output:
+        html=report(
+            R + "/report/{table}.html",
+            caption="../report/table.rst",
+            category=EXPERIMENT_LABEL,
+            subcategory="Tables",
+            labels=lambda w: {"table": w.table},
+        ),
+        csv=R + "/report/{table}.csv",
+        md=R + "/report/{table}.md",
+        tex=R + "/report/{table}.tex",
+    log:
+        R + "/logs/report/{table}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/render_table.py"

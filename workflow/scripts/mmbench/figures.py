@@ -1,0 +1,311 @@
+"""The reports' figures, and two none of them has, from the tidy tables (no GPU needed).
+
+Every figure: seaborn on matplotlib's Agg backend, axes with units, log scales where sizes or
+times span decades, the spread of the repetitions as a band (min..max of the timed runs), the
+cuBLAS reference wherever performance is compared, and one colour per variant, the same in every
+figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+VARIANT_ORDER = [
+    "naive_unguarded",
+    "naive_guarded",
+    "naive_xrow",
+    "tiled_unguarded",
+    "tiled_guarded",
+    "coarsened",
+    "cublas",
+]
+
+
+def palette(variants=VARIANT_ORDER) -> dict:
+    colours = sns.color_palette("colorblind", n_colors=max(10, len(variants)))
+    out = {v: colours[i] for i, v in enumerate(VARIANT_ORDER)}
+    extra = [v for v in variants if v not in out]
+    for i, v in enumerate(extra):
+        out[v] = colours[(len(VARIANT_ORDER) + i) % len(colours)]
+    return out
+
+
+def label(row) -> str:
+    if row["variant"] == "cublas":
+        return "cublas"
+    text = f"{row['variant']} {int(row['tile'])}x{int(row['tile'])}"
+    return text + (f" F={int(row['coarsen'])}" if int(row.get("coarsen", 1)) > 1 else "")
+
+
+def _setup():
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+
+
+def save(fig, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def no_data(stem: Path, title: str, needs: str) -> list[Path]:
+    """A figure that says what data it needs, where this run has none (never a blank)."""
+    _setup()
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"{title}\nno data in this run: {needs}", ha="center", va="center", wrap=True)
+    return save(fig, stem)
+
+
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that ran and verified (FAIL rows are shown in the tables, not as performance)."""
+    d = df[df["verification"] == "PASS"].copy()
+    d["tile"] = d["tile"].fillna(0).astype(int)
+    d["coarsen"] = d["coarsen"].fillna(1).astype(int)
+    d["series"] = [label(r) for _, r in d.iterrows()]
+    return d
+
+
+def ladder(d: pd.DataFrame) -> list[str]:
+    """Series in the order of the optimisation ladder (registry order, then tile, then F)."""
+    rank = {v: i for i, v in enumerate(VARIANT_ORDER)}
+    keys = d.drop_duplicates("series")[["series", "variant", "tile", "coarsen"]]
+    keys = keys.assign(r=[rank.get(v, 99) for v in keys.variant]).sort_values(
+        ["r", "tile", "coarsen"]
+    )
+    return list(keys.series)
+
+
+def _lines(ax, d, x, y, lo=None, hi=None, style_by_tile=True):
+    pal = palette(d["variant"].unique())
+    dashes = {0: "-", 8: ":", 16: "--", 32: "-"}
+    markers = {1: None, 2: "^", 4: "o", 8: "s"}
+    for series in ladder(d):
+        g = d[d.series == series].sort_values(x)
+        v = g["variant"].iloc[0]
+        ls = dashes.get(int(g["tile"].iloc[0]), "-") if style_by_tile else "-"
+        mk = markers.get(int(g["coarsen"].iloc[0]), "D")
+        ax.plot(
+            g[x],
+            g[y],
+            ls,
+            color=pal[v],
+            label=series,
+            lw=1.6 if v != "cublas" else 2.4,
+            marker=mk,
+            markersize=4,
+            markevery=max(1, len(g) // 8),
+        )
+        if lo is not None and hi is not None:
+            ax.fill_between(g[x], g[lo], g[hi], color=pal[v], alpha=0.2, lw=0)
+
+
+def square(d: pd.DataFrame) -> pd.DataFrame:
+    return d[(d.m == d.n) & (d.n == d.k)]
+
+
+def time_vs_n(timings, stem, memory="pinned"):
+    """E1 (seed 000): kernel time vs n, every variant, square matrices."""
+    d = square(measured(timings))
+    d = d[d.memory == (memory if memory in set(d.memory) else d.memory.iloc[0])] if len(d) else d
+    if d.empty or d.m.nunique() < 2:
+        return no_data(stem, "Kernel time vs n", "two or more square sizes")
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _lines(ax, d, "m", "kernel_ms_median", "kernel_ms_min", "kernel_ms_max")
+    ax.set(
+        xlabel="n (matrices n x n)",
+        ylabel="kernel time (ms, log scale)",
+        yscale="log",
+        title="Kernel time vs n (band: min..max of the timed runs)",
+    )
+    if d.m.max() / d.m.min() > 20:
+        ax.set_xscale("log")
+    ax.legend(fontsize=7, ncol=2)
+    return save(fig, stem)
+
+
+def gflops_vs_n(timings, stem, kind="kernel"):
+    """E3c (seed 002): GFLOPS vs N per block size, naive and tiled, cuBLAS for reference."""
+    d = square(measured(timings))
+    if d.empty or d.m.nunique() < 2:
+        return no_data(stem, "GFLOPS vs N", "two or more square sizes")
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    _setup()
+    kernels = [v for v in VARIANT_ORDER if v in set(d.variant) and v != "cublas"]
+    fig, axes = plt.subplots(
+        1, max(1, len(kernels)), figsize=(5 * max(1, len(kernels)), 4.2), sharey=True, squeeze=False
+    )
+    ref = d[d.variant == "cublas"]
+    for ax, v in zip(axes[0], kernels or ["cublas"], strict=False):
+        part = pd.concat([d[d.variant == v], ref])
+        _lines(ax, part, "m", f"{kind}_gflops")
+        ax.set(title=v, xlabel="N (square matrices)", ylabel=f"{kind} GFLOP/s")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{kind.capitalize()} GFLOP/s vs N: the block size matters (seed 002)")
+    return save(fig, stem)
+
+
+def remainder(timings, stem):
+    """E3d (seed 002): N = 1000..1100 step 1; peaks at multiples of 16 and 32."""
+    d = square(measured(timings))
+    d = d[(d.m >= 1000) & (d.m <= 1100)]
+    if d.m.nunique() < 20:
+        return no_data(stem, "Remainder effect", "sizes 1000..1100 step 1 (preset e3d)")
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    _setup()
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    for n in range(1008, 1101, 16):
+        ax.axvline(n, color="0.85" if n % 32 else "0.6", lw=0.8, zorder=0)
+    _lines(ax, d, "m", "kernel_gflops")
+    ax.set(
+        xlabel="N (grey lines: multiples of 16; darker: of 32)",
+        ylabel="kernel GFLOP/s",
+        title="Remainder effect: performance peaks where N is a multiple of the block",
+    )
+    ax.legend(fontsize=7, ncol=2)
+    return save(fig, stem)
+
+
+def global_vs_kernel(timings, stem):
+    """E3e (seed 002): global (with transfers) vs kernel GFLOPS, pinned vs pageable."""
+    d = square(measured(timings))
+    d = d[d.memory.isin(["pinned", "pageable"])]
+    if d.empty or d.m.nunique() < 2:
+        return no_data(
+            stem, "Global vs kernel GFLOPS", "square sizes in pinned and pageable memory"
+        )
+    pick = [
+        v for v in ("tiled_guarded", "naive_guarded", "coarsened", "cublas") if v in set(d.variant)
+    ][0]
+    d = d[d.variant == pick]
+    d = d[d.tile == d.tile.max()] if pick != "cublas" else d
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colours = {"pinned": "C0", "pageable": "C3"}
+    for mem, g in d.groupby("memory"):
+        g = g.sort_values("m")
+        ax.plot(g.m, g.kernel_gflops, "-", color=colours[mem], label=f"kernel ({mem})")
+        ax.plot(
+            g.m, g.global_gflops, "--", color=colours[mem], label=f"global, with transfers ({mem})"
+        )
+    ax.set(
+        xlabel="N",
+        ylabel="GFLOP/s",
+        title=f"{label(d.iloc[0])}: the transfer cost fades as N grows",
+    )
+    ax.legend(fontsize=8)
+    return save(fig, stem)
+
+
+def time_split(timings, stem):
+    """E3b (seed 002's nvprof summary): H2D / kernel / D2H per variant and size."""
+    d = square(measured(timings))
+    if d.empty:
+        return no_data(stem, "Time split", "measured square configurations")
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    d = d.drop_duplicates(["series", "m"])
+    sizes = sorted(set(d.m))[-3:]
+    d = d[d.m.isin(sizes)]
+    order = ladder(d)
+    _setup()
+    fig, axes = plt.subplots(
+        1,
+        len(sizes),
+        figsize=(3.6 * len(sizes) + 2, 0.32 * len(order) + 1.5),
+        squeeze=False,
+        sharey=True,
+    )
+    for ax, size in zip(axes[0], sizes, strict=True):
+        g = d[d.m == size].set_index("series").reindex(order).fillna(0).reset_index()
+        y = np.arange(len(g))[::-1]
+        left = np.zeros(len(g))
+        for col, name, colour in (
+            ("h2d_ms_median", "HtoD", "C1"),
+            ("kernel_ms_median", "kernel", "C0"),
+            ("d2h_ms_median", "DtoH", "C2"),
+        ):
+            ax.barh(y, g[col], left=left, color=colour, label=name)
+            left += g[col].to_numpy()
+        ax.set_yticks(y, g.series, fontsize=7)
+        ax.set(xlabel="ms", title=f"N = {size}")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle("Where the time goes: HtoD, kernel, DtoH (pinned memory)")
+    return save(fig, stem)
+
+
+def fraction_of_cublas(timings, stem):
+    """New: every variant's kernel rate as a fraction of cuBLAS at the same size and type."""
+    d = measured(timings)
+    ref = d[d.variant == "cublas"].groupby(["dtype", "m", "n", "k"])["kernel_gflops"].median()
+    d = d[d.variant != "cublas"]
+    if ref.empty or d.empty:
+        return no_data(stem, "Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
+    d = d.join(ref.rename("cublas_gflops"), on=["dtype", "m", "n", "k"]).dropna(
+        subset=["cublas_gflops"]
+    )
+    d["fraction"] = d.kernel_gflops / d.cublas_gflops
+    d = (
+        square(d)
+        .groupby(["series", "variant", "tile", "coarsen", "m"], as_index=False)["fraction"]
+        .median()
+    )
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _lines(ax, d, "m", "fraction")
+    ax.axhline(1.0, color=palette()["cublas"], lw=2.4, label="cublas = 1")
+    ax.set(
+        xlabel="N",
+        ylabel="kernel GFLOP/s / cuBLAS GFLOP/s",
+        yscale="log",
+        title="Performance as a fraction of cuBLAS",
+    )
+    ax.legend(fontsize=7, ncol=2)
+    return save(fig, stem)
+
+
+def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
+    """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
+    if roof is None or roof.empty or ceilings is None or ceilings.empty:
+        return no_data(stem, "Roofline", "profiled kernels (profile:) and measured ceilings")
+    c = ceilings.iloc[0]
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 5))
+    ai = np.logspace(-2, 4, 200)
+    for name, peak, ls in (("FP32", c.peak_fp32_gflops, "-"), ("FP64", c.peak_fp64_gflops, "--")):
+        ax.plot(
+            ai,
+            np.minimum(peak, ai * c.dram_bandwidth_gbs),
+            ls,
+            color="0.3",
+            label=f"{name} roof: {peak / 1e3:.1f} TFLOP/s, {c.dram_bandwidth_gbs:.0f} GB/s",
+        )
+    pal = palette(roof.variant.unique())
+    for _, r in roof.iterrows():
+        ax.scatter(
+            r.arithmetic_intensity,
+            r.achieved_gflops,
+            color=pal[r.variant],
+            s=60,
+            label=f"{r.variant} {int(r.tile)}x{int(r.tile)} N={int(r.m)} {r.dtype}",
+            zorder=3,
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOP per DRAM byte)",
+        ylabel="GFLOP/s",
+        title=f"Roofline, {c.gpu_name} (measured ceilings)",
+    )
+    ax.legend(fontsize=7)
+    return save(fig, stem)

@@ -1,0 +1,163 @@
+"""The reports' tables from the tidy tables, written as CSV, Markdown, HTML and LaTeX."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .summary import _label_tile, _pivot, shape_label
+
+
+def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = {ext: stem.with_suffix(f".{ext}") for ext in ("csv", "md", "html", "tex")}
+    df.to_csv(paths["csv"], index=False)
+    paths["md"].write_text(f"**{title}**\n\n" + df.to_markdown(index=False) + "\n")
+    html = df.to_html(index=False, border=0, classes="mmbench", na_rep="--", escape=True)
+    paths["html"].write_text(
+        f"<html><head><meta charset='utf-8'><title>{title}</title><style>"
+        "body{font-family:sans-serif} table.mmbench{border-collapse:collapse;font-size:13px}"
+        "table.mmbench td,table.mmbench th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
+        f"</style></head><body><h3>{title}</h3>{html}</body></html>"
+    )
+    paths["tex"].write_text(df.to_latex(index=False, na_rep="--", caption=title, escape=True))
+    return list(paths.values())
+
+
+def _shape(df):
+    df = df.copy()
+    df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df.m, df.n, df.k, strict=True)]
+    return df
+
+
+def e4b(timings: pd.DataFrame) -> pd.DataFrame:
+    """Seed 003's table: kernel ms (GFLOPS) per variant x block x size."""
+    d = _shape(_label_tile(timings))
+    return _pivot(
+        d, ["variant", "tile", "coarsen"], "kernel_ms_median", "kernel_gflops"
+    ).reset_index()
+
+
+def e3a(timings: pd.DataFrame) -> pd.DataFrame:
+    """Seed 002's kernel00/kernel01 report: global and kernel time and GFLOPS, PASS/FAIL with
+    the first mismatch, per size and host-memory mode."""
+    d = _shape(timings)
+    cols = [
+        "variant",
+        "tile",
+        "shape",
+        "memory",
+        "grid",
+        "global_ms_median",
+        "kernel_ms_median",
+        "global_gflops",
+        "kernel_gflops",
+        "verification",
+        "first_mismatches",
+    ]
+    out = d[[c for c in cols if c in d]].copy()
+    out["first_mismatches"] = (
+        out["first_mismatches"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
+    )
+    return out.round(3)
+
+
+def e3b(timings: pd.DataFrame) -> pd.DataFrame:
+    """The nvprof-style time split: HtoD, kernel, DtoH (ms and % of global)."""
+    d = _shape(timings[timings.verification != "ERROR"])
+    total = d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median
+    out = d[["variant", "tile", "shape", "memory"]].copy()
+    for col, name in (
+        ("h2d_ms_median", "HtoD"),
+        ("kernel_ms_median", "kernel"),
+        ("d2h_ms_median", "DtoH"),
+    ):
+        out[f"{name} ms"] = d[col].round(3)
+        out[f"{name} %"] = (100 * d[col] / total).round(1)
+    return out
+
+
+def verification(timings: pd.DataFrame) -> pd.DataFrame:
+    """E2 / E3g: outcome, relative L2 error (seed 001's cutCompareL2fe), writes outside C,
+    Freivalds and the first mismatches (printDiff)."""
+    d = _shape(timings)
+    cols = [
+        "variant",
+        "tile",
+        "dtype",
+        "shape",
+        "memory",
+        "precondition_met",
+        "verification",
+        "rel_l2_error",
+        "max_abs_error",
+        "mismatches",
+        "oob_writes",
+        "freivalds",
+        "first_mismatches",
+        "error",
+    ]
+    return d[[c for c in cols if c in d]]
+
+
+def e5a(timings: pd.DataFrame) -> pd.DataFrame:
+    """Seed 004's packing buffer vs a strided copy vs keeping the padding: global time split."""
+    d = _shape(timings[timings.verification != "ERROR"])
+    cols = [
+        "variant",
+        "shape",
+        "memory",
+        "pad",
+        "transfer",
+        "h2d_ms_median",
+        "kernel_ms_median",
+        "d2h_ms_median",
+        "global_ms_median",
+        "verification",
+    ]
+    return d[[c for c in cols if c in d]].round(3)
+
+
+def e3f(metrics_table: pd.DataFrame) -> pd.DataFrame:
+    return metrics_table
+
+
+def e4c(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
+    """The deviceQuery facts of seed 003, from the run manifests (or the rows' provenance)."""
+    for p in manifests:
+        dev = json.loads(Path(p).read_text()).get("device")
+        if dev:
+            return pd.DataFrame(list(dev.items()), columns=["property", "value"])
+    cols = [
+        "gpu_name",
+        "gpu_uuid",
+        "compute_capability",
+        "driver_version",
+        "cuda_runtime",
+        "cupy_version",
+    ]
+    first = timings.iloc[0]
+    return pd.DataFrame(
+        [(c, first.get(c)) for c in cols if c in timings], columns=["property", "value"]
+    )
+
+
+def provenance(timings: pd.DataFrame, manifests: list[Path]) -> pd.DataFrame:
+    """Device, versions and commit of the run, for the report's provenance page."""
+    rows = []
+    first = timings.iloc[0] if len(timings) else {}
+    for c in ("gpu_name", "gpu_uuid", "driver_version", "cuda_runtime", "cupy_version", "hostname"):
+        if c in timings:
+            rows.append((c, ", ".join(sorted(map(str, timings[c].dropna().unique())))))
+    if len(timings) and "timestamp" in timings:
+        rows.append(("measured", f"{timings.timestamp.min()} .. {timings.timestamp.max()}"))
+    for p in manifests[:1]:
+        m = json.loads(Path(p).read_text())
+        rows.append(
+            ("git commit", f"{m['git']['commit']}{' (dirty)' if m['git'].get('dirty') else ''}")
+        )
+        rows += [(f"package {k}", v) for k, v in m.get("packages", {}).items()]
+    del first
+    return pd.DataFrame(rows, columns=["what", "value"])
