@@ -32,7 +32,7 @@ include: "workflow/rules/plots.smk"
 rule all:
     default_target: True
     input:
-        [] if RENDER_ONLY else [R + "/tables/resources.csv", R + "/tables/summary.txt"],
+        [] if RENDER_ONLY else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"],
         profile_targets(),
         report_targets(),
 

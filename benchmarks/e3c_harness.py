@@ -50,7 +50,8 @@ def main() -> int:
     if proc.returncode:
         print(proc.stderr[-4000:])
         return proc.returncode
-    df = pd.read_csv(work / "results" / "tables" / "timings.csv")
+    res = work / "results" / "e3c"
+    df = pd.read_csv(res / "tables" / "timings.csv")
     overhead = df["config_wall_ms"] - df["gpu_busy_ms"]
     bench = {
         p.stem: pd.read_csv(p, sep="\t")["s"].iloc[0]

@@ -51,7 +51,7 @@ def run(preset: str, work: Path, cores: int) -> pd.DataFrame:
         preset,
     ]
     subprocess.run(cmd, check=True, capture_output=True)
-    return pd.read_csv(work / "results" / "tables" / "timings.csv")
+    return pd.read_csv(work / "results" / "repro" / "tables" / "timings.csv")
 
 
 def main() -> int:

@@ -50,7 +50,8 @@ def test_all_instantiations_skip_impossible_ones(registry):
     assert ("coarsened", "float64", 32, 8) not in insts
     assert ("coarsened", "float32", 32, 8) in insts  # 9 x 4 KiB = 36 KiB fits
     # 5 plain variants x 3 dtypes x 3 tiles, and coarsened 3 x 3 x 3 but float64 32x32 x8 (72 KiB)
-    assert len(insts) == 5 * 3 * 3 + 27 - 1
+    # and the three matrix-sum variants x 3 dtypes x 2 tiles
+    assert len(insts) == 5 * 3 * 3 + 27 - 1 + 3 * 3 * 2
 
 
 def test_rectangular_shapes(registry):

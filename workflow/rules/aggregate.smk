@@ -3,11 +3,11 @@
 
 rule timings_table:
     input:
-        expand(R + "/runs/{variant}.csv", variant=list(PLAN.runs)),
+        expand(f"{R}/runs/{{variant}}.csv", variant=list(PLAN.runs)),
     output:
-        R + "/tables/timings.csv",
+        f"{R}/tables/timings.csv",
     log:
-        R + "/logs/aggregate/timings.log",
+        f"{R}/logs/aggregate/timings.log",
     conda:
         ENV
     params:
@@ -20,9 +20,9 @@ rule resources_table:
     input:
         planned_ptxas_reports,
     output:
-        R + "/tables/resources.csv",
+        f"{R}/tables/resources.csv",
     log:
-        R + "/logs/aggregate/resources.log",
+        f"{R}/logs/aggregate/resources.log",
     conda:
         ENV
     script:
@@ -31,9 +31,9 @@ rule resources_table:
 
 rule refused_table:
     output:
-        R + "/tables/refused.csv",
+        f"{R}/tables/refused.csv",
     log:
-        R + "/logs/aggregate/refused.log",
+        f"{R}/logs/aggregate/refused.log",
     conda:
         ENV
     params:
@@ -44,13 +44,13 @@ rule refused_table:
 
 rule summary:
     input:
-        timings=R + "/tables/timings.csv",
-        refused=R + "/tables/refused.csv",
+        timings=f"{R}/tables/timings.csv",
+        refused=f"{R}/tables/refused.csv",
     output:
-        txt=R + "/tables/summary.txt",
-        md=R + "/tables/summary.md",
+        txt=f"{R}/tables/summary.txt",
+        md=f"{R}/tables/summary.md",
     log:
-        R + "/logs/aggregate/summary.log",
+        f"{R}/logs/aggregate/summary.log",
     conda:
         ENV
     script:

@@ -1,5 +1,6 @@
 # Configuration (coerced, validated against workflow/schemas/config.schema.yaml), the registry,
 # the plan of configurations, and the input functions the other rule files use.
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ try:
     FIGURES = config["report"]["figures"] or ["none"]
     TABLES = config["report"]["tables"] or ["none"]
     # results/ for the main experiment, results/<experiment>/ for a preset's
-    R = "results" + (f"/{config['experiment']}" if config["experiment"] else "")
+    R = os.path.join("results", config["experiment"]).rstrip(os.sep)
     RENDER_ONLY = config["render_only"]
     if RENDER_ONLY:  # nothing is compiled or measured: no GPU, no architecture needed
         ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []

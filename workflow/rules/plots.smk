@@ -8,15 +8,15 @@ rule figure:
         unpack(figure_inputs),
     output:
         png=report(
-            R + "/figures/{figure}.png",
+            f"{R}/figures/{{figure}}.png",
             caption="../report/figure.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Figures",
             labels=lambda w: {"figure": w.figure},
         ),
-        pdf=R + "/figures/{figure}.pdf",
+        pdf=f"{R}/figures/{{figure}}.pdf",
     log:
-        R + "/logs/figures/{figure}.log",
+        f"{R}/logs/figures/{{figure}}.log",
     conda:
         ENV
     script:
@@ -28,17 +28,17 @@ rule table:
         unpack(table_inputs),
     output:
         html=report(
-            R + "/report/{table}.html",
+            f"{R}/report/{{table}}.html",
             caption="../report/table.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Tables",
             labels=lambda w: {"table": w.table},
         ),
-        csv=R + "/report/{table}.csv",
-        md=R + "/report/{table}.md",
-        tex=R + "/report/{table}.tex",
+        csv=f"{R}/report/{{table}}.csv",
+        md=f"{R}/report/{{table}}.md",
+        tex=f"{R}/report/{{table}}.tex",
     log:
-        R + "/logs/report/{table}.log",
+        f"{R}/logs/report/{{table}}.log",
     conda:
         ENV
     script:

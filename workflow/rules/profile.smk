@@ -7,9 +7,9 @@ rule profile_kernel:
     input:
         profile_cubin,
     output:
-        R + "/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.csv",
+        f"{R}/profile/{{variant}}/{{dtype}}_t{{tile}}_f{{coarsen}}_{{m}}x{{n}}x{{k}}.csv",
     log:
-        R + "/logs/profile/{variant}/{dtype}_t{tile}_f{coarsen}_{m}x{n}x{k}.log",
+        f"{R}/logs/profile/{{variant}}/{{dtype}}_t{{tile}}_f{{coarsen}}_{{m}}x{{n}}x{{k}}.log",
     conda:
         ENV
     resources:
@@ -30,9 +30,9 @@ rule metrics_table:
     input:
         profile_outputs,
     output:
-        R + "/tables/metrics.csv",
+        f"{R}/tables/metrics.csv",
     log:
-        R + "/logs/aggregate/metrics.log",
+        f"{R}/logs/aggregate/metrics.log",
     conda:
         ENV
     script:
@@ -56,9 +56,9 @@ rule device_ceilings:
     input:
         cubin=f"results/build/{ARCH}/microbench/peak.cubin",
     output:
-        R + "/tables/ceilings.csv",
+        f"{R}/tables/ceilings.csv",
     log:
-        R + "/logs/profile/ceilings.log",
+        f"{R}/logs/profile/ceilings.log",
     conda:
         ENV
     resources:
@@ -69,12 +69,12 @@ rule device_ceilings:
 
 rule roofline_table:
     input:
-        metrics=R + "/tables/metrics.csv",
-        ceilings=R + "/tables/ceilings.csv",
+        metrics=f"{R}/tables/metrics.csv",
+        ceilings=f"{R}/tables/ceilings.csv",
     output:
-        R + "/tables/roofline.csv",
+        f"{R}/tables/roofline.csv",
     log:
-        R + "/logs/aggregate/roofline.log",
+        f"{R}/logs/aggregate/roofline.log",
     conda:
         ENV
     script:
@@ -83,12 +83,12 @@ rule roofline_table:
 
 rule e3f_table:
     input:
-        R + "/tables/metrics.csv",
+        f"{R}/tables/metrics.csv",
     output:
-        csv=R + "/tables/e3f_metrics.csv",
-        md=R + "/tables/e3f_metrics.txt",
+        csv=f"{R}/tables/e3f_metrics.csv",
+        md=f"{R}/tables/e3f_metrics.txt",
     log:
-        R + "/logs/aggregate/e3f.log",
+        f"{R}/logs/aggregate/e3f.log",
     conda:
         ENV
     script:

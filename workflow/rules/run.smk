@@ -7,12 +7,12 @@ rule measure_variant:
     input:
         cubins=variant_cubins,
     output:
-        table=R + "/runs/{variant}.csv",
-        manifest=R + "/runs/{variant}.manifest.json",
+        table=f"{R}/runs/{{variant}}.csv",
+        manifest=f"{R}/runs/{{variant}}.manifest.json",
     log:
-        R + "/logs/measure/{variant}.log",
+        f"{R}/logs/measure/{{variant}}.log",
     benchmark:
-        R + "/benchmarks/measure/{variant}.tsv"
+        f"{R}/benchmarks/measure/{{variant}}.tsv"
     conda:
         ENV
     resources:

@@ -9,6 +9,7 @@ from mmbench import report_tables as rt
 
 TITLES = {
     "e4b": "Kernel time, ms (GFLOPS), per variant, block and size (seed 003)",
+    "e4a": "Matrix sum C = A + B, kernel ms (G additions/s): one thread per element, row, column (seed 003)",
     "e3a": "kernel00 vs kernel01: global and kernel time, GFLOPS, PASS/FAIL (seed 002)",
     "e3b": "Time split HtoD / kernel / DtoH (seed 002's nvprof summary)",
     "e3f": "Profiler metrics, nvprof names (seed 002 at N = 2048)",
@@ -26,6 +27,8 @@ def main(sm) -> None:
     manifests = sorted(Path(sm.input.timings).parent.parent.glob("runs/*.manifest.json"))
     if name == "e3f":
         df = pd.read_csv(sm.input.e3f) if sm.input.get("e3f") else pd.DataFrame()
+    elif name == "e4a":
+        df = rt.e4b(timings[timings.variant.str.startswith("matadd")])
     elif name == "e4c":
         df = rt.e4c(manifests, timings)
     elif name == "provenance":

@@ -17,9 +17,11 @@ STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ memory per block
 DISTRIBUTION_MAX = {"int09": 9, "uniform": 1}
 
 
-def flops(m: int, n: int, k: int, accumulate: bool = False) -> int:
+def flops(m: int, n: int, k: int, accumulate: bool = False, operation: str = "gemm") -> int:
     """Floating-point operations of C = A.B (2mnk: one multiply and one add per term), plus mn
-    additions for C += A.B."""
+    additions for C += A.B; mn for the matrix sum C = A + B."""
+    if operation == "add":
+        return m * n
     return 2 * m * n * k + (m * n if accumulate else 0)
 
 
@@ -55,13 +57,17 @@ def exact_expected(dtype: str, distribution: str, k: int, accumulate: bool) -> b
     return largest < 2 ** SIGNIFICAND_BITS[dtype]
 
 
-def tolerance_scale(dtype: str, distribution: str, k: int, accumulate: bool) -> float:
+def tolerance_scale(
+    dtype: str, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
+) -> float:
     """Factor gamma such that |C - C_ref| <= gamma * (|A|.|B| + |C0|) elementwise.
 
     This is the classical forward error bound of a length-k dot product evaluated in the
     element type, gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, eq. 3.5), with two
     more roundings for the C0 addition and the final store.  0 means the result must be exact.
     """
+    if operation == "add":  # one rounding of an exact sum
+        return UNIT_ROUNDOFF[dtype]
     if exact_expected(dtype, distribution, k, accumulate):
         return 0.0
     u = UNIT_ROUNDOFF[dtype]

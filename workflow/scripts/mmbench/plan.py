@@ -33,6 +33,7 @@ class Configuration:
     memory: str
     distribution: str
     seed: int
+    operation: str = "gemm"
     pad: int = 0
     transfer: str = "contiguous"
     cache: str = "warm"
@@ -130,8 +131,9 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                         )
                     )
                     continue
+                accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
                 for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
-                    shapes, cfg["accumulate"], layouts(cfg), cfg.get("cache", ["warm"])
+                    shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
                 ):
                     unmet = v.unmet(m, n, k, tile, f)
                     conf = Configuration(
@@ -146,6 +148,7 @@ def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
                         memory=mem,
                         distribution=cfg["distribution"],
                         seed=cfg["seed"],
+                        operation=v.operation,
                         pad=pad,
                         transfer=transfer,
                         cache=cache,

@@ -119,6 +119,7 @@ class Variant:
     unsafe_when_unmet: bool = False
     shared_memory: str | None = None
     profile_kernel: str | None = None
+    operation: str = "gemm"
     order: int = 0
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -178,6 +179,7 @@ def load_registry(path: str | Path) -> dict[str, Variant]:
             unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
             shared_memory=entry.get("shared_memory"),
             profile_kernel=entry.get("profile_kernel"),
+            operation=entry.get("operation", "gemm"),
             order=order,
         )
     return variants

@@ -311,18 +311,28 @@ class Runner:
         a, b, c0 = make_inputs(conf)
         # float64 reference on the device (cuBLAS DGEMM on exactly upcast inputs)
         a64, b64 = cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)
-        ref = a64 @ b64
+        add = conf.operation == "add"
+        ref = a64 + b64 if add else a64 @ b64
         nonneg = bool(a.min() >= 0 and b.min() >= 0)
-        bound = ref if nonneg else cp.abs(a64) @ cp.abs(b64)
+        if add:
+            bound = ref if nonneg else cp.abs(a64) + cp.abs(b64)
+        else:
+            bound = ref if nonneg else cp.abs(a64) @ cp.abs(b64)
         if c0 is not None:
             c064 = cp.asarray(c0, dtype=cp.float64)
             ref += c064
             bound = ref if (nonneg and c0.min() >= 0) else bound + cp.abs(c064)
             del c064
         del a64, b64
-        exact = arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
-        gamma = arith.tolerance_scale(conf.dtype, conf.distribution, conf.k, conf.accumulate)
-        nvec = self.freivalds_vectors
+        exact = add or arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
+        if add and conf.distribution == "uniform" and conf.dtype != "int32":
+            exact = False
+        gamma = arith.tolerance_scale(
+            conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation
+        )
+        if add and exact:
+            gamma = 0.0
+        nvec = self.freivalds_vectors if not add else 0  # the sum is checked element by element
         probes = freivalds.probes(a, b, c0, nvec, exact, gamma, conf.seed) if nvec else []
         state.update(a=a, b=b, c0=c0, ref=ref, bound=bound, exact=exact, gamma=gamma, probes=probes)
         return state
@@ -397,7 +407,7 @@ class Runner:
                 nvml.append(sample)
             kernel.append(t[1]), h2d.append(t[0]), d2h.append(t[2]), glob.append(sum(t))
         busy += sum(glob)
-        nflop = arith.flops(m, n, k, conf.accumulate)
+        nflop = arith.flops(m, n, k, conf.accumulate, conf.operation)
         ks, gs = summarize(kernel), summarize(glob)
         lda, ldb, ldc = pl.host_ld
         klds = tuple(x.ld for x in pl.kernel_mats)
