@@ -21,7 +21,12 @@ def test_every_variant_of_the_reports_is_registered(registry):
         "tiled_guarded",
         "coarsened",
         "cublas",
+        "matadd_element",
+        "matadd_row",
+        "matadd_column",
     ]
+    assert registry["matadd_row"].operation == "add"
+    assert registry["tiled_guarded"].operation == "gemm"
     assert registry["coarsened"].coarsen == (2, 4, 8)
     assert not registry["cublas"].compiled
 
