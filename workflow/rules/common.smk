@@ -26,8 +26,8 @@ ENV = "../../environment.yml"
 
 try:
     config.update(validate(config, REGISTRY))
-    FIGURES = config["report"]["figures"] or ["none"]
-    TABLES = config["report"]["tables"] or ["none"]
+    FIGURES = config["report"]["figures"]
+    TABLES = config["report"]["tables"]
     # results/ for the main experiment, results/<experiment>/ for a preset's
     R = os.path.join("results", config["experiment"]).rstrip(os.sep)
     RENDER_ONLY = config["render_only"]
@@ -53,8 +53,8 @@ if PLAN.refused:
 
 wildcard_constraints:
     variant="|".join(REGISTRY),
-    figure="|".join(FIGURES),
-    table="|".join(TABLES),
+    figure="|".join(FIGURES) or "(?!)",
+    table="|".join(TABLES) or "(?!)",
     dtype="float32|float64|int32",
     tile=r"\d+",
     coarsen=r"\d+",

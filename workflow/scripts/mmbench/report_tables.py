@@ -12,6 +12,8 @@ from .summary import _label_tile, _pivot, shape_label
 
 def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
+    text = df.select_dtypes(include="object").columns
+    df = df.assign(**{c: df[c].fillna("") for c in text})
     paths = {ext: stem.with_suffix(f".{ext}") for ext in ("csv", "md", "html", "tex")}
     df.to_csv(paths["csv"], index=False)
     paths["md"].write_text(f"**{title}**\n\n" + df.to_markdown(index=False) + "\n")
