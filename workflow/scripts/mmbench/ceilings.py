@@ -82,6 +82,9 @@ def roofline(metrics, ceilings):
         peak = c["peak_fp64_gflops"] if conf["dtype"] == "float64" else c["peak_fp32_gflops"]
         ai = flops / dram
         achieved = flops / (dur * 1e-3) / 1e9
+        # bytes the kernel loaded from global memory through L1 (GB/s x s)
+        l1 = (val.get("gld_throughput") or 0) * 1e9 * dur * 1e-3
+        l1_ai = flops / l1 if l1 else float("nan")
         attainable = min(peak, ai * c["dram_bandwidth_gbs"])
         rows.append(
             conf
@@ -90,6 +93,8 @@ def roofline(metrics, ceilings):
                 dram_bytes=dram,
                 duration_ms=dur,
                 arithmetic_intensity=ai,
+                l1_global_load_bytes=l1,
+                l1_arithmetic_intensity=l1_ai,
                 achieved_gflops=achieved,
                 peak_gflops=peak,
                 dram_bandwidth_gbs=c["dram_bandwidth_gbs"],

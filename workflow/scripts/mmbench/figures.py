@@ -406,18 +406,46 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         )
     pal = palette(roof.variant.unique())
     for _, r in roof.iterrows():
+        name = f"{r['variant']} {int(r['tile'])}x{int(r['tile'])} N={int(r['m'])} {r['dtype']}"
+        colour = pal[r["variant"]]
         ax.scatter(
-            r.arithmetic_intensity,
-            r.achieved_gflops,
-            color=pal[r.variant],
+            r["arithmetic_intensity"],
+            r["achieved_gflops"],
+            color=colour,
             s=60,
-            label=f"{r.variant} {int(r.tile)}x{int(r.tile)} N={int(r.m)} {r.dtype}",
             zorder=3,
+            label=f"{name} (DRAM bytes)",
         )
+        if "l1_arithmetic_intensity" in r and pd.notna(r["l1_arithmetic_intensity"]):
+            ax.scatter(
+                r["l1_arithmetic_intensity"],
+                r["achieved_gflops"],
+                facecolors="none",
+                edgecolors=colour,
+                s=60,
+                lw=1.5,
+                zorder=3,
+            )
+            ax.plot(
+                [r["l1_arithmetic_intensity"], r["arithmetic_intensity"]],
+                [r["achieved_gflops"]] * 2,
+                color=colour,
+                lw=0.8,
+                alpha=0.6,
+            )
+    ax.scatter(
+        [], [], facecolors="none", edgecolors="0.3", label="same kernel, per L1 global-load byte"
+    )
+    verdict(
+        fig,
+        "filled: FLOP per DRAM byte (L2 holds these matrices, so every kernel reads each "
+        "from DRAM about once); hollow: FLOP per byte of global loads, where tiling moves "
+        "the kernels right.",
+    )
     ax.set(
         xscale="log",
         yscale="log",
-        xlabel="arithmetic intensity (FLOP per DRAM byte)",
+        xlabel="arithmetic intensity (FLOP per byte)",
         ylabel="GFLOP/s",
         title=f"Roofline, {c.gpu_name} (measured ceilings)",
     )

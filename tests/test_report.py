@@ -1,0 +1,120 @@
+"""Figures, tables and the HTML report rendered without a GPU from a real recorded run
+(tests/data/h200-main), and the report opened in a real headless browser."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, ROOT
+from .test_workflow import snakemake
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(os.environ.get("CI_ARTIFACTS", ROOT / "ci-artifacts"))
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """A copy of the workflow with the recorded results folder, rendered with render_only."""
+    work = tmp_path_factory.mktemp("render")
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
+    shutil.copytree(DATA / "h200-main" / "results", work / "results")
+    out = snakemake("--cores", "2", "--config", "render_only=true", cwd=work)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rep = snakemake("--config", "render_only=true", "--report", "report.html", cwd=work)
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    return work
+
+
+def test_every_figure_and_table_is_rendered(rendered):
+    res = rendered / "results"
+    for fig in ("e1_time_vs_n", "e3b_time_split", "fraction_of_cublas", "roofline"):
+        for ext in ("png", "pdf"):
+            p = res / "figures" / f"{fig}.{ext}"
+            assert p.stat().st_size > 10_000, p
+    for table in ("e4b", "e3a", "e3b", "e3f", "verification", "e4c", "provenance"):
+        for ext in ("csv", "md", "html", "tex"):
+            assert (res / "report" / f"{table}.{ext}").stat().st_size > 100
+    e4c = (res / "report" / "e4c.md").read_text()
+    assert "NVIDIA H200" in e4c and "multiprocessors" in e4c
+    assert "\\begin{tabular}" in (res / "report" / "e3f.tex").read_text()
+    import matplotlib.image
+
+    img = matplotlib.image.imread(res / "figures" / "roofline.png")
+    assert img.shape[0] > 400 and img.shape[1] > 600 and img.std() > 0.05  # not blank
+
+
+def test_render_only_without_results_says_what_is_missing(tmp_path):
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    out = snakemake("--cores", "1", "--config", "render_only=true", cwd=tmp_path)
+    assert out.returncode != 0
+    assert "results/tables/timings.csv is missing" in out.stderr
+
+
+@pytest.mark.skipif(
+    not CHROMIUM, reason="Chromium not installed (.ci/run installs Debian's chromium)"
+)
+def test_report_opens_in_a_browser_with_every_figure(rendered):
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on(
+            "console",
+            lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+        )
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        try:
+            page.goto((rendered / "report.html").as_uri())
+            page.wait_for_load_state("load")
+            page.get_by_text("Results", exact=True).first.click(timeout=20_000)
+            page.get_by_text("Experiment main").first.click(timeout=20_000)
+            page.get_by_text("Figures").first.wait_for(timeout=20_000)
+            page.get_by_text("Tables").first.wait_for(timeout=20_000)
+            figures = page.evaluate(
+                """async () => {
+                    const out = {};
+                    for (const [path, r] of Object.entries(results)) {
+                        if (!r.mime_type.startsWith("image/")) continue;
+                        const img = new Image();
+                        const ok = await new Promise(res => { img.onload = () => res(true);
+                                                              img.onerror = () => res(false);
+                                                              img.src = r.data_uri; });
+                        out[path] = ok ? img.naturalWidth : 0;
+                    }
+                    return out;
+                }"""
+            )
+            assert set(Path(p).stem for p in figures) == {
+                "e1_time_vs_n",
+                "e3b_time_split",
+                "fraction_of_cublas",
+                "roofline",
+            }
+            assert all(w > 300 for w in figures.values()), figures
+            assert not errors, errors
+        except BaseException:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "report-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
