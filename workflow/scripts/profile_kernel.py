@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mmbench import gpus
 from mmbench.plan import detect_gpus
 from mmbench.profilers import METRIC_COLUMNS
 from mmbench.profiling import profile
@@ -27,16 +28,16 @@ def main(sm) -> None:
         warmup=sm.params.warmup,
         metric_set=sm.params.metric_set,
     )
-    gpus = detect_gpus()
-    cc = float(gpus[0]["compute_cap"]) if gpus else 9.0
-    env = dict(os.environ)
+    visible = detect_gpus()
+    cc = float(visible[0]["compute_cap"]) if visible else 9.0
     pkg_parent = str(Path(__file__).resolve().parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
-    rows = profile(spec, out.with_suffix(""), sm.params.tools, cc, env)
+    with gpus.acquire(log=logging.getLogger("mmbench.profiling")) as env:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
+        rows = profile(spec, out.with_suffix(""), sm.params.tools, cc, env)
     axes = {k: conf[k] for k in ("variant", "dtype", "tile", "coarsen", "m", "n", "k", "memory")}
     df = pd.DataFrame([axes | r for r in rows])
     df = df.reindex(columns=list(axes) + METRIC_COLUMNS)
-    df["gpu_name"] = gpus[0]["name"] if gpus else ""
+    df["gpu_name"] = visible[0]["name"] if visible else ""
     atomic_write_csv(df, out)
 
 

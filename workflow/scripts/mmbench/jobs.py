@@ -88,6 +88,46 @@ def run_job(
             len(keyed),
             journal,
         )
+    from . import gpus
+
+    with gpus.acquire(log=log) as gpu_env:
+        _measure(
+            keyed,
+            rows,
+            variant,
+            registry,
+            instantiations,
+            settings,
+            journal,
+            logfile,
+            source_sha,
+            spec_path,
+            max_workers,
+            gpu_env,
+        )
+        device = read_journal(journal)[2] or device
+    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]), TIMINGS_COLUMNS)
+    atomic_write_csv(table, out)
+    journal.unlink(missing_ok=True)
+    spec_path.unlink(missing_ok=True)
+    return device
+
+
+def _measure(
+    keyed,
+    rows,
+    variant,
+    registry,
+    instantiations,
+    settings,
+    journal,
+    logfile,
+    source_sha,
+    spec_path,
+    max_workers,
+    gpu_env,
+) -> None:
+    """Workers until every configuration has a row (restarting after a lost context)."""
     attempts = 0
     limit = max_workers or len(keyed) + 1
     while True:
@@ -110,13 +150,12 @@ def run_job(
             source_sha=source_sha,
         )
         atomic_write_text(spec_path, json.dumps(spec, default=str))
-        env = dict(os.environ)
+        env = dict(gpu_env)
         pkg_parent = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
         proc = subprocess.run([sys.executable, "-m", "mmbench.worker", str(spec_path)], env=env)
-        new_rows, started, dev = read_journal(journal)
+        new_rows, started, _ = read_journal(journal)
         rows.update(new_rows)
-        device = dev or device
         unfinished = [k for k in started if k not in rows]
         if proc.returncode != 0:
             reason = (
@@ -132,11 +171,6 @@ def run_job(
                     conf, f"worker process ended while measuring this configuration ({reason})"
                 )
                 log.warning("worker ended (%s) during %s; restarting for the rest", reason, conf)
-    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]), TIMINGS_COLUMNS)
-    atomic_write_csv(table, out)
-    journal.unlink(missing_ok=True)
-    spec_path.unlink(missing_ok=True)
-    return device
 
 
 def error_row(conf: dict, message: str) -> dict:

@@ -225,8 +225,12 @@ def detect_gpus() -> list[dict]:
         return []
     gpus = []
     for line in out.strip().splitlines():
-        idx, name, cap, mem = (x.strip() for x in line.split(","))
-        gpus.append(dict(index=int(idx), name=name, compute_cap=cap, memory_gib=float(mem) / 1024))
+        idx, name, cap, mem, uuid = (x.strip() for x in line.split(","))
+        gpus.append(
+            dict(
+                index=int(idx), name=name, compute_cap=cap, memory_gib=float(mem) / 1024, uuid=uuid
+            )
+        )
     return gpus
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import platform
 import time
 import traceback
@@ -163,6 +164,7 @@ def device_facts(cp) -> dict:
         gpu_uuid=nvml.uuid or cuda_uuid(props.get("uuid", b"")),
         gpu_index=dev.id,
         gpu_pci_bus_id=dev.pci_bus_id,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES", ""),
         compute_capability=f"{props['major']}.{props['minor']}",
         driver_version=nvml.driver or f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}",

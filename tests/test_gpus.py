@@ -1,0 +1,40 @@
+"""GPU assignment among concurrent jobs (file locks; no GPU needed to test the logic)."""
+
+import pytest
+
+from mmbench import gpus
+
+TWO = [dict(index=0, uuid="GPU-aaa"), dict(index=1, uuid="GPU-bbb")]
+
+
+@pytest.fixture(autouse=True)
+def lock_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpus, "LOCK_DIR", tmp_path / "locks")
+
+
+def test_candidates_follow_cuda_visible_devices():
+    assert [c[0] for c in gpus.candidates({}, TWO)] == ["0", "1"]
+    assert [c[0] for c in gpus.candidates({"CUDA_VISIBLE_DEVICES": "1"}, TWO)] == ["1"]
+    (only,) = gpus.candidates({"CUDA_VISIBLE_DEVICES": "GPU-bbb"}, TWO)
+    assert only[0] == "GPU-bbb" and only[1].endswith("GPU-bbb")
+    assert gpus.candidates({}, TWO)[1][1].endswith("GPU-bbb")  # the lock is the physical GPU
+
+
+def test_two_jobs_get_two_gpus_and_a_third_waits():
+    with gpus.acquire(env={}, gpus=TWO) as a, gpus.acquire(env={}, gpus=TWO) as b:
+        assert {a["CUDA_VISIBLE_DEVICES"], b["CUDA_VISIBLE_DEVICES"]} == {"0", "1"}
+        assert a["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+        with pytest.raises(TimeoutError, match="no free GPU"):
+            with gpus.acquire(timeout_s=0.5, env={}, gpus=TWO):
+                pass
+    # released: the next job gets the first GPU again
+    with gpus.acquire(env={}, gpus=TWO) as c:
+        assert c["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_a_job_limited_by_slurm_sees_only_its_gpus():
+    with gpus.acquire(env={"CUDA_VISIBLE_DEVICES": "1"}, gpus=TWO) as a:
+        assert a["CUDA_VISIBLE_DEVICES"] == "1"
+        with pytest.raises(TimeoutError):
+            with gpus.acquire(timeout_s=0.3, env={"CUDA_VISIBLE_DEVICES": "1"}, gpus=TWO):
+                pass

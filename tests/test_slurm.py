@@ -1,0 +1,174 @@
+"""The workflow through a real SLURM: a single-node cluster on loopback (slurmctld, slurmd,
+munged from Debian's packages), with a `gpu` GRES backed by a placeholder device file.
+
+.ci/run installs slurm-wlm and munge; elsewhere these tests skip with the reason."""
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, ROOT
+
+NEEDS = [shutil.which(x) for x in ("slurmctld", "slurmd", "munged", "sbatch")]
+pytestmark = [
+    pytest.mark.slurm,
+    pytest.mark.skipif(
+        not all(NEEDS), reason="SLURM not installed (.ci/run installs slurm-wlm and munge)"
+    ),
+    pytest.mark.skipif(os.geteuid() != 0, reason="starting slurmd needs root"),
+]
+
+
+def _mem_mb() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            return int(line.split()[1]) // 1024 - 512
+    return 2000
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    d = tmp_path_factory.mktemp("slurm")
+    host = platform.node().split(".")[0]
+    for sub in ("state", "spool", "log"):
+        (d / sub).mkdir()
+    conf = d / "slurm.conf"
+    conf.write_text(f"""
+ClusterName=mmbench
+SlurmctldHost={host}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MinJobAge=3600
+ReturnToService=2
+NodeName={host} CPUs={os.cpu_count()} RealMemory={_mem_mb()} Gres=gpu:1 State=UNKNOWN
+PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
+""")
+    (d / "gres.conf").write_text("Name=gpu File=/dev/null\n")
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    Path("/run/munge").mkdir(parents=True, exist_ok=True)
+    if not Path("/etc/munge/munge.key").exists():
+        subprocess.run(["mungekey", "--create"], check=True)
+    subprocess.run(["munged", "--force"], check=False)
+    subprocess.run(["slurmctld", "-f", str(conf)], check=True, env=env)
+    subprocess.run(["slurmd", "-f", str(conf)], check=True, env=env)
+    for _ in range(60):
+        out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, env=env)
+        if out.stdout.strip() in ("idle", "mix", "alloc"):
+            break
+        time.sleep(1)
+    else:
+        pytest.fail(
+            f"the test cluster did not come up: {out.stdout} {out.stderr} "
+            f"{(d / 'log' / 'slurmctld.log').read_text()[-2000:]}"
+        )
+    yield env
+    for pidfile in ("slurmd.pid", "slurmctld.pid"):
+        p = d / pidfile
+        if p.exists():
+            subprocess.run(["kill", p.read_text().strip()], check=False)
+
+
+def wait_for(env, job_id: str, timeout=120) -> str:
+    for _ in range(timeout):
+        out = subprocess.run(
+            ["scontrol", "show", "job", job_id], capture_output=True, text=True, env=env
+        ).stdout
+        if re.search(r"JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)", out):
+            return out
+        time.sleep(1)
+    raise AssertionError(f"job {job_id} did not end: {out}")
+
+
+def test_a_gpu_request_reaches_slurm(cluster, tmp_path):
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--gpus=1",
+            "-o",
+            str(tmp_path / "o.txt"),
+            "--wrap",
+            "echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES",
+        ],
+        capture_output=True,
+        text=True,
+        env=cluster,
+        check=True,
+    )
+    info = wait_for(cluster, out.stdout.strip())
+    assert "JobState=COMPLETED" in info
+    assert re.search(r"TresPerJob=gres[:/]gpu:1", info), info
+    assert "CUDA_VISIBLE_DEVICES=0" in (tmp_path / "o.txt").read_text()
+
+
+def _workdir(tmp_path):
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+def _snakemake(env, cwd, *args):
+    cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--jobs", "4", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=1500)
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
+    """Compiling every kernel (grouped jobs) and rendering from recorded results, via sbatch;
+    then the measurement job's request as SLURM recorded it."""
+    work = _workdir(tmp_path)
+    out = _snakemake(cluster, work, "compile_all", "--config", "arch=sm_90")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert len(list((work / "results" / "build" / "sm_90").glob("*/*.cubin"))) > 70
+    shutil.copytree(DATA / "h200-main" / "results", work / "results", dirs_exist_ok=True)
+    out = _snakemake(cluster, work, "--config", "render_only=true")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert (work / "results" / "figures" / "roofline.png").stat().st_size > 10_000
+    jobs = subprocess.run(
+        ["scontrol", "show", "job"], capture_output=True, text=True, env=cluster
+    ).stdout
+    compile_jobs = [j for j in jobs.split("\n\n") if "compile" in j]
+    assert compile_jobs and not any(
+        "gpu" in j.split("TresPerJob=")[-1].split()[0] for j in compile_jobs if "TresPerJob=" in j
+    )
+    # a measurement job asks SLURM for one GPU (it fails here: the node's "GPU" is /dev/null)
+    _snakemake(
+        cluster,
+        work,
+        "--config",
+        "arch=sm_90",
+        "variants=[naive_guarded]",
+        "sizes=[64]",
+        "render_only=false",
+        "profile={enabled: false}",
+        "--until",
+        "measure_variant",
+    )
+    jobs = subprocess.run(
+        ["scontrol", "show", "job"], capture_output=True, text=True, env=cluster
+    ).stdout
+    measure = [j for j in jobs.split("\n\n") if "measure_variant" in j]
+    assert measure, jobs[-3000:]
+    assert re.search(r"TresPerJob=gres[:/]gpu:1", measure[-1]), measure[-1]
