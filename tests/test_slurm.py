@@ -65,6 +65,16 @@ NodeName={host} CPUs={os.cpu_count()} RealMemory={_mem_mb()} Gres=gpu:1 State=UN
 PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """)
     (d / "gres.conf").write_text("Name=gpu File=/dev/null\n")
+    # the standard location, as on a real cluster: jobs' srun steps read it from there (the
+    # executor plugin clears SLURM_* variables, SLURM_CONF among them, inside jobs)
+    etc = Path("/etc/slurm")
+    etc.mkdir(parents=True, exist_ok=True)
+    saved = {}
+    for name in ("slurm.conf", "gres.conf"):
+        if (etc / name).exists():
+            saved[name] = (etc / name).read_bytes()
+        shutil.copy(d / name, etc / name)
+    conf = etc / "slurm.conf"
     env = dict(os.environ, SLURM_CONF=str(conf))
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
     if not Path("/etc/munge/munge.key").exists():
@@ -87,6 +97,11 @@ PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
         p = d / pidfile
         if p.exists():
             subprocess.run(["kill", p.read_text().strip()], check=False)
+    for name in ("slurm.conf", "gres.conf"):
+        if name in saved:
+            (etc / name).write_bytes(saved[name])
+        else:
+            (etc / name).unlink(missing_ok=True)
 
 
 def wait_for(env, job_id: str, timeout=120) -> str:
@@ -130,7 +145,19 @@ def _workdir(tmp_path):
 
 
 def _snakemake(env, cwd, *args):
-    cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--jobs", "4", *args]
+    # the test node has 2 CPUs: a compile group may use 2 (the profile says 4)
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--profile",
+        "profiles/slurm",
+        "--jobs",
+        "4",
+        "--cores",
+        "2",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=1500)
 
 

@@ -213,7 +213,7 @@ def detect_gpus() -> list[dict]:
         out = subprocess.run(
             [
                 smi,
-                "--query-gpu=index,name,compute_cap,memory.total",
+                "--query-gpu=index,name,compute_cap,memory.total,uuid",
                 "--format=csv,noheader,nounits",
             ],
             capture_output=True,
