@@ -1,7 +1,7 @@
 // Test-only kernel: naive_guarded, except that at m == 13 every thread writes through a null
 // pointer, an illegal address that ends the CUDA context (a "sticky" error).  Used to check
 // that such a fault costs one configuration, not the job.
-#include "common.cuh"
+#include "../../../kernels/common.cuh"
 
 extern "C" __global__ void faulty(MM_PARAMS) {
     int row = blockIdx.y * blockDim.y + threadIdx.y;

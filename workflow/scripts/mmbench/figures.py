@@ -18,15 +18,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-VARIANT_ORDER = [
-    "naive_unguarded",
-    "naive_guarded",
-    "naive_xrow",
-    "tiled_unguarded",
-    "tiled_guarded",
-    "coarsened",
-    "cublas",
-]
+from .registry import load_registry  # noqa: E402
+
+REGISTRY = Path(__file__).resolve().parents[3] / "kernels" / "registry.yaml"
+# the optimisation ladder: the registry's order, which also fixes each variant's colour
+VARIANT_ORDER = list(load_registry(REGISTRY))
 
 
 def palette(variants=VARIANT_ORDER) -> dict:
