@@ -197,7 +197,7 @@ def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
             "measure_variant:cpus_per_task=1",
             "--until",
             "measure_variant",
-            timeout=300,
+            timeout=120,
         )
     except subprocess.TimeoutExpired:
         pass
