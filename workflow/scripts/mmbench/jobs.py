@@ -90,21 +90,18 @@ def run_job(
         )
     from . import gpus
 
+    # what every worker of this job is told, besides its configurations still to do
+    base = dict(
+        variant=variant,
+        registry=registry,
+        instantiations=instantiations,
+        settings=settings,
+        journal=str(journal),
+        log=logfile,
+        source_sha=source_sha,
+    )
     with gpus.acquire(log=log) as gpu_env:
-        _measure(
-            keyed,
-            rows,
-            variant,
-            registry,
-            instantiations,
-            settings,
-            journal,
-            logfile,
-            source_sha,
-            spec_path,
-            max_workers,
-            gpu_env,
-        )
+        _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
         device = read_journal(journal)[2] or device
     table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]), TIMINGS_COLUMNS)
     atomic_write_csv(table, out)
@@ -113,20 +110,7 @@ def run_job(
     return device
 
 
-def _measure(
-    keyed,
-    rows,
-    variant,
-    registry,
-    instantiations,
-    settings,
-    journal,
-    logfile,
-    source_sha,
-    spec_path,
-    max_workers,
-    gpu_env,
-) -> None:
+def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> None:
     """Workers until every configuration has a row (restarting after a lost context)."""
     attempts = 0
     limit = max_workers or len(keyed) + 1
@@ -139,22 +123,13 @@ def _measure(
             for k, c in todo:
                 rows[k] = error_row(c, "not run: too many worker restarts in this job")
             break
-        spec = dict(
-            variant=variant,
-            registry=registry,
-            instantiations=instantiations,
-            settings=settings,
-            journal=str(journal),
-            log=logfile,
-            todo=todo,
-            source_sha=source_sha,
-        )
+        spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         env = dict(gpu_env)
         pkg_parent = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
         proc = subprocess.run([sys.executable, "-m", "mmbench.worker", str(spec_path)], env=env)
-        new_rows, started, _ = read_journal(journal)
+        new_rows, started, _ = read_journal(Path(base["journal"]))
         rows.update(new_rows)
         unfinished = [k for k in started if k not in rows]
         if proc.returncode != 0:

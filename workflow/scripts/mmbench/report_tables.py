@@ -122,10 +122,6 @@ def e5a(timings: pd.DataFrame) -> pd.DataFrame:
     return d[[c for c in cols if c in d]].round(3)
 
 
-def e3f(metrics_table: pd.DataFrame) -> pd.DataFrame:
-    return metrics_table
-
-
 def e4c(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
     """The deviceQuery facts of seed 003, from the run manifests (or the rows' provenance)."""
     for p in manifests:
@@ -149,7 +145,6 @@ def e4c(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
 def provenance(timings: pd.DataFrame, manifests: list[Path]) -> pd.DataFrame:
     """Device, versions and commit of the run, for the report's provenance page."""
     rows = []
-    first = timings.iloc[0] if len(timings) else {}
     for c in ("gpu_name", "gpu_uuid", "driver_version", "cuda_runtime", "cupy_version", "hostname"):
         if c in timings:
             rows.append((c, ", ".join(sorted(map(str, timings[c].dropna().unique())))))
@@ -161,5 +156,4 @@ def provenance(timings: pd.DataFrame, manifests: list[Path]) -> pd.DataFrame:
             ("git commit", f"{m['git']['commit']}{' (dirty)' if m['git'].get('dirty') else ''}")
         )
         rows += [(f"package {k}", v) for k, v in m.get("packages", {}).items()]
-    del first
     return pd.DataFrame(rows, columns=["what", "value"])
