@@ -10,14 +10,12 @@ separate processes and CUDA contexts), and compares the kernel-time medians row 
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+from _snakemake import ROOT, run_fresh  # noqa: E402 - the benchmarks' shared helper
 
-ROOT = Path(__file__).resolve().parents[1]
 AXES = [
     "variant",
     "tile",
@@ -35,22 +33,8 @@ AXES = [
 
 
 def run(preset: str, work: Path, cores: int) -> pd.DataFrame:
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(ROOT / "Snakefile"),
-        "-d",
-        str(work),
-        "--cores",
-        str(cores),
-        "--configfile",
-        preset,
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
+    proc, _ = run_fresh(work, preset, cores)
+    proc.check_returncode()
     return pd.read_csv(work / "results" / "repro" / "tables" / "timings.csv")
 
 

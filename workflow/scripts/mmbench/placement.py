@@ -148,6 +148,15 @@ class Placement:
             flat = cupyx.empty_pinned(count, dtype)
         return Matrix(np, flat, rows, cols, ld, self.guard)
 
+    def host_operands(self, kind: str) -> tuple[Matrix, Matrix, Matrix]:
+        """A, B and C as padded host matrices of one memory kind, A and B filled."""
+        m, n, k = self.conf.m, self.conf.n, self.conf.k
+        lda, ldb, ldc = self.host_ld
+        hA, hB = self.host_matrix(kind, m, k, lda), self.host_matrix(kind, k, n, ldb)
+        hA.grid[:, :k] = self.a
+        hB.grid[:, :n] = self.b
+        return hA, hB, self.host_matrix(kind, m, n, ldc)
+
     def device_matrix(self, rows: int, cols: int, ld: int) -> Matrix:
         flat = self.cp.empty(rows * ld + 2 * self.guard, dtype=self.a.dtype)
         return Matrix(self.cp, flat, rows, cols, ld, self.guard)
@@ -161,11 +170,7 @@ class CopyPlacement(Placement):
         m, n, k = conf.m, conf.n, conf.k
         lda, ldb, ldc = self.host_ld
         self.memory = conf.memory
-        self.hA = self.host_matrix(conf.memory, m, k, lda)
-        self.hB = self.host_matrix(conf.memory, k, n, ldb)
-        self.hC = self.host_matrix(conf.memory, m, n, ldc)  # the result on the host
-        self.hA.grid[:, :k] = a
-        self.hB.grid[:, :n] = b
+        self.hA, self.hB, self.hC = self.host_operands(conf.memory)  # hC: the result on the host
         self.hC0 = None
         if c0 is not None:
             self.hC0 = self.host_matrix(conf.memory, m, n, ldc)
@@ -285,13 +290,7 @@ class MappedPlacement(Placement):
 
     def __init__(self, cp, conf, a, b, c0, guard):
         super().__init__(cp, conf, a, b, c0, guard)
-        m, n, k = conf.m, conf.n, conf.k
-        lda, ldb, ldc = self.host_ld
-        self.hA = self.host_matrix("pinned", m, k, lda)
-        self.hB = self.host_matrix("pinned", k, n, ldb)
-        self.hC = self.host_matrix("pinned", m, n, ldc)
-        self.hA.grid[:, :k] = a
-        self.hB.grid[:, :n] = b
+        self.hA, self.hB, self.hC = self.host_operands("pinned")
         self.kernel_mats = (self.hA, self.hB, self.hC)
 
     def reset(self):
