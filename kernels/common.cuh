@@ -1,8 +1,8 @@
 // Shared definitions for every matrix-multiplication kernel in this folder.
 //
-// Each kernel file is compiled once per instantiation with
-//   -DELEM_T=<float|double|int> -DTILE=<8|16|32> [-DCOARSEN=<F>]
-// and exposes one `extern "C"` entry point named after its registry variant, so the host side
+// Each kernel file is compiled once per instantiation with -DELEM_T=<float|double|int> and
+// -D<NAME>=<value> for each compile-time parameter its registry entry declares (TILE, COARSEN,
+// BM, ...), and exposes one `extern "C"` entry point named after its registry variant, so the host side
 // (CuPy's RawModule) can load it by name.  All kernels share one signature:
 //
 //   C[M x N] (ldc)  =  A[M x K] (lda) . B[K x N] (ldb)            when accumulate == 0
@@ -14,12 +14,6 @@
 
 #ifndef ELEM_T
 #error "ELEM_T must be defined: -DELEM_T=float, double or int"
-#endif
-#ifndef TILE
-#error "TILE must be defined: -DTILE=8, 16 or 32"
-#endif
-#ifndef COARSEN
-#define COARSEN 1
 #endif
 
 typedef ELEM_T elem_t;

@@ -25,6 +25,8 @@ rule resources_table:
         f"{R}/logs/aggregate/resources.log",
     conda:
         ENV
+    params:
+        registry=REGISTRY_FILE,
     script:
         "../scripts/resources_table.py"
 

@@ -1,5 +1,6 @@
 # Configuration (coerced, validated against workflow/schemas/config.schema.yaml), the registry,
-# the plan of configurations, and the input functions the other rule files use.
+# the plan of configurations, the output catalogue, and the input functions the other rule
+# files use.
 import os
 import shlex
 import sys
@@ -10,18 +11,24 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# The pipeline's Python package, workflow/scripts/mmbench: the scripts import it from their own
-# folder (Snakemake puts a script's folder on its path); the Snakefile does the same here.
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
-
-from mmbench import plan as mmplan  # noqa: E402
-from mmbench.compile import nvcc_command  # noqa: E402
-from mmbench.config import ConfigError, validate  # noqa: E402
-from mmbench.registry import kernel_dependencies, load_registry  # noqa: E402
+try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
+    from mmbench import plan as mmplan
+    from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
+    from mmbench.catalogue import TABLES as TABLE_CATALOGUE
+    from mmbench.catalogue import caption
+    from mmbench.compile import nvcc_command
+    from mmbench.config import ConfigError, validate
+    from mmbench.registry import kernel_dependencies, load_registry
+except ImportError as err:
+    raise WorkflowError(
+        f"the mmbench package is not importable in this Python ({sys.executable}): {err}. "
+        "Install it from the repository root with `pip install -e .` (the README's set-up "
+        "command does this)."
+    ) from None
 
 KERNELS = Path(workflow.basedir) / "kernels"
-
-REGISTRY = load_registry(KERNELS / "registry.yaml")
+REGISTRY_FILE = str(KERNELS / "registry.yaml")
+REGISTRY = load_registry(REGISTRY_FILE)
 ENV = "../../environment.yml"
 
 try:
@@ -36,8 +43,8 @@ try:
     else:
         GPUS = mmplan.detect_gpus()
         ARCH = mmplan.resolve_arch(config, GPUS)
-        PLAN = mmplan.expand(config, REGISTRY)
-        PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY)
+        PLAN = mmplan.expand(config, REGISTRY, ARCH)
+        PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY, ARCH)
         mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
@@ -55,14 +62,22 @@ wildcard_constraints:
     variant="|".join(REGISTRY),
     figure="|".join(FIGURES) or "(?!)",
     table="|".join(TABLES) or "(?!)",
-    dtype="float32|float64|int32",
-    tile=r"\d+",
-    coarsen=r"\d+",
+    instance=r"[A-Za-z0-9_]+",
+    m=r"\d+",
+    n=r"\d+",
+    k=r"\d+",
     arch=r"sm_\d+[af]?",
 
 
-def cubin_path(arch, variant, dtype, tile, coarsen, ext="cubin"):
-    return f"results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.{ext}"
+def cubin_path(arch, variant, instance, ext="cubin"):
+    """One cubin per instantiation, named by its parameter slug."""
+    return f"results/build/{arch}/{variant}/{instance}.{ext}"
+
+
+def instance_slug(params):
+    from mmbench.registry import slug
+
+    return slug(params)
 
 
 def kernel_source(wildcards):
@@ -73,12 +88,20 @@ def kernel_headers(wildcards):
     return [str(p) for p in kernel_dependencies(kernel_source(wildcards))[1:]]
 
 
+def nvcc(wildcards, input, output):
+    """The nvcc command of one instantiation: -D<NAME>=<value> for each of its parameters,
+    for the variant's own architecture where it declares one (sm_90a)."""
+    v = REGISTRY[wildcards.variant]
+    params = v.instance(wildcards.instance)
+    return shlex.join(nvcc_command(input.src, output.cubin, v.arch or wildcards.arch, params))
+
+
 def variant_cubins(wildcards):
-    return [
-        cubin_path(ARCH, *inst)
-        for inst in PLAN.instantiations
-        if inst[0] == wildcards.variant
-    ]
+    return {
+        instance_slug(params): cubin_path(ARCH, v, instance_slug(params))
+        for v, params in PLAN.instantiations
+        if v == wildcards.variant
+    }
 
 
 def variant_sources(wildcards):
@@ -89,32 +112,32 @@ def variant_sources(wildcards):
 
 
 def planned_ptxas_reports(wildcards):
-    return [cubin_path(ARCH, *inst, ext="ptxas.txt") for inst in PLAN.instantiations]
+    return [
+        cubin_path(ARCH, v, instance_slug(params), ext="ptxas.txt")
+        for v, params in PLAN.instantiations
+    ]
 
 
-def profile_path(c):
-    return f"{R}/profile/{c.variant}/{c.dtype}_t{c.tile}_f{c.coarsen}_{c.m}x{c.n}x{c.k}.csv"
+def profile_stem(c):
+    return f"{R}/profile/{c.variant}/{c.instance}_{c.m}x{c.n}x{c.k}"
 
 
-PROFILE_BY_PATH = {profile_path(c): c for c in PROFILE}
+PROFILE_BY_STEM = {profile_stem(c): c for c in PROFILE}
 
 
 def profile_outputs(wildcards):
-    return list(PROFILE_BY_PATH)
+    return [f"{stem}.csv" for stem in PROFILE_BY_STEM]
 
 
 def profile_configuration(wildcards):
     w = wildcards
-    path = f"{R}/profile/{w.variant}/{w.dtype}_t{w.tile}_f{w.coarsen}_{w.m}x{w.n}x{w.k}.csv"
-    return PROFILE_BY_PATH[path].as_dict()
+    return PROFILE_BY_STEM[f"{R}/profile/{w.variant}/{w.instance}_{w.m}x{w.n}x{w.k}"].as_dict()
 
 
 def profile_cubin(wildcards):
     if not REGISTRY[wildcards.variant].compiled:
         return []
-    return cubin_path(
-        ARCH, wildcards.variant, wildcards.dtype, wildcards.tile, wildcards.coarsen
-    )
+    return cubin_path(ARCH, wildcards.variant, wildcards.instance)
 
 
 def profile_targets():
@@ -122,7 +145,7 @@ def profile_targets():
         return []
     return [
         f"{R}/tables/metrics.csv",
-        f"{R}/tables/e3f_metrics.csv",
+        f"{R}/tables/nvprof_metrics.csv",
         f"{R}/tables/roofline.csv",
     ]
 
@@ -130,21 +153,31 @@ def profile_targets():
 EXPERIMENT_LABEL = f"Experiment {config['experiment'] or 'main'}"
 
 
+def manifests():
+    """The run manifests: of the planned measurement jobs, or (rendering only) those present."""
+    if RENDER_ONLY:
+        return sorted(str(p) for p in Path(f"{R}/runs").glob("*.manifest.json"))
+    return [f"{R}/runs/{v}.manifest.json" for v in PLAN.runs]
+
+
+def input_paths(output):
+    """The paths of a catalogue output's named inputs (mmbench/catalogue.py)."""
+    paths = {
+        "timings": f"{R}/tables/timings.csv",
+        "roofline": f"{R}/tables/roofline.csv",
+        "ceilings": f"{R}/tables/ceilings.csv",
+        "nvprof": f"{R}/tables/nvprof_metrics.csv",
+        "manifests": manifests(),
+    }
+    return {name: paths[name] for name in output.inputs}
+
+
 def figure_inputs(wildcards):
-    inputs = {"timings": f"{R}/tables/timings.csv"}
-    if wildcards.figure == "roofline":
-        inputs |= {
-            "roofline": f"{R}/tables/roofline.csv",
-            "ceilings": f"{R}/tables/ceilings.csv",
-        }
-    return inputs
+    return input_paths(FIGURE_CATALOGUE[wildcards.figure])
 
 
 def table_inputs(wildcards):
-    inputs = {"timings": f"{R}/tables/timings.csv"}
-    if wildcards.table == "e3f":
-        inputs["e3f"] = f"{R}/tables/e3f_metrics.csv"
-    return inputs
+    return input_paths(TABLE_CATALOGUE[wildcards.table])
 
 
 def report_targets():
@@ -153,8 +186,8 @@ def report_targets():
     have_profile = bool(PROFILE) or (
         RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists()
     )
-    figs = [f for f in FIGURES if f != "roofline" or have_profile]
-    tabs = [t for t in TABLES if t != "e3f" or have_profile]
+    figs = [f for f in FIGURES if have_profile or not FIGURE_CATALOGUE[f].needs_profile]
+    tabs = [t for t in TABLES if have_profile or not TABLE_CATALOGUE[t].needs_profile]
     if RENDER_ONLY:
         missing = [p for p in (f"{R}/tables/timings.csv",) if not Path(p).exists()]
         if missing:

@@ -1,5 +1,6 @@
-# nvcc builds one cubin per instantiation (variant x dtype x tile x coarsening factor) for the
-# GPU's architecture, and keeps ptxas's resource report (registers, shared memory, spills).
+# nvcc builds one cubin per instantiation (a variant and one value of each of its compile-time
+# parameters, named by their slug) for the GPU's architecture, and keeps ptxas's resource report
+# (registers, shared memory, spills).
 
 
 rule compile_kernel:
@@ -7,16 +8,14 @@ rule compile_kernel:
         src=kernel_source,
         headers=kernel_headers,
     output:
-        cubin="results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.cubin",
-        ptxas="results/build/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.ptxas.txt",
+        cubin="results/build/{arch}/{variant}/{instance}.cubin",
+        ptxas="results/build/{arch}/{variant}/{instance}.ptxas.txt",
     log:
-        "results/logs/compile/{arch}/{variant}/{dtype}_t{tile}_f{coarsen}.log",
+        "results/logs/compile/{arch}/{variant}/{instance}.log",
     conda:
         ENV
     params:
-        nvcc=lambda w, input, output: shlex.join(
-            nvcc_command(input.src, output.cubin, w.arch, w.dtype, w.tile, w.coarsen)
-        ),
+        nvcc=nvcc,
     shell:
         "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas}"
 
@@ -25,7 +24,10 @@ rule compile_all:
     """Every instantiation the registry can build, whatever the config asks (CI runs this for
     sm_80 and sm_90)."""
     input:
-        [cubin_path(ARCH, *inst) for inst in mmplan.all_instantiations(REGISTRY)],
+        [
+            cubin_path(ARCH, v, instance_slug(params))
+            for v, params in mmplan.all_instantiations(REGISTRY, ARCH)
+        ],
     output:
         f"results/build/{ARCH}/all_cubins.txt",
     log:

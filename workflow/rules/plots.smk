@@ -1,5 +1,5 @@
 # Figures (PNG for the report, PDF for papers) and the reports' tables (CSV, Markdown, HTML,
-# LaTeX), from the tidy tables alone: they render without a GPU, also from a results folder
+# LaTeX) of the output catalogue (mmbench/catalogue.py), from the tidy tables alone: they render without a GPU, also from a results folder
 # copied back from a cluster (render_only=true).
 
 
@@ -9,7 +9,7 @@ rule figure:
     output:
         png=report(
             f"{R}/figures/{{figure}}.png",
-            caption="../report/figure.rst",
+            caption="../report/output.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Figures",
             labels=lambda w: {"figure": w.figure},
@@ -19,6 +19,8 @@ rule figure:
         f"{R}/logs/figures/{{figure}}.log",
     conda:
         ENV
+    params:
+        caption=lambda w: caption(FIGURE_CATALOGUE[w.figure]),
     script:
         "../scripts/render_figure.py"
 
@@ -29,7 +31,7 @@ rule table:
     output:
         html=report(
             f"{R}/report/{{table}}.html",
-            caption="../report/table.rst",
+            caption="../report/output.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Tables",
             labels=lambda w: {"table": w.table},
@@ -41,5 +43,7 @@ rule table:
         f"{R}/logs/report/{{table}}.log",
     conda:
         ENV
+    params:
+        caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
     script:
         "../scripts/render_table.py"

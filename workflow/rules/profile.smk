@@ -1,27 +1,28 @@
-# Profiler metrics (config `profile:`): one job per configuration under Nsight Compute (or
-# nvprof on GPUs below compute capability 7.5) and Nsight Systems, the device's measured
-# ceilings, and the roofline table.
+# Profiler metrics (config `profile:`): one job per configuration under Nsight Compute and
+# Nsight Systems, the device's measured ceilings, and the roofline table.
 
 
 rule profile_kernel:
     input:
         profile_cubin,
     output:
-        f"{R}/profile/{{variant}}/{{dtype}}_t{{tile}}_f{{coarsen}}_{{m}}x{{n}}x{{k}}.csv",
+        table=f"{R}/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.csv",
+        # the profilers' own files: spec, event timing, Nsight Compute report, raw pages, logs
+        reports=directory(f"{R}/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}"),
     log:
-        f"{R}/logs/profile/{{variant}}/{{dtype}}_t{{tile}}_f{{coarsen}}_{{m}}x{{n}}x{{k}}.log",
+        f"{R}/logs/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.log",
     conda:
         ENV
     resources:
         gpu=1,
     params:
         configuration=profile_configuration,
-        registry=str(KERNELS / "registry.yaml"),
+        registry=REGISTRY_FILE,
         kernel_name=lambda w: REGISTRY[w.variant].profile_kernel
         or REGISTRY[w.variant].symbol,
         warmup=config["profile"]["warmup_launches"],
         metric_set=config["profile"]["metric_set"],
-        tools={k: config["profile"][k] for k in ("ncu", "nsys", "nvprof")},
+        tools={k: config["profile"][k] for k in ("ncu", "nsys")},
     script:
         "../scripts/profile_kernel.py"
 
@@ -81,15 +82,15 @@ rule roofline_table:
         "../scripts/roofline_table.py"
 
 
-rule e3f_table:
+rule nvprof_metrics_table:
     input:
         f"{R}/tables/metrics.csv",
     output:
-        csv=f"{R}/tables/e3f_metrics.csv",
-        md=f"{R}/tables/e3f_metrics.txt",
+        csv=f"{R}/tables/nvprof_metrics.csv",
+        md=f"{R}/tables/nvprof_metrics.txt",
     log:
-        f"{R}/logs/aggregate/e3f.log",
+        f"{R}/logs/aggregate/nvprof_metrics.log",
     conda:
         ENV
     script:
-        "../scripts/e3f_table.py"
+        "../scripts/nvprof_metrics_table.py"

@@ -12,6 +12,21 @@ DTYPE_BYTES = {"float32": 4, "float64": 8, "int32": 4}
 UNIT_ROUNDOFF = {"float32": 2.0**-24, "float64": 2.0**-53, "int32": 0.0}
 SIGNIFICAND_BITS = {"float32": 24, "float64": 53}
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ memory per block
+MAX_THREADS_PER_BLOCK = 1024
+# Shared memory one block may opt in to (static + dynamic), bytes, by compute capability
+# (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
+SHARED_OPTIN_LIMIT = {
+    "7.0": 96 * 1024,
+    "7.2": 96 * 1024,
+    "7.5": 64 * 1024,
+    "8.0": 163 * 1024,
+    "8.6": 99 * 1024,
+    "8.7": 163 * 1024,
+    "8.9": 99 * 1024,
+    "9.0": 227 * 1024,
+    "10.0": 227 * 1024,
+    "12.0": 99 * 1024,
+}
 # Largest value of each input distribution (int09: integers 0..9, as in seeds 000 and 002;
 # uniform: floats in [0, 1), as seed 001's randomInit).
 DISTRIBUTION_MAX = {"int09": 9, "uniform": 1}
@@ -35,13 +50,6 @@ def gflops(nflop: int, ms: float) -> float:
 def matrix_elements(m: int, n: int, k: int) -> tuple[int, int, int]:
     """Elements of A (m x k), B (k x n) and C (m x n)."""
     return m * k, k * n, m * n
-
-
-def transfer_bytes(m: int, n: int, k: int, dtype: str, accumulate: bool) -> tuple[int, int]:
-    """Bytes copied host->device (A, B, and C when accumulating) and device->host (C)."""
-    a, b, c = matrix_elements(m, n, k)
-    size = DTYPE_BYTES[dtype]
-    return (a + b + (c if accumulate else 0)) * size, c * size
 
 
 def exact_expected(dtype: str, distribution: str, k: int, accumulate: bool) -> bool:
@@ -84,12 +92,17 @@ def device_bytes_needed(m: int, n: int, k: int, dtype: str, pad: int = 0) -> int
     return padded * DTYPE_BYTES[dtype] + 8 * (a + b + 4 * c)
 
 
-def guard_elements(tile: int, coarsen: int, lda: int, ldb: int, ldc: int) -> int:
-    """Elements of guard zone on each side of a device buffer.
+def guard_elements(reach_rows: int, reach_cols: int, lda: int, ldb: int, ldc: int) -> int:
+    """Elements of guard zone on each side of a device buffer, from the kernel's declared reach
+    (registry `reach`: rows and columns past the end of a matrix its accesses can touch).
 
-    A kernel launched with whole blocks over a size that is not a multiple of its tile touches
-    at most one block (tile rows, tile*coarsen columns) past the end of each matrix: tile + 1
-    rows of the widest leading dimension, plus a block width, cover it.
+    One more row of the widest leading dimension than the reach, plus the reach in columns, so a
+    guarded kernel still has a row of guard and an access `reach` rows and columns past the last
+    element lands inside the zone.
     """
-    width = max(tile, 1) * max(coarsen, 1)
-    return (max(tile, 1) + 1) * (max(lda, ldb, ldc) + width)
+    return (max(reach_rows, 0) + 1) * max(lda, ldb, ldc, 1) + max(reach_cols, 0)
+
+
+def shared_optin_limit(compute_capability: str | None) -> int | None:
+    """Opt-in shared memory per block of a compute capability such as "9.0" (None: unknown)."""
+    return SHARED_OPTIN_LIMIT.get(compute_capability or "")

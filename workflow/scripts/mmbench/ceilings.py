@@ -69,7 +69,7 @@ def roofline(metrics, ceilings):
 
     rows = []
     ok = metrics[metrics.status == "ok"]
-    keys = ["variant", "dtype", "tile", "coarsen", "m", "n", "k"]
+    keys = ["variant", "label", "instance", "dtype", "m", "n", "k"]
     c = ceilings.iloc[0]
     for key, g in ok.groupby(keys):
         val = dict(zip(g.metric, g.value, strict=True))

@@ -10,9 +10,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from .registry import Variant
-
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+from . import paths
+from .registry import DTYPE_PARAM, Variant
 
 
 class ConfigError(ValueError):
@@ -20,12 +19,19 @@ class ConfigError(ValueError):
 
 
 def load_schema(registry: dict[str, Variant] | None = None) -> dict:
-    schema = yaml.safe_load(SCHEMA.read_text())
+    """The config schema, with the names that live elsewhere filled in: the registry's variants
+    and the output catalogue's figures and tables."""
+    from .catalogue import FIGURES, TABLES
+
+    schema = yaml.safe_load(paths.schema_path("config").read_text())
+    props = schema["properties"]
     if registry is not None:
-        schema["properties"]["variants"]["items"] = {"enum": list(registry)}
-        schema["properties"]["profile"]["properties"]["variants"]["items"] = {
-            "enum": list(registry)
-        }
+        props["variants"]["items"] = {"enum": list(registry)}
+        props["profile"]["properties"]["variants"]["items"] = {"enum": list(registry)}
+        props["params"]["propertyNames"] = {"enum": list(registry)}
+    report = props["report"]["properties"]
+    report["figures"]["items"] = {"enum": list(FIGURES)}
+    report["tables"]["items"] = {"enum": list(TABLES)}
     return schema
 
 
@@ -146,14 +152,44 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             "config key 'distribution': 'uniform' (floats in [0, 1)) cannot fill int32 matrices; "
             "use distribution=int09 or drop int32 from dtypes"
         )
-    coarsening = [registry[v] for v in cfg["variants"] if len(registry[v].coarsen) > 1]
-    if coarsening:
-        supported = sorted({f for v in coarsening for f in v.coarsen})
-        for f in cfg["coarsen"]:
-            if f not in supported:
+    problems += _param_problems(cfg, registry, "", cfg["variants"])
+    if cfg["profile"]["enabled"]:
+        problems += _param_problems(cfg["profile"], registry, "profile.", cfg["profile"]["variants"])
+    return problems
+
+
+def _param_problems(section: dict, registry: dict[str, Variant], prefix: str, variants) -> list[str]:
+    """Parameter values the chosen variants do not declare: per-variant `params:` entries, and
+    the shorthands (dtypes, tiles, coarsen) that no chosen variant with that parameter builds."""
+    from .plan import SHORTHANDS
+
+    problems = []
+    for name, chosen in (section.get("params") or {}).items():
+        v = registry[name]
+        declared = dict(v.params)
+        for param, values in chosen.items():
+            if param not in declared:
                 problems.append(
-                    f"config key 'coarsen': {f} is not built by "
-                    f"{', '.join(v.name for v in coarsening)}; valid values: "
+                    f"config key '{prefix}params.{name}.{param}': {v.name} has no parameter "
+                    f"{param}; its parameters: {', '.join(declared)}"
+                )
+                continue
+            for i, x in enumerate(values):
+                if x not in declared[param]:
+                    problems.append(
+                        f"config key '{prefix}params.{name}.{param}[{i}]': {x!r} is not valid; "
+                        f"valid values: {', '.join(map(str, declared[param]))}"
+                    )
+    for key, param in SHORTHANDS.items():
+        having = [registry[v] for v in variants if param in dict(registry[v].params)]
+        if not having or key not in section:
+            continue
+        supported = sorted({x for v in having for x in v.values(param)}, key=str)
+        for i, x in enumerate(section[key]):
+            if x not in supported and param != DTYPE_PARAM:
+                problems.append(
+                    f"config key '{prefix}{key}[{i}]': {x!r} is not valid for "
+                    f"{', '.join(v.name for v in having)}; valid values: "
                     f"{', '.join(map(str, supported))}"
                 )
     return problems

@@ -8,6 +8,7 @@ figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -19,26 +20,22 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .registry import load_registry  # noqa: E402
-
-REGISTRY = Path(__file__).resolve().parents[3] / "kernels" / "registry.yaml"
-# the optimisation ladder: the registry's order, which also fixes each variant's colour
-VARIANT_ORDER = list(load_registry(REGISTRY))
+from .row import parameter_columns  # noqa: E402
 
 
-def palette(variants=VARIANT_ORDER) -> dict:
-    colours = sns.color_palette("colorblind", n_colors=max(10, len(variants)))
-    out = {v: colours[i] for i, v in enumerate(VARIANT_ORDER)}
+def variant_order() -> list[str]:
+    """The optimisation ladder: the registry's order, which also fixes each variant's colour."""
+    return list(load_registry())
+
+
+def palette(variants=()) -> dict:
+    order = variant_order()
+    colours = sns.color_palette("colorblind", n_colors=max(10, len(order)))
+    out = {v: colours[i % len(colours)] for i, v in enumerate(order)}
     extra = [v for v in variants if v not in out]
     for i, v in enumerate(extra):
-        out[v] = colours[(len(VARIANT_ORDER) + i) % len(colours)]
+        out[v] = colours[(len(order) + i) % len(colours)]
     return out
-
-
-def label(row) -> str:
-    if row["variant"] == "cublas":
-        return "cublas"
-    text = f"{row['variant']} {int(row['tile'])}x{int(row['tile'])}"
-    return text + (f" F={int(row['coarsen'])}" if int(row.get("coarsen", 1)) > 1 else "")
 
 
 def _setup():
@@ -73,31 +70,34 @@ def no_data(stem: Path, title: str, needs: str) -> list[Path]:
 def measured(df: pd.DataFrame) -> pd.DataFrame:
     """Rows that ran and verified (FAIL rows are shown in the tables, not as performance)."""
     d = df[df["verification"] == "PASS"].copy()
-    d["tile"] = d["tile"].fillna(0).astype(int)
-    d["coarsen"] = d["coarsen"].fillna(1).astype(int)
-    d["series"] = [label(r) for _, r in d.iterrows()]
+    d["series"] = d["label"]
     return d
 
 
 def ladder(d: pd.DataFrame) -> list[str]:
-    """Series in the order of the optimisation ladder (registry order, then tile, then F)."""
-    rank = {v: i for i, v in enumerate(VARIANT_ORDER)}
-    keys = d.drop_duplicates("series")[["series", "variant", "tile", "coarsen"]]
-    keys = keys.assign(r=[rank.get(v, 99) for v in keys.variant]).sort_values(
-        ["r", "tile", "coarsen"]
-    )
-    return list(keys.series)
+    """Series in the order of the optimisation ladder: registry order, then the parameter
+    values, numerically."""
+    rank = {v: i for i, v in enumerate(variant_order())}
+    params = [c for c in parameter_columns(d) if c != "series"]
+    keys = d.drop_duplicates("series")[["series", "variant", *params]]
+    keys = keys.assign(_r=[rank.get(v, len(rank)) for v in keys.variant])
+    return list(keys.sort_values(["_r", *params], na_position="first").series)
 
 
-def _lines(ax, d, x, y, lo=None, hi=None, style_by_tile=True):
+# line styles and markers of the series of one variant, in ladder order
+DASHES = ["-", "--", ":", "-."]
+MARKERS = [None, "o", "^", "s", "D", "v"]
+
+
+def _lines(ax, d, x, y, lo=None, hi=None):
     pal = palette(d["variant"].unique())
-    dashes = {0: "-", 8: ":", 16: "--", 32: "-"}
-    markers = {1: None, 2: "^", 4: "o", 8: "s"}
+    seen: dict[str, int] = {}
     for series in ladder(d):
         g = d[d.series == series].sort_values(x)
         v = g["variant"].iloc[0]
-        ls = dashes.get(int(g["tile"].iloc[0]), "-") if style_by_tile else "-"
-        mk = markers.get(int(g["coarsen"].iloc[0]), "D")
+        i = seen[v] = seen.get(v, -1) + 1
+        ls = DASHES[i % len(DASHES)]
+        mk = MARKERS[(i // len(DASHES)) % len(MARKERS)] if i >= len(DASHES) else MARKERS[i % 2]
         ax.plot(
             g[x],
             g[y],
@@ -141,8 +141,8 @@ def time_vs_n(timings, stem, memory="pinned"):
 
 def tiled_vs_naive(d: pd.DataFrame) -> str:
     """Seed 000: the shared-memory kernel is faster than the naive one, at every n."""
-    t = d[d.variant == "tiled_guarded"].groupby(["tile", "m"]).kernel_ms_median.median()
-    n = d[d.variant == "naive_guarded"].groupby(["tile", "m"]).kernel_ms_median.median()
+    t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
+    n = d[d.variant == "naive_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
     both = pd.concat([t.rename("t"), n.rename("n")], axis=1).dropna()
     if both.empty:
         return "no tiled_guarded / naive_guarded pair to compare."
@@ -151,7 +151,7 @@ def tiled_vs_naive(d: pd.DataFrame) -> str:
         "agrees with" if wins == 100 else "partly agrees with" if wins >= 50 else "disagrees with"
     )
     return (
-        f"tiled is faster than naive in {wins:.0f}% of (block, n) pairs, by "
+        f"tiled is faster than naive in {wins:.0f}% of (parameters, n) pairs, by "
         f"{(both.n / both.t).median():.2f}x (median): {agree} seed 000."
     )
 
@@ -163,7 +163,7 @@ def gflops_vs_n(timings, stem, kind="kernel"):
         return no_data(stem, "GFLOPS vs N", "two or more square sizes")
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     _setup()
-    kernels = [v for v in VARIANT_ORDER if v in set(d.variant) and v != "cublas"]
+    kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"]
     fig, axes = plt.subplots(
         1, max(1, len(kernels)), figsize=(5 * max(1, len(kernels)), 4.2), sharey=True, squeeze=False
     )
@@ -177,20 +177,20 @@ def gflops_vs_n(timings, stem, kind="kernel"):
     big = d[d.m == d.m.max()]
     parts = []
     for v in kernels:
-        g = big[big.variant == v].groupby("tile")[f"{kind}_gflops"].median()
+        g = big[big.variant == v].groupby("params")[f"{kind}_gflops"].median()
         if len(g) > 1:
             parts.append(
-                f"{v} at N={int(d.m.max())}: " + ", ".join(f"{t}x{t} {x:.0f}" for t, x in g.items())
+                f"{v} at N={int(d.m.max())}: " + ", ".join(f"{p} {x:.0f}" for p, x in g.items())
             )
-    spread = [big[big.variant == v].groupby("tile")[f"{kind}_gflops"].median() for v in kernels]
+    spread = [big[big.variant == v].groupby("params")[f"{kind}_gflops"].median() for v in kernels]
     matters = all(len(g) > 1 and g.max() / g.min() > 1.1 for g in spread)
     verdict(
         fig,
         "; ".join(parts)
         + (
-            " GFLOP/s: the block size matters, as seed 002 found."
+            " GFLOP/s: the parameters (block size) matter, as seed 002 found."
             if matters
-            else " GFLOP/s: the block size matters little here, unlike seed 002."
+            else " GFLOP/s: the parameters (block size) matter little here, unlike seed 002."
         ),
     )
     return save(fig, stem)
@@ -241,28 +241,38 @@ def remainder(timings, stem):
     return save(fig, stem)
 
 
+def block_width(block: str) -> int:
+    """x threads of a launch's block, "32x32x1" -> 32 (the period of the remainder effect)."""
+    return int(str(block).split("x")[0])
+
+
 def peaks_at_multiples(kern: pd.DataFrame) -> str:
-    """Seed 002: peaks at N multiple of the block.  Per series: mean GFLOP/s at multiples of the
-    tile over the mean elsewhere."""
-    parts = []
+    """Seed 002: peaks at N multiple of the block.  Per series: mean GFLOP/s where N is a
+    multiple of its block width over the mean elsewhere, and whether the tiled kernels peak and
+    which series dip instead, all from this run's numbers."""
+    gains = {}
     for series in ladder(kern):
         g = kern[kern.series == series]
-        t = int(g.tile.iloc[0])
-        at = g[g.m % t == 0].kernel_gflops.mean()
-        off = g[g.m % t != 0].kernel_gflops.mean()
-        parts.append(f"{series} {100 * (at / off - 1):+.1f}%")
-    tiled = [p for p in parts if p.startswith("tiled")]
-    agree = all(float(p.split()[-1].rstrip("%")) > 0 for p in tiled) if tiled else False
-    return (
-        "GFLOP/s at multiples of the block vs elsewhere: "
-        + ", ".join(parts)
-        + (
-            ". The tiled kernels peak at multiples of their block, as seed 002 found"
-            if agree
-            else ". No consistent peak at multiples of the block, unlike seed 002"
-        )
-        + "; the naive 16x16 kernel instead dips at multiples of 32."
-    )
+        width = block_width(g.block.iloc[0])
+        at = g[g.m % width == 0].kernel_gflops.mean()
+        off = g[g.m % width != 0].kernel_gflops.mean()
+        if width > 1 and not (math.isnan(at) or math.isnan(off)):
+            gains[series] = (width, 100 * (at / off - 1))
+    if not gains:
+        return "no series has sizes both on and off multiples of its block width."
+    parts = [f"{s} {pct:+.1f}% (block width {w})" for s, (w, pct) in gains.items()]
+    tiled = {s: pct for s, (_, pct) in gains.items() if s.startswith("tiled")}
+    dips = [s for s, (_, pct) in gains.items() if pct < -1]
+    text = "GFLOP/s at multiples of the block width vs elsewhere: " + ", ".join(parts) + ". "
+    if tiled and all(pct > 0 for pct in tiled.values()):
+        text += "The tiled kernels peak at multiples of their block, as seed 002 found"
+    elif tiled:
+        text += "The tiled kernels do not all peak at multiples of their block, unlike seed 002"
+    else:
+        text += "No tiled kernel in this run to compare with seed 002"
+    if dips:
+        text += "; " + ", ".join(dips) + (" dips" if len(dips) == 1 else " dip") + " there instead"
+    return text + "."
 
 
 def global_vs_kernel(timings, stem):
@@ -277,7 +287,7 @@ def global_vs_kernel(timings, stem):
         v for v in ("tiled_guarded", "naive_guarded", "coarsened", "cublas") if v in set(d.variant)
     ][0]
     d = d[d.variant == pick]
-    d = d[d.tile == d.tile.max()] if pick != "cublas" else d
+    d = d[d.series == ladder(d)[-1]]  # the last rung of that variant (e.g. its largest block)
     _setup()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     colours = {"pinned": "C0", "pageable": "C3"}
@@ -290,7 +300,7 @@ def global_vs_kernel(timings, stem):
     ax.set(
         xlabel="N",
         ylabel="GFLOP/s",
-        title=f"{label(d.iloc[0])}: the transfer cost fades as N grows",
+        title=f"{d.series.iloc[0]}: the transfer cost fades as N grows",
     )
     ax.legend(fontsize=8)
     parts = []
@@ -350,8 +360,23 @@ def time_split(timings, stem):
         ax.set_yticks(y, g.series, fontsize=7)
         ax.set(xlabel="ms", title=f"N = {size}")
     axes[0][-1].legend(fontsize=8, loc="lower right")
-    fig.suptitle("Where the time goes: HtoD, kernel, DtoH (pinned memory)")
+    fig.suptitle(f"Where the time goes: HtoD, kernel, DtoH ({d.memory.iloc[0]} memory)")
+    verdict(fig, transfer_share(d[d.m == sizes[-1]]))
     return save(fig, stem)
+
+
+def transfer_share(d: pd.DataFrame) -> str:
+    """What share of the global time the copies take, fastest and slowest kernel, at one size."""
+    d = d.assign(
+        share=(d.h2d_ms_median + d.d2h_ms_median)
+        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
+    )
+    fast, slow = d.loc[d.kernel_ms_median.idxmin()], d.loc[d.kernel_ms_median.idxmax()]
+    return (
+        f"at N = {int(d.m.iloc[0])}, HtoD + DtoH take {fast.share:.0%} of the global time for the "
+        f"fastest kernel ({fast.series}, {fast.kernel_ms_median:.3g} ms) and {slow.share:.0%} for "
+        f"the slowest ({slow.series}, {slow.kernel_ms_median:.3g} ms)."
+    )
 
 
 def fraction_of_cublas(timings, stem):
@@ -367,9 +392,10 @@ def fraction_of_cublas(timings, stem):
     d["fraction"] = d.kernel_gflops / d.cublas_gflops
     d = (
         square(d)
-        .groupby(["series", "variant", "tile", "coarsen", "m"], as_index=False)["fraction"]
+        .groupby(["series", "variant", "m"], as_index=False)["fraction"]
         .median()
     )
+    d = d.merge(measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series"))
     _setup()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _lines(ax, d, "m", "fraction")
@@ -381,7 +407,18 @@ def fraction_of_cublas(timings, stem):
         title="Performance as a fraction of cuBLAS",
     )
     ax.legend(fontsize=7, ncol=2)
+    verdict(fig, closest_to_cublas(d))
     return save(fig, stem)
+
+
+def closest_to_cublas(d: pd.DataFrame) -> str:
+    """The best and the worst series at the largest size, as a fraction of cuBLAS."""
+    big = d[d.m == d.m.max()]
+    best, worst = big.loc[big.fraction.idxmax()], big.loc[big.fraction.idxmin()]
+    return (
+        f"at N = {int(big.m.iloc[0])} the closest to cuBLAS is {best.series} at "
+        f"{best.fraction:.0%} of its rate; the furthest, {worst.series}, at {worst.fraction:.1%}."
+    )
 
 
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
@@ -402,7 +439,7 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         )
     pal = palette(roof.variant.unique())
     for _, r in roof.iterrows():
-        name = f"{r['variant']} {int(r['tile'])}x{int(r['tile'])} N={int(r['m'])} {r['dtype']}"
+        name = f"{r['label']} N={int(r['m'])} {r['dtype']}"
         colour = pal[r["variant"]]
         ax.scatter(
             r["arithmetic_intensity"],
@@ -429,15 +466,12 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
                 lw=0.8,
                 alpha=0.6,
             )
-    ax.scatter(
-        [], [], facecolors="none", edgecolors="0.3", label="same kernel, per L1 global-load byte"
-    )
-    verdict(
-        fig,
-        "filled: FLOP per DRAM byte (L2 holds these matrices, so every kernel reads each "
-        "from DRAM about once); hollow: FLOP per byte of global loads, where tiling moves "
-        "the kernels right.",
-    )
+    has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
+    if has_l1:
+        ax.scatter(
+            [], [], facecolors="none", edgecolors="0.3", label="same kernel, per L1 global-load byte"
+        )
+    verdict(fig, roofline_note(roof, has_l1))
     ax.set(
         xscale="log",
         yscale="log",
@@ -447,3 +481,18 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     )
     ax.legend(fontsize=7)
     return save(fig, stem)
+
+
+def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
+    """Where each profiled kernel sits, from the roofline table: its bound and the fraction of
+    the attainable rate it reaches; with L1 intensities, how far tiling moves it."""
+    parts = []
+    for _, r in roof.iterrows():
+        text = (
+            f"{r['label']} N={int(r['m'])}: {r['arithmetic_intensity']:.0f} FLOP/DRAM byte, "
+            f"{r['bound']}-bound, {r['fraction_of_attainable']:.0%} of the attainable rate"
+        )
+        if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")):
+            text += f", {r['l1_arithmetic_intensity']:.2f} FLOP per L1 global-load byte (hollow)"
+        parts.append(text)
+    return "; ".join(parts) + "."

@@ -15,14 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from .tables import TIMINGS_COLUMNS, atomic_write_csv, atomic_write_text, ordered
+from .plan import Configuration
+from .row import error_row, ordered
+from .tables import atomic_write_csv, atomic_write_text
 
 log = logging.getLogger("mmbench.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -61,7 +62,7 @@ def run_job(
     variant: str,
     registry: str,
     confs: list[dict],
-    instantiations: list[list],
+    instantiations: dict[str, str],
     sources: list[str],
     source_sha: str,
     settings: dict,
@@ -73,11 +74,10 @@ def run_job(
     out = Path(out_csv)
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")
-    cubins = {(d, int(t), int(f)): p for d, t, f, p in instantiations}
-    shas = {k: file_sha(p) for k, p in cubins.items()}
+    shas = {name: file_sha(path) for name, path in instantiations.items()}
     keyed = []
     for c in confs:
-        cub = shas.get((c["dtype"], int(c["tile"]), int(c["coarsen"])), "library")
+        cub = shas.get(Configuration.from_dict(c).instance, "library")
         keyed.append((journal_key(c, cub, source_sha, settings), c))
     rows, _, device = read_journal(journal)
     kept = sum(1 for k, _ in keyed if k in rows)
@@ -103,7 +103,7 @@ def run_job(
     with gpus.acquire(log=log) as gpu_env:
         _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
         device = read_journal(journal)[2] or device
-    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]), TIMINGS_COLUMNS)
+    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]))
     atomic_write_csv(table, out)
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
@@ -121,14 +121,13 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
         attempts += 1
         if attempts > limit:
             for k, c in todo:
-                rows[k] = error_row(c, "not run: too many worker restarts in this job")
+                rows[k] = conf_error(c, "not run: too many worker restarts in this job")
             break
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
-        env = dict(gpu_env)
-        pkg_parent = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_parent, env.get("PYTHONPATH")]))
-        proc = subprocess.run([sys.executable, "-m", "mmbench.worker", str(spec_path)], env=env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "mmbench.worker", str(spec_path)], env=dict(gpu_env)
+        )
         new_rows, started, _ = read_journal(Path(base["journal"]))
         rows.update(new_rows)
         unfinished = [k for k in started if k not in rows]
@@ -142,14 +141,15 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
                 reason = "the CUDA context was lost (see the row before)"
             for k in unfinished:
                 conf = dict(keyed)[k]
-                rows[k] = error_row(
+                rows[k] = conf_error(
                     conf, f"worker process ended while measuring this configuration ({reason})"
                 )
                 log.warning("worker ended (%s) during %s; restarting for the rest", reason, conf)
 
 
-def error_row(conf: dict, message: str) -> dict:
-    return dict(conf, verification="ERROR", error=message, samples=0)
+def conf_error(conf: dict, message: str) -> dict:
+    """The row of a configuration no worker could finish."""
+    return error_row(Configuration.from_dict(conf).axes(), message)
 
 
 def git_state(repo: str | Path) -> dict:

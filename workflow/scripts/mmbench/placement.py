@@ -32,10 +32,6 @@ UINT = {4: np.uint32, 8: np.uint64}
 CPU_DEVICE_ID = -1  # cudaCpuDeviceId
 
 
-def _bits(arr: np.ndarray) -> np.ndarray:
-    return arr.view(UINT[arr.itemsize])
-
-
 class Matrix:
     """One rows x ld matrix inside a buffer with `guard` sentinel elements on each side.
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import arith
 from .config import ConfigError
-from .registry import Variant
+from .registry import DTYPE_PARAM, Variant, label, slug
 
 # Largest GPU memory of a current single GPU (B200, 192 GB); used to refuse impossible sizes
 # when planning on a machine that sees no GPU (a CI runner, a cluster's login node).
@@ -22,9 +22,10 @@ LARGEST_GPU_GIB = 192.0
 
 @dataclass(frozen=True)
 class Configuration:
+    """One configuration to measure: a kernel instantiation (variant, element type and the
+    values of its other compile-time parameters) on one problem, layout and input set."""
+
     variant: str
-    tile: int  # 0 where the variant has no tile (cuBLAS chooses its own)
-    coarsen: int
     dtype: str
     m: int
     n: int
@@ -33,6 +34,8 @@ class Configuration:
     memory: str
     distribution: str
     seed: int
+    # compile-time parameters other than the element type, in the registry's order
+    params: tuple[tuple[str, int], ...] = ()
     operation: str = "gemm"
     pad: int = 0
     transfer: str = "contiguous"
@@ -41,20 +44,54 @@ class Configuration:
     expected: str = "PASS"
     notes: str = ""
 
+    def __post_init__(self):
+        if isinstance(self.params, dict):
+            object.__setattr__(self, "params", tuple(self.params.items()))
+        else:
+            object.__setattr__(self, "params", tuple(tuple(p) for p in self.params))
+
+    @property
+    def instance_params(self) -> dict:
+        """The full parameter dict of the instantiation, the element type first."""
+        return {DTYPE_PARAM: self.dtype} | dict(self.params)
+
+    @property
+    def instance(self) -> str:
+        """The instantiation's slug (its cubin's name)."""
+        return slug(self.instance_params)
+
+    @property
+    def label(self) -> str:
+        """Readable name of the kernel instantiation, e.g. ``tiled_guarded TILE=32``."""
+        return f"{self.variant} {label(self.instance_params)}".strip()
+
     def as_dict(self) -> dict:
-        return asdict(self)
+        """JSON-able; from_dict() inverts it."""
+        return asdict(self) | {"params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Configuration:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    def axes(self) -> dict:
+        """The configuration as columns of a row: every axis, the label, the instantiation, and
+        one column per compile-time parameter."""
+        out = self.as_dict()
+        del out["params"]
+        return (
+            dict(variant=self.variant, label=self.label, params=label(self.instance_params))
+            | dict(instance=self.instance)
+            | out
+            | dict(self.params)
+        )
 
 
 @dataclass
 class Plan:
     runs: dict[str, list[Configuration]] = field(default_factory=dict)
     refused: list[dict] = field(default_factory=list)
-    # (variant, dtype, tile, coarsen) of every cubin the runs need
-    instantiations: list[tuple[str, str, int, int]] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return sum(len(v) for v in self.runs.values())
+    # (variant, parameter dict) of every cubin the runs need
+    instantiations: list[tuple[str, dict]] = field(default_factory=list)
 
 
 def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
@@ -83,94 +120,139 @@ def layouts(cfg: dict) -> list[tuple[str, int, str]]:
     return list(dict.fromkeys(out))
 
 
-def all_instantiations(registry: dict[str, Variant]) -> list[tuple[str, str, int, int]]:
-    """Every (variant, dtype, tile, coarsen) the registry can build (CI compiles them all)."""
-    out = []
-    for v in registry.values():
-        if not v.compiled:
+# The config's shorthands for parameter values: key -> parameter it chooses.
+SHORTHANDS = {"dtypes": DTYPE_PARAM, "tiles": "TILE", "coarsen": "COARSEN"}
+
+
+def chosen_values(v: Variant, section: dict) -> tuple[dict[str, list], list[str]]:
+    """The values of each of `v`'s parameters that a config section chooses, and the reasons
+    where it chooses none.  Per-variant `params:` first, then the shorthands (dtypes, tiles,
+    coarsen), else every declared value."""
+    explicit = (section.get("params") or {}).get(v.name, {})
+    chosen, problems = {}, []
+    shorthand = {param: key for key, param in SHORTHANDS.items()}
+    for name, declared in v.params:
+        if name in explicit:
+            want, source = explicit[name], f"params.{v.name}.{name}"
+        elif name in shorthand and shorthand[name] in section:
+            want, source = section[shorthand[name]], shorthand[name]
+        else:
+            chosen[name] = list(declared)
             continue
-        for dtype, tile, f in itertools.product(v.dtypes, v.tiles, v.coarsen):
-            if (
-                v.static_shared_bytes(tile, f, arith.DTYPE_BYTES[dtype])
-                <= arith.STATIC_SHARED_LIMIT
-            ):
-                out.append((v.name, dtype, tile, f))
-    return out
+        chosen[name] = [x for x in want if x in declared]
+        if not chosen[name]:
+            problems.append(
+                f"{name}: supports {', '.join(map(str, declared))}, none of {source} = {list(want)}"
+            )
+    return chosen, problems
 
 
-def expand(cfg: dict, registry: dict[str, Variant]) -> Plan:
+def compute_capability(arch: str | None) -> str | None:
+    """sm_90a -> "9.0"; None where unknown."""
+    if not arch:
+        return None
+    num = arch.removeprefix("sm_").rstrip("af")
+    return f"{num[:-1]}.{num[-1]}" if len(num) >= 2 else None
+
+
+def arch_refusal(v: Variant, arch: str | None) -> str | None:
+    """Why `v` cannot run on a GPU of architecture `arch` (None: it can)."""
+    if not v.arch or arch is None:
+        return None
+    if compute_capability(v.arch) != compute_capability(arch):
+        return (
+            f"needs {v.arch} (architecture-specific instructions), but this run targets {arch}; "
+            f"run it on a GPU of compute capability {compute_capability(v.arch)}"
+        )
+    return None
+
+
+def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], list[dict]]:
+    """(parameter dicts to build, refusals with their reason) of a variant under a config
+    section: the chosen values, less what the constraints and the hardware rule out."""
+    base = dict(variant=v.name)
+    why = arch_refusal(v, arch)
+    if why:
+        return [], [dict(base, reason=why)]
+    chosen, problems = chosen_values(v, section)
+    if problems:
+        return [], [dict(base, reason=p) for p in problems]
+    limit = arith.shared_optin_limit(compute_capability(arch))
+    keep, refused = [], []
+    for params in v.instantiations(chosen):
+        reasons = v.rejected(params, limit)
+        if reasons:
+            refused.append(
+                dict(base, dtype=params[DTYPE_PARAM], params=label(params), reason="; ".join(reasons))
+            )
+        else:
+            keep.append(params)
+    return keep, refused
+
+
+def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[tuple[str, dict]]:
+    """Every (variant, parameter dict) the registry can build for `arch` (CI compiles them all)."""
+    return [
+        (v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]
+    ]
+
+
+def _split(params: dict) -> tuple[str, tuple]:
+    rest = tuple((k, x) for k, x in params.items() if k != DTYPE_PARAM)
+    return params[DTYPE_PARAM], rest
+
+
+def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
     plan = Plan()
     shapes = shapes_of(cfg)
-    insts: dict[tuple, None] = {}
+    insts: dict[tuple, tuple[str, dict]] = {}
     for name in cfg["variants"]:
         v = registry[name]
         runs: list[Configuration] = []
-        tiles = [t for t in cfg["tiles"] if t in v.tiles] if v.tiles else [0]
-        factors = [f for f in cfg["coarsen"] if f in v.coarsen] if len(v.coarsen) > 1 else [1]
-        base = dict(variant=name, distribution=cfg["distribution"], seed=cfg["seed"])
-        if not tiles:
-            plan.refused.append(
-                dict(base, reason=f"supports tiles {list(v.tiles)}, none of {cfg['tiles']}")
-            )
-        for dtype in cfg["dtypes"]:
-            if dtype not in v.dtypes:
-                plan.refused.append(
-                    dict(base, dtype=dtype, reason=f"supports dtypes {', '.join(v.dtypes)} only")
+        instances, refused = buildable(v, cfg, arch)
+        base = dict(distribution=cfg["distribution"], seed=cfg["seed"])
+        plan.refused += [dict(r, **base) for r in refused]
+        for params in instances:
+            dtype, rest = _split(params)
+            accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
+            for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
+                shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
+            ):
+                unmet = v.unmet(params, m, n, k)
+                conf = Configuration(
+                    variant=name,
+                    dtype=dtype,
+                    params=rest,
+                    m=m,
+                    n=n,
+                    k=k,
+                    accumulate=acc,
+                    memory=mem,
+                    distribution=cfg["distribution"],
+                    seed=cfg["seed"],
+                    operation=v.operation,
+                    pad=pad,
+                    transfer=transfer,
+                    cache=cache,
+                    precondition_met=not unmet,
+                    expected="FAIL" if unmet else "PASS",
+                    notes="; ".join(unmet),
                 )
-                continue
-            for tile, f in itertools.product(tiles, factors):
-                smem = v.static_shared_bytes(tile, f, arith.DTYPE_BYTES[dtype])
-                if smem > arith.STATIC_SHARED_LIMIT:
+                if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
                     plan.refused.append(
                         dict(
-                            base,
-                            dtype=dtype,
-                            tile=tile,
-                            coarsen=f,
-                            reason=f"needs {smem} B of static shared memory, over the 48 KiB limit",
+                            conf.axes(),
+                            reason="; ".join(unmet)
+                            + " (set demonstrate_failures: true to run it in guard zones)",
                         )
                     )
                     continue
-                accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
-                for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
-                    shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
-                ):
-                    unmet = v.unmet(m, n, k, tile, f)
-                    conf = Configuration(
-                        variant=name,
-                        tile=tile,
-                        coarsen=f,
-                        dtype=dtype,
-                        m=m,
-                        n=n,
-                        k=k,
-                        accumulate=acc,
-                        memory=mem,
-                        distribution=cfg["distribution"],
-                        seed=cfg["seed"],
-                        operation=v.operation,
-                        pad=pad,
-                        transfer=transfer,
-                        cache=cache,
-                        precondition_met=not unmet,
-                        expected="FAIL" if unmet else "PASS",
-                        notes="; ".join(unmet),
-                    )
-                    if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
-                        plan.refused.append(
-                            dict(
-                                conf.as_dict(),
-                                reason="; ".join(unmet)
-                                + " (set demonstrate_failures: true to run it in guard zones)",
-                            )
-                        )
-                        continue
-                    runs.append(conf)
-                    if v.compiled:
-                        insts[(name, dtype, tile, f)] = None
+                runs.append(conf)
+                if v.compiled:
+                    insts[(name, slug(params))] = (name, params)
         if runs:
             plan.runs[name] = runs
-    plan.instantiations = list(insts)
+    plan.instantiations = list(insts.values())
     return plan
 
 
@@ -259,33 +341,32 @@ def resolve_memory(cfg: dict, gpus: list[dict]) -> tuple[float, str]:
     return LARGEST_GPU_GIB, "of the largest current GPU (no GPU visible here)"
 
 
-def profile_plan(cfg: dict, registry: dict[str, Variant]) -> tuple[list[Configuration], list[dict]]:
+def profile_plan(
+    cfg: dict, registry: dict[str, Variant], arch: str | None = None
+) -> tuple[list[Configuration], list[dict]]:
     """The configurations of the profile: section (one profiled kernel launch each), and those
     refused with their reason."""
     p = cfg["profile"]
     runs, refused = [], []
     if not p["enabled"]:
         return runs, refused
-    for name, dtype, size in itertools.product(p["variants"], p["dtypes"], p["sizes"]):
+    for name in p["variants"]:
         v = registry[name]
-        if dtype not in v.dtypes:
-            refused.append(
-                dict(variant=name, dtype=dtype, reason=f"supports {', '.join(v.dtypes)} only")
-            )
-            continue
-        tiles = [t for t in p["tiles"] if t in v.tiles] if v.tiles else [0]
-        factors = [f for f in p["coarsen"] if f in v.coarsen] if len(v.coarsen) > 1 else [1]
-        for tile, f in itertools.product(tiles, factors):
-            unmet = v.unmet(size, size, size, tile, f)
+        instances, why = buildable(v, p, arch)
+        refused += why
+        for params, size in itertools.product(instances, p["sizes"]):
+            unmet = v.unmet(params, size, size, size)
             if unmet and v.unsafe_when_unmet:
-                refused.append(dict(variant=name, m=size, tile=tile, reason="; ".join(unmet)))
+                refused.append(
+                    dict(variant=name, params=label(params), m=size, reason="; ".join(unmet))
+                )
                 continue
+            dtype, rest = _split(params)
             runs.append(
                 Configuration(
                     variant=name,
-                    tile=tile,
-                    coarsen=f,
                     dtype=dtype,
+                    params=rest,
                     m=size,
                     n=size,
                     k=size,

@@ -1,10 +1,9 @@
 """Profiler output -> tidy metric rows, and the commands that produce it.
 
-Nsight Compute (`ncu --import R --csv --page raw --print-units base`), Nsight Systems
-(`nsys stats --format csv` of cuda_gpu_kern_sum and cuda_gpu_mem_time_sum) and nvprof
-(`--csv` metric results and GPU-activity summaries) are all parsed here, and every value is
-named by its nvprof metric (workflow/resources/nvprof_to_ncu.yaml) so results from a Maxwell
-laptop and a Hopper cluster land in the same columns.
+Nsight Compute (`ncu --import R --csv --page raw --print-units base`) and Nsight Systems
+(`nsys stats --format csv` of cuda_gpu_kern_sum and cuda_gpu_mem_time_sum) are parsed here, and
+every value is named by its nvprof metric (workflow/resources/nvprof_to_ncu.yaml), in nvprof's
+unit, so the table reads like seed 002's nvprof output.
 """
 
 from __future__ import annotations
@@ -18,7 +17,9 @@ from pathlib import Path
 
 import yaml
 
-MAPPING = Path(__file__).resolve().parents[2] / "resources" / "nvprof_to_ncu.yaml"
+from . import paths
+
+
 METRIC_COLUMNS = [
     "metric",
     "tool_metric",
@@ -32,8 +33,9 @@ METRIC_COLUMNS = [
 ]
 
 
-def load_mapping(path: str | Path = MAPPING) -> dict:
-    return yaml.safe_load(Path(path).read_text())
+def load_mapping(path: str | Path | None = None) -> dict:
+    """The nvprof -> Nsight Compute metric mapping (workflow/resources/nvprof_to_ncu.yaml)."""
+    return yaml.safe_load(Path(path or paths.resource_path("nvprof_to_ncu.yaml")).read_text())
 
 
 def ncu_metric_names(mapping: dict, metric_set: str) -> list[str]:
@@ -72,32 +74,6 @@ def parse_ncu_raw(text: str) -> list[dict]:
             rec[name] = (num, unit) if num is not None and "__" in name else val
         out.append(rec)
     return out
-
-
-# ncu units -> factor to its base unit (ns, byte, byte/s); --print-units base should give base
-# units already, this keeps the numbers right if a version prints scaled ones
-_UNIT_TO_BASE = {
-    "us": 1e3,
-    "usecond": 1e3,
-    "ms": 1e6,
-    "msecond": 1e6,
-    "s": 1e9,
-    "second": 1e9,
-    "Kbyte": 1e3,
-    "Mbyte": 1e6,
-    "Gbyte": 1e9,
-    "Kbyte/s": 1e3,
-    "Mbyte/s": 1e6,
-    "Gbyte/s": 1e9,
-    "Tbyte/s": 1e12,
-    "Kbyte/second": 1e3,
-    "Mbyte/second": 1e6,
-    "Gbyte/second": 1e9,
-}
-
-
-def to_base(value: float, unit: str) -> float:
-    return value * _UNIT_TO_BASE.get(unit, 1.0)
 
 
 def ncu_rows(launch: dict, mapping: dict, metric_set: str, version: str) -> list[dict]:
@@ -236,82 +212,15 @@ def time_split_rows(kern: list[dict], mem: list[dict], tool: str, version: str) 
     ]
 
 
-# -- nvprof -------------------------------------------------------------------------------------
-def parse_nvprof_metrics(text: str) -> list[dict]:
-    """`nvprof --metrics ... --csv` results: Device, Kernel, Invocations, Metric Name,
-    Metric Description, Min, Max, Avg (Avg taken; percentages lose their %)."""
-    lines = [ln for ln in text.splitlines() if not ln.startswith("==")]
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"Device","Kernel"')), None)
-    if start is None:
-        return []
-    reader = csv.DictReader(io.StringIO("\n".join(lines[start:])))
-    return [
-        dict(
-            kernel=r["Kernel"],
-            metric=r["Metric Name"],
-            value=number(r["Avg"]),
-            percent=r["Avg"].strip().endswith("%"),
-        )
-        for r in reader
-        if r.get("Metric Name")
-    ]
-
-
-def parse_nvprof_summary(text: str) -> list[dict]:
-    """`nvprof --print-gpu-summary --csv`: the header, a units row, then Type/Time(%)/Time/
-    Calls/Avg/Min/Max/Name rows; times become ms."""
-    lines = [ln for ln in text.splitlines() if not ln.startswith("==")]
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"Type","Time(%)"')), None)
-    if start is None:
-        return []
-    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    header, units = rows[0], rows[1]
-    factor = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-    out = []
-    for vals in rows[2:]:
-        if len(vals) < len(header):
-            continue
-        rec = dict(zip(header, vals, strict=True))
-        out.append(
-            dict(
-                type=rec["Type"],
-                name=rec["Name"],
-                calls=int(number(rec["Calls"]) or 0),
-                total_time_ms=(number(rec["Time"]) or 0) * factor.get(units[2], 1.0),
-            )
-        )
-    return out
-
-
-def nvprof_rows(metrics: list[dict], mapping: dict, metric_set: str, version: str) -> list[dict]:
-    """Tidy rows from nvprof metric results: the value is nvprof's own, in nvprof's unit."""
-    wanted = set(mapping["sets"][metric_set])
-    return [
-        dict(
-            metric=r["metric"],
-            tool_metric=r["metric"],
-            value=r["value"],
-            unit=mapping["metrics"].get(r["metric"], {}).get("unit", "%" if r["percent"] else ""),
-            raw_value=r["value"],
-            raw_unit="%" if r["percent"] else "",
-            tool="nvprof",
-            tool_version=version,
-            status="ok",
-        )
-        for r in metrics
-        if r["metric"] in wanted
-    ]
-
-
 def e3f_table(metrics):
     """Seed 002's nvprof table: one row per nvprof metric, one column per profiled kernel
-    (variant, tile, size), values normalised to nvprof's units."""
+    (its label and size), values normalised to nvprof's units."""
     import pandas as pd
 
     ok = metrics[(metrics.status == "ok") & (metrics.tool != "cuda_events")].copy()
     if ok.empty:
         return pd.DataFrame()
-    ok["kernel"] = [f"{v} t{t} {m}" for v, t, m in zip(ok.variant, ok.tile, ok.m, strict=True)]
+    ok["kernel"] = [f"{lab} N={m}" for lab, m in zip(ok["label"], ok.m, strict=True)]
     table = ok.pivot_table(
         index=["metric", "unit"], columns="kernel", values="value", aggfunc="first"
     )

@@ -1,7 +1,8 @@
 """One profiling job: a configuration under the right profiler, into tidy metric rows.
 
-Tool choice: nvprof where the GPU is below compute capability 7.5 and a toolkit ships it;
-Nsight Compute elsewhere.  Nsight Systems adds the time split (kernel, HtoD, DtoH) where a full
+Metrics come from Nsight Compute (named by their nvprof equivalents).  nvprof itself is not
+supported: it profiles only GPUs below compute capability 7.5, which the CUDA 13 toolkit this
+pipeline builds with no longer targets.  Nsight Systems adds the time split (kernel, HtoD, DtoH) where a full
 installation can turn its recording into statistics; where it cannot (no QdstrmImporter, as on
 our GPU machines) the job records exactly that and carries on.  A missing profiler never fails
 the workflow: its rows say what was not collected and why.
@@ -33,9 +34,7 @@ def status(metric: str, tool: str, text: str, version: str = "") -> dict:
     return dict(metric=metric, tool=tool, tool_version=version, status=text)
 
 
-def profile(
-    spec: dict, workdir: Path, tools: dict, compute_capability: float, env: dict
-) -> list[dict]:
+def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
     """Rows for one configuration: event time, then the profiler's metrics."""
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
@@ -63,24 +62,17 @@ def profile(
         rows.append(status("event_time", "cuda_events", f"failed: {proc.stderr.strip()[-300:]}"))
     mapping = profilers.load_mapping()
     mset = spec["metric_set"]
-    nvprof = (
-        profilers.find_tool("nvprof", tools.get("nvprof")) if tools.get("nvprof") != "off" else None
-    )
     ncu = profilers.find_tool("ncu", tools.get("ncu")) if tools.get("ncu") != "off" else None
     # 2. metrics
-    if compute_capability < 7.5 and nvprof:
-        rows += run_nvprof(nvprof, spec, spec_path, workdir, mapping, mset, env)
-    elif ncu:
+    if ncu:
         rows += run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env)
     else:
-        why = (
-            "no nvprof (needed below compute capability 7.5)"
-            if compute_capability < 7.5
-            else "ncu (Nsight Compute) not found on PATH; set profile.ncu to its path"
-        )
+        why = "ncu (Nsight Compute) not found on PATH; set profile.ncu to its path"
+        if tools.get("ncu") == "off":
+            why = "profile.ncu is off"
         rows.append(status("metrics", "none", f"not collected: {why}"))
     # 3. timeline (time split)
-    if tools.get("nsys") != "off" and not (compute_capability < 7.5 and nvprof):
+    if tools.get("nsys") != "off":
         nsys = profilers.find_tool("nsys", tools.get("nsys"))
         if nsys:
             rows += run_nsys(nsys, spec_path, workdir, env)
@@ -225,55 +217,3 @@ def run_nsys(nsys, spec_path, workdir, env) -> list[dict]:
         "nsys",
         version,
     )
-
-
-def run_nvprof(nvprof, spec, spec_path, workdir, mapping, mset, env) -> list[dict]:
-    version = profilers.tool_version(nvprof)
-    names = [m for m in mapping["sets"][mset] if "ncu_sum" not in mapping["metrics"][m]]
-    names = [
-        m
-        for m in names
-        if m
-        not in (
-            "duration",
-            "grid_size",
-            "block_size",
-            "registers_per_thread",
-            "shared_memory_per_block",
-            "dram_read_bytes",
-            "dram_write_bytes",
-        )
-    ]
-    names += ["flop_count_sp", "flop_count_dp"]
-    met = _run(
-        [
-            nvprof,
-            "--csv",
-            "--kernels",
-            spec["kernel_name"],
-            "--metrics",
-            ",".join(names),
-            *_target(spec_path),
-        ],
-        env,
-    )
-    (workdir / "nvprof_metrics.log").write_text(met.stdout + met.stderr)
-    rows = profilers.nvprof_rows(
-        profilers.parse_nvprof_metrics(met.stderr + met.stdout), mapping, mset, version
-    )
-    summ = _run([nvprof, "--csv", "--print-gpu-summary", *_target(spec_path)], env)
-    (workdir / "nvprof_summary.log").write_text(summ.stdout + summ.stderr)
-    acts = [
-        r
-        for r in profilers.parse_nvprof_summary(summ.stderr + summ.stdout)
-        if r["type"] == "GPU activities"
-    ]
-    rows += profilers.time_split_rows(
-        [dict(name=a["name"], total_time_ms=a["total_time_ms"]) for a in acts],
-        [],
-        "nvprof",
-        version,
-    )
-    return rows or [
-        status("metrics", "nvprof", "no metrics parsed; see nvprof_metrics.log", version)
-    ]

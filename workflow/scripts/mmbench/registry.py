@@ -1,24 +1,36 @@
-"""The kernel registry (kernels/registry.yaml): which variants exist, how to launch them.
+"""The kernel registry (kernels/registry.yaml): which variants exist, their compile-time
+parameters, and how to launch them.
 
-Launch shapes and preconditions are small arithmetic expressions in the registry; they are
-evaluated here by a whitelisting evaluator (names, integer arithmetic, comparisons, and/or,
-``cdiv``), never by ``eval``.
+A variant declares its parameters as data (``params: {dtype: [...], BM: [64, 128], ...}``), the
+constraints between them, and its launch grid and block, shared memory, preconditions, reach past
+the matrices and argument list as expressions over those names and m, n, k.  Nothing else in the
+pipeline knows a parameter's name: an instantiation is a parameter dict, named by a stable slug,
+compiled with ``-D<NAME>=<value>`` for each.  Expressions are evaluated by a whitelisting
+evaluator (names, integer arithmetic, comparisons, and/or, ``cdiv``, ``min``, ``max``), never by
+``eval``.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
+import math
 import operator
 import re
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "registry.schema.yaml"
+from . import arith, paths
+
+# The element-type parameter: its values are the pipeline's dtypes, passed as -DELEM_T=<C type>.
+DTYPE_PARAM = "dtype"
+# The kernel arguments a registry entry may list, in the course kernels' order (MM_PARAMS).
+ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 
 
 class RegistryError(ValueError):
@@ -57,7 +69,7 @@ def _parse(expr: str) -> ast.Expression:
 
 
 def evaluate(expr: str, **names: int) -> int | bool:
-    """Evaluates a registry expression such as ``cdiv(n, tile * coarsen)`` with the given names."""
+    """Evaluates a registry expression such as ``cdiv(n, TILE * COARSEN)`` with the given names."""
 
     def ev(node: ast.AST) -> int | bool:
         if isinstance(node, ast.Expression):
@@ -96,9 +108,22 @@ def evaluate(expr: str, **names: int) -> int | bool:
 
 
 @dataclass(frozen=True)
-class Requirement:
+class Condition:
+    """An expression that must hold, with the reason shown when it does not."""
+
     expr: str
     reason: str
+
+
+def slug(params: dict) -> str:
+    """Stable name of an instantiation: its values in declaration order, the element type bare,
+    every other parameter as NAME<value> (e.g. ``float32_TILE32_COARSEN4``)."""
+    return "_".join(str(v) if k == DTYPE_PARAM else f"{k}{v}" for k, v in params.items())
+
+
+def label(params: dict) -> str:
+    """Readable parameters without the element type, e.g. ``TILE=32 COARSEN=4``."""
+    return " ".join(f"{k}={v}" for k, v in params.items() if k != DTYPE_PARAM)
 
 
 @dataclass(frozen=True)
@@ -108,51 +133,122 @@ class Variant:
     name: str
     backend: str
     seeds: str
-    dtypes: tuple[str, ...]
-    tiles: tuple[int, ...]
-    coarsen: tuple[int, ...] = (1,)
+    params: tuple[tuple[str, tuple], ...]  # (name, allowed values), declaration order
     source: str | None = None
     symbol: str | None = None
+    args: tuple[str, ...] = ARGUMENTS
     block: tuple[str, ...] = ()
     grid: tuple[str, ...] = ()
-    requires: tuple[Requirement, ...] = ()
-    unsafe_when_unmet: bool = False
     shared_memory: str | None = None
+    dynamic_shared_memory: str | None = None
+    constraints: tuple[Condition, ...] = ()
+    requires: tuple[Condition, ...] = ()
+    unsafe_when_unmet: bool = False
+    reach: tuple[str, str] = ("0", "0")
+    arch: str | None = None
     profile_kernel: str | None = None
     operation: str = "gemm"
     order: int = 0
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def compiled(self) -> bool:
         return self.backend == "cubin"
 
-    def launch(self, m: int, n: int, k: int, tile: int, coarsen: int = 1):
+    @property
+    def param_names(self) -> list[str]:
+        return [name for name, _ in self.params]
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return dict(self.params)[DTYPE_PARAM]
+
+    def values(self, name: str) -> tuple:
+        return dict(self.params)[name]
+
+    # -- instantiations ------------------------------------------------------------------------
+    def names(self, params: dict, **shape: int) -> dict:
+        """The names an expression of this variant sees: the parameters (the element type as
+        its size in bytes, elem_bytes), and the problem shape where given."""
+        out = {k: v for k, v in params.items() if k != DTYPE_PARAM}
+        out["elem_bytes"] = arith.DTYPE_BYTES[params[DTYPE_PARAM]]
+        return out | shape
+
+    def rejected(self, params: dict, smem_optin_limit: int | None = None) -> list[str]:
+        """Why this parameter dict cannot be built or launched (empty: it can): the declared
+        constraints, then the hardware limits every kernel shares."""
+        names = self.names(params)
+        out = [f"{c.expr} fails: {c.reason}" for c in self.constraints if not evaluate(c.expr, **names)]
+        if not self.compiled:
+            return out
+        threads = math.prod(int(evaluate(e, **names, m=1, n=1, k=1)) for e in self.block)
+        if threads > arith.MAX_THREADS_PER_BLOCK:
+            out.append(f"{threads} threads per block, over the limit of {arith.MAX_THREADS_PER_BLOCK}")
+        static = self.static_shared_bytes(params)
+        if static > arith.STATIC_SHARED_LIMIT:
+            out.append(f"needs {static} B of static shared memory, over the 48 KiB limit")
+        total = static + self.dynamic_shared_bytes(params)
+        if smem_optin_limit is not None and total > smem_optin_limit:
+            out.append(
+                f"needs {total} B of shared memory per block, over this GPU's opt-in limit of "
+                f"{smem_optin_limit} B"
+            )
+        return out
+
+    def instantiations(self, choose: dict[str, list] | None = None) -> list[dict]:
+        """Every parameter dict of the declared values (or of `choose`'s subsets of them), in
+        declaration order, constraints not yet applied."""
+        choose = choose or {}
+        axes = [choose.get(name, values) for name, values in self.params]
+        return [dict(zip(self.param_names, combo, strict=True)) for combo in itertools.product(*axes)]
+
+    @cached_property
+    def by_slug(self) -> dict[str, dict]:
+        return {slug(p): p for p in self.instantiations()}
+
+    def instance(self, name: str) -> dict:
+        """The parameter dict of an instantiation slug."""
+        try:
+            return self.by_slug[name]
+        except KeyError:
+            raise RegistryError(f"variant {self.name!r} has no instantiation {name!r}") from None
+
+    # -- launching -----------------------------------------------------------------------------
+    def launch(self, params: dict, m: int, n: int, k: int):
         """(grid, block) as 3-tuples for a problem C[m x n] = A[m x k] . B[k x n]."""
-        names = dict(m=m, n=n, k=k, tile=tile, coarsen=coarsen)
+        names = self.names(params, m=m, n=n, k=k)
         grid = tuple(int(evaluate(e, **names)) for e in self.grid) + (1,) * (3 - len(self.grid))
         block = tuple(int(evaluate(e, **names)) for e in self.block) + (1,) * (3 - len(self.block))
         return grid, block
 
-    def unmet(self, m: int, n: int, k: int, tile: int | None, coarsen: int = 1) -> list[str]:
+    def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
         """Reasons (from the registry) why this shape breaks the variant's preconditions."""
-        names = dict(m=m, n=n, k=k, tile=tile or 1, coarsen=coarsen)
-        return [
-            f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)
-        ]
+        names = self.names(params, m=m, n=n, k=k)
+        return [f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)]
 
-    def static_shared_bytes(self, tile: int, coarsen: int, elem_bytes: int) -> int:
+    def static_shared_bytes(self, params: dict) -> int:
         if not self.shared_memory:
             return 0
-        return int(evaluate(self.shared_memory, tile=tile, coarsen=coarsen, elem_bytes=elem_bytes))
+        return int(evaluate(self.shared_memory, **self.names(params)))
+
+    def dynamic_shared_bytes(self, params: dict) -> int:
+        if not self.dynamic_shared_memory:
+            return 0
+        return int(evaluate(self.dynamic_shared_memory, **self.names(params)))
+
+    def reach_of(self, params: dict, m: int, n: int, k: int) -> tuple[int, int]:
+        """(rows, columns) past the end of a matrix that this kernel's accesses can reach, as
+        declared in the registry (`reach`): the guard zones around every buffer cover it."""
+        names = self.names(params, m=m, n=n, k=k)
+        return int(evaluate(self.reach[0], **names)), int(evaluate(self.reach[1], **names))
 
 
 @cache
-def load_registry(path: str | Path) -> dict[str, Variant]:
-    """Reads and validates kernels/registry.yaml; variants keep the file's order."""
-    path = Path(path)
+def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
+    """Reads and validates a registry (kernels/registry.yaml by default); variants keep the
+    file's order."""
+    path = Path(path) if path else paths.registry_path()
     data = yaml.safe_load(path.read_text())
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = yaml.safe_load(paths.schema_path("registry").read_text())
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str)
     if errors:
         lines = [f"  {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
@@ -164,25 +260,46 @@ def load_registry(path: str | Path) -> dict[str, Variant]:
             src = path.parent / entry["source"]
             if not src.is_file():
                 raise RegistryError(f"variant {name!r}: source {src} does not exist")
-        variants[name] = Variant(
+        params = tuple((k, tuple(v)) for k, v in entry["params"].items())
+        reach = entry.get("reach", {})
+        variant = Variant(
             name=name,
             backend=backend,
             seeds=entry.get("seeds", ""),
-            dtypes=tuple(entry["dtypes"]),
-            tiles=tuple(entry.get("tiles", ())),
-            coarsen=tuple(entry.get("coarsen", (1,))),
+            params=params,
             source=entry.get("source"),
             symbol=entry.get("symbol"),
+            args=tuple(entry.get("args", ARGUMENTS)),
             block=tuple(entry.get("block", ())),
             grid=tuple(entry.get("grid", ())),
-            requires=tuple(Requirement(**r) for r in entry.get("requires", ())),
-            unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
             shared_memory=entry.get("shared_memory"),
+            dynamic_shared_memory=entry.get("dynamic_shared_memory"),
+            constraints=tuple(Condition(**c) for c in entry.get("constraints", ())),
+            requires=tuple(Condition(**r) for r in entry.get("requires", ())),
+            unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
+            reach=(str(reach.get("rows", 0)), str(reach.get("cols", 0))),
+            arch=entry.get("arch"),
             profile_kernel=entry.get("profile_kernel"),
             operation=entry.get("operation", "gemm"),
             order=order,
         )
+        _check_expressions(variant)
+        variants[name] = variant
     return variants
+
+
+def _check_expressions(v: Variant) -> None:
+    """Evaluates every expression of a variant once, so that a typo in a name is an error when
+    the registry is read, not when a job runs."""
+    first = v.instantiations()[0]
+    try:
+        v.rejected(first)
+        if v.compiled:
+            v.launch(first, 1, 1, 1)
+        v.unmet(first, 1, 1, 1)
+        v.reach_of(first, 1, 1, 1)
+    except (RegistryError, ZeroDivisionError) as err:
+        raise RegistryError(f"variant {v.name!r}: {err}") from None
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
@@ -203,10 +320,10 @@ def kernel_dependencies(source: str | Path) -> list[Path]:
     return seen
 
 
-def source_hash(paths: list[str | Path]) -> str:
+def source_hash(paths_: list[str | Path]) -> str:
     """sha256 over the kernel file and its headers (recorded on every row as provenance)."""
     h = hashlib.sha256()
-    for p in sorted(Path(x) for x in paths):
+    for p in sorted(Path(x) for x in paths_):
         h.update(p.name.encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

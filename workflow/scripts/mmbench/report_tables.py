@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .summary import _label_tile, _pivot, shape_label
+from .summary import _pivot, in_ladder_order, shape_label
 
 
 def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
@@ -34,21 +34,23 @@ def _shape(df):
     return df
 
 
-def e4b(timings: pd.DataFrame) -> pd.DataFrame:
-    """Seed 003's table: kernel ms (GFLOPS) per variant x block x size."""
-    d = _shape(_label_tile(timings))
-    return _pivot(
-        d, ["variant", "tile", "coarsen"], "kernel_ms_median", "kernel_gflops"
-    ).reset_index()
+def kernel_times(timings: pd.DataFrame) -> pd.DataFrame:
+    """Seed 003's table: kernel ms (GFLOPS) per variant x parameters x size."""
+    d = _shape(in_ladder_order(timings))
+    return _pivot(d, ["variant", "params"], "kernel_ms_median", "kernel_gflops").reset_index()
 
 
-def e3a(timings: pd.DataFrame) -> pd.DataFrame:
+def matrix_sum(timings: pd.DataFrame) -> pd.DataFrame:
+    """Seed 003's coalescing table: the matrix-sum variants (operation add)."""
+    return kernel_times(timings[timings.operation == "add"])
+
+
+def unguarded_vs_guarded(timings: pd.DataFrame) -> pd.DataFrame:
     """Seed 002's kernel00/kernel01 report: global and kernel time and GFLOPS, PASS/FAIL with
     the first mismatch, per size and host-memory mode."""
     d = _shape(timings)
     cols = [
-        "variant",
-        "tile",
+        "label",
         "shape",
         "memory",
         "grid",
@@ -66,11 +68,11 @@ def e3a(timings: pd.DataFrame) -> pd.DataFrame:
     return out.round(3)
 
 
-def e3b(timings: pd.DataFrame) -> pd.DataFrame:
+def time_split(timings: pd.DataFrame) -> pd.DataFrame:
     """The nvprof-style time split: HtoD, kernel, DtoH (ms and % of global)."""
     d = _shape(timings[timings.verification != "ERROR"])
     total = d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median
-    out = d[["variant", "tile", "shape", "memory"]].copy()
+    out = d[["label", "shape", "memory"]].copy()
     for col, name in (
         ("h2d_ms_median", "HtoD"),
         ("kernel_ms_median", "kernel"),
@@ -86,8 +88,7 @@ def verification(timings: pd.DataFrame) -> pd.DataFrame:
     Freivalds and the first mismatches (printDiff)."""
     d = _shape(timings)
     cols = [
-        "variant",
-        "tile",
+        "label",
         "dtype",
         "shape",
         "memory",
@@ -104,11 +105,11 @@ def verification(timings: pd.DataFrame) -> pd.DataFrame:
     return d[[c for c in cols if c in d]]
 
 
-def e5a(timings: pd.DataFrame) -> pd.DataFrame:
+def leading_dimensions(timings: pd.DataFrame) -> pd.DataFrame:
     """Seed 004's packing buffer vs a strided copy vs keeping the padding: global time split."""
     d = _shape(timings[timings.verification != "ERROR"])
     cols = [
-        "variant",
+        "label",
         "shape",
         "memory",
         "pad",
@@ -122,7 +123,7 @@ def e5a(timings: pd.DataFrame) -> pd.DataFrame:
     return d[[c for c in cols if c in d]].round(3)
 
 
-def e4c(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
+def device_properties(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
     """The deviceQuery facts of seed 003, from the run manifests (or the rows' provenance)."""
     for p in manifests:
         dev = json.loads(Path(p).read_text()).get("device")

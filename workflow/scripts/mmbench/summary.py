@@ -1,5 +1,6 @@
-"""The end-of-run summary, in the shape of seed 003's table: variant x tile x size -> kernel
-milliseconds (with GFLOPS), then global time per host-memory mode, then the verification tally."""
+"""The end-of-run summary, in the shape of seed 003's table: variant x parameters x size ->
+kernel milliseconds (with GFLOPS), then global time per host-memory mode, then the verification
+tally."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import math
 
 import pandas as pd
 
-KEY = ["variant", "tile", "coarsen"]
+from .row import parameter_columns
+
+# rows of the summary: the variant and its compile-time parameters (e.g. "TILE=32 COARSEN=4")
+KEY = ["variant", "params"]
 
 
 def shape_label(m: int, n: int, k: int) -> str:
@@ -44,13 +48,15 @@ def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd
     return out
 
 
-def _label_tile(df: pd.DataFrame) -> pd.DataFrame:
+def in_ladder_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows by variant (in the order they appear) and then by parameter values, numerically;
+    `params` shows "-" where a variant has none (cuBLAS)."""
     df = df.copy()
-    df["tile"] = [
-        f"{int(t)}x{int(t)}" if t and not pd.isna(t) and int(t) else "-" for t in df["tile"]
-    ]
-    df["coarsen"] = df["coarsen"].fillna(1).astype(int)
-    return df
+    df["params"] = df["params"].fillna("").replace("", "-")
+    order = list(dict.fromkeys(df["variant"]))
+    df["_rank"] = [order.index(v) for v in df["variant"]]
+    keys = ["_rank", *(c for c in parameter_columns(df) if c != "_rank")]
+    return df.sort_values(keys, kind="stable", na_position="first").drop(columns="_rank")
 
 
 def _markdown(table: pd.DataFrame) -> str:
@@ -65,11 +71,8 @@ def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[
     """(plain text, Markdown) summary of results/tables/timings.csv."""
     if timings.empty:
         return "no configurations were measured\n", "no configurations were measured\n"
-    df = _label_tile(timings)
+    df = in_ladder_order(timings)
     df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
-    order = list(dict.fromkeys(df["variant"]))
-    df["variant"] = pd.Categorical(df["variant"], order, ordered=True)
-    df = df.sort_values(["variant", "tile", "coarsen"], kind="stable")
     txt, md = [], []
     for (dtype, acc), part in df.groupby(["dtype", "accumulate"], sort=False):
         op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
@@ -119,7 +122,7 @@ def verification_tally(timings: pd.DataFrame) -> str:
     for _, r in unexpected.head(10).iterrows():
         detail = r.get("error") if r["verification"] == "ERROR" else r.get("first_mismatches")
         lines.append(
-            f"  UNEXPECTED {r['verification']}: {r['variant']} {r['dtype']} tile {r['tile']} "
+            f"  UNEXPECTED {r['verification']}: {r['label']} {r['dtype']} "
             f"{shape_label(r['m'], r['n'], r['k'])} {r['memory']}: {detail}"
         )
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 """Tidy tables on disk: atomic writes, so an interrupted run never leaves a table that looks
-whole, and the concatenation of per-job tables."""
+whole, and the concatenation of per-job tables (row.py says which columns a timings row has)."""
 
 from __future__ import annotations
 
@@ -37,80 +37,3 @@ def concat_csv(paths: list[str | Path]) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
-
-
-# Column order of results/tables/timings.csv: axes, launch, outcome, timings, provenance.
-TIMINGS_COLUMNS = [
-    "variant",
-    "backend",
-    "tile",
-    "coarsen",
-    "dtype",
-    "m",
-    "n",
-    "k",
-    "accumulate",
-    "memory",
-    "pad",
-    "transfer",
-    "cache",
-    "lda",
-    "ldb",
-    "ldc",
-    "kernel_ld",
-    "distribution",
-    "seed",
-    "grid",
-    "block",
-    "precondition_met",
-    "expected",
-    "verification",
-    "mismatches",
-    "nonfinite",
-    "oob_writes",
-    "freivalds",
-    "freivalds_bad_rows",
-    "max_abs_error",
-    "rel_l2_error",
-    "tolerance",
-    "first_mismatches",
-    "error",
-    "notes",
-    "samples",
-    "kernel_ms_median",
-    "kernel_ms_min",
-    "kernel_ms_max",
-    "kernel_ms_iqr",
-    "h2d_ms_median",
-    "d2h_ms_median",
-    "global_ms_median",
-    "global_ms_min",
-    "global_ms_max",
-    "global_ms_iqr",
-    "kernel_gflops",
-    "global_gflops",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "temperature_c",
-    "power_w",
-    "throttled_samples",
-    "throttle_reasons",
-    "gpu_busy_ms",
-    "config_wall_ms",
-    "gpu_name",
-    "gpu_uuid",
-    "gpu_index",
-    "compute_capability",
-    "driver_version",
-    "cuda_runtime",
-    "cupy_version",
-    "source_sha256",
-    "hostname",
-    "timestamp",
-]
-
-
-def ordered(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """The known columns in their order (missing ones empty), then any others."""
-    rest = [c for c in df.columns if c not in columns]
-    return df.reindex(columns=list(columns) + rest)

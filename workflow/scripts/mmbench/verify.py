@@ -20,10 +20,6 @@ class Verification:
     rel_l2_error: float
     first_mismatches: list[str] = field(default_factory=list)
 
-    @property
-    def outcome(self) -> str:
-        return "PASS" if self.passed else "FAIL"
-
 
 def format_mismatch(row: int, col: int, expected: float, got: float, integer: bool) -> str:
     """One line of seed 002's report: ``row:col: expected - got = diff``."""

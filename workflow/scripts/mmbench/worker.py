@@ -9,7 +9,9 @@ import sys
 from .jobs import CONTEXT_LOST_EXIT
 from .plan import Configuration
 from .registry import load_registry
-from .runner import ContextLost, Runner, Sampling, append_jsonl, device_properties
+from .device import device_properties
+from .runner import ContextLost, Runner, append_jsonl
+from .timing import Sampling
 
 
 def main(spec_path: str) -> int:
@@ -21,13 +23,13 @@ def main(spec_path: str) -> int:
         handler.setFormatter(fmt)
         root.addHandler(handler)
     variant = load_registry(spec["registry"])[spec["variant"]]
-    cubins = {(d, int(t), int(f)): p for d, t, f, p in spec["instantiations"]}
+    cubins = spec["instantiations"]  # instantiation slug -> cubin
     settings = spec["settings"]
     journal = spec["journal"]
     keys = {}
     confs = []
     for key, c in spec["todo"]:
-        conf = Configuration(**c)
+        conf = Configuration.from_dict(c)
         keys[conf] = key
         confs.append(conf)
     runner = Runner(
@@ -50,18 +52,13 @@ def main(spec_path: str) -> int:
     try:
         runner.run(
             confs,
-            on_row=lambda row: append_jsonl(journal, {"key": keys[_conf_of(row)], "row": row}),
+            on_row=lambda conf, row: append_jsonl(journal, {"key": keys[conf], "row": row}),
             on_start=lambda conf: append_jsonl(journal, {"start": keys[conf]}),
         )
     except ContextLost as err:
         logging.error("CUDA context lost: %s; a new worker takes the rest", err)
         return CONTEXT_LOST_EXIT
     return 0
-
-
-def _conf_of(row: dict) -> Configuration:
-    fields = Configuration.__dataclass_fields__
-    return Configuration(**{k: row[k] for k in fields})
 
 
 if __name__ == "__main__":

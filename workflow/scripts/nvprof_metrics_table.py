@@ -1,4 +1,4 @@
-"""Snakemake job: seed 002's metrics table (E3f) from results/tables/metrics.csv."""
+"""Snakemake job: seed 002's metrics table (E3f), nvprof names, from results/tables/metrics.csv."""
 
 import sys
 

@@ -1,0 +1,233 @@
+"""The one catalogue of the pipeline's figures and tables.
+
+Each output is declared here once: its name (what it shows), the experiment it belongs to (E1 ...
+E5b and the seed report, as labels), the function that makes it, the tidy tables it reads, its
+title and its report caption.  The config schema's allowed names (config.load_schema), the render
+jobs (render_figure.py, render_table.py), the rules' inputs (common.smk) and the report captions
+(workflow/report/output.rst) all come from here.
+
+Inputs a maker reads, by name (common.smk turns them into paths of the results folder):
+  timings      tables/timings.csv              one row per measured configuration
+  manifests    runs/<variant>.manifest.json    each measurement job's device facts and versions
+  roofline     tables/roofline.csv             profiled kernels on the roofline
+  ceilings     tables/ceilings.csv             the device's measured peak rates and bandwidth
+  nvprof       tables/nvprof_metrics.csv       the profiler metrics under nvprof's names
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import figures, report_tables
+
+# inputs that exist only when the profile: section is on
+PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof"})
+
+
+@dataclass(frozen=True)
+class Output:
+    name: str
+    kind: str  # "figure" or "table"
+    experiment: str  # label: experiment id and seed report
+    make: Callable  # figure: make(data, stem) -> paths; table: make(data) -> DataFrame
+    inputs: tuple[str, ...]
+    title: str
+    caption: str  # RST, shown under the output in the HTML report
+
+    @property
+    def needs_profile(self) -> bool:
+        return bool(PROFILE_INPUTS & set(self.inputs))
+
+
+def _fig(name, experiment, make, inputs, title, caption) -> Output:
+    return Output(name, "figure", experiment, make, tuple(inputs), title, caption)
+
+
+def _tab(name, experiment, make, inputs, title, caption) -> Output:
+    return Output(name, "table", experiment, make, tuple(inputs), title, caption)
+
+
+FIGURES: dict[str, Output] = {
+    o.name: o
+    for o in (
+        _fig(
+            "time_vs_n",
+            "E1 (seed 000)",
+            lambda d, stem: figures.time_vs_n(d["timings"], stem),
+            ["timings"],
+            "Kernel time vs n",
+            "Kernel time vs n for the naive and shared-memory kernels (and the others), square "
+            "matrices, pinned memory; the band is the min..max of the timed runs. Seed 000 found "
+            "the shared-memory kernel faster than the naive one at every n.",
+        ),
+        _fig(
+            "time_split",
+            "E3b (seed 002)",
+            lambda d, stem: figures.time_split(d["timings"], stem),
+            ["timings"],
+            "Where the time goes: HtoD, kernel, DtoH",
+            "Where the time of one multiplication goes, HtoD, kernel and DtoH, measured with CUDA "
+            "events (seed 002's nvprof summary), pinned memory.",
+        ),
+        _fig(
+            "gflops_vs_n",
+            "E3c (seed 002)",
+            lambda d, stem: figures.gflops_vs_n(d["timings"], stem),
+            ["timings"],
+            "Kernel GFLOP/s vs N per block size",
+            "Kernel GFLOP/s vs N = 128..3200 (step 32) for 8x8, 16x16 and 32x32 blocks, naive "
+            "(kernel01) and tiled (kernel11), cuBLAS for reference. Seed 002 concluded \"the "
+            "block size matters\" (GTX 1080 Ti: 358 GFLOPS naive, 1188 tiled at N = 3200).",
+        ),
+        _fig(
+            "remainder_effect",
+            "E3d (seed 002)",
+            lambda d, stem: figures.remainder(d["timings"], stem),
+            ["timings"],
+            "Remainder effect, N = 1000..1100 step 1",
+            "N = 1000..1100 step 1. Seed 002: \"the influence of the remainders is not "
+            "negligible; the performance peaks are at N multiple of the block size (32 and 16)\". "
+            "Grey lines mark multiples of 16, darker ones of 32.",
+        ),
+        _fig(
+            "global_vs_kernel",
+            "E3e (seed 002)",
+            lambda d, stem: figures.global_vs_kernel(d["timings"], stem),
+            ["timings"],
+            "Global vs kernel GFLOP/s, pinned vs pageable",
+            "Global (HtoD + kernel + DtoH) vs kernel GFLOP/s, pinned vs pageable memory. Seed "
+            "002: \"the cost of the transfer fades as the problem grows\".",
+        ),
+        _fig(
+            "fraction_of_cublas",
+            "new",
+            lambda d, stem: figures.fraction_of_cublas(d["timings"], stem),
+            ["timings"],
+            "Performance as a fraction of cuBLAS",
+            "Each kernel's GFLOP/s as a fraction of cuBLAS at the same size and type (log scale): "
+            "how far the course kernels are from the library.",
+        ),
+        _fig(
+            "roofline",
+            "E3f (seed 002), new",
+            lambda d, stem: figures.roofline(d["roofline"], d["ceilings"], stem),
+            ["roofline", "ceilings"],
+            "Roofline with the measured ceilings",
+            "The roofline of this GPU with its measured ceilings (peak FP32 and FP64 FMA rate, "
+            "DRAM bandwidth of a large copy) and every profiled kernel placed by Nsight Compute's "
+            "FLOP and DRAM byte counts.",
+        ),
+    )
+}
+
+TABLES: dict[str, Output] = {
+    o.name: o
+    for o in (
+        _tab(
+            "kernel_times",
+            "E4b (seed 003)",
+            lambda d: report_tables.kernel_times(d["timings"]),
+            ["timings"],
+            "Kernel time, ms (GFLOPS), per variant, parameters and size (seed 003)",
+            "Kernel ms (GFLOPS) per variant, parameters and size; \"--\" = refused "
+            "(precondition) or not run. Seed 003 (GeForce 930MX) found shared memory about 3x "
+            "faster than global and 2 outputs per thread about 23% faster again.",
+        ),
+        _tab(
+            "matrix_sum",
+            "E4a (seed 003)",
+            lambda d: report_tables.matrix_sum(d["timings"]),
+            ["timings"],
+            "Matrix sum C = A + B, kernel ms (G additions/s): one thread per element, row, "
+            "column (seed 003)",
+            "Matrix sum with one thread per element, per row and per column at 2000, 6000, "
+            "11000. Seed 003 (930MX) measured 21.3 / 21.5 / 3.7 ms at 2000 and concluded that "
+            "the column mapping (coalesced) is much faster than the row mapping.",
+        ),
+        _tab(
+            "unguarded_vs_guarded",
+            "E3a (seed 002)",
+            lambda d: report_tables.unguarded_vs_guarded(d["timings"]),
+            ["timings"],
+            "kernel00 vs kernel01: global and kernel time, GFLOPS, PASS/FAIL (seed 002)",
+            "kernel00 (grid N/size) fails at 641 with its first mismatch; kernel01 passes; "
+            "pinned memory shortens the global time.",
+        ),
+        _tab(
+            "time_split",
+            "E3b (seed 002)",
+            lambda d: report_tables.time_split(d["timings"]),
+            ["timings"],
+            "Time split HtoD / kernel / DtoH (seed 002's nvprof summary)",
+            "The time split HtoD / kernel / DtoH (nvprof's summary, here from CUDA events).",
+        ),
+        _tab(
+            "profiler_metrics",
+            "E3f (seed 002)",
+            lambda d: d["nvprof"] if d["nvprof"] is not None else pd.DataFrame(),
+            ["nvprof"],
+            "Profiler metrics, nvprof names (seed 002 at N = 2048)",
+            "Nsight Compute metrics under their nvprof names, naive vs tiled.",
+        ),
+        _tab(
+            "verification",
+            "E2 (seed 001), E3g (seed 002)",
+            lambda d: report_tables.verification(d["timings"]),
+            ["timings"],
+            "Verification: relative L2 error, writes outside C, Freivalds, first mismatches",
+            "Every configuration's verification (seed 001's L2 check and printDiff).",
+        ),
+        _tab(
+            "device_properties",
+            "E4c (seed 003)",
+            lambda d: report_tables.device_properties(d["manifests"], d["timings"]),
+            ["timings", "manifests"],
+            "Device properties (seed 003's deviceQuery)",
+            "The device's properties, as deviceQuery prints them.",
+        ),
+        _tab(
+            "leading_dimensions",
+            "E5a (seed 004)",
+            lambda d: report_tables.leading_dimensions(d["timings"]),
+            ["timings"],
+            "Padded leading dimensions: packing buffer vs strided copy (seed 004)",
+            "Padded leading dimensions: packing buffer vs cudaMemcpy2D vs strided.",
+        ),
+        _tab(
+            "provenance",
+            "all",
+            lambda d: report_tables.provenance(d["timings"], d["manifests"]),
+            ["timings", "manifests"],
+            "Provenance of this run",
+            "Provenance: device, driver, CUDA runtime, CuPy, commit, packages.",
+        ),
+    )
+}
+
+OUTPUTS: dict[str, Output] = {f"figure:{k}": v for k, v in FIGURES.items()} | {
+    f"table:{k}": v for k, v in TABLES.items()
+}
+
+
+def caption(o: Output) -> str:
+    """The report caption: experiment label, then what it shows and what the report concluded."""
+    return f"**{o.experiment}**: {o.caption}"
+
+
+def load_inputs(paths: dict) -> dict:
+    """The inputs of a maker, read from their paths (CSV tables; manifests as a list of paths;
+    an empty table file becomes None)."""
+    out = {}
+    for name, path in paths.items():
+        if name == "manifests":
+            out[name] = [Path(p) for p in (path if isinstance(path, list) else [path])]
+        elif Path(path).stat().st_size > 1:
+            out[name] = pd.read_csv(path)
+        else:
+            out[name] = None
+    return out
+

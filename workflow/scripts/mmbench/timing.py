@@ -1,0 +1,121 @@
+"""How long a kernel takes: the stopping rule of the timed passes and the summary of their
+samples (nvbench's practice: warm up, then sample until a minimum count and a minimum of GPU time,
+report median, min, max and IQR)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Sampling:
+    warmup: int = 1
+    min_samples: int = 5
+    max_samples: int = 100
+    min_time_s: float = 0.2
+    max_time_s: float = 5.0
+
+
+def enough(samples_ms: list[float], s: Sampling) -> bool:
+    """The stopping rule: min count and min GPU time, capped by max count, or max time once at
+    least 3 samples exist."""
+    n, total = len(samples_ms), sum(samples_ms) / 1e3
+    if n >= s.max_samples:
+        return True
+    if n >= s.min_samples and total >= s.min_time_s:
+        return True
+    return n >= min(3, s.min_samples) and total >= s.max_time_s
+
+
+def summarize(values: list[float]) -> dict:
+    if not values:
+        nan = math.nan
+        return dict(median=nan, min=nan, max=nan, q1=nan, q3=nan, iqr=nan)
+    q1, med, q3 = (float(x) for x in np.percentile(values, [25, 50, 75]))
+    return dict(median=med, min=min(values), max=max(values), q1=q1, q3=q3, iqr=q3 - q1)
+
+
+class PassTimer:
+    """Times one pass with CUDA events on one stream, in segments (placement.py says what each
+    covers for every host-memory mode):
+
+        e0 | h2d | e1 | [cold: L2 flush] | e1b | kernel | e2 | d2h | e3
+
+    kernel = e1b..e2; global = h2d + kernel + d2h (seed 002's Tiempo Global), the flush excluded.
+    """
+
+    def __init__(self, cp, stream, l2_bytes: int):
+        self.cp, self.stream = cp, stream
+        self.events = {k: cp.cuda.Event() for k in ("e0", "e1", "e1b", "e2", "e3")}
+        self.flush_bytes = 2 * int(l2_bytes)  # a memset of twice the L2, as nvbench
+        self.scratch = None
+
+    def one_pass(self, placement, launch, cold: bool) -> tuple[float, float, float]:
+        """(h2d, kernel, d2h) milliseconds of one pass."""
+        cp, s, ev = self.cp, self.stream, self.events
+        if cold and self.scratch is None:
+            self.scratch = cp.empty(self.flush_bytes, dtype=cp.uint8)
+        placement.reset()
+        cp.cuda.Device().synchronize()
+        ev["e0"].record(s)
+        placement.h2d(s)
+        ev["e1"].record(s)
+        after_flush = ev["e1"]
+        if cold:
+            cp.cuda.runtime.memsetAsync(self.scratch.data.ptr, 0, self.flush_bytes, s.ptr)
+            ev["e1b"].record(s)
+            after_flush = ev["e1b"]
+        with s:
+            launch()
+        ev["e2"].record(s)
+        placement.d2h(s)
+        ev["e3"].record(s)
+        ev["e3"].synchronize()
+        el = cp.cuda.get_elapsed_time
+        return el(ev["e0"], ev["e1"]), el(after_flush, ev["e2"]), el(ev["e2"], ev["e3"])
+
+
+@dataclass
+class Samples:
+    """The timed passes of one configuration (milliseconds) and what was sampled after each."""
+
+    kernel: list[float]
+    h2d: list[float]
+    d2h: list[float]
+    glob: list[float]
+    after: list
+
+    def columns(self) -> dict:
+        ks, gs = summarize(self.kernel), summarize(self.glob)
+        return dict(
+            samples=len(self.kernel),
+            kernel_ms_median=ks["median"],
+            kernel_ms_min=ks["min"],
+            kernel_ms_max=ks["max"],
+            kernel_ms_iqr=ks["iqr"],
+            h2d_ms_median=summarize(self.h2d)["median"],
+            d2h_ms_median=summarize(self.d2h)["median"],
+            global_ms_median=gs["median"],
+            global_ms_min=gs["min"],
+            global_ms_max=gs["max"],
+            global_ms_iqr=gs["iqr"],
+        )
+
+
+def sample(one_pass, sampling: Sampling, after_each=None) -> Samples:
+    """Timed passes until the stopping rule says enough; `after_each()` (NVML, say) is called
+    after every pass and what it returns is kept (None is dropped)."""
+    out = Samples([], [], [], [], [])
+    while not enough(out.glob, sampling):
+        h2d, kernel, d2h = one_pass()
+        extra = after_each() if after_each else None
+        if extra is not None:
+            out.after.append(extra)
+        out.kernel.append(kernel)
+        out.h2d.append(h2d)
+        out.d2h.append(d2h)
+        out.glob.append(h2d + kernel + d2h)
+    return out
