@@ -18,8 +18,7 @@ from _snakemake import ROOT, run_fresh  # noqa: E402 - the benchmarks' shared he
 
 AXES = [
     "variant",
-    "tile",
-    "coarsen",
+    "instance",
     "dtype",
     "m",
     "n",
@@ -46,14 +45,12 @@ def main() -> int:
     args = ap.parse_args()
     a = run(args.preset, Path(args.workdir) / "run1", args.cores)
     b = run(args.preset, Path(args.workdir) / "run2", args.cores)
-    m = a.merge(b, on=AXES, suffixes=("_1", "_2"))
+    m = a.merge(b, on=AXES, suffixes=("_1", "_2")).rename(columns={"label_1": "label"})
     m = m[m.kernel_ms_median_1 >= 1.0]
     m["diff_pct"] = 100 * (m.kernel_ms_median_2 - m.kernel_ms_median_1).abs() / m.kernel_ms_median_1
     pd.set_option("display.width", 160)
     cols = [
-        "variant",
-        "tile",
-        "coarsen",
+        "label",
         "m",
         "kernel_ms_median_1",
         "kernel_ms_median_2",

@@ -15,11 +15,6 @@ def test_flops_and_gflops():
     assert math.isnan(arith.gflops(10, float("nan")))
 
 
-def test_transfer_bytes():
-    assert arith.transfer_bytes(2, 3, 4, "float32", False) == ((8 + 12) * 4, 6 * 4)
-    assert arith.transfer_bytes(2, 3, 4, "float64", True) == ((8 + 12 + 6) * 8, 6 * 8)
-
-
 def test_exactness_of_integer_inputs():
     assert arith.exact_expected("int32", "int09", 10**6, False)
     assert arith.exact_expected("float32", "int09", 12000, False)  # 81 * 12000 < 2^24
@@ -64,14 +59,15 @@ def test_guard_covers_tiled_unguarded_overhang(registry):
     """Largest element offsets kernel10 touches at 641 (seed 002) stay inside the guard zone."""
     v = registry["tiled_unguarded"]
     for m, n, k, tile in [(641, 641, 641, 32), (100, 37, 70, 16), (9, 9, 9, 8)]:
-        (gx, gy, _), _ = v.launch(m, n, k, tile)
+        params = {"dtype": "float32", "TILE": tile}
+        (gx, gy, _), _ = v.launch(params, m, n, k)
         rows = gy * tile - 1
         cols = gx * tile - 1
         steps = k // tile
         max_a = rows * k + (steps - 1) * tile + tile - 1 if steps else 0
         max_b = ((steps - 1) * tile + tile - 1) * n + cols if steps else 0
         max_c = rows * n + cols
-        guard = arith.guard_elements(tile, 1, k, n, n)
+        guard = arith.guard_elements(*v.reach_of(params, m, n, k), k, n, n)
         assert max_a < m * k + guard
         assert max_b < k * n + guard
         assert max_c < m * n + guard

@@ -62,8 +62,16 @@ def test_nested_sampling_values_are_coerced():
             "dtypes[0]",
             "'float16' is not valid; valid values: float32, float64, int32",
         ),
-        ("tiles=[0]", "tiles[0]", "0 is not valid; valid values: 8, 16, 32"),
-        ("tiles=[16,64]", "tiles[1]", "64 is not valid; valid values: 8, 16, 32"),
+        ("tiles=[0]", "tiles[0]", "0 is out of range"),
+        ("tiles=[16,64]", "tiles[1]", "64 is not valid for naive_unguarded"),
+        ("tiles=[16,64]", "tiles[1]", "valid values: 8, 16, 32"),
+        (
+            "params={coarsened:{COARSEN:[3]}}",
+            "params.coarsened.COARSEN[0]",
+            "3 is not valid; valid values: 2, 4, 8",
+        ),
+        ("params={coarsened:{BM:[64]}}", "params.coarsened.BM", "has no parameter BM"),
+        ("params={warp_tiled:{BM:[64]}}", "params", "'warp_tiled' is not valid"),
         ("sizes=[-5]", "sizes[0]", "-5 is out of range"),
         ("sizes=[100,abc]", "sizes[1]", "'abc' is not of type integer"),
         ("sizes=[]", "sizes", "the list is empty"),
@@ -71,7 +79,7 @@ def test_nested_sampling_values_are_coerced():
         ("memory=[]", "memory", "the list is empty"),
         ("memory=[pinnned]", "memory[0]", "'pinnned' is not valid; valid values: pageable, pinned"),
         ("arch=volta", "arch", "does not match"),
-        ("coarsen=[1]", "coarsen[0]", "1 is out of range"),
+        ("coarsen=[1]", "coarsen[0]", "1 is not valid for coarsened; valid values: 2, 4, 8"),
         ("size=[10]", "(top level)", "'size' was unexpected"),
     ],
 )
@@ -85,7 +93,7 @@ def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, frag
 
 def test_several_problems_are_reported_at_once(registry):
     with pytest.raises(ConfigError) as err:
-        validate(cli("tiles=[64]", "dtypes=[half]"), registry)
+        validate(cli("tiles=[0]", "dtypes=[half]"), registry)
     assert "tiles[0]" in str(err.value) and "dtypes[0]" in str(err.value)
 
 
@@ -93,7 +101,7 @@ def test_semantic_checks(registry):
     with pytest.raises(ConfigError, match="'uniform'.*int32"):
         validate(cli("distribution=uniform", "dtypes=[float32,int32]"), registry)
     with pytest.raises(
-        ConfigError, match="coarsen': 3 is not built by coarsened; valid values: 2, 4, 8"
+        ConfigError, match="coarsen\\[1\\]': 3 is not valid for coarsened; valid values: 2, 4, 8"
     ):
         validate(cli("coarsen=[2,3]"), registry)
     with pytest.raises(ConfigError, match="max_samples"):
@@ -102,7 +110,7 @@ def test_semantic_checks(registry):
 
 def test_size_that_cannot_fit_in_gpu_memory_is_refused(registry):
     cfg = validate(cli("sizes=[1024,100000]"), registry)
-    p = plan.expand(cfg, registry)
+    p = plan.expand(cfg, registry, "sm_90")
     with pytest.raises(ConfigError) as err:
         plan.check_device_memory(p, 80.0, "of the H100")
     msg = str(err.value)
@@ -111,7 +119,7 @@ def test_size_that_cannot_fit_in_gpu_memory_is_refused(registry):
     fits = int(msg.rsplit("fits: ", 1)[1].split()[0])
     assert 20000 < fits < 100000
     plan.check_device_memory(
-        plan.expand(validate(cli("sizes=[1024]"), registry), registry), 80.0, ""
+        plan.expand(validate(cli("sizes=[1024]"), registry), registry, "sm_90"), 80.0, ""
     )
 
 

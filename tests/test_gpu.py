@@ -9,7 +9,9 @@ import pytest
 from mmbench import plan
 from mmbench.compile import nvcc_command
 from mmbench.plan import Configuration
-from mmbench.runner import Runner, Sampling
+from mmbench.registry import load_registry
+from mmbench.runner import Runner
+from mmbench.timing import Sampling
 
 from .conftest import ROOT
 
@@ -24,26 +26,32 @@ def arch():
     return "sm_" + gpus[0]["compute_cap"].replace(".", "")
 
 
-def run(registry, arch, tmp_path, name, confs):
+def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
+    """Compiles what the configurations need (as the compile rule does) and measures them."""
     v = registry[name]
     cubins = {}
     for c in confs:
-        key = (c.dtype, c.tile, c.coarsen)
-        if v.compiled and key not in cubins:
-            out = tmp_path / f"{name}_{c.dtype}_{c.tile}_{c.coarsen}.cubin"
-            cmd = nvcc_command(ROOT / "kernels" / v.source, out, arch, *key)
+        if v.compiled and c.instance not in cubins:
+            out = tmp_path / f"{name}_{c.instance}.cubin"
+            cmd = nvcc_command(kernels / v.source, out, arch, c.instance_params)
             subprocess.run(cmd, check=True, capture_output=True)
-            cubins[key] = str(out)
+            cubins[c.instance] = str(out)
     rows = []
-    Runner(v, cubins, FAST).run(confs, rows.append)
+    Runner(v, cubins, FAST).run(confs, lambda c, row: rows.append(row))
     return rows
 
 
-def conf(variant, m, n=None, k=None, **kw):
+def conf(variant, m, n=None, k=None, tile=32, coarsen=4, registry=None, **kw):
+    """A configuration; TILE and COARSEN go to the variants that declare them."""
+    declared = dict((registry or load_registry())[variant].params)
+    params = {}
+    if "TILE" in declared:
+        params["TILE"] = tile
+    if "COARSEN" in declared:
+        params["COARSEN"] = coarsen
     base = dict(
         variant=variant,
-        tile=32,
-        coarsen=1,
+        params=params,
         dtype="float32",
         m=m,
         n=n or m,
@@ -116,7 +124,6 @@ def test_guarded_variants_pass_every_shape_type_and_mode(registry, arch, tmp_pat
                 memory=mem,
                 tile=tile,
                 distribution=dist,
-                coarsen=4 if variant == "coarsened" else 1,
             )
         )
     rows = run(registry, arch, tmp_path, variant, confs)
@@ -132,7 +139,7 @@ def test_guarded_variants_pass_every_shape_type_and_mode(registry, arch, tmp_pat
 
 def test_cublas_reference_line(registry, arch, tmp_path):
     confs = [
-        conf("cublas", 300, 200, 100, tile=0, dtype=d, accumulate=a, distribution="uniform")
+        conf("cublas", 300, 200, 100, dtype=d, accumulate=a, distribution="uniform")
         for d in ("float32", "float64")
         for a in (False, True)
     ]
@@ -147,7 +154,6 @@ def test_cublas_reference_line(registry, arch, tmp_path):
 @pytest.mark.parametrize("variant", ["tiled_guarded", "cublas"])
 def test_every_memory_mode_and_transfer_verifies(registry, arch, tmp_path, variant):
     confs = []
-    tile = 0 if variant == "cublas" else 32
     for mem, pad, transfer, cache in [
         ("pageable", 0, "contiguous", "warm"),
         ("pinned", 0, "contiguous", "cold"),
@@ -166,7 +172,6 @@ def test_every_memory_mode_and_transfer_verifies(registry, arch, tmp_path, varia
                 300,
                 200,
                 100,
-                tile=tile,
                 dtype="float64",
                 accumulate=True,
                 memory=mem,
@@ -207,18 +212,19 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
     v = load_registry(reg_path)["faulty"]
     cubin = tmp_path / "faulty.cubin"
     subprocess.run(
-        nvcc_command(reg_path.parent / v.source, cubin, arch, "float32", 16),
+        nvcc_command(reg_path.parent / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
         check=True,
         capture_output=True,
     )
-    confs = [conf("faulty", m, tile=16).as_dict() for m in (12, 13, 14, 15)]
+    reg = load_registry(reg_path)
+    confs = [conf("faulty", m, tile=16, registry=reg).as_dict() for m in (12, 13, 14, 15)]
     settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
     out = tmp_path / "faulty.csv"
     run_job(
         "faulty",
         str(reg_path),
         confs,
-        [["float32", 16, 1, str(cubin)]],
+        {"float32_TILE16": str(cubin)},
         [],
         "test",
         settings,
@@ -246,11 +252,11 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     v = registry["naive_guarded"]
     cubin = tmp_path / "ng.cubin"
     subprocess.run(
-        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, "float32", 16),
+        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
         check=True,
         capture_output=True,
     )
-    insts = [["float32", 16, 1, str(cubin)]]
+    insts = {"float32_TILE16": str(cubin)}
     settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
     confs = [conf("naive_guarded", m, tile=16).as_dict() for m in (64, 96)]
     out = tmp_path / "ng.csv"
@@ -305,3 +311,26 @@ def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_p
         del blocker
     assert rows[0]["verification"] == "ERROR" and "OutOfMemory" in rows[0]["error"]
     assert rows[1]["verification"] == "PASS"
+
+
+def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
+    """An unguarded kernel that writes 40 rows past C (beyond the 33 rows of the old constant
+    guard zone) declares that reach; its guard zone is sized from it and the write is seen."""
+    reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
+    reg = load_registry(reg_path)
+    rows, _ = reg["overreach"].reach_of({"dtype": "float32", "TILE": 16}, 64, 64, 64)
+    assert rows > 33
+    out = run(
+        reg,
+        arch,
+        tmp_path,
+        "overreach",
+        [
+            conf("overreach", 64, tile=16, registry=reg),
+            conf("overreach", 48, tile=16, registry=reg),
+        ],
+        kernels=reg_path.parent,
+    )
+    for row in out:
+        assert row["verification"] == "FAIL" and row["oob_writes"] >= 1, row
+        assert row["mismatches"] == 0  # C itself is right: only the stray write fails it

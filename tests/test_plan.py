@@ -1,32 +1,48 @@
+"""The plan: configurations, refusals and instantiations from the config and the registry.
+Expected counts come from the registry, so adding a kernel changes none of them."""
+
+import math
+from dataclasses import replace
+
 from mmbench import plan
 from mmbench.config import validate
+from mmbench.registry import Condition
 
 
-def _plan(registry, **over):
-    return plan.expand(validate(over, registry), registry)
+def _plan(registry, arch="sm_90", **over):
+    return plan.expand(validate(over, registry), registry, arch)
+
+
+def _values(v, name, wanted):
+    declared = dict(v.params).get(name)
+    return [x for x in wanted if x in declared] if declared else [None]
 
 
 def test_main_command_grid(registry):
-    p = _plan(registry, sizes=[8000, 10000, 12000])
-    counts = {v: len(c) for v, c in p.runs.items()}
-    # 3 sizes x 2 memory modes x 2 tiles (x 2 coarsening factors); cuBLAS has no tile
-    assert counts == {
-        "naive_unguarded": 12,
-        "naive_guarded": 12,
-        "naive_xrow": 12,
-        "tiled_unguarded": 10,
-        "tiled_guarded": 12,
-        "coarsened": 24,
-        "cublas": 6,
-    }
+    cfg = validate({"sizes": [8000, 10000, 12000]}, registry)
+    p = plan.expand(cfg, registry, "sm_90")
+    layouts = len(cfg["memory"])
+    for name in cfg["variants"]:
+        v = registry[name]
+        insts = math.prod(len(_values(v, n, cfg[k])) for k, n in plan.SHORTHANDS.items())
+        refused = [r for r in p.refused if r["variant"] == name and "m" in r]
+        assert len(p.runs[name]) == insts * 3 * layouts - len(refused), name
     # seed 003's "--": the tiled kernel at 10000 with 32 x 32 tiles is refused, with its reason
     refused = [r for r in p.refused if r["variant"] == "tiled_unguarded"]
-    assert {(r["m"], r["tile"]) for r in refused} == {(10000, 32)}
+    assert {(r["m"], r["TILE"]) for r in refused} == {(10000, 32)}
     assert "demonstrate_failures" in refused[0]["reason"]
     # naive_unguarded at 10000 / 32 runs (it is memory-safe) and is expected to FAIL
-    nu = [c for c in p.runs["naive_unguarded"] if c.m == 10000 and c.tile == 32]
+    nu = [c for c in p.runs["naive_unguarded"] if c.m == 10000 and dict(c.params)["TILE"] == 32]
     assert {c.expected for c in nu} == {"FAIL"}
-    assert ("coarsened", "float32", 32, 4) in p.instantiations
+    assert ("coarsened", {"dtype": "float32", "TILE": 32, "COARSEN": 4}) in p.instantiations
+    labels = {c.label for c in p.runs["coarsened"]}
+    assert "coarsened TILE=32 COARSEN=4" in labels
+
+
+def test_per_variant_params_override_the_shorthands(registry):
+    p = _plan(registry, sizes=[64], variants=["coarsened"], params={"coarsened": {"COARSEN": [8]}})
+    assert {dict(c.params)["COARSEN"] for c in p.runs["coarsened"]} == {8}
+    assert {dict(c.params)["TILE"] for c in p.runs["coarsened"]} == {16, 32}
 
 
 def test_demonstrate_failures_runs_the_unsafe_configurations(registry):
@@ -38,20 +54,47 @@ def test_demonstrate_failures_runs_the_unsafe_configurations(registry):
 def test_unsupported_combinations_are_refused_not_fatal(registry):
     p = _plan(registry, sizes=[64], dtypes=["int32"], variants=["cublas", "naive_guarded"])
     assert "cublas" not in p.runs
-    assert any("supports dtypes float32, float64 only" in r["reason"] for r in p.refused)
+    assert any("dtype: supports float32, float64" in r["reason"] for r in p.refused)
     p = _plan(
         registry, sizes=[64], dtypes=["float64"], coarsen=[8], tiles=[32], variants=["coarsened"]
     )
     assert not p.runs and "48 KiB" in p.refused[0]["reason"]
 
 
-def test_all_instantiations_skip_impossible_ones(registry):
-    insts = plan.all_instantiations(registry)
-    assert ("coarsened", "float64", 32, 8) not in insts
-    assert ("coarsened", "float32", 32, 8) in insts  # 9 x 4 KiB = 36 KiB fits
-    # 5 plain variants x 3 dtypes x 3 tiles, and coarsened 3 x 3 x 3 but float64 32x32 x8 (72 KiB)
-    # and the three matrix-sum variants x 3 dtypes x 2 tiles
-    assert len(insts) == 5 * 3 * 3 + 27 - 1 + 3 * 3 * 2
+def test_all_instantiations_are_those_the_constraints_allow(registry):
+    insts = plan.all_instantiations(registry, "sm_90")
+    expected = [
+        (v.name, params)
+        for v in registry.values()
+        if v.compiled
+        for params in v.instantiations()
+        if not v.rejected(params, 227 * 1024)
+    ]
+    assert insts == expected
+    assert ("coarsened", {"dtype": "float64", "TILE": 32, "COARSEN": 8}) not in insts
+    assert ("coarsened", {"dtype": "float32", "TILE": 32, "COARSEN": 8}) in insts  # 36 KiB
+
+
+def test_constraints_and_hardware_limits_prune_with_a_reason(registry):
+    v = registry["coarsened"]
+    strict = replace(v, constraints=(Condition("TILE * COARSEN <= 64", "x"),))
+    keep, refused = plan.buildable(strict, {}, "sm_90")
+    assert all(p["TILE"] * p["COARSEN"] <= 64 for p in keep)
+    assert refused and all("TILE * COARSEN <= 64 fails" in r["reason"] for r in refused)
+    too_big = replace(v, block=("TILE * 64", "TILE"))
+    assert "threads per block" in " ".join(
+        too_big.rejected({"dtype": "float32", "TILE": 32, "COARSEN": 2})
+    )
+
+
+def test_a_variant_needing_another_architecture_is_refused_before_running(registry):
+    v = registry["tiled_guarded"]
+    hopper_only = replace(v, arch="sm_90a")
+    keep, refused = plan.buildable(hopper_only, {}, "sm_80")
+    assert not keep and "needs sm_90a" in refused[0]["reason"]
+    assert "compute capability 9.0" in refused[0]["reason"]
+    keep, refused = plan.buildable(hopper_only, {}, "sm_90")
+    assert keep and not refused
 
 
 def test_rectangular_shapes(registry):

@@ -1,63 +1,99 @@
 import pytest
 
+from mmbench import arith
 from mmbench.registry import (
     RegistryError,
     cdiv,
     evaluate,
     kernel_dependencies,
     load_registry,
+    slug,
     source_hash,
 )
 
 from .conftest import REGISTRY_PATH, ROOT
 
+COURSE = [
+    "naive_unguarded",
+    "naive_guarded",
+    "naive_xrow",
+    "tiled_unguarded",
+    "tiled_guarded",
+    "coarsened",
+    "cublas",
+    "matadd_element",
+    "matadd_row",
+    "matadd_column",
+]
+
 
 def test_every_variant_of_the_reports_is_registered(registry):
-    assert list(registry) == [
-        "naive_unguarded",
-        "naive_guarded",
-        "naive_xrow",
-        "tiled_unguarded",
-        "tiled_guarded",
-        "coarsened",
-        "cublas",
-        "matadd_element",
-        "matadd_row",
-        "matadd_column",
-    ]
+    assert [v for v in registry if v in COURSE] == COURSE  # more may follow on the ladder
     assert registry["matadd_row"].operation == "add"
     assert registry["tiled_guarded"].operation == "gemm"
-    assert registry["coarsened"].coarsen == (2, 4, 8)
+    assert registry["coarsened"].values("COARSEN") == (2, 4, 8)
     assert not registry["cublas"].compiled
 
 
+def test_every_entry_declares_its_parameters_and_they_name_its_cubins(registry):
+    for v in registry.values():
+        assert v.param_names[0] == "dtype", v.name
+        for params in v.instantiations():
+            assert v.instance(slug(params)) == params
+    assert slug({"dtype": "float32", "TILE": 32, "COARSEN": 4}) == "float32_TILE32_COARSEN4"
+
+
 def test_kernel00_launch_is_floor_and_kernel01_is_ceil_as_in_seed_002(registry):
+    t32 = {"dtype": "float32", "TILE": 32}
     # seed 002: kernel00 at 641 with 32x32 threads launches 20x20 blocks, kernel01 21x21
-    assert registry["naive_unguarded"].launch(641, 641, 641, 32) == ((20, 20, 1), (32, 32, 1))
-    assert registry["naive_guarded"].launch(641, 641, 641, 32) == ((21, 21, 1), (32, 32, 1))
+    assert registry["naive_unguarded"].launch(t32, 641, 641, 641) == ((20, 20, 1), (32, 32, 1))
+    assert registry["naive_guarded"].launch(t32, 641, 641, 641) == ((21, 21, 1), (32, 32, 1))
     # x->row mapping swaps the grid: rows along x
-    assert registry["naive_xrow"].launch(100, 40, 7, 16) == ((7, 3, 1), (16, 16, 1))
-    assert registry["coarsened"].launch(64, 100, 64, 16, 4) == ((2, 4, 1), (16, 16, 1))
+    t16 = {"dtype": "float32", "TILE": 16}
+    assert registry["naive_xrow"].launch(t16, 100, 40, 7) == ((7, 3, 1), (16, 16, 1))
+    assert registry["coarsened"].launch(t16 | {"COARSEN": 4}, 64, 100, 64) == (
+        (2, 4, 1),
+        (16, 16, 1),
+    )
 
 
 def test_preconditions(registry):
-    assert registry["tiled_unguarded"].unmet(640, 640, 640, 32) == []
-    reasons = registry["tiled_unguarded"].unmet(640, 640, 641, 32)
-    assert len(reasons) == 1 and "k % tile == 0" in reasons[0]
+    t32 = {"dtype": "float32", "TILE": 32}
+    assert registry["tiled_unguarded"].unmet(t32, 640, 640, 640) == []
+    reasons = registry["tiled_unguarded"].unmet(t32, 640, 640, 641)
+    assert len(reasons) == 1 and "k % TILE == 0" in reasons[0]
     assert registry["tiled_unguarded"].unsafe_when_unmet
-    assert registry["naive_unguarded"].unmet(641, 641, 641, 32)
+    assert registry["naive_unguarded"].unmet(t32, 641, 641, 641)
     assert not registry["naive_unguarded"].unsafe_when_unmet
-    assert registry["tiled_guarded"].unmet(641, 3, 5, 32) == []
+    assert registry["tiled_guarded"].unmet(t32, 641, 3, 5) == []
 
 
 def test_static_shared_memory(registry):
-    assert registry["tiled_guarded"].static_shared_bytes(32, 1, 8) == 16384
-    assert registry["coarsened"].static_shared_bytes(32, 8, 8) == 9 * 32 * 32 * 8
+    d32 = {"dtype": "float64", "TILE": 32}
+    assert registry["tiled_guarded"].static_shared_bytes(d32) == 16384
+    assert registry["coarsened"].static_shared_bytes(d32 | {"COARSEN": 8}) == 9 * 32 * 32 * 8
+
+
+def test_guard_zones_come_from_the_declared_reach_not_a_constant(registry):
+    """The unsafe variants declare how far past a matrix they reach; the guard zone covers it,
+    also for a footprint larger than the old fixed zone (33 rows + 256 elements)."""
+    old_rows = 32 + 1
+    for v in registry.values():
+        if not v.unsafe_when_unmet:
+            continue
+        for params in v.instantiations():
+            rows, cols = v.reach_of(params, 641, 641, 640)
+            ld = 700
+            guard = arith.guard_elements(rows, cols, ld, ld, ld)
+            assert guard >= rows * ld + cols + 1, v.name
+    # a kernel that reaches 64 rows past (say a 64 x 64 block tile) is covered; the old constant
+    # zone (33 rows) was not
+    assert arith.guard_elements(64, 64, 1000, 1000, 1000) > 64 * 1000 + 64 > old_rows * 1000 + 256
 
 
 def test_evaluator_is_arithmetic_only():
-    assert evaluate("cdiv(n, tile * coarsen)", n=641, tile=32, coarsen=2) == 11
-    assert evaluate("m % tile == 0 and not k < 3", m=64, tile=32, k=5) is True
+    assert evaluate("cdiv(n, TILE * COARSEN)", n=641, TILE=32, COARSEN=2) == 11
+    assert evaluate("m % TILE == 0 and not k < 3", m=64, TILE=32, k=5) is True
     assert cdiv(0, 8) == 0
     for bad in ("__import__('os').system('true')", "m.__class__", "open('x')", "[1][0]"):
         with pytest.raises(RegistryError):
@@ -80,14 +116,22 @@ def test_source_hash_changes_with_the_source(tmp_path):
 
 
 def test_malformed_registry_is_refused(tmp_path):
+    (tmp_path / "01_naive_unguarded.cu").write_text("")
     bad = tmp_path / "registry.yaml"
-    bad.write_text(REGISTRY_PATH.read_text().replace("tiles: [8, 16, 32]", "tiles: [8, 64]", 1))
-    with pytest.raises(RegistryError, match="64 is not one of"):
+    bad.write_text(REGISTRY_PATH.read_text().replace("dtype: [float32,", "dtype: [float16,", 1))
+    with pytest.raises(RegistryError, match="float16"):
         load_registry(bad)
+    typo = tmp_path / "r3.yaml"
+    typo.write_text(
+        "variants:\n  x:\n    source: 01_naive_unguarded.cu\n    symbol: x\n    seeds: s\n"
+        "    params: {dtype: [float32], TILE: [8]}\n    block: [TILLE]\n    grid: [n]\n"
+    )
+    with pytest.raises(RegistryError, match="unknown name 'TILLE'"):
+        load_registry(typo)
     missing = tmp_path / "r2.yaml"
     missing.write_text(
         "variants:\n  x:\n    source: nope.cu\n    symbol: x\n    seeds: s\n"
-        "    dtypes: [float32]\n    tiles: [8]\n    block: [tile]\n    grid: [n]\n"
+        "    params: {dtype: [float32], TILE: [8]}\n    block: [TILE]\n    grid: [n]\n"
     )
     with pytest.raises(RegistryError, match="does not exist"):
         load_registry(missing)

@@ -1,10 +1,14 @@
-"""The GPU-free parts of the runner: inputs, the stopping rule, statistics, progress lines."""
+"""The GPU-free parts of a measurement: inputs, the stopping rule, statistics, rows, progress
+lines."""
 
 import numpy as np
 import pandas as pd
 
+from mmbench.oracle import make_inputs
 from mmbench.plan import Configuration
-from mmbench.runner import Sampling, describe, enough, make_inputs, summarize
+from mmbench.row import COLUMNS, Row, error_row, ordered
+from mmbench.runner import describe
+from mmbench.timing import Sampling, enough, sample, summarize
 
 from .conftest import DATA
 
@@ -12,8 +16,7 @@ from .conftest import DATA
 def conf(**kw):
     base = dict(
         variant="naive_guarded",
-        tile=16,
-        coarsen=1,
+        params={"TILE": 16},
         dtype="float32",
         m=5,
         n=4,
@@ -28,7 +31,7 @@ def conf(**kw):
 
 def test_inputs_are_deterministic_and_shared_by_variants():
     a1, b1, c1 = make_inputs(conf())
-    a2, b2, _ = make_inputs(conf(variant="tiled_guarded", tile=32, memory="pageable"))
+    a2, b2, _ = make_inputs(conf(variant="tiled_guarded", params={"TILE": 32}, memory="pageable"))
     assert np.array_equal(a1, a2) and np.array_equal(b1, b2) and c1 is None
     assert a1.shape == (5, 3) and b1.shape == (3, 4) and a1.dtype == np.float32
     assert set(np.unique(a1)) <= set(range(10))
@@ -65,5 +68,42 @@ def test_progress_line_from_a_recorded_row():
     df = pd.read_csv(DATA / "h200-default" / "timings.csv", keep_default_na=False)
     row = df[(df.variant == "naive_unguarded") & (df.m == 641)].iloc[0].to_dict()
     line = describe(row)
-    assert line.startswith("naive_unguarded float32 t16 f1 641x641x641")
+    assert line.startswith("naive_unguarded TILE=16 float32 641x641x641")
     assert "FAIL" in line and "first: 0:640:" in line
+
+
+def test_sampling_loop_stops_by_the_rule_and_keeps_what_is_sampled_after_each_pass():
+    passes = iter([(0.5, 10.0, 0.25)] * 100)
+    got = sample(
+        lambda: next(passes),
+        Sampling(min_samples=3, max_samples=100, min_time_s=0.05),
+        after_each=lambda: {"sm": 1980},
+    )
+    assert got.kernel == [10.0] * 5  # 5 passes of 10.75 ms reach 0.05 s
+    assert got.glob == [10.75] * 5 and len(got.after) == 5
+    cols = got.columns()
+    assert (
+        cols["samples"] == 5 and cols["kernel_ms_median"] == 10.0 and cols["h2d_ms_median"] == 0.5
+    )
+
+
+def test_a_row_is_the_configuration_axes_then_the_declared_columns():
+    c = conf(variant="coarsened", params={"TILE": 32, "COARSEN": 4})
+    axes = c.axes()
+    assert axes["label"] == "coarsened TILE=32 COARSEN=4"
+    assert axes["instance"] == "float32_TILE32_COARSEN4"
+    assert axes["TILE"] == 32 and axes["COARSEN"] == 4 and "params" in axes
+    row = Row(axes=axes, verification="PASS", kernel_ms_median=1.0).to_dict()
+    assert row["kernel_ms_median"] == 1.0 and row["COARSEN"] == 4
+    try:
+        Row(axes=axes, not_a_column=1)
+        raise AssertionError("an undeclared column was accepted")
+    except TypeError:
+        pass
+    err = error_row(axes, "boom")
+    assert err["verification"] == "ERROR" and err["samples"] == 0
+    df = ordered(pd.DataFrame([row, err]))
+    cols = list(df.columns)
+    assert cols[:6] == ["variant", "label", "params", "instance", "TILE", "COARSEN"]
+    assert [c for c in cols if c in COLUMNS] == COLUMNS
+    assert Configuration.from_dict(c.as_dict()) == c

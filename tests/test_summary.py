@@ -18,15 +18,17 @@ def test_seed_003_shape_from_the_recorded_main_command():
     cols = txt.splitlines()[1].split()
     assert cols[:3] == ["8000", "10000", "12000"]
     line = next(x for x in txt.splitlines() if x.startswith("tiled_unguarded"))
-    assert "--" not in line.split()[3:9]  # 16x16 ran at 8000, 10000 and 12000
+    assert line.split()[1] == "TILE=16"
+    assert "--" not in line.split()[2:8]  # 16x16 ran at 8000, 10000 and 12000
     line32 = txt.splitlines()[txt.splitlines().index(line) + 1]
     assert (
-        line32.split()[0] == "32x32" and line32.split()[4] == "--"
+        line32.split()[0] == "TILE=32" and line32.split()[3] == "--"
     )  # 10000 refused, as in seed 003
     assert "cublas" in txt
     assert "0 unexpected" in txt
     assert "NVIDIA H200" in txt
-    assert md.startswith("### Kernel time") and "| variant | tile | coarsen |" in md
+    assert md.startswith("### Kernel time") and "| variant | params |" in md
+    assert "| coarsened | TILE=32 COARSEN=4 |" in md
 
 
 def test_fail_cells_and_tally_from_the_recorded_default_run():

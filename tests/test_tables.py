@@ -3,7 +3,7 @@ import os
 import pandas as pd
 import pytest
 
-from mmbench import tables
+from mmbench import row, tables
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):
@@ -31,8 +31,10 @@ def test_concat_and_order(tmp_path):
     p1, p2, p3 = tmp_path / "1.csv", tmp_path / "2.csv", tmp_path / "3.csv"
     pd.DataFrame({"variant": ["a"], "m": [1], "extra": [0]}).to_csv(p1, index=False)
     pd.DataFrame({"variant": ["b"], "m": [2]}).to_csv(p2, index=False)
-    p3.write_text("")
-    df = tables.ordered(tables.concat_csv([p1, p2, p3]), tables.TIMINGS_COLUMNS)
-    assert df.variant.tolist() == ["a", "b"]
-    assert list(df.columns[:2]) == ["variant", "backend"]
+    pd.DataFrame({"variant": ["c"], "m": [3], "TILE": [32]}).to_csv(p3, index=False)
+    p4 = tmp_path / "4.csv"
+    p4.write_text("")
+    df = row.ordered(tables.concat_csv([p1, p2, p3, p4]))
+    assert df.variant.tolist() == ["a", "b", "c"]
+    assert list(df.columns[:5]) == ["variant", "label", "params", "instance", "TILE"]
     assert df.columns[-1] == "extra"

@@ -18,7 +18,7 @@ print("multi-GPU run, per variant: GPU, first and last row time")
 print(m.groupby("variant").agg(gpu=("gpu_uuid", "first"), pci=("gpu_pci_bus_id", "first"),
                                start=("timestamp", "min"), end=("timestamp", "max")).to_string())
 print("GPUs used:", sorted(m.gpu_uuid.unique()), "| single run:", sorted(s.gpu_uuid.unique()))
-axes = ["variant", "tile", "coarsen", "m"]
+axes = ["variant", "instance", "m"]
 j = m.merge(s, on=axes, suffixes=("_multi", "_single"))
 j["diff_pct"] = 100 * (j.kernel_ms_median_multi - j.kernel_ms_median_single) / j.kernel_ms_median_single
 print(j[axes + ["kernel_ms_median_multi", "kernel_ms_median_single", "diff_pct"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))

@@ -93,7 +93,9 @@ def nvcc(wildcards, input, output):
     for the variant's own architecture where it declares one (sm_90a)."""
     v = REGISTRY[wildcards.variant]
     params = v.instance(wildcards.instance)
-    return shlex.join(nvcc_command(input.src, output.cubin, v.arch or wildcards.arch, params))
+    return shlex.join(
+        nvcc_command(input.src, output.cubin, v.arch or wildcards.arch, params)
+    )
 
 
 def variant_cubins(wildcards):
@@ -131,7 +133,9 @@ def profile_outputs(wildcards):
 
 def profile_configuration(wildcards):
     w = wildcards
-    return PROFILE_BY_STEM[f"{R}/profile/{w.variant}/{w.instance}_{w.m}x{w.n}x{w.k}"].as_dict()
+    return PROFILE_BY_STEM[
+        f"{R}/profile/{w.variant}/{w.instance}_{w.m}x{w.n}x{w.k}"
+    ].as_dict()
 
 
 def profile_cubin(wildcards):

@@ -80,8 +80,8 @@ FIGURES: dict[str, Output] = {
             ["timings"],
             "Kernel GFLOP/s vs N per block size",
             "Kernel GFLOP/s vs N = 128..3200 (step 32) for 8x8, 16x16 and 32x32 blocks, naive "
-            "(kernel01) and tiled (kernel11), cuBLAS for reference. Seed 002 concluded \"the "
-            "block size matters\" (GTX 1080 Ti: 358 GFLOPS naive, 1188 tiled at N = 3200).",
+            '(kernel01) and tiled (kernel11), cuBLAS for reference. Seed 002 concluded "the '
+            'block size matters" (GTX 1080 Ti: 358 GFLOPS naive, 1188 tiled at N = 3200).',
         ),
         _fig(
             "remainder_effect",
@@ -89,8 +89,8 @@ FIGURES: dict[str, Output] = {
             lambda d, stem: figures.remainder(d["timings"], stem),
             ["timings"],
             "Remainder effect, N = 1000..1100 step 1",
-            "N = 1000..1100 step 1. Seed 002: \"the influence of the remainders is not "
-            "negligible; the performance peaks are at N multiple of the block size (32 and 16)\". "
+            'N = 1000..1100 step 1. Seed 002: "the influence of the remainders is not '
+            'negligible; the performance peaks are at N multiple of the block size (32 and 16)". '
             "Grey lines mark multiples of 16, darker ones of 32.",
         ),
         _fig(
@@ -100,7 +100,7 @@ FIGURES: dict[str, Output] = {
             ["timings"],
             "Global vs kernel GFLOP/s, pinned vs pageable",
             "Global (HtoD + kernel + DtoH) vs kernel GFLOP/s, pinned vs pageable memory. Seed "
-            "002: \"the cost of the transfer fades as the problem grows\".",
+            '002: "the cost of the transfer fades as the problem grows".',
         ),
         _fig(
             "fraction_of_cublas",
@@ -133,7 +133,7 @@ TABLES: dict[str, Output] = {
             lambda d: report_tables.kernel_times(d["timings"]),
             ["timings"],
             "Kernel time, ms (GFLOPS), per variant, parameters and size (seed 003)",
-            "Kernel ms (GFLOPS) per variant, parameters and size; \"--\" = refused "
+            'Kernel ms (GFLOPS) per variant, parameters and size; "--" = refused '
             "(precondition) or not run. Seed 003 (GeForce 930MX) found shared memory about 3x "
             "faster than global and 2 outputs per thread about 23% faster again.",
         ),
@@ -230,4 +230,3 @@ def load_inputs(paths: dict) -> dict:
         else:
             out[name] = None
     return out
-

@@ -23,7 +23,8 @@ def arch_flags(arch: str) -> list[str]:
 def define_flags(params: dict) -> list[str]:
     """-DELEM_T=<C type> for the element type, -D<NAME>=<value> for every other parameter."""
     return [
-        f"-DELEM_T={CTYPES[v]}" if k == DTYPE_PARAM else f"-D{k}={int(v)}" for k, v in params.items()
+        f"-DELEM_T={CTYPES[v]}" if k == DTYPE_PARAM else f"-D{k}={int(v)}"
+        for k, v in params.items()
     ]
 
 

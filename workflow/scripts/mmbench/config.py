@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import re
-from pathlib import Path
 
 import jsonschema
 import yaml
@@ -77,9 +76,17 @@ def coerce(value, schema: dict):
         return coerce([value], schema)
     if isinstance(value, list) and "items" in schema:
         return [coerce(v, schema["items"]) for v in value]
-    if isinstance(value, dict) and "properties" in schema:
-        props = schema["properties"]
-        return {k: coerce(v, props[k]) if k in props else v for k, v in value.items()}
+    if isinstance(value, dict) and ("properties" in schema or "additionalProperties" in schema):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        return {
+            k: coerce(v, props[k])
+            if k in props
+            else coerce(v, extra)
+            if isinstance(extra, dict)
+            else v
+            for k, v in value.items()
+        }
     return value
 
 
@@ -154,11 +161,15 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
         )
     problems += _param_problems(cfg, registry, "", cfg["variants"])
     if cfg["profile"]["enabled"]:
-        problems += _param_problems(cfg["profile"], registry, "profile.", cfg["profile"]["variants"])
+        problems += _param_problems(
+            cfg["profile"], registry, "profile.", cfg["profile"]["variants"]
+        )
     return problems
 
 
-def _param_problems(section: dict, registry: dict[str, Variant], prefix: str, variants) -> list[str]:
+def _param_problems(
+    section: dict, registry: dict[str, Variant], prefix: str, variants
+) -> list[str]:
     """Parameter values the chosen variants do not declare: per-variant `params:` entries, and
     the shorthands (dtypes, tiles, coarsen) that no chosen variant with that parameter builds."""
     from .plan import SHORTHANDS
@@ -184,7 +195,9 @@ def _param_problems(section: dict, registry: dict[str, Variant], prefix: str, va
         having = [registry[v] for v in variants if param in dict(registry[v].params)]
         if not having or key not in section:
             continue
-        supported = sorted({x for v in having for x in v.values(param)}, key=str)
+        supported = sorted(
+            {x for v in having for x in v.values(param)}, key=lambda x: (isinstance(x, str), x)
+        )
         for i, x in enumerate(section[key]):
             if x not in supported and param != DTYPE_PARAM:
                 problems.append(

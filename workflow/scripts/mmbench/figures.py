@@ -390,12 +390,10 @@ def fraction_of_cublas(timings, stem):
         subset=["cublas_gflops"]
     )
     d["fraction"] = d.kernel_gflops / d.cublas_gflops
-    d = (
-        square(d)
-        .groupby(["series", "variant", "m"], as_index=False)["fraction"]
-        .median()
+    d = square(d).groupby(["series", "variant", "m"], as_index=False)["fraction"].median()
+    d = d.merge(
+        measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series")
     )
-    d = d.merge(measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series"))
     _setup()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _lines(ax, d, "m", "fraction")
@@ -469,7 +467,11 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
     if has_l1:
         ax.scatter(
-            [], [], facecolors="none", edgecolors="0.3", label="same kernel, per L1 global-load byte"
+            [],
+            [],
+            facecolors="none",
+            edgecolors="0.3",
+            label="same kernel, per L1 global-load byte",
         )
     verdict(fig, roofline_note(roof, has_l1))
     ax.set(

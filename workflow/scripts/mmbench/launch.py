@@ -52,11 +52,15 @@ def launcher(
 ) -> tuple[Callable[[], None], tuple, tuple]:
     """(launch, grid, block) of one configuration; launch() enqueues the kernel on `stream`."""
     if v.backend == "cublas":
-        return cublas_launcher(cp, params["dtype"], pointers, lds, m, n, k, accumulate, stream), (
-            0,
-            0,
-            0,
-        ), (0, 0, 0)
+        return (
+            cublas_launcher(cp, params["dtype"], pointers, lds, m, n, k, accumulate, stream),
+            (
+                0,
+                0,
+                0,
+            ),
+            (0, 0, 0),
+        )
     fn = modules.function(cubin, v.symbol)
     grid, block = v.launch(params, m, n, k)
     args = kernel_arguments(v, pointers, lds, m, n, k, accumulate)
@@ -91,6 +95,8 @@ def cublas_launcher(cp, dtype: str, pointers, lds, m, n, k, accumulate: bool, st
         cb.setStream(handle, stream.ptr)
         cb.setPointerMode(handle, cb.CUBLAS_POINTER_MODE_HOST)
         cb.setMathMode(handle, cb.CUBLAS_DEFAULT_MATH)
-        gemm(handle, op, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda, beta.ctypes.data, pc, ldc)
+        gemm(
+            handle, op, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda, beta.ctypes.data, pc, ldc
+        )
 
     return launch

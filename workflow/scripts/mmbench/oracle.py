@@ -40,8 +40,16 @@ def make_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
 
 def group_key(conf) -> tuple:
     """Configurations with the same key share inputs and reference."""
-    return (conf.dtype, conf.m, conf.n, conf.k, conf.accumulate, conf.distribution, conf.seed,
-            conf.operation)
+    return (
+        conf.dtype,
+        conf.m,
+        conf.n,
+        conf.k,
+        conf.accumulate,
+        conf.distribution,
+        conf.seed,
+        conf.operation,
+    )
 
 
 @dataclass
@@ -89,7 +97,9 @@ class Reference:
     def judge(self, cp, host_c: np.ndarray, outside_writes: int) -> dict:
         """Row columns of the verification of a result as it arrived on the host."""
         t = time.perf_counter()
-        result = verify(cp, cp.asarray(host_c), self.ref, self.bound, self.gamma, integer=self.exact)
+        result = verify(
+            cp, cp.asarray(host_c), self.ref, self.bound, self.gamma, integer=self.exact
+        )
         verify_ms = (time.perf_counter() - t) * 1e3
         t = time.perf_counter()
         fv_ok, fv_rows = freivalds.check(host_c, self.probes) if self.probes else (True, 0)

@@ -183,7 +183,9 @@ def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], 
         reasons = v.rejected(params, limit)
         if reasons:
             refused.append(
-                dict(base, dtype=params[DTYPE_PARAM], params=label(params), reason="; ".join(reasons))
+                dict(
+                    base, dtype=params[DTYPE_PARAM], params=label(params), reason="; ".join(reasons)
+                )
             )
         else:
             keep.append(params)
@@ -192,9 +194,7 @@ def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], 
 
 def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[tuple[str, dict]]:
     """Every (variant, parameter dict) the registry can build for `arch` (CI compiles them all)."""
-    return [
-        (v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]
-    ]
+    return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 
 def _split(params: dict) -> tuple[str, tuple]:

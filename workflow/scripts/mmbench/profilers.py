@@ -19,7 +19,6 @@ import yaml
 
 from . import paths
 
-
 METRIC_COLUMNS = [
     "metric",
     "tool_metric",

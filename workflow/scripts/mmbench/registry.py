@@ -177,12 +177,16 @@ class Variant:
         """Why this parameter dict cannot be built or launched (empty: it can): the declared
         constraints, then the hardware limits every kernel shares."""
         names = self.names(params)
-        out = [f"{c.expr} fails: {c.reason}" for c in self.constraints if not evaluate(c.expr, **names)]
+        out = [
+            f"{c.expr} fails: {c.reason}" for c in self.constraints if not evaluate(c.expr, **names)
+        ]
         if not self.compiled:
             return out
         threads = math.prod(int(evaluate(e, **names, m=1, n=1, k=1)) for e in self.block)
         if threads > arith.MAX_THREADS_PER_BLOCK:
-            out.append(f"{threads} threads per block, over the limit of {arith.MAX_THREADS_PER_BLOCK}")
+            out.append(
+                f"{threads} threads per block, over the limit of {arith.MAX_THREADS_PER_BLOCK}"
+            )
         static = self.static_shared_bytes(params)
         if static > arith.STATIC_SHARED_LIMIT:
             out.append(f"needs {static} B of static shared memory, over the 48 KiB limit")
@@ -199,7 +203,9 @@ class Variant:
         declaration order, constraints not yet applied."""
         choose = choose or {}
         axes = [choose.get(name, values) for name, values in self.params]
-        return [dict(zip(self.param_names, combo, strict=True)) for combo in itertools.product(*axes)]
+        return [
+            dict(zip(self.param_names, combo, strict=True)) for combo in itertools.product(*axes)
+        ]
 
     @cached_property
     def by_slug(self) -> dict[str, dict]:
@@ -223,7 +229,9 @@ class Variant:
     def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
         """Reasons (from the registry) why this shape breaks the variant's preconditions."""
         names = self.names(params, m=m, n=n, k=k)
-        return [f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)]
+        return [
+            f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)
+        ]
 
     def static_shared_bytes(self, params: dict) -> int:
         if not self.shared_memory:

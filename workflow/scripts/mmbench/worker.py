@@ -6,10 +6,10 @@ import json
 import logging
 import sys
 
+from .device import device_properties
 from .jobs import CONTEXT_LOST_EXIT
 from .plan import Configuration
 from .registry import load_registry
-from .device import device_properties
 from .runner import ContextLost, Runner, append_jsonl
 from .timing import Sampling
 
