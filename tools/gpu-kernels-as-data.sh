@@ -14,11 +14,13 @@ set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
 sizes='sizes=[8000,10000,12000]'
+# this checkout's package for the stages after the change (the old code finds its own)
+export PYTHONPATH=/tmp/site:$PWD/workflow/scripts PATH=/tmp/site/bin:$PATH
 before() {  # the old code's run tables of the given variants, same config as the main command
   local targets=()
   for v in "$@"; do targets+=("results/runs/$v.csv"); done
   (cd .before && start=$(date +%s) &&
-    timeout 560 snakemake --cores 16 "${targets[@]}" --config "$sizes" > "$out/before_$1.log" 2>&1
+    PYTHONPATH=/tmp/site timeout 560 snakemake --cores 16 "${targets[@]}" --config "$sizes" > "$out/before_$1.log" 2>&1
     echo "before ($*): exit $? after $(($(date +%s) - start)) s"
     mkdir -p "$out/before_runs" && cp results/runs/*.csv "$out/before_runs/" 2>/dev/null)
 }
