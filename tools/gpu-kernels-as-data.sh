@@ -41,7 +41,8 @@ for stage in "$@"; do
 import glob, sys
 import pandas as pd
 out = sys.argv[1]
-b = pd.concat([pd.read_csv(p) for p in glob.glob(f"{out}/before_runs/*.csv")], ignore_index=True)
+runs = glob.glob(f"{out}/before_runs/*.csv") or glob.glob(".gpu-in/before_runs/*.csv")
+b = pd.concat([pd.read_csv(p) for p in runs], ignore_index=True)
 a = pd.read_csv(f"{out}/after_timings.csv")
 # before: tile/coarsen columns; after: the TILE/COARSEN parameter columns
 b["TILE"] = b["tile"].where(b["tile"] > 0)
