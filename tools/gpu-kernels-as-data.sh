@@ -66,7 +66,7 @@ PY
       start=$(date +%s)
       snakemake --cores 16 --config experiment=blocktile 'variants=[blocktile_1d,cublas]' \
         'sizes=[1,31,33,4096,4097]' 'shapes=[[1000,1100,37]]' 'memory=[pinned]' \
-        profile.enabled=false > "$out/newkernel.log" 2>&1
+        'profile={enabled: false}' > "$out/newkernel.log" 2>&1
       echo "blocktile_1d: exit $? after $(($(date +%s) - start)) s"
       cat results/blocktile/tables/summary.txt
       cp results/blocktile/tables/timings.csv "$out/blocktile_timings.csv" 2>/dev/null ;;
