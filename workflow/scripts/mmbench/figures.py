@@ -404,6 +404,8 @@ def fraction_of_cublas(timings, stem):
         yscale="log",
         title="Performance as a fraction of cuBLAS",
     )
+    if d.m.max() / d.m.min() > 20:
+        ax.set_xscale("log")
     ax.legend(fontsize=7, ncol=2)
     verdict(fig, closest_to_cublas(d))
     return save(fig, stem)
