@@ -5,7 +5,7 @@ import math
 from dataclasses import replace
 
 from mmbench import plan
-from mmbench.config import validate
+from mmbench.config import SHORTHANDS, validate
 from mmbench.registry import Condition
 
 
@@ -24,7 +24,7 @@ def test_main_command_grid(registry):
     layouts = len(cfg["memory"])
     for name in cfg["variants"]:
         v = registry[name]
-        insts = math.prod(len(_values(v, n, cfg[k])) for k, n in plan.SHORTHANDS.items())
+        insts = math.prod(len(_values(v, n, cfg[k])) for k, n in SHORTHANDS.items())
         refused = [r for r in p.refused if r["variant"] == name and "m" in r]
         assert len(p.runs[name]) == insts * 3 * layouts - len(refused), name
     # seed 003's "--": the tiled kernel at 10000 with 32 x 32 tiles is refused, with its reason

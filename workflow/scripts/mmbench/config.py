@@ -12,6 +12,10 @@ import yaml
 from . import paths
 from .registry import DTYPE_PARAM, Variant
 
+# The config's shorthands for parameter values: key -> the parameter it chooses, for every
+# variant that declares it (per-variant `params:` choose any parameter).
+SHORTHANDS = {"dtypes": DTYPE_PARAM, "tiles": "TILE", "coarsen": "COARSEN"}
+
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem found."""
@@ -172,10 +176,14 @@ def _param_problems(
 ) -> list[str]:
     """Parameter values the chosen variants do not declare: per-variant `params:` entries, and
     the shorthands (dtypes, tiles, coarsen) that no chosen variant with that parameter builds."""
-    from .plan import SHORTHANDS
-
     problems = []
     for name, chosen in (section.get("params") or {}).items():
+        if name not in registry:  # profile.params: the schema does not list the variants
+            problems.append(
+                f"config key '{prefix}params.{name}': {name!r} is not valid; valid values: "
+                f"{', '.join(registry)}"
+            )
+            continue
         v = registry[name]
         declared = dict(v.params)
         for param, values in chosen.items():

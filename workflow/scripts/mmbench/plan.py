@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 
 from . import arith
-from .config import ConfigError
+from .config import SHORTHANDS, ConfigError
 from .registry import DTYPE_PARAM, Variant, label, slug
 
 # Largest GPU memory of a current single GPU (B200, 192 GB); used to refuse impossible sizes
@@ -118,10 +118,6 @@ def layouts(cfg: dict) -> list[tuple[str, int, str]]:
         else:
             out.append((mem, pad, "strided"))
     return list(dict.fromkeys(out))
-
-
-# The config's shorthands for parameter values: key -> parameter it chooses.
-SHORTHANDS = {"dtypes": DTYPE_PARAM, "tiles": "TILE", "coarsen": "COARSEN"}
 
 
 def chosen_values(v: Variant, section: dict) -> tuple[dict[str, list], list[str]]:
