@@ -42,7 +42,7 @@ def test_installed_package_renders_figures_tables_and_report(tmp_path):
     assert "site-packages" in pkg and "site-packages" in registry, probe.stdout
     assert int(count) >= 7
     work = tmp_path / "work"
-    shutil.copytree(DATA / "h200-main" / "results", work / "results")
+    shutil.copytree(DATA / "h100-main" / "results", work / "results")
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
     env.pop("PYTHONPATH", None)
     for args in (["--cores", "2"], ["--report", "report.html"]):

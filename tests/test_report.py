@@ -1,5 +1,5 @@
 """Figures, tables and the HTML report rendered without a GPU from a real recorded run
-(tests/data/h200-main), and the report opened in a real headless browser."""
+(tests/data/h100-main), and the report opened in a real headless browser."""
 
 import os
 import shutil
@@ -24,7 +24,7 @@ def rendered(tmp_path_factory):
     for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
-    shutil.copytree(DATA / "h200-main" / "results", work / "results")
+    shutil.copytree(DATA / "h100-main" / "results", work / "results")
     out = snakemake("--cores", "2", "--config", "render_only=true", cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
     rep = snakemake("--config", "render_only=true", "--report", "report.html", cwd=work)
@@ -43,7 +43,7 @@ def test_every_figure_and_table_is_rendered(rendered):
         for ext in ("csv", "md", "html", "tex"):
             assert (res / "report" / f"{table}.{ext}").stat().st_size > 100
     device = (res / "report" / "device_properties.md").read_text()
-    assert "NVIDIA H200" in device and "multiprocessors" in device
+    assert "NVIDIA H100" in device and "multiprocessors" in device
     assert "\\begin{tabular}" in (res / "report" / "profiler_metrics.tex").read_text()
     import matplotlib.image
 

@@ -169,7 +169,7 @@ def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
     out = _snakemake(cluster, work, "compile_all", "--config", "arch=sm_90")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert len(list((work / "results" / "build" / "sm_90").glob("*/*.cubin"))) > 70
-    shutil.copytree(DATA / "h200-main" / "results", work / "results", dirs_exist_ok=True)
+    shutil.copytree(DATA / "h100-main" / "results", work / "results", dirs_exist_ok=True)
     out = _snakemake(cluster, work, "--config", "render_only=true")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert (work / "results" / "figures" / "roofline.png").stat().st_size > 10_000
