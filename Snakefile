@@ -9,9 +9,6 @@
 #          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate
 
 
-configfile: workflow.source_path("config/config.yaml")
-
-
 report: "workflow/report/workflow.rst"
 
 

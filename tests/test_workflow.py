@@ -34,10 +34,19 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def test_lint_is_clean():
-    out = snakemake("--lint", "--config", "arch=sm_90")
+def test_lint_is_clean_and_needs_no_gpu():
+    """Linting names no architecture (and this machine has no GPU to read one off)."""
+    out = snakemake("--lint")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Congratulations, your workflow is in a good condition!" in out.stdout + out.stderr
+
+
+def test_without_gpu_or_arch_a_run_asks_for_the_architecture(workdir):
+    if plan.detect_gpus():
+        pytest.skip("a GPU is visible here")
+    out = snakemake("-n", "--cores", "1", cwd=workdir)
+    assert out.returncode != 0
+    assert "name it, e.g. --config arch=sm_90" in out.stdout + out.stderr
 
 
 def test_main_command_dag(workdir):
@@ -56,7 +65,10 @@ def test_main_command_dag(workdir):
     assert stats["compile_kernel"] == str(len(p.instantiations))
     assert stats["summary"] == "1"
     assert "gpu=1" in text  # measurement jobs hold the one GPU
-    assert "refused before running" in text
+    # refusals are announced where they are written (refused.csv and the summary), not by a
+    # dry run; and no run names a cached copy of config.yaml
+    assert "refused before running" not in text
+    assert "is extended by additional config" not in text
     assert not (workdir / "results").exists()
 
 
@@ -64,6 +76,14 @@ def test_main_command_dag(workdir):
     "entry,message",
     [
         ("tiles=[64]", "config key 'tiles[0]': 64 is not valid for naive_unguarded"),
+        ("arch=sm_91", "config key 'arch': 'sm_91' is not an architecture this nvcc builds for"),
+        (
+            "arch=90",
+            "config key 'arch': 90 is a compute capability, not an architecture name; "
+            "did you mean arch=sm_90?",
+        ),
+        ("shapes=[[10,20]]", "config key 'shapes[0]': [10, 20] has 2 values: a shape is [m, n, k]"),
+        ("sampling={min_samples:0}", "YAML needs a space after the colon, as in {min_samples: 0}"),
         ("sizes=[100,x]", "config key 'sizes[1]': 'x' is not of type integer"),
         ("sizes=[2000000]", "config key 'sizes[0]': 2000000 is out of range"),
         ("sizes=[200000]", "config key 'sizes': 200000 needs"),
@@ -71,7 +91,8 @@ def test_main_command_dag(workdir):
     ],
 )
 def test_invalid_config_stops_before_any_job(workdir, entry, message):
-    out = snakemake("--cores", "1", "--config", entry, "arch=sm_90", cwd=workdir)
+    arch = [] if entry.startswith("arch=") else ["arch=sm_90"]
+    out = snakemake("--cores", "1", "--config", entry, *arch, cwd=workdir)
     assert out.returncode != 0
     assert message in out.stderr
     assert not (workdir / "results").exists()
@@ -130,3 +151,43 @@ def test_aggregation_renders_from_recorded_runs(workdir):
     summary = (workdir / "results" / "tables" / "summary.txt").read_text()
     assert "142 configurations" in summary
     assert Path(workdir / "results" / "tables" / "timings.csv").exists()
+
+
+def test_a_run_that_cannot_reach_a_gpu_fails_at_once_with_the_cause(workdir):
+    """Without a usable GPU (here: CuPy missing, or no device, or a driver too old), the
+    measurement job stops with the cause on the console and the run exits non-zero; no table
+    that looks like results is written."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            pytest.skip("a GPU is visible here: this test is for machines without one")
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: exactly the case under test
+        pass
+    out = snakemake(
+        "--cores",
+        "1",
+        "results/runs/naive_guarded.csv",
+        "--config",
+        "arch=sm_90",
+        "sizes=[64]",
+        "variants=[naive_guarded]",
+        "tiles=[16]",
+        cwd=workdir,
+    )
+    assert out.returncode != 0
+    console = out.stdout + out.stderr
+    assert "measure_variant naive_guarded: no usable GPU: " in console, console[-3000:]
+    assert not (workdir / "results" / "runs" / "naive_guarded.csv").exists()
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+def test_a_compile_error_shows_the_compiler_message_on_the_console(workdir):
+    src = workdir / "kernels" / "05_tiled_guarded.cu"
+    src.write_text(src.read_text().replace("elem_t tmp = 0;", "elem_t tmp = 0 oops;"))
+    out = snakemake(
+        "--cores", "1", "results/build/sm_90/tiled_guarded/float32_TILE16.cubin", cwd=workdir
+    )
+    assert out.returncode != 0
+    assert "nvcc failed for tiled_guarded float32_TILE16:" in out.stderr
+    assert 'error: expected a ";"' in out.stderr

@@ -12,6 +12,9 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
+    import yaml
+
+    from mmbench import config as mmconfig
     from mmbench import plan as mmplan
     from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.catalogue import TABLES as TABLE_CATALOGUE
@@ -25,6 +28,15 @@ except ImportError as err:
         "Install it from the repository root with `pip install -e .` (the README's set-up "
         "command does this)."
     ) from None
+
+# The defaults (config/config.yaml) under whatever --configfile and --config give: merged here
+# rather than with `configfile:`, so no run announces a cached copy of config.yaml.
+config.update(
+    mmconfig.merge(
+        yaml.safe_load((Path(workflow.basedir) / "config" / "config.yaml").read_text()),
+        dict(config),
+    )
+)
 
 KERNELS = Path(workflow.basedir) / "kernels"
 REGISTRY_FILE = str(KERNELS / "registry.yaml")
@@ -40,22 +52,27 @@ try:
     RENDER_ONLY = config["render_only"]
     if RENDER_ONLY:  # nothing is compiled or measured: no GPU, no architecture needed
         ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
+        ARCH_PROBLEM = "render_only=true compiles nothing"
     else:
         GPUS = mmplan.detect_gpus()
-        ARCH = mmplan.resolve_arch(config, GPUS)
+        try:
+            ARCH, ARCH_PROBLEM = mmplan.resolve_arch(config, GPUS), None
+        except (
+            ConfigError
+        ) as err:  # no GPU here: --lint needs none; a run stops at arch()
+            ARCH, ARCH_PROBLEM = None, str(err)
         PLAN = mmplan.expand(config, REGISTRY, ARCH)
         PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY, ARCH)
         mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
-if PLAN.refused:
-    print(
-        f"{len(PLAN.refused)} configuration(s) refused before running "
-        f"(listed in {R}/tables/refused.csv), e.g.: {PLAN.refused[0]['variant']}: "
-        f"{PLAN.refused[0]['reason']}",
-        file=sys.stderr,
-    )
+
+def arch():
+    """The architecture to compile for; stops the run (not --lint) where it is unknown."""
+    if ARCH_PROBLEM:
+        raise WorkflowError(ARCH_PROBLEM)
+    return ARCH
 
 
 wildcard_constraints:
@@ -100,7 +117,7 @@ def nvcc(wildcards, input, output):
 
 def variant_cubins(wildcards):
     return {
-        instance_slug(params): cubin_path(ARCH, v, instance_slug(params))
+        instance_slug(params): cubin_path(arch(), v, instance_slug(params))
         for v, params in PLAN.instantiations
         if v == wildcards.variant
     }
@@ -115,7 +132,7 @@ def variant_sources(wildcards):
 
 def planned_ptxas_reports(wildcards):
     return [
-        cubin_path(ARCH, v, instance_slug(params), ext="ptxas.txt")
+        cubin_path(arch(), v, instance_slug(params), ext="ptxas.txt")
         for v, params in PLAN.instantiations
     ]
 
@@ -141,7 +158,7 @@ def profile_configuration(wildcards):
 def profile_cubin(wildcards):
     if not REGISTRY[wildcards.variant].compiled:
         return []
-    return cubin_path(ARCH, wildcards.variant, wildcards.instance)
+    return cubin_path(arch(), wildcards.variant, wildcards.instance)
 
 
 def profile_targets():

@@ -17,16 +17,19 @@ rule compile_kernel:
     params:
         nvcc=nvcc,
     shell:
-        "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas}"
+        # on failure, the compiler's first error lines go to the console too
+        "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas} || "
+        "{{ echo 'nvcc failed for {wildcards.variant} {wildcards.instance}:' >&2; "
+        "grep -m 5 -E 'error|fatal' {log} >&2; exit 1; }}"
 
 
 rule compile_all:
     """Every instantiation the registry can build, whatever the config asks (CI runs this for
     sm_80 and sm_90)."""
     input:
-        [
-            cubin_path(ARCH, v, instance_slug(params))
-            for v, params in mmplan.all_instantiations(REGISTRY, ARCH)
+        lambda w: [
+            cubin_path(arch(), v, instance_slug(params))
+            for v, params in mmplan.all_instantiations(REGISTRY, arch())
         ],
     output:
         f"results/build/{ARCH}/all_cubins.txt",

@@ -42,7 +42,7 @@ rule metrics_table:
 
 rule compile_microbench:
     input:
-        "kernels/microbench/peak.cu",
+        str(KERNELS / "microbench" / "peak.cu"),
     output:
         cubin="results/build/{arch}/microbench/peak.cubin",
     log:
@@ -55,7 +55,7 @@ rule compile_microbench:
 
 rule device_ceilings:
     input:
-        cubin=f"results/build/{ARCH}/microbench/peak.cubin",
+        cubin=lambda w: f"results/build/{arch()}/microbench/peak.cubin",
     output:
         f"{R}/tables/ceilings.csv",
     log:

@@ -5,7 +5,7 @@ import json
 import logging
 import sys
 
-from mmbench.jobs import git_state, package_versions, run_job
+from mmbench.jobs import JobFailed, git_state, package_versions, run_job
 from mmbench.registry import source_hash
 from mmbench.tables import atomic_write_text
 
@@ -19,17 +19,21 @@ def main(sm) -> None:
     sys.stderr = open(sm.log[0], "a", buffering=1)
     source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     settings = dict(sampling=sm.params.sampling, freivalds_vectors=sm.params.freivalds_vectors)
-    device = run_job(
-        sm.wildcards.variant,
-        sm.params.registry,
-        sm.params.configurations,
-        sm.params.instantiations,
-        sm.params.sources,
-        source_sha,
-        settings,
-        sm.output.table,
-        sm.log[0],
-    )
+    try:
+        device = run_job(
+            sm.wildcards.variant,
+            sm.params.registry,
+            sm.params.configurations,
+            sm.params.instantiations,
+            sm.params.sources,
+            source_sha,
+            settings,
+            sm.output.table,
+            sm.log[0],
+        )
+    except JobFailed as err:  # say why on the console, not only in the log
+        print(f"measure_variant {sm.wildcards.variant}: {err}", file=sys.__stderr__, flush=True)
+        raise
     manifest = dict(
         variant=sm.wildcards.variant,
         configurations=len(sm.params.configurations),

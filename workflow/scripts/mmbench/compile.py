@@ -3,6 +3,9 @@ and by the GPU tests, so both build exactly the same thing)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from functools import cache
 from pathlib import Path
 
 from .registry import DTYPE_PARAM
@@ -43,3 +46,31 @@ def nvcc_command(
         str(output),
         str(source),
     ]
+
+
+@cache
+def supported_archs(nvcc: str = "nvcc") -> tuple[str, ...] | None:
+    """The real architectures the installed nvcc builds for (`nvcc --list-gpu-code`: sm_75,
+    sm_80, ..., sm_90, ...); None where there is no nvcc to ask."""
+    exe = shutil.which(nvcc)
+    if not exe:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--list-gpu-code"], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return tuple(line.strip() for line in out.splitlines() if line.strip().startswith("sm_"))
+
+
+def arch_problem(arch: str, supported: tuple[str, ...] | None) -> str | None:
+    """Why nvcc cannot build for `arch` (None: it can, or there is no nvcc to ask)."""
+    if supported is None or arch == "auto":
+        return None
+    base = arch.rstrip("af") if arch[-1] in "af" else arch
+    if base in supported:
+        return None
+    return f"{arch!r} is not an architecture this nvcc builds for; valid values: " + ", ".join(
+        supported
+    )

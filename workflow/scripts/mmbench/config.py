@@ -111,8 +111,17 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{err.instance!r} is out of range: {err.message}"
     if err.validator == "minItems" and not err.instance:
         return "the list is empty; give at least one value"
+    if err.validator in ("minItems", "maxItems") and s.get("description"):
+        return f"{err.instance!r} has {len(err.instance)} values: {s['description']}"
     if err.validator == "additionalProperties":
         allowed = ", ".join(sorted(s.get("properties", {})))
+        slips = [k for k in err.instance if isinstance(k, str) and ":" in k]
+        if slips:  # {min_samples:0} is read by YAML as the key "min_samples:0"
+            name, _, value = slips[0].partition(":")
+            return (
+                f"{slips[0]!r} looks like a key and a value: YAML needs a space after the colon, "
+                f"as in {{{name}: {value}}}; known keys: {allowed}"
+            )
         return f"{err.message}; known keys: {allowed}"
     return err.message
 
@@ -123,6 +132,13 @@ def validate(config: dict, registry: dict[str, Variant]) -> dict:
     cfg = coerce(copy.deepcopy(dict(config)), schema)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
     problems = [f"config key '{_path(e)}': {_describe(e)}" for e in errors]
+    arch = str(cfg.get("arch", "auto"))
+    if arch.isdigit():  # arch=90 for sm_90
+        problems = [p for p in problems if not p.startswith("config key 'arch'")]
+        problems.append(
+            f"config key 'arch': {arch} is a compute capability, not an architecture name; "
+            f"did you mean arch=sm_{arch}?"
+        )
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     _fill_defaults(cfg, schema)
@@ -163,6 +179,12 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             "config key 'distribution': 'uniform' (floats in [0, 1)) cannot fill int32 matrices; "
             "use distribution=int09 or drop int32 from dtypes"
         )
+    if not cfg["render_only"]:
+        from .compile import arch_problem, supported_archs
+
+        why = arch_problem(cfg["arch"], supported_archs())
+        if why:
+            problems.append(f"config key 'arch': {why}")
     problems += _param_problems(cfg, registry, "", cfg["variants"])
     if cfg["profile"]["enabled"]:
         problems += _param_problems(
@@ -214,3 +236,15 @@ def _param_problems(
                     f"{', '.join(map(str, supported))}"
                 )
     return problems
+
+
+def merge(defaults: dict, given: dict) -> dict:
+    """`given` over `defaults`, nested sections merged key by key (as Snakemake merges a
+    configfile with --config)."""
+    out = copy.deepcopy(defaults)
+    for key, value in given.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

@@ -27,6 +27,11 @@ from .tables import atomic_write_csv, atomic_write_text
 
 log = logging.getLogger("mmbench.jobs")
 CONTEXT_LOST_EXIT = 3
+NO_GPU_EXIT = 4  # the worker could not reach a GPU: nothing in this job can run
+
+
+class JobFailed(RuntimeError):
+    """The measurement job cannot measure anything (no GPU, a worker that cannot start)."""
 
 
 def file_sha(path: str | Path) -> str:
@@ -56,6 +61,18 @@ def read_journal(path: Path) -> tuple[dict[str, dict], list[str], dict | None]:
         elif "device" in rec:
             device = rec["device"]
     return rows, started, device
+
+
+def journal_fatal(path: Path) -> str | None:
+    """The last fatal message a worker journaled (it could not reach the GPU), if any."""
+    fatal = None
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                fatal = json.loads(line).get("fatal", fatal)
+            except (json.JSONDecodeError, AttributeError):
+                continue
+    return fatal
 
 
 def run_job(
@@ -125,12 +142,20 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
             break
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
+        started_before = len(read_journal(Path(base["journal"]))[1])
         proc = subprocess.run(
             [sys.executable, "-m", "mmbench.worker", str(spec_path)], env=dict(gpu_env)
         )
         new_rows, started, _ = read_journal(Path(base["journal"]))
         rows.update(new_rows)
         unfinished = [k for k in started if k not in rows]
+        if proc.returncode == NO_GPU_EXIT:
+            raise JobFailed(journal_fatal(Path(base["journal"])) or "no usable GPU")
+        if proc.returncode != 0 and len(started) == started_before:
+            raise JobFailed(
+                f"the worker process failed before measuring anything (exit code "
+                f"{proc.returncode}); its output is in {base['log']}"
+            )
         if proc.returncode != 0:
             reason = (
                 f"killed by signal {-proc.returncode}"

@@ -7,7 +7,7 @@ import logging
 import sys
 
 from .device import device_properties
-from .jobs import CONTEXT_LOST_EXIT
+from .jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT
 from .plan import Configuration
 from .registry import load_registry
 from .runner import ContextLost, Runner, append_jsonl
@@ -32,14 +32,21 @@ def main(spec_path: str) -> int:
         conf = Configuration.from_dict(c)
         keys[conf] = key
         confs.append(conf)
-    runner = Runner(
-        variant,
-        cubins,
-        Sampling(**settings["sampling"]),
-        {"source_sha256": spec["source_sha"]},
-        settings["freivalds_vectors"],
-    )
-    import cupy
+    try:  # reaching the GPU: CuPy, the driver, a device
+        import cupy
+
+        runner = Runner(
+            variant,
+            cubins,
+            Sampling(**settings["sampling"]),
+            {"source_sha256": spec["source_sha"]},
+            settings["freivalds_vectors"],
+        )
+    except Exception as err:  # noqa: BLE001 - whatever it is, no configuration can run
+        cause = f"{type(err).__name__}: {err}".strip()
+        logging.error("no usable GPU: %s", cause)
+        append_jsonl(journal, {"fatal": f"no usable GPU: {cause}"})
+        return NO_GPU_EXIT
 
     append_jsonl(journal, {"device": device_properties(cupy) | {"uuid": runner.facts["gpu_uuid"]}})
     logging.info(
