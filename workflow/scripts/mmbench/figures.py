@@ -9,6 +9,7 @@ figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -43,10 +44,30 @@ def _setup():
 
 
 def verdict(fig, text: str) -> None:
-    """What this run says about the report's conclusion, printed under the figure."""
+    """What this run says about the report's conclusion, printed under the figure, wrapped to
+    the figure's width."""
+    width = max(60, int(fig.get_figwidth() * 14))  # characters of 9-point text per line
     fig.text(
-        0.01, -0.02, "This run: " + text, ha="left", va="top", fontsize=9, wrap=True, style="italic"
+        0.01,
+        -0.02,
+        textwrap.fill("This run: " + text, width),
+        ha="left",
+        va="top",
+        fontsize=9,
+        style="italic",
     )
+
+
+def grid(n: int, ncols: int = 3, size=(4.2, 3.2), **kw):
+    """A figure of n small panels, at most ncols a row (unused ones hidden)."""
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False, **kw
+    )
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
 
 
 def save(fig, stem: Path) -> list[Path]:
@@ -118,23 +139,34 @@ def square(d: pd.DataFrame) -> pd.DataFrame:
 
 
 def time_vs_n(timings, stem, memory="pinned"):
-    """E1 (seed 000): kernel time vs n, every variant, square matrices."""
+    """E1 (seed 000): kernel time vs n, square matrices: one panel per kernel variant (its
+    parameter values as lines), cuBLAS in every panel as the reference."""
     d = square(measured(timings))
     d = d[d.memory == (memory if memory in set(d.memory) else d.memory.iloc[0])] if len(d) else d
     if d.empty or d.m.nunique() < 2:
         return no_data(stem, "Kernel time vs n", "two or more square sizes")
     _setup()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    _lines(ax, d, "m", "kernel_ms_median", "kernel_ms_min", "kernel_ms_max")
-    ax.set(
-        xlabel="n (matrices n x n)",
-        ylabel="kernel time (ms, log scale)",
-        yscale="log",
-        title="Kernel time vs n (band: min..max of the timed runs)",
+    ref = d[d.variant == "cublas"]
+    kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"] or ["cublas"]
+    fig, axes = grid(len(kernels), sharex=True, sharey=True)
+    for ax, v in zip(axes, kernels, strict=True):
+        _lines(
+            ax,
+            pd.concat([d[d.variant == v], ref]),
+            "m",
+            "kernel_ms_median",
+            "kernel_ms_min",
+            "kernel_ms_max",
+        )
+        ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
+        if d.m.max() / d.m.min() > 20:
+            ax.set_xscale("log")
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(
+        f"Kernel time vs n, {d.memory.iloc[0]} memory (log scale; band: min..max of the timed "
+        "runs; cuBLAS in every panel)"
     )
-    if d.m.max() / d.m.min() > 20:
-        ax.set_xscale("log")
-    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
     verdict(fig, tiled_vs_naive(d))
     return save(fig, stem)
 
@@ -164,16 +196,18 @@ def gflops_vs_n(timings, stem, kind="kernel"):
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     _setup()
     kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"]
-    fig, axes = plt.subplots(
-        1, max(1, len(kernels)), figsize=(5 * max(1, len(kernels)), 4.2), sharey=True, squeeze=False
-    )
+    fig, axes = grid(max(1, len(kernels)), ncols=2, size=(6, 4.2), sharey=True)
     ref = d[d.variant == "cublas"]
-    for ax, v in zip(axes[0], kernels or ["cublas"], strict=False):
+    for ax, v in zip(axes, kernels or ["cublas"], strict=False):
         part = pd.concat([d[d.variant == v], ref])
         _lines(ax, part, "m", f"{kind}_gflops")
-        ax.set(title=v, xlabel="N (square matrices)", ylabel=f"{kind} GFLOP/s")
-        ax.legend(fontsize=7)
-    fig.suptitle(f"{kind.capitalize()} GFLOP/s vs N: the block size matters (seed 002)")
+        ax.set(title=v, xlabel="N (square matrices N x N)", ylabel=f"{kind} GFLOP/s (log scale)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(
+        f"{kind.capitalize()} GFLOP/s vs N per block size, cuBLAS for reference (seed 002)"
+    )
+    fig.tight_layout()
     big = d[d.m == d.m.max()]
     parts = []
     for v in kernels:
@@ -399,14 +433,14 @@ def fraction_of_cublas(timings, stem):
     _lines(ax, d, "m", "fraction")
     ax.axhline(1.0, color=palette()["cublas"], lw=2.4, label="cublas = 1")
     ax.set(
-        xlabel="N",
-        ylabel="kernel GFLOP/s / cuBLAS GFLOP/s",
+        xlabel="N (square matrices N x N)",
+        ylabel="kernel GFLOP/s / cuBLAS GFLOP/s (log scale)",
         yscale="log",
         title="Performance as a fraction of cuBLAS",
     )
     if d.m.max() / d.m.min() > 20:
         ax.set_xscale("log")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     verdict(fig, closest_to_cublas(d))
     return save(fig, stem)
 
