@@ -119,3 +119,31 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
             raise
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize(
+    "preset,figures",
+    [
+        ("e3c", ["gflops_vs_n", "global_vs_kernel", "fraction_of_cublas"]),
+        ("e3d", ["remainder_effect"]),
+    ],
+)
+def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
+    """E3c and E3d recorded on an H100 render without a GPU, notes computed from the data."""
+    work = tmp_path / "work"
+    shutil.copytree(DATA / f"h100-{preset}" / "results", work / "results")
+    out = snakemake(
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--configfile",
+        str(ROOT / "config" / "presets" / f"{preset}.yaml"),
+        "--config",
+        "render_only=true",
+        cwd=work,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    for fig in figures:
+        png = work / "results" / preset / "figures" / f"{fig}.png"
+        assert png.stat().st_size > 30_000, png

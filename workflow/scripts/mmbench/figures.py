@@ -211,7 +211,9 @@ def gflops_vs_n(timings, stem, kind="kernel"):
     big = d[d.m == d.m.max()]
     parts = []
     for v in kernels:
-        g = big[big.variant == v].groupby("params")[f"{kind}_gflops"].median()
+        part = big[big.variant == v]
+        g = part.groupby("params")[f"{kind}_gflops"].median()
+        g = g.reindex(part.set_index("series").loc[ladder(part), "params"].unique())
         if len(g) > 1:
             parts.append(
                 f"{v} at N={int(d.m.max())}: " + ", ".join(f"{p} {x:.0f}" for p, x in g.items())

@@ -7,7 +7,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from .summary import _pivot, in_ladder_order, shape_label
+from .summary import _pivot, in_ladder_order, shape_label, significant
+
+# mismatches listed per configuration in the people-facing tables (timings.csv keeps all 10)
+LISTED_MISMATCHES = 2
+
+
+def _number(x) -> str:
+    """A number as people read it: integers whole, others to 4 significant digits."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    if isinstance(x, float):
+        return significant(x)
+    return x
+
+
+def for_people(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as Markdown, HTML and LaTeX show it: numbers formatted cell by cell (a column
+    can mix counts and rates, as the metrics table does), empty cells blank."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype.kind == "f" or out[c].dtype == object:
+            out[c] = [
+                ("" if pd.isna(x) else _number(x)) if not isinstance(x, str) else x for x in out[c]
+            ]
+    return out
 
 
 def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
@@ -16,6 +40,7 @@ def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
     df = df.assign(**{c: df[c].fillna("") for c in text})
     paths = {ext: stem.with_suffix(f".{ext}") for ext in ("csv", "md", "html", "tex")}
     df.to_csv(paths["csv"], index=False)
+    df = for_people(df)
     paths["md"].write_text(f"**{title}**\n\n" + df.to_markdown(index=False) + "\n")
     html = df.to_html(index=False, border=0, classes="mmbench", na_rep="--", escape=True)
     paths["html"].write_text(
@@ -65,7 +90,7 @@ def unguarded_vs_guarded(timings: pd.DataFrame) -> pd.DataFrame:
     out["first_mismatches"] = (
         out["first_mismatches"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
     )
-    return out.round(3)
+    return out
 
 
 def time_split(timings: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +127,17 @@ def verification(timings: pd.DataFrame) -> pd.DataFrame:
         "first_mismatches",
         "error",
     ]
-    return d[[c for c in cols if c in d]]
+    out = d[[c for c in cols if c in d]].copy()
+    if "first_mismatches" in out:  # the first few, so rows stay one line high
+        out["first_mismatches"] = [short_list(x) for x in out["first_mismatches"]]
+    return out
+
+
+def short_list(mismatches) -> str:
+    """The first LISTED_MISMATCHES of a ' | '-separated list, and how many more were listed."""
+    items = [x for x in str(mismatches or "").split(" | ") if x and x != "nan"]
+    more = len(items) - LISTED_MISMATCHES
+    return " | ".join(items[:LISTED_MISMATCHES]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def leading_dimensions(timings: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +155,7 @@ def leading_dimensions(timings: pd.DataFrame) -> pd.DataFrame:
         "global_ms_median",
         "verification",
     ]
-    return d[[c for c in cols if c in d]].round(3)
+    return d[[c for c in cols if c in d]]
 
 
 def device_properties(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:

@@ -18,10 +18,18 @@ def shape_label(m: int, n: int, k: int) -> str:
     return str(m) if m == n == k else f"{m}x{n}x{k}"
 
 
+def significant(x: float, digits: int = 4) -> str:
+    """x with `digits` significant digits, never in scientific notation (88.21, 100.8, 1042)."""
+    if x == 0 or math.isnan(x) or math.isinf(x):
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
 def _cell(ms: float, gflops: float | None, outcome: str) -> str:
     if outcome == "ERROR":
         return "ERROR"
-    text = f"{ms:.3f}" if ms < 100 else f"{ms:.1f}"
+    text = significant(ms)
     if gflops is not None and not math.isnan(gflops):
         text += f" ({gflops:.0f})"
     return text + (" FAIL" if outcome == "FAIL" else "")
