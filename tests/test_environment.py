@@ -44,3 +44,20 @@ def test_conda_and_pip_agree():
     assert cupy_wheels == [f"cupy-cuda{major}x"], cupy_wheels
     req_py = py["requires-python"]
     assert conda["python"] == req_py
+
+
+def test_config_readme_describes_every_key():
+    """config/README.md (the workflow catalog's page) lists every key of the schema."""
+
+    def keys(props, prefix=""):
+        for k, sub in props.items():
+            yield prefix + k
+            if "properties" in sub:
+                yield from keys(sub["properties"], prefix + k + ".")
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    readme = (ROOT / "config" / "README.md").read_text()
+    missing = [k for k in keys(schema["properties"]) if f"`{k}`" not in readme]
+    assert not missing, missing
+    catalog = yaml.safe_load((ROOT / ".snakemake-workflow-catalog.yml").read_text())
+    assert catalog["usage"]["report"] is True
