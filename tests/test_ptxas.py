@@ -34,7 +34,7 @@ def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
 def test_recorded_resources_table_matches_registry(registry):
     import pandas as pd
 
-    df = pd.read_csv(DATA / "h200-default" / "resources.csv")
+    df = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "resources.csv")
     for _, r in df.iterrows():
         v = registry[r["variant"]]
         params = v.instance(r["instance"])

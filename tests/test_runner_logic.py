@@ -65,7 +65,9 @@ def test_summarize():
 
 
 def test_progress_line_from_a_recorded_row():
-    df = pd.read_csv(DATA / "h200-default" / "timings.csv", keep_default_na=False)
+    df = pd.read_csv(
+        DATA / "h100-main" / "results" / "tables" / "timings.csv", keep_default_na=False
+    )
     row = df[(df.variant == "naive_unguarded") & (df.m == 641)].iloc[0].to_dict()
     line = describe(row)
     assert line.startswith("naive_unguarded TILE=16 float32 641x641x641")
