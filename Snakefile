@@ -32,6 +32,7 @@ rule all:
         [] if RENDER_ONLY else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"],
         profile_targets(),
         report_targets(),
+        figure_targets,
 
 
 onsuccess:

@@ -147,3 +147,28 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
     for fig in figures:
         png = work / "results" / preset / "figures" / f"{fig}.png"
         assert png.stat().st_size > 30_000, png
+
+
+def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):
+    """The main run's tables have no 1000..1100 sweep: remainder_effect is left out of the
+    results and the report, with one line saying why, and no placeholder picture is drawn."""
+    work = tmp_path / "work"
+    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    out = snakemake(
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--config",
+        "render_only=true",
+        "report={figures: [time_vs_n, remainder_effect]}",
+        cwd=work,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    figures = work / "results" / "figures"
+    assert (figures / "time_vs_n.png").exists()
+    assert not (figures / "remainder_effect.png").exists()
+    note = (work / "results" / "report" / "figures_left_out.txt").read_text()
+    assert note.startswith("figure remainder_effect not made: ")
+    assert "sizes 1000..1100" in note
+    assert "figure remainder_effect not made" in out.stdout + out.stderr  # printed at the end

@@ -1,7 +1,7 @@
 # Per-variant tables -> the tidy tables of results/tables/, and the summary printed at the end.
 
 
-rule timings_table:
+checkpoint timings_table:
     input:
         expand(f"{R}/runs/{{variant}}.csv", variant=list(PLAN.runs)),
     output:

@@ -18,7 +18,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench import plan as mmplan
     from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.catalogue import TABLES as TABLE_CATALOGUE
-    from mmbench.catalogue import caption
+    from mmbench.catalogue import caption, load_inputs, missing
     from mmbench.compile import nvcc_command
     from mmbench.config import ConfigError, validate
     from mmbench.registry import kernel_dependencies, load_registry
@@ -201,27 +201,62 @@ def table_inputs(wildcards):
     return input_paths(TABLE_CATALOGUE[wildcards.table])
 
 
-def report_targets():
-    """Figures and tables of this experiment; those needing profiler data only when the
-    profile: section is on (or, rendering only, when its tables exist)."""
+def figures_with_data():
+    """(figures to make, [(figure, why not)]) of this experiment: a figure whose tables hold no
+    data for it is not made (the tables are read once written: checkpoints)."""
     have_profile = bool(PROFILE) or (
         RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists()
     )
-    figs = [f for f in FIGURES if have_profile or not FIGURE_CATALOGUE[f].needs_profile]
+    wanted = [
+        f for f in FIGURES if have_profile or not FIGURE_CATALOGUE[f].needs_profile
+    ]
+    if not RENDER_ONLY:
+        if wanted:
+            checkpoints.timings_table.get()
+        if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
+            checkpoints.roofline_table.get()
+    made, left = [], []
+    for f in wanted:
+        why = missing(
+            FIGURE_CATALOGUE[f], load_inputs(input_paths(FIGURE_CATALOGUE[f]))
+        )
+        (left.append((f, why)) if why else made.append(f))
+    return made, left
+
+
+def report_targets():
+    """The tables of this experiment; those needing profiler data only when the profile:
+    section is on (or, rendering only, when its tables exist)."""
+    have_profile = bool(PROFILE) or (
+        RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists()
+    )
     tabs = [t for t in TABLES if have_profile or not TABLE_CATALOGUE[t].needs_profile]
     if RENDER_ONLY:
-        missing = [p for p in (f"{R}/tables/timings.csv",) if not Path(p).exists()]
-        if missing:
+        missing_input = [
+            p for p in (f"{R}/tables/timings.csv",) if not Path(p).exists()
+        ]
+        if missing_input:
             raise WorkflowError(
-                f"render_only=true renders from an existing results folder, but {missing[0]} "
-                "is missing; copy the results folder of a run here (or drop render_only)"
+                f"render_only=true renders from an existing results folder, but "
+                f"{missing_input[0]} is missing; copy the results folder of a run here (or "
+                "drop render_only)"
             )
-    return [f"{R}/figures/{f}.png" for f in figs] + [
-        f"{R}/report/{t}.html" for t in tabs
-    ]
+    return [f"{R}/report/{t}.html" for t in tabs]
+
+
+def figure_targets(wildcards):
+    """The figures this run has data for, and the note of those left out, if any (known once
+    the tables are written)."""
+    made, left = figures_with_data()
+    return [f"{R}/figures/{f}.png" for f in made] + (
+        [f"{R}/report/figures_left_out.html"] if left else []
+    )
 
 
 def print_summary():
-    summary = Path(f"{R}/tables/summary.txt")
-    if summary.exists():
-        print(summary.read_text())
+    for path in (
+        Path(f"{R}/tables/summary.txt"),
+        Path(f"{R}/report/figures_left_out.txt"),
+    ):
+        if path.exists():
+            print(path.read_text())

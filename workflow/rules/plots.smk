@@ -47,3 +47,25 @@ rule table:
         caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
     script:
         "../scripts/render_table.py"
+
+
+rule figures_left_out:
+    """One line per figure of this experiment that its data cannot make, and why."""
+    output:
+        html=report(
+            f"{R}/report/figures_left_out.html",
+            caption="../report/output.rst",
+            category=EXPERIMENT_LABEL,
+            subcategory="Figures",
+            labels={"figure": "left out"},
+        ),
+        txt=f"{R}/report/figures_left_out.txt",
+    log:
+        f"{R}/logs/figures/figures_left_out.log",
+    conda:
+        ENV
+    params:
+        left=lambda w: figures_with_data()[1],
+        caption="Figures this experiment asks for that its data cannot make, and why.",
+    script:
+        "../scripts/figures_left_out.py"

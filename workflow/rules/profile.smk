@@ -68,7 +68,7 @@ rule device_ceilings:
         "../scripts/ceilings_table.py"
 
 
-rule roofline_table:
+checkpoint roofline_table:
     input:
         metrics=f"{R}/tables/metrics.csv",
         ceilings=f"{R}/tables/ceilings.csv",

@@ -230,3 +230,13 @@ def load_inputs(paths: dict) -> dict:
         else:
             out[name] = None
     return out
+
+
+def missing(output: Output, data: dict) -> str | None:
+    """Why this run has no data for a figure (None: it has): the figure's own check, run
+    without plotting."""
+    try:
+        output.make(data, None)
+    except figures.NoData as err:
+        return str(err)
+    return None

@@ -79,13 +79,16 @@ def save(fig, stem: Path) -> list[Path]:
     return paths
 
 
-def no_data(stem: Path, title: str, needs: str) -> list[Path]:
-    """A figure that says what data it needs, where this run has none (never a blank)."""
-    _setup()
-    fig, ax = plt.subplots(figsize=(6, 2))
-    ax.axis("off")
-    ax.text(0.5, 0.5, f"{title}\nno data in this run: {needs}", ha="center", va="center", wrap=True)
-    return save(fig, stem)
+class NoData(ValueError):
+    """This run has no data for the figure; the message says what it needs."""
+
+
+def no_data(title: str, needs: str):
+    raise NoData(f"{title}: no data in this run; needs {needs}")
+
+
+# Every figure function takes stem=None to check its data only (raising NoData, else returning
+# None before plotting): the workflow makes only the figures a run has data for.
 
 
 def measured(df: pd.DataFrame) -> pd.DataFrame:
@@ -144,7 +147,9 @@ def time_vs_n(timings, stem, memory="pinned"):
     d = square(measured(timings))
     d = d[d.memory == (memory if memory in set(d.memory) else d.memory.iloc[0])] if len(d) else d
     if d.empty or d.m.nunique() < 2:
-        return no_data(stem, "Kernel time vs n", "two or more square sizes")
+        no_data("Kernel time vs n", "two or more square sizes")
+    if stem is None:  # the data check only
+        return None
     _setup()
     ref = d[d.variant == "cublas"]
     kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"] or ["cublas"]
@@ -192,7 +197,9 @@ def gflops_vs_n(timings, stem, kind="kernel"):
     """E3c (seed 002): GFLOPS vs N per block size, naive and tiled, cuBLAS for reference."""
     d = square(measured(timings))
     if d.empty or d.m.nunique() < 2:
-        return no_data(stem, "GFLOPS vs N", "two or more square sizes")
+        no_data("GFLOPS vs N", "two or more square sizes")
+    if stem is None:  # the data check only
+        return None
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     _setup()
     kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"]
@@ -238,7 +245,9 @@ def remainder(timings, stem):
     d = square(measured(timings))
     d = d[(d.m >= 1000) & (d.m <= 1100)]
     if d.m.nunique() < 20:
-        return no_data(stem, "Remainder effect", "sizes 1000..1100 step 1 (preset e3d)")
+        no_data("Remainder effect", "sizes 1000..1100 step 1 (preset e3d)")
+    if stem is None:  # the data check only
+        return None
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     ref, kern = d[d.variant == "cublas"], d[d.variant != "cublas"]
     _setup()
@@ -316,9 +325,9 @@ def global_vs_kernel(timings, stem):
     d = square(measured(timings))
     d = d[d.memory.isin(["pinned", "pageable"])]
     if d.empty or d.m.nunique() < 2:
-        return no_data(
-            stem, "Global vs kernel GFLOPS", "square sizes in pinned and pageable memory"
-        )
+        no_data("Global vs kernel GFLOPS", "square sizes in pinned and pageable memory")
+    if stem is None:  # the data check only
+        return None
     pick = [
         v for v in ("tiled_guarded", "naive_guarded", "coarsened", "cublas") if v in set(d.variant)
     ][0]
@@ -368,7 +377,9 @@ def time_split(timings, stem):
     """E3b (seed 002's nvprof summary): H2D / kernel / D2H per variant and size."""
     d = square(measured(timings))
     if d.empty:
-        return no_data(stem, "Time split", "measured square configurations")
+        no_data("Time split", "measured square configurations")
+    if stem is None:  # the data check only
+        return None
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     d = d.drop_duplicates(["series", "m"])
     sizes = sorted(set(d.m))[-3:]
@@ -421,7 +432,9 @@ def fraction_of_cublas(timings, stem):
     ref = d[d.variant == "cublas"].groupby(["dtype", "m", "n", "k"])["kernel_gflops"].median()
     d = d[d.variant != "cublas"]
     if ref.empty or d.empty:
-        return no_data(stem, "Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
+        no_data("Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
+    if stem is None:  # the data check only
+        return None
     d = d.join(ref.rename("cublas_gflops"), on=["dtype", "m", "n", "k"]).dropna(
         subset=["cublas_gflops"]
     )
@@ -460,7 +473,9 @@ def closest_to_cublas(d: pd.DataFrame) -> str:
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
     if roof is None or roof.empty or ceilings is None or ceilings.empty:
-        return no_data(stem, "Roofline", "profiled kernels (profile:) and measured ceilings")
+        no_data("Roofline", "profiled kernels (profile:) and measured ceilings")
+    if stem is None:  # the data check only
+        return None
     c = ceilings.iloc[0]
     _setup()
     fig, ax = plt.subplots(figsize=(7, 5))
