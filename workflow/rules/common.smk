@@ -21,7 +21,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.catalogue import caption, load_inputs, missing
     from mmbench.compile import nvcc_command
     from mmbench.config import ConfigError, validate
-    from mmbench.registry import kernel_dependencies, load_registry
+    from mmbench.registry import kernel_dependencies, load_registry, slug
 except ImportError as err:
     raise WorkflowError(
         f"the mmbench package is not importable in this Python ({sys.executable}): {err}. "
@@ -55,11 +55,10 @@ try:
         ARCH_PROBLEM = "render_only=true compiles nothing"
     else:
         GPUS = mmplan.detect_gpus()
+        # no GPU here and arch=auto: --lint needs none; a run stops at arch()
         try:
             ARCH, ARCH_PROBLEM = mmplan.resolve_arch(config, GPUS), None
-        except (
-            ConfigError
-        ) as err:  # no GPU here: --lint needs none; a run stops at arch()
+        except ConfigError as err:
             ARCH, ARCH_PROBLEM = None, str(err)
         PLAN = mmplan.expand(config, REGISTRY, ARCH)
         PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY, ARCH)
@@ -91,12 +90,6 @@ def cubin_path(arch, variant, instance, ext="cubin"):
     return f"results/build/{arch}/{variant}/{instance}.{ext}"
 
 
-def instance_slug(params):
-    from mmbench.registry import slug
-
-    return slug(params)
-
-
 def kernel_source(wildcards):
     return str(KERNELS / REGISTRY[wildcards.variant].source)
 
@@ -116,11 +109,10 @@ def nvcc(wildcards, input, output):
 
 
 def variant_cubins(wildcards):
-    return {
-        instance_slug(params): cubin_path(arch(), v, instance_slug(params))
-        for v, params in PLAN.instantiations
-        if v == wildcards.variant
-    }
+    slugs = [
+        slug(params) for v, params in PLAN.instantiations if v == wildcards.variant
+    ]
+    return {name: cubin_path(arch(), wildcards.variant, name) for name in slugs}
 
 
 def variant_sources(wildcards):
@@ -132,7 +124,7 @@ def variant_sources(wildcards):
 
 def planned_ptxas_reports(wildcards):
     return [
-        cubin_path(arch(), v, instance_slug(params), ext="ptxas.txt")
+        cubin_path(arch(), v, slug(params), ext="ptxas.txt")
         for v, params in PLAN.instantiations
     ]
 
@@ -201,25 +193,29 @@ def table_inputs(wildcards):
     return input_paths(TABLE_CATALOGUE[wildcards.table])
 
 
+def have_profile():
+    """Profiler tables exist for this experiment: the profile: section is on, or (rendering
+    only) the copied results hold them."""
+    return bool(PROFILE) or (RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists())
+
+
 def figures_with_data():
     """(figures to make, [(figure, why not)]) of this experiment: a figure whose tables hold no
     data for it is not made (the tables are read once written: checkpoints)."""
-    have_profile = bool(PROFILE) or (
-        RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists()
-    )
-    wanted = [
-        f for f in FIGURES if have_profile or not FIGURE_CATALOGUE[f].needs_profile
-    ]
+    profiled = have_profile()
+    wanted = [f for f in FIGURES if profiled or not FIGURE_CATALOGUE[f].needs_profile]
     if not RENDER_ONLY:
         if wanted:
             checkpoints.timings_table.get()
         if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
             checkpoints.roofline_table.get()
+    paths = {}  # every input read once, whatever number of figures share it
+    for f in wanted:
+        paths |= input_paths(FIGURE_CATALOGUE[f])
+    data = load_inputs(paths)
     made, left = [], []
     for f in wanted:
-        why = missing(
-            FIGURE_CATALOGUE[f], load_inputs(input_paths(FIGURE_CATALOGUE[f]))
-        )
+        why = missing(FIGURE_CATALOGUE[f], data)
         (left.append((f, why)) if why else made.append(f))
     return made, left
 
@@ -227,10 +223,8 @@ def figures_with_data():
 def report_targets():
     """The tables of this experiment; those needing profiler data only when the profile:
     section is on (or, rendering only, when its tables exist)."""
-    have_profile = bool(PROFILE) or (
-        RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists()
-    )
-    tabs = [t for t in TABLES if have_profile or not TABLE_CATALOGUE[t].needs_profile]
+    profiled = have_profile()
+    tabs = [t for t in TABLES if profiled or not TABLE_CATALOGUE[t].needs_profile]
     if RENDER_ONLY:
         missing_input = [
             p for p in (f"{R}/tables/timings.csv",) if not Path(p).exists()

@@ -28,7 +28,7 @@ rule compile_all:
     sm_80 and sm_90)."""
     input:
         lambda w: [
-            cubin_path(arch(), v, instance_slug(params))
+            cubin_path(arch(), v, slug(params))
             for v, params in mmplan.all_instantiations(REGISTRY, arch())
         ],
     output:

@@ -131,6 +131,7 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
     """Workers until every configuration has a row (restarting after a lost context)."""
     attempts = 0
     limit = max_workers or len(keyed) + 1
+    started = read_journal(Path(base["journal"]))[1]
     while True:
         todo = [(k, c) for k, c in keyed if k not in rows]
         if not todo:
@@ -142,7 +143,7 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
             break
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
-        started_before = len(read_journal(Path(base["journal"]))[1])
+        started_before = len(started)
         proc = subprocess.run(
             [sys.executable, "-m", "mmbench.worker", str(spec_path)], env=dict(gpu_env)
         )

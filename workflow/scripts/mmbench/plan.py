@@ -70,6 +70,13 @@ class Configuration:
         return asdict(self) | {"params": dict(self.params)}
 
     @classmethod
+    def of(cls, variant: str, params: dict, **axes) -> Configuration:
+        """A configuration of one instantiation, from its full parameter dict (the element type
+        included) and the other axes."""
+        rest = {k: x for k, x in params.items() if k != DTYPE_PARAM}
+        return cls(variant=variant, dtype=params[DTYPE_PARAM], params=rest, **axes)
+
+    @classmethod
     def from_dict(cls, d: dict) -> Configuration:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
@@ -193,11 +200,6 @@ def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[t
     return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 
-def _split(params: dict) -> tuple[str, tuple]:
-    rest = tuple((k, x) for k, x in params.items() if k != DTYPE_PARAM)
-    return params[DTYPE_PARAM], rest
-
-
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
     plan = Plan()
     shapes = shapes_of(cfg)
@@ -209,16 +211,14 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
         base = dict(distribution=cfg["distribution"], seed=cfg["seed"])
         plan.refused += [dict(r, **base) for r in refused]
         for params in instances:
-            dtype, rest = _split(params)
             accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
             for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
                 shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
             ):
                 unmet = v.unmet(params, m, n, k)
-                conf = Configuration(
-                    variant=name,
-                    dtype=dtype,
-                    params=rest,
+                conf = Configuration.of(
+                    name,
+                    params,
                     m=m,
                     n=n,
                     k=k,
@@ -357,12 +357,10 @@ def profile_plan(
                     dict(variant=name, params=label(params), m=size, reason="; ".join(unmet))
                 )
                 continue
-            dtype, rest = _split(params)
             runs.append(
-                Configuration(
-                    variant=name,
-                    dtype=dtype,
-                    params=rest,
+                Configuration.of(
+                    name,
+                    params,
                     m=size,
                     n=size,
                     k=size,
