@@ -29,3 +29,14 @@ def test_read_journal_ignores_a_torn_last_line(tmp_path):
     assert started == ["a", "b"]
     assert device == {"name": "GPU"}
     assert read_journal(tmp_path / "missing.jsonl") == ({}, [], None)
+
+
+def test_a_job_whose_every_configuration_failed_is_a_failed_job():
+    from mmbench.jobs import nothing_measured
+
+    err = {"verification": "ERROR", "error": "CUDARuntimeError: cudaErrorIllegalAddress"}
+    why = nothing_measured([err, dict(err, error="OutOfMemoryError")])
+    assert why.startswith("every configuration of this job failed (2 ERROR rows)")
+    assert "cudaErrorIllegalAddress" in why
+    assert nothing_measured([err, {"verification": "FAIL"}]) is None  # FAIL is a measurement
+    assert nothing_measured([]) is None

@@ -124,7 +124,20 @@ def run_job(
     atomic_write_csv(table, out)
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
+    why = nothing_measured([rows[k] for k, _ in keyed])
+    if why:  # the run must not end as if it had measured something
+        raise JobFailed(why)
     return device
+
+
+def nothing_measured(rows: list[dict]) -> str | None:
+    """Why a job's rows hold no measurement (every configuration ended in ERROR), or None."""
+    if rows and all(r.get("verification") == "ERROR" for r in rows):
+        return (
+            f"every configuration of this job failed ({len(rows)} ERROR rows); the first: "
+            f"{rows[0].get('error')}"
+        )
+    return None
 
 
 def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> None:
