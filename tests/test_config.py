@@ -4,6 +4,7 @@ import pytest
 from snakemake.cli import parse_config
 
 from mmbench import plan
+from mmbench.catalogue import names
 from mmbench.config import ConfigError, coerce, load_schema, validate
 
 
@@ -89,6 +90,14 @@ def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, frag
     msg = str(err.value)
     assert f"config key '{key}'" in msg
     assert fragment in msg
+
+
+def test_report_names_are_checked_against_the_catalogue(registry):
+    """The Snakefile passes the catalogue's names (catalogue.names()) to validate."""
+    with pytest.raises(ConfigError) as err:
+        validate(cli("report={figures: [roofline, rooflin]}"), registry, outputs=names())
+    assert "config key 'report.figures[1]'" in str(err.value)
+    assert "'rooflin' is not valid" in str(err.value) and "time_vs_n" in str(err.value)
 
 
 def test_several_problems_are_reported_at_once(registry):

@@ -1,6 +1,11 @@
 """environment.yml (conda) and pyproject.toml (pip) install the same packages."""
 
+import ast
 import re
+import shutil
+import subprocess
+import sys
+import textwrap
 import tomllib
 
 import yaml
@@ -61,3 +66,149 @@ def test_config_readme_describes_every_key():
     assert not missing, missing
     catalog = yaml.safe_load((ROOT / ".snakemake-workflow-catalog.yml").read_text())
     assert catalog["usage"]["report"] is True
+
+
+# --- per-rule conda environments (workflow/envs/) ---------------------------------------------
+
+ENVS = ROOT / "workflow" / "envs"
+SCRIPTS = ROOT / "workflow" / "scripts"
+PACKAGE = SCRIPTS / "mmbench"
+# import name -> the conda-forge package that provides it
+IMPORT_TO_CONDA = {
+    "yaml": "pyyaml",
+    "cupy": "cupy",
+    "cupyx": "cupy",
+    "cupy_backends": "cupy",
+    "cuda": "cuda-bindings",
+    "pynvml": "nvidia-ml-py",
+    "matplotlib": "seaborn",  # seaborn depends on matplotlib
+}
+# rules whose job starts `python -m mmbench.<module>` children in the same environment
+CHILDREN = {"measure_variant": ["worker"], "profile_kernel": ["profile_target"]}
+TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
+
+
+def _rules() -> dict[str, dict]:
+    """rule name -> its conda: file and script: (None for a shell: rule), from the rule files."""
+    rules = {}
+    for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        for block in re.split(r"^(?=(?:rule|checkpoint) )", smk.read_text(), flags=re.M)[1:]:
+            name = re.match(r"(?:rule|checkpoint) (\w+):", block).group(1)
+            conda = re.search(r"^    conda:\n\s+\"([^\"]+)\"", block, re.M)
+            script = re.search(r"^    script:\n\s+\"([^\"]+)\"", block, re.M)
+            runs = script or re.search(r"^    (shell|run):", block, re.M)
+            rules[name] = dict(
+                runs=bool(runs),
+                conda=(smk.parent / conda.group(1)).resolve() if conda else None,
+                script=(smk.parent / script.group(1)).resolve() if script else None,
+            )
+    return rules
+
+
+def _packages(env_file) -> dict[str, str]:
+    env = yaml.safe_load(env_file.read_text())
+    assert "name" not in env, f"{env_file.name}: Snakemake names per-rule environments itself"
+    assert env["channels"] == ["conda-forge", "nodefaults"], env_file.name
+    out = {}
+    for dep in env["dependencies"]:
+        assert isinstance(dep, str), f"{env_file.name}: no pip section in a rule's environment"
+        name, spec = _split(dep)
+        out[name] = spec
+    return out
+
+
+def _imports(path, seen=None) -> set[str]:
+    """The third-party modules a script or mmbench module imports, at any level (a function's
+    import runs when it is called), following the mmbench modules it imports."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return set()
+    seen.add(path)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:  # from . import x / from .x import
+            names = [f"mmbench.{node.module}" if node.module else "mmbench"]
+            names += [f"mmbench.{a.name}" for a in node.names if not node.module]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            top, *rest = name.split(".")
+            if top == "mmbench":
+                if rest and (PACKAGE / f"{rest[0]}.py").exists():
+                    found |= _imports(PACKAGE / f"{rest[0]}.py", seen)
+            elif top not in sys.stdlib_module_names and top != "__future__":
+                found.add(top)
+    return found
+
+
+def test_every_rule_that_runs_names_its_own_environment():
+    rules = _rules()
+    assert len(rules) > 10, rules
+    for name, rule in rules.items():
+        if not rule["runs"]:
+            continue
+        assert rule["conda"] is not None, f"rule {name} has no conda: environment"
+        assert rule["conda"].parent == ENVS, f"rule {name}: {rule['conda']} is not in workflow/envs"
+        assert rule["conda"].is_file(), f"rule {name}: {rule['conda']} does not exist"
+
+
+def test_each_rule_environment_holds_what_its_code_imports_and_no_test_tools():
+    used = set()
+    for name, rule in _rules().items():
+        if not rule["runs"]:
+            continue
+        env = _packages(rule["conda"])
+        used.add(rule["conda"].name)
+        assert not TEST_TOOLS & set(env), f"{rule['conda'].name} holds test tools"
+        code = [rule["script"]] if rule["script"] else []
+        code += [PACKAGE / f"{child}.py" for child in CHILDREN.get(name, [])]
+        needed = set()
+        for path in code:
+            needed |= {IMPORT_TO_CONDA.get(m, m) for m in _imports(path)}
+        if needed:
+            assert "python" in env, f"rule {name} runs Python; {rule['conda'].name} has none"
+        missing = needed - set(env)
+        assert not missing, f"rule {name} imports {sorted(missing)}: not in {rule['conda'].name}"
+    assert used == {p.name for p in ENVS.glob("*.yaml")}, "an environment no rule uses"
+
+
+def test_rule_environments_pin_what_environment_yml_pins():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    dev = dict(_split(d) for d in env["dependencies"] if isinstance(d, str))
+    measure = _packages(ENVS / "gpu.yaml")
+    plots = _packages(ENVS / "plots.yaml")
+    assert "cupy" in measure and "seaborn" not in measure  # measuring needs no plotting
+    assert "seaborn" in plots and "cupy" not in plots  # rendering needs no GPU
+    for f in ENVS.glob("*.yaml"):
+        for name, spec in _packages(f).items():
+            assert name in dev, f"{f.name}: {name} is not in environment.yml"
+            assert spec == dev[name], f"{f.name}: {name}{spec} vs environment.yml {dev[name]}"
+
+
+def test_a_child_process_imports_the_same_mmbench_as_its_parent(tmp_path):
+    """In a rule's conda environment mmbench is not installed: the worker and the profiling
+    target must import the package their parent job imported (paths.child_env)."""
+    shutil.copytree(PACKAGE, tmp_path / "elsewhere" / "mmbench")
+    parent = textwrap.dedent(
+        """
+        import os, subprocess, sys
+        sys.path.insert(0, sys.argv[1])  # as Snakemake's script preamble puts a script's folder
+        from mmbench import paths
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        cmd = [sys.executable, "-c", "import mmbench; print(mmbench.__file__)"]
+        print(subprocess.run(cmd, env=paths.child_env(env), capture_output=True,
+                             text=True, check=True).stdout.strip())
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", parent, str(tmp_path / "elsewhere")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert out.stdout.strip() == str(tmp_path / "elsewhere" / "mmbench" / "__init__.py")

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from mmbench import ceilings, profilers
+from mmbench import profilers, roofline
 
 from .conftest import DATA
 
@@ -113,7 +113,7 @@ def test_e3f_table_and_roofline_from_recorded_metrics():
             )
         ]
     )
-    roof = ceilings.roofline(metrics, ceil)
+    roof = roofline.table(metrics, ceil)
     assert list(roof.variant) == ["naive_unguarded", "tiled_unguarded"]
     tiled = roof.iloc[1]
     assert tiled.achieved_gflops > roof.iloc[0].achieved_gflops

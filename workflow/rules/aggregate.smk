@@ -9,7 +9,7 @@ checkpoint timings_table:
     log:
         f"{R}/logs/aggregate/timings.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     params:
         kind="timings",
     script:
@@ -24,7 +24,7 @@ rule resources_table:
     log:
         f"{R}/logs/aggregate/resources.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     params:
         registry=REGISTRY_FILE,
     script:
@@ -37,7 +37,7 @@ rule refused_table:
     log:
         f"{R}/logs/aggregate/refused.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     params:
         refused=PLAN.refused,
     script:
@@ -54,6 +54,6 @@ rule summary:
     log:
         f"{R}/logs/aggregate/summary.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     script:
         "../scripts/summary.py"

@@ -19,6 +19,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.catalogue import TABLES as TABLE_CATALOGUE
     from mmbench.catalogue import caption, load_inputs, missing
+    from mmbench.catalogue import names as output_names
     from mmbench.compile import nvcc_command
     from mmbench.config import ConfigError, validate
     from mmbench.registry import kernel_dependencies, load_registry, slug
@@ -41,10 +42,9 @@ config.update(
 KERNELS = Path(workflow.basedir) / "kernels"
 REGISTRY_FILE = str(KERNELS / "registry.yaml")
 REGISTRY = load_registry(REGISTRY_FILE)
-ENV = "../../environment.yml"
 
 try:
-    config.update(validate(config, REGISTRY))
+    config.update(validate(config, REGISTRY, outputs=output_names()))
     FIGURES = config["report"]["figures"]
     TABLES = config["report"]["tables"]
     # results/ for the main experiment, results/<experiment>/ for a preset's

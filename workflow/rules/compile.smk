@@ -13,7 +13,7 @@ rule compile_kernel:
     log:
         "results/logs/compile/{arch}/{variant}/{instance}.log",
     conda:
-        ENV
+        "../envs/compile.yaml"
     params:
         nvcc=nvcc,
     shell:
@@ -36,6 +36,6 @@ rule compile_all:
     log:
         f"results/logs/compile/{ARCH}/all_cubins.log",
     conda:
-        ENV
+        "../envs/compile.yaml"
     shell:
         "ls {input} > {output} 2> {log}"

@@ -18,7 +18,7 @@ rule figure:
     log:
         f"{R}/logs/figures/{{figure}}.log",
     conda:
-        ENV
+        "../envs/plots.yaml"
     params:
         caption=lambda w: caption(FIGURE_CATALOGUE[w.figure]),
     script:
@@ -42,7 +42,7 @@ rule table:
     log:
         f"{R}/logs/report/{{table}}.log",
     conda:
-        ENV
+        "../envs/plots.yaml"
     params:
         caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
     script:
@@ -63,7 +63,7 @@ rule figures_left_out:
     log:
         f"{R}/logs/figures/figures_left_out.log",
     conda:
-        ENV
+        "../envs/plots.yaml"
     params:
         left=lambda w: figures_with_data()[1],
         caption="Figures this experiment asks for that its data cannot make, and why.",

@@ -12,7 +12,7 @@ rule profile_kernel:
     log:
         f"{R}/logs/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.log",
     conda:
-        ENV
+        "../envs/gpu.yaml"
     resources:
         gpu=1,
     params:
@@ -35,7 +35,7 @@ rule metrics_table:
     log:
         f"{R}/logs/aggregate/metrics.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     script:
         "../scripts/concat_tables.py"
 
@@ -48,7 +48,7 @@ rule compile_microbench:
     log:
         "results/logs/compile/{arch}/microbench/peak.log",
     conda:
-        ENV
+        "../envs/compile.yaml"
     shell:
         "nvcc -cubin -arch={wildcards.arch} -O3 -Xptxas -v -o {output.cubin} {input} > {log} 2>&1"
 
@@ -61,7 +61,7 @@ rule device_ceilings:
     log:
         f"{R}/logs/profile/ceilings.log",
     conda:
-        ENV
+        "../envs/gpu.yaml"
     resources:
         gpu=1,
     script:
@@ -77,7 +77,7 @@ checkpoint roofline_table:
     log:
         f"{R}/logs/aggregate/roofline.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     script:
         "../scripts/roofline_table.py"
 
@@ -91,6 +91,6 @@ rule nvprof_metrics_table:
     log:
         f"{R}/logs/aggregate/nvprof_metrics.log",
     conda:
-        ENV
+        "../envs/tables.yaml"
     script:
         "../scripts/nvprof_metrics_table.py"

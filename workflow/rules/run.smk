@@ -1,6 +1,10 @@
 # One measurement job per variant: every instantiation (element type and parameter values),
-# size and memory mode of that variant in one process (so hundreds of small configurations do not pay hundreds of
-# process and CUDA-context start-ups), while an edited kernel file reruns only its variant.
+# size and memory mode of that variant in one process (so hundreds of small configurations do
+# not pay hundreds of process and CUDA-context start-ups), while an edited kernel file reruns
+# only its variant. Besides its table, the job keeps every configuration's timed samples
+# (compare.smk judges two runs on them) and a copy of all three files under
+# archive/<variant>/<source hash>/, so the rows of an edited kernel's earlier source are kept
+# (baseline=previous).
 
 
 rule measure_variant:
@@ -8,13 +12,14 @@ rule measure_variant:
         unpack(variant_cubins),
     output:
         table=f"{R}/runs/{{variant}}.csv",
+        samples=f"{R}/runs/{{variant}}.samples.json.gz",
         manifest=f"{R}/runs/{{variant}}.manifest.json",
     log:
         f"{R}/logs/measure/{{variant}}.log",
     benchmark:
         f"{R}/benchmarks/measure/{{variant}}.tsv"
     conda:
-        ENV
+        "../envs/gpu.yaml"
     resources:
         gpu=1,
     params:

@@ -4,7 +4,7 @@ import sys
 
 import pandas as pd
 
-from mmbench.ceilings import roofline
+from mmbench import roofline
 from mmbench.tables import atomic_write_csv
 
 
@@ -12,7 +12,7 @@ def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     metrics = pd.read_csv(sm.input.metrics)
     ceilings = pd.read_csv(sm.input.ceilings)
-    atomic_write_csv(roofline(metrics, ceilings), sm.output[0])
+    atomic_write_csv(roofline.table(metrics, ceilings), sm.output[0])
 
 
 main(snakemake)  # noqa: F821

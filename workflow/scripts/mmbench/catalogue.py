@@ -2,9 +2,9 @@
 
 Each output is declared here once: its name (what it shows), the experiment it belongs to (E1 ...
 E5b and the seed report, as labels), the function that makes it, the tidy tables it reads, its
-title and its report caption.  The config schema's allowed names (config.load_schema), the render
-jobs (render_figure.py, render_table.py), the rules' inputs (common.smk) and the report captions
-(workflow/report/output.rst) all come from here.
+title and its report caption.  The config schema's allowed names (names(), which the Snakefile
+passes to config.validate), the render jobs (render_figure.py, render_table.py), the rules'
+inputs (common.smk) and the report captions (workflow/report/output.rst) all come from here.
 
 Inputs a maker reads, by name (common.smk turns them into paths of the results folder):
   timings      tables/timings.csv              one row per measured configuration
@@ -211,6 +211,11 @@ TABLES: dict[str, Output] = {
 OUTPUTS: dict[str, Output] = {f"figure:{k}": v for k, v in FIGURES.items()} | {
     f"table:{k}": v for k, v in TABLES.items()
 }
+
+
+def names() -> dict[str, list[str]]:
+    """The names the config may ask for under report.figures and report.tables."""
+    return {"figures": list(FIGURES), "tables": list(TABLES)}
 
 
 def caption(o: Output) -> str:

@@ -21,11 +21,13 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem found."""
 
 
-def load_schema(registry: dict[str, Variant] | None = None) -> dict:
+def load_schema(
+    registry: dict[str, Variant] | None = None, outputs: dict[str, list[str]] | None = None
+) -> dict:
     """The config schema, with the names that live elsewhere filled in: the registry's variants
-    and the output catalogue's figures and tables."""
-    from .catalogue import FIGURES, TABLES
-
+    and the output catalogue's figure and table names (``outputs``: {"figures": [...],
+    "tables": [...]}, from mmbench.catalogue.names(); the Snakefile passes them, so that
+    loading the config does not load the plotting code)."""
     schema = yaml.safe_load(paths.schema_path("config").read_text())
     props = schema["properties"]
     if registry is not None:
@@ -33,8 +35,8 @@ def load_schema(registry: dict[str, Variant] | None = None) -> dict:
         props["profile"]["properties"]["variants"]["items"] = {"enum": list(registry)}
         props["params"]["propertyNames"] = {"enum": list(registry)}
     report = props["report"]["properties"]
-    report["figures"]["items"] = {"enum": list(FIGURES)}
-    report["tables"]["items"] = {"enum": list(TABLES)}
+    for kind, names in (outputs or {}).items():
+        report[kind]["items"] = {"enum": list(names)}
     return schema
 
 
@@ -126,9 +128,13 @@ def _describe(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
-def validate(config: dict, registry: dict[str, Variant]) -> dict:
-    """Coerces, validates and fills in defaults; returns a new config or raises ConfigError."""
-    schema = load_schema(registry)
+def validate(
+    config: dict, registry: dict[str, Variant], outputs: dict[str, list[str]] | None = None
+) -> dict:
+    """Coerces, validates and fills in defaults; returns a new config or raises ConfigError.
+    ``outputs``: the catalogue's names (load_schema), which ``report.figures`` and
+    ``report.tables`` are checked against."""
+    schema = load_schema(registry, outputs)
     cfg = coerce(copy.deepcopy(dict(config)), schema)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
     problems = [f"config key '{_path(e)}': {_describe(e)}" for e in errors]

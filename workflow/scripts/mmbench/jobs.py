@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import paths
 from .plan import Configuration
-from .row import error_row, ordered
-from .tables import atomic_write_csv, atomic_write_text
+from .row import SAMPLES, config_id, error_row, ordered
+from .tables import atomic_write_csv, atomic_write_text, write_samples
 
 log = logging.getLogger("mmbench.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -120,14 +121,23 @@ def run_job(
     with gpus.acquire(log=log) as gpu_env:
         _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
         device = read_journal(journal)[2] or device
-    table = ordered(pd.DataFrame([rows[k] for k, _ in keyed]))
+    done = [rows[k] for k, _ in keyed]
+    samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
+    write_samples(samples_path(out), samples)
+    table = ordered(pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done]))
     atomic_write_csv(table, out)
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
-    why = nothing_measured([rows[k] for k, _ in keyed])
+    why = nothing_measured(done)
     if why:  # the run must not end as if it had measured something
         raise JobFailed(why)
     return device
+
+
+def samples_path(table: str | Path) -> Path:
+    """runs/<variant>.samples.json.gz beside a job's runs/<variant>.csv."""
+    table = Path(table)
+    return table.with_name(table.stem + ".samples.json.gz")
 
 
 def nothing_measured(rows: list[dict]) -> str | None:
@@ -158,7 +168,7 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         started_before = len(started)
         proc = subprocess.run(
-            [sys.executable, "-m", "mmbench.worker", str(spec_path)], env=dict(gpu_env)
+            paths.child_command("worker", str(spec_path)), env=paths.child_env(gpu_env)
         )
         new_rows, started, _ = read_journal(Path(base["journal"]))
         rows.update(new_rows)

@@ -4,11 +4,14 @@ The kernels (``kernels/``: sources and ``registry.yaml``), the schemas (``workfl
 the profiler metric mapping (``workflow/resources/``) live in the repository.  A wheel built from
 it (``pip install .``) carries them as package data under ``mmbench/kernels``, ``mmbench/schemas``
 and ``mmbench/resources`` (pyproject.toml maps the same folders); a checkout or an editable
-install reads them where they are.  Nothing here touches ``sys.path``.
+install reads them where they are.  Nothing here touches ``sys.path``; child processes get
+the package's folder on their PYTHONPATH (child_env).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -41,3 +44,20 @@ def schema_path(name: str) -> Path:
 
 def resource_path(name: str) -> Path:
     return data_dir("resources") / name
+
+
+def child_command(module: str, *args: str) -> list[str]:
+    """`python -m mmbench.<module> ARGS` with this interpreter."""
+    return [sys.executable, "-m", f"mmbench.{module}", *args]
+
+
+def child_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a child `python -m mmbench.…` process, so that it imports this very package.
+
+    A rule's conda environment (workflow/envs/) does not install mmbench: Snakemake puts the
+    script's folder on the script's ``sys.path``, which a child process does not inherit.  The
+    folder holding this package goes first on the child's PYTHONPATH (in a checkout that is
+    workflow/scripts, for an installed wheel its site-packages)."""
+    here = str(PACKAGE.parent)
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != here]
+    return dict(env, PYTHONPATH=os.pathsep.join([here, *rest]))

@@ -13,21 +13,22 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 from pathlib import Path
 
-from . import profilers
+from . import paths, profilers
 
 log = logging.getLogger("mmbench.profiling")
 
 
 def _target(spec_path: Path) -> list[str]:
-    return [sys.executable, "-m", "mmbench.profile_target", str(spec_path)]
+    return paths.child_command("profile_target", str(spec_path))
 
 
 def _run(cmd: list[str], env: dict, timeout: int = 1800) -> subprocess.CompletedProcess:
     log.info("$ %s", " ".join(cmd))
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        cmd, capture_output=True, text=True, env=paths.child_env(env), timeout=timeout
+    )
 
 
 def status(metric: str, tool: str, text: str, version: str = "") -> dict:
