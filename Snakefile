@@ -6,7 +6,8 @@
 #
 # Data flow, one rule file per stage:
 #   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant)
-#          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate
+#          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate -> figures and tables
+#          -> compare (with a baseline run: `snakemake --cores 1 compare --config baseline=DIR`)
 
 
 report: "workflow/report/workflow.rst"
@@ -24,6 +25,7 @@ if not RENDER_ONLY:
 
 
 include: "workflow/rules/plots.smk"
+include: "workflow/rules/compare.smk"
 
 
 rule all:
@@ -33,6 +35,8 @@ rule all:
         profile_targets(),
         report_targets(),
         figure_targets,
+        # baseline=...: the comparison with it, in the report too
+        [f"{R}/report/compare.html", f"{R}/figures/compare.png"] if BASELINE else [],
 
 
 onsuccess:

@@ -35,11 +35,16 @@ def test_conda_and_pip_agree():
             continue
         name, spec = _split(dep.replace("=", "==", 1) if re.match(r"^[\w\-]+=[^=]", dep) else dep)
         conda[CONDA_TO_PIP.get(name, name)] = spec
+    # packages published on PyPI only come through environment.yml's pip section
+    for dep in pip_section:
+        if dep != "-e .":
+            name, spec = _split(dep)
+            conda[name] = spec
     for name, spec in pip.items():
         assert name in conda, f"{name} is a pip dependency but not in environment.yml"
         assert conda[name] == spec, f"{name}: pip {spec!r} vs conda {conda[name]!r}"
     # the pipeline's own package is installed the same way as with pip (README set-up)
-    assert pip_section == ["-e ."], "environment.yml must install the mmbench package itself"
+    assert pip_section[-1] == "-e .", "environment.yml must install the mmbench package itself"
     # the CUDA toolkit is pinned to the GPU machines' driver (CUDA 13.0), and the pip CuPy wheel
     # is the build for that major version
     assert conda["cuda-version"] == "==13.0"
@@ -79,12 +84,14 @@ IMPORT_TO_CONDA = {
     "cupy": "cupy",
     "cupyx": "cupy",
     "cupy_backends": "cupy",
-    "cuda": "cuda-bindings",
+    "cuda.bindings": "cuda-bindings",
+    "cuda.bench": "cuda-bench",
     "pynvml": "nvidia-ml-py",
     "matplotlib": "seaborn",  # seaborn depends on matplotlib
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
 CHILDREN = {"measure_variant": ["worker"], "profile_kernel": ["profile_target"]}
+PIP_ONLY = {"cuda-bench"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
 
@@ -111,7 +118,12 @@ def _packages(env_file) -> dict[str, str]:
     assert env["channels"] == ["conda-forge", "nodefaults"], env_file.name
     out = {}
     for dep in env["dependencies"]:
-        assert isinstance(dep, str), f"{env_file.name}: no pip section in a rule's environment"
+        if isinstance(dep, dict):  # from PyPI: only what conda-forge does not carry
+            for req in dep["pip"]:
+                name, spec = _split(req)
+                assert name in PIP_ONLY, f"{env_file.name}: {name} from pip, not conda-forge"
+                out[name] = spec
+            continue
         name, spec = _split(dep)
         out[name] = spec
     return out
@@ -140,6 +152,8 @@ def _imports(path, seen=None) -> set[str]:
             if top == "mmbench":
                 if rest and (PACKAGE / f"{rest[0]}.py").exists():
                     found |= _imports(PACKAGE / f"{rest[0]}.py", seen)
+            elif top == "cuda":  # a namespace: cuda.bindings, cuda.bench
+                found.add(".".join(name.split(".")[:2]))
             elif top not in sys.stdlib_module_names and top != "__future__":
                 found.add(top)
     return found
@@ -179,6 +193,9 @@ def test_each_rule_environment_holds_what_its_code_imports_and_no_test_tools():
 def test_rule_environments_pin_what_environment_yml_pins():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     dev = dict(_split(d) for d in env["dependencies"] if isinstance(d, str))
+    for d in env["dependencies"]:
+        if isinstance(d, dict):
+            dev |= dict(_split(r) for r in d["pip"] if r != "-e .")
     measure = _packages(ENVS / "gpu.yaml")
     plots = _packages(ENVS / "plots.yaml")
     assert "cupy" in measure and "seaborn" not in measure  # measuring needs no plotting

@@ -46,6 +46,7 @@ rule refused_table:
 
 rule summary:
     input:
+        unpack(this_run),
         timings=f"{R}/tables/timings.csv",
         refused=f"{R}/tables/refused.csv",
     output:
@@ -54,6 +55,10 @@ rule summary:
     log:
         f"{R}/logs/aggregate/summary.log",
     conda:
-        "../envs/tables.yaml"
+        "../envs/compare.yaml"
+    params:
+        # the results folder (its archive/ holds earlier kernel sources' rows)
+        results=lambda w, output: str(Path(output.txt).parent.parent),
+        criterion=config["compare"]["criterion"],
     script:
         "../scripts/summary.py"

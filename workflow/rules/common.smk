@@ -14,6 +14,7 @@ min_version("9.0")
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     import yaml
 
+    from mmbench import compare as mmcompare
     from mmbench import config as mmconfig
     from mmbench import plan as mmplan
     from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
@@ -50,6 +51,8 @@ try:
     # results/ for the main experiment, results/<experiment>/ for a preset's
     R = os.path.join("results", config["experiment"]).rstrip(os.sep)
     RENDER_ONLY = config["render_only"]
+    BASELINE = config["baseline"]
+    mmcompare.check_baseline(BASELINE, R)
     if RENDER_ONLY:  # nothing is compiled or measured: no GPU, no architecture needed
         ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
         ARCH_PROBLEM = "render_only=true compiles nothing"
@@ -173,6 +176,23 @@ def manifests():
     return [f"{R}/runs/{v}.manifest.json" for v in PLAN.runs]
 
 
+def this_run(wildcards):
+    """This run's per-variant tables and samples: of the planned jobs, or (rendering only)
+    those present."""
+    if (
+        RENDER_ONLY
+    ):  # a copied run keeps its per-variant tables, or at least timings.csv
+        tables = sorted(str(p) for p in Path(f"{R}/runs").glob("*.csv")) or [
+            f"{R}/tables/timings.csv"
+        ]
+        samples = [t[: -len(".csv")] + ".samples.json.gz" for t in tables]
+        return dict(tables=tables, samples=[s for s in samples if Path(s).exists()])
+    return dict(
+        tables=[f"{R}/runs/{v}.csv" for v in PLAN.runs],
+        samples=[f"{R}/runs/{v}.samples.json.gz" for v in PLAN.runs],
+    )
+
+
 def input_paths(output):
     """The paths of a catalogue output's named inputs (mmbench/catalogue.py)."""
     paths = {
@@ -251,6 +271,7 @@ def print_summary():
     for path in (
         Path(f"{R}/tables/summary.txt"),
         Path(f"{R}/report/figures_left_out.txt"),
+        *([Path(f"{R}/tables/compare.txt")] if BASELINE else []),  # written by this run
     ):
         if path.exists():
             print(path.read_text())

@@ -3,7 +3,9 @@ processes that lose nothing (mmbench/jobs.py), and write the run manifest (E4c).
 
 import json
 import logging
+import shutil
 import sys
+from pathlib import Path
 
 from mmbench.jobs import JobFailed, git_state, package_versions, run_job
 from mmbench.registry import source_hash
@@ -45,6 +47,17 @@ def main(sm) -> None:
         config=sm.config,
     )
     atomic_write_text(sm.output.manifest, json.dumps(manifest, indent=2, default=str))
+    archive(sm.output, sm.wildcards.variant, source_sha)
+
+
+def archive(output, variant: str, source_sha: str) -> None:
+    """A copy of this job's table, samples and manifest under
+    <results>/archive/<variant>/<source hash>/: an edited kernel's earlier rows stay there
+    (Snakemake removes a job's outputs before it runs again), for baseline=previous."""
+    folder = Path(output.table).parent.parent / "archive" / variant / source_sha
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in (output.table, output.samples, output.manifest):
+        shutil.copyfile(path, folder / Path(path).name)
 
 
 main(snakemake)  # noqa: F821 - injected by Snakemake

@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
@@ -551,3 +552,69 @@ def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
             text += f", {r['l1_arithmetic_intensity']:.2f} FLOP per L1 global-load byte (hollow)"
         parts.append(text)
     return "; ".join(parts) + "."
+
+
+COMPARE_COLOURS = {
+    "SLOWER": "#d55e00",
+    "FASTER": "#009e73",
+    "UNSURE": "#999999",
+    "SAME": "#0072b2",
+}
+
+
+def compare(table: pd.DataFrame, head: dict, stem):
+    """This run's kernel median over the baseline's, per configuration, one row of points per
+    variant instantiation, coloured by verdict; the band is the criterion's clear gap."""
+    d = table[table.ratio.notna()].copy()
+    if d.empty:
+        no_data("Comparison with the baseline", "configurations measured in both runs")
+    if stem is None:
+        return None
+    _setup()
+    d["series"] = d["label"]
+    order = ladder(d)
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.42 * len(order)))
+    gaps = d["clear_gap"].dropna() if "clear_gap" in d else pd.Series(dtype=float)
+    gap = float(gaps.iloc[0]) if len(gaps) else 0.005
+    ax.axvspan(1 / (1 + gap), 1 + gap, color="#cccccc", alpha=0.6, lw=0, label="clear-gap band")
+    ax.axvline(1, color="black", lw=0.8)
+    y = {s: i for i, s in enumerate(order)}
+    rng = np.random.default_rng(0)
+    for v, colour in COMPARE_COLOURS.items():
+        g = d[d.verdict == v]
+        if g.empty:
+            continue
+        jitter = rng.uniform(-0.18, 0.18, len(g))
+        ax.scatter(
+            g.ratio,
+            [y[s] + j for s, j in zip(g.series, jitter, strict=True)],
+            s=22,
+            color=colour,
+            label=f"{v} ({len(g)})",
+            zorder=3,
+            edgecolor="white",
+            linewidth=0.4,
+        )
+    ax.set_yticks(range(len(order)), order)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    lo, hi = d.ratio.min(), d.ratio.max()
+    span = max(1.03, hi * 1.01, 1 / (lo * 0.99))  # symmetric in log space around 1
+    ax.set_xlim(1 / span, span)
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_xlabel("kernel median, this run / baseline (log scale; < 1 is faster)")
+    ax.set_ylabel("")
+    b, n = head["baseline"], head["this_run"]
+    ax.set_title(f"This run ({n['gpu']}) against the baseline ({b['gpu']})", loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=9)
+    counts = d.verdict.value_counts()
+    note = ", ".join(f"{counts[v]} {v}" for v in COMPARE_COLOURS if v in counts)
+    note = f"{len(d)} configurations in both runs: {note}."
+    if not head.get("same_gpu", True):
+        note += " The runs are on different GPUs, so the verdicts compare the GPUs."
+    only = len(table) - len(d)
+    if only:
+        note += f" {only} configurations are in one run only (listed in compare.csv)."
+    verdict(fig, note)
+    return save(fig, Path(stem))

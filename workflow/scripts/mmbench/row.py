@@ -110,6 +110,43 @@ MEASURED = [f.name for f in fields(Row) if f.name != "axes"]
 COLUMNS = IDENTITY + AXES + MEASURED
 
 
+# What names one configuration across runs (compare.py matches two runs on it): the variant and
+# its instantiation, the problem and how it was placed and timed.
+CONFIG_ID = [
+    "variant",
+    "instance",
+    "dtype",
+    "m",
+    "n",
+    "k",
+    "operation",
+    "accumulate",
+    "memory",
+    "pad",
+    "transfer",
+    "cache",
+    "distribution",
+    "seed",
+]
+# the key under which a measured row carries its timed samples to the job (jobs.py keeps them
+# in runs/<variant>.samples.json.gz, not in the table)
+SAMPLES = "_samples"
+
+
+def _id_part(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value in ("True", "False"):
+        value = value == "True"
+    return str(value)
+
+
+def config_id(row) -> str:
+    """The configuration's name across runs, the same from a journal row (Python values) and
+    from a row of timings.csv (pandas' types)."""
+    return "|".join(_id_part(row[c]) for c in CONFIG_ID)
+
+
 def error_row(axes: dict, message: str, **more) -> dict:
     """The row of a configuration that could not be measured."""
     return Row(axes=axes, verification="ERROR", error=message, **more).to_dict()

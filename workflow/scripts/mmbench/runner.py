@@ -27,7 +27,7 @@ from .oracle import Reference, group_key
 from .placement import device_pointer, make_placement
 from .plan import Configuration
 from .registry import Variant
-from .row import Row, error_row
+from .row import SAMPLES, Row, error_row
 from .timing import PassTimer, Sampling, sample
 
 log = logging.getLogger("mmbench.runner")
@@ -190,7 +190,7 @@ class Runner:
             **clock_columns(timed.after),
             gpu_busy_ms=busy,
             **self.provenance(),
-        ).to_dict()
+        ).to_dict() | {SAMPLES: timed.kept()}
 
     def axes(self, conf: Configuration) -> dict:
         return conf.axes() | dict(backend=self.variant.backend)

@@ -88,6 +88,14 @@ class Samples:
     glob: list[float]
     after: list
 
+    def kept(self) -> dict:
+        """The samples a comparison of runs needs (compare.py): each timed kernel's time and the
+        SM clock NVML read after its pass (nvbench's cycles = time x clock)."""
+        return dict(
+            kernel_ms=[round(x, 6) for x in self.kernel],
+            sm_clock_mhz=[a["sm"] for a in self.after if a and "sm" in a],
+        )
+
     def columns(self) -> dict:
         ks, gs = summarize(self.kernel), summarize(self.glob)
         return dict(

@@ -1,0 +1,81 @@
+# Compare this run with a baseline (config baseline=<results folder> or baseline=previous):
+# per configuration both medians, their ratio and nvbench's verdict on the two sample sets
+# (mmbench/compare.py). `snakemake --cores 1 compare --config baseline=...` writes the table,
+# the figure and a report table, prints the summary, and with compare.fail_on=slower exits
+# non-zero when any configuration is SLOWER.
+
+
+rule compare_table:
+    input:
+        unpack(this_run),
+    output:
+        csv=f"{R}/tables/compare.csv",
+        header=f"{R}/tables/compare.json",
+        txt=f"{R}/tables/compare.txt",
+        html=report(
+            f"{R}/report/compare.html",
+            caption="../report/output.rst",
+            category=EXPERIMENT_LABEL,
+            subcategory="Comparison with the baseline",
+            labels={"table": "compare"},
+        ),
+    log:
+        f"{R}/logs/compare/table.log",
+    conda:
+        "../envs/compare.yaml"
+    params:
+        baseline=BASELINE,
+        # the results folder (its archive/ holds earlier kernel sources' rows)
+        results=lambda w, output: str(Path(output.csv).parent.parent),
+        criterion=config["compare"]["criterion"],
+        caption=(
+            "Each configuration of this run against the baseline: both kernel medians, their "
+            "ratio and the verdict of nvbench's robust comparison on the two sets of timed "
+            "samples (FASTER or SLOWER only with a clear gap between the [min, q3] intervals "
+            "that the SM clock does not explain; UNSURE where the evidence is not clear)."
+        ),
+    script:
+        "../scripts/compare_runs.py"
+
+
+rule compare_figure:
+    input:
+        f"{R}/tables/compare.csv",
+        header=f"{R}/tables/compare.json",
+    output:
+        png=report(
+            f"{R}/figures/compare.png",
+            caption="../report/output.rst",
+            category=EXPERIMENT_LABEL,
+            subcategory="Comparison with the baseline",
+            labels={"figure": "compare"},
+        ),
+        pdf=f"{R}/figures/compare.pdf",
+    log:
+        f"{R}/logs/compare/figure.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        caption=(
+            "This run's kernel median over the baseline's, per configuration, grouped by "
+            "variant; the band is nvbench's clear-gap threshold, colours are the verdicts."
+        ),
+    script:
+        "../scripts/compare_figure.py"
+
+
+rule compare:
+    """Target: the comparison's table and figure, its summary on the console, and the exit
+    code that compare.fail_on asks for."""
+    input:
+        csv=f"{R}/tables/compare.csv",
+        txt=f"{R}/tables/compare.txt",
+        png=f"{R}/figures/compare.png",
+    log:
+        f"{R}/logs/compare/gate.log",
+    conda:
+        "../envs/tables.yaml"
+    params:
+        fail_on=config["compare"]["fail_on"],
+    script:
+        "../scripts/compare_gate.py"
