@@ -124,22 +124,21 @@ def test_edited_header_is_an_input_of_every_compile(workdir):
 
 
 def test_aggregation_renders_from_recorded_runs(workdir):
-    """Copy real per-variant results back (as from a cluster) and rebuild the tables."""
+    """Copy a real run's per-variant results back (as from a cluster: tables, samples,
+    manifests) and rebuild the tables and the summary without measuring anything."""
     import pandas as pd
 
-    data = ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv"
-    df = pd.read_csv(data)
-    runs = workdir / "results" / "runs"
-    runs.mkdir(parents=True)
-    for v, part in df.groupby("variant"):
-        part.to_csv(runs / f"{v}.csv", index=False)
+    data = ROOT / "tests" / "data" / "compare" / "h100-a" / "runs"
+    runs = workdir / "results" / "compare" / "runs"
+    shutil.copytree(data, runs)
     out = snakemake(
         "--cores",
         "1",
-        "results/tables/summary.txt",
+        "results/compare/tables/summary.txt",
+        "--configfile",
+        "config/presets/compare.yaml",
         "--config",
         "arch=sm_90",
-        "sizes=[640,641,1024,2048]",
         "--allowed-rules",
         "timings_table",
         "refused_table",
@@ -147,9 +146,11 @@ def test_aggregation_renders_from_recorded_runs(workdir):
         cwd=workdir,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    summary = (workdir / "results" / "tables" / "summary.txt").read_text()
-    assert f"{len(df)} configurations" in summary
-    assert Path(workdir / "results" / "tables" / "timings.csv").exists()
+    summary = (workdir / "results" / "compare" / "tables" / "summary.txt").read_text()
+    df = pd.concat(pd.read_csv(p) for p in sorted(runs.glob("*.csv")))
+    assert f"{len(df)} configurations: {len(df)} PASS" in summary
+    assert "Since the previous kernel source" not in summary  # no archive: nothing edited
+    assert Path(workdir / "results" / "compare" / "tables" / "timings.csv").exists()
 
 
 def test_a_run_that_cannot_reach_a_gpu_fails_at_once_with_the_cause(workdir):

@@ -70,6 +70,7 @@ rule compare:
     input:
         csv=f"{R}/tables/compare.csv",
         txt=f"{R}/tables/compare.txt",
+        html=f"{R}/report/compare.html",
         png=f"{R}/figures/compare.png",
     log:
         f"{R}/logs/compare/gate.log",

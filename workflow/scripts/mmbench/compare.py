@@ -297,21 +297,20 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     ]
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
-    changed = sorted(
-        v for v in n["sources"] if str(b["sources"].get(v, "")) != str(n["sources"][v])
-    )
+    both = [v for v in n["sources"] if v in b["sources"]]
+    changed = sorted(v for v in both if str(b["sources"][v]) != str(n["sources"][v]))
     if changed:
         lines.append(f"  kernel sources that differ: {', '.join(changed)}")
     c = counts(table)
     lines.append("  " + ", ".join(f"{v} {k}" for k, v in c.items() if v or k in ORDER[:4]))
     moved = table[table.verdict.isin(["SLOWER", "FASTER"])].sort_values("ratio", ascending=False)
-    for _, r in moved.head(limit).iterrows():
+    for r in moved.head(limit).itertuples():
         lines.append(
             f"  {r.verdict:<6} {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: "
             f"{r.base_ms:.4g} -> {r.this_ms:.4g} ms (x{r.ratio:.3f})"
         )
     if len(moved) > limit:
-        lines.append(f"  ... and {len(moved) - limit} more (results/tables/compare.csv)")
+        lines.append(f"  ... and {len(moved) - limit} more (tables/compare.csv)")
     return "\n".join(lines)
 
 

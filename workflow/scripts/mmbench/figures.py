@@ -601,8 +601,10 @@ def compare(table: pd.DataFrame, head: dict, stem):
     lo, hi = d.ratio.min(), d.ratio.max()
     span = max(1.03, hi * 1.01, 1 / (lo * 0.99))  # symmetric in log space around 1
     ax.set_xlim(1 / span, span)
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    # evenly spaced ticks: the ratios usually span a few percent, where a log axis has none
+    ax.xaxis.set_major_locator(mticker.MaxNLocator(9, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.4g}"))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
     ax.set_xlabel("kernel median, this run / baseline (log scale; < 1 is faster)")
     ax.set_ylabel("")
     b, n = head["baseline"], head["this_run"]

@@ -1,0 +1,178 @@
+"""Two runs compared (mmbench/compare.py and the `compare` target) on real recorded runs of
+config/presets/compare.yaml (tools/gpu-compare.sh): tests/data/compare/h100-a and h100-b (the
+same code measured twice on an H100), h100-slowed (tiled_guarded slowed down by
+tools/slowdown.py and re-measured, the other variants kept), h200-a (the same preset on an H200).
+"""
+
+import shutil
+import warnings
+
+import pandas as pd
+import pytest
+
+from mmbench import compare
+from mmbench.tables import read_samples
+
+from .conftest import DATA
+from .test_workflow import snakemake, workdir  # noqa: F401 - fixture
+
+RUNS = DATA / "compare"
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing data
+        yield
+
+
+def run(name):
+    return compare.load_folder(RUNS / name)
+
+
+def test_recorded_runs_keep_every_configurations_samples():
+    a = run("h100-a")
+    assert len(a.rows) == 56
+    assert set(a.samples) == set(a.rows.index)
+    s = read_samples(RUNS / "h100-a" / "runs" / "cublas.samples.json.gz")
+    one = next(iter(s.values()))
+    assert len(one["kernel_ms"]) == len(one["sm_clock_mhz"]) >= 5
+    assert min(a.rows.kernel_ms_median) < 0.05 and max(a.rows.kernel_ms_median) > 100
+
+
+def test_a_run_compared_with_itself_is_the_same_everywhere():
+    a = run("h100-a")
+    table = compare.compare(a, a)
+    assert set(table.verdict) == {"SAME"}
+    assert (table.ratio == 1).all()
+
+
+def test_two_runs_of_the_same_code_differ_nowhere_for_kernels_of_a_tenth_of_a_ms():
+    table = compare.compare(run("h100-a"), run("h100-b"))
+    assert len(table) == 56 and table.ratio.notna().all()
+    moved = table[table.verdict.isin(["FASTER", "SLOWER"])]
+    assert moved[moved.base_ms >= 0.1].empty, moved
+    counts = compare.counts(table)
+    assert counts["SAME"] > 0 and counts["SAME"] + counts["UNSURE"] + len(moved) == 56
+    # the numbers the criterion used are in the table
+    row = table.iloc[0]
+    assert row.base_interval_ms.startswith("[") and row.reason and row.clear_gap == 0.005
+
+
+def test_the_slowed_kernel_and_nothing_else_is_slower():
+    table = compare.compare(run("h100-b"), run("h100-slowed"))
+    slowed = table[table.variant == "tiled_guarded"]
+    assert len(slowed) == 14 and set(slowed.verdict) == {"SLOWER"}
+    assert (slowed.ratio > 1.4).all()
+    others = table[table.variant != "tiled_guarded"]
+    assert set(others.verdict) == {"SAME"}  # not re-measured: the same samples
+    text = compare.summary(table, compare.header(run("h100-b"), run("h100-slowed")))
+    assert "kernel sources that differ: tiled_guarded\n" in text
+    assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in text
+
+
+def test_runs_on_different_gpus_compare_and_say_so():
+    base, new = run("h100-a"), run("h200-a")
+    head = compare.header(base, new)
+    assert not head["same_gpu"]
+    assert "H100" in head["baseline"]["gpu"] and "H200" in head["this_run"]["gpu"]
+    table = compare.compare(base, new)
+    assert len(table) == 56 and table.ratio.notna().all()
+    assert "different GPUs" in compare.summary(table, head)
+
+
+def test_configurations_in_one_run_only_are_listed():
+    a, b = run("h100-a"), run("h100-b")
+    b.rows = b.rows[b.rows.variant != "cublas"]
+    table = compare.compare(a, b)
+    only = table[table.verdict == "BASELINE ONLY"]
+    assert set(only.variant) == {"cublas"} and len(only) == 7
+    assert compare.counts(compare.compare(b, a))["THIS RUN ONLY"] == 7
+
+
+def test_a_baseline_without_samples_is_unsure_not_judged():
+    a = run("h100-a")
+    old = compare.Run("old", a.rows)  # a run recorded before samples were kept
+    table = compare.compare(old, a)
+    assert set(table.verdict) == {"UNSURE"}
+    assert set(table.reason) == {"no timed samples in the baseline"}
+
+
+def _copy_run(workdir, name):  # noqa: F811
+    shutil.copytree(RUNS / name, workdir / "results" / "compare")
+
+
+def _compare(workdir, *config):  # noqa: F811
+    return snakemake(
+        "--cores",
+        "1",
+        "compare",
+        "--configfile",
+        "config/presets/compare.yaml",
+        "--config",
+        "render_only=true",
+        *config,
+        cwd=workdir,
+    )
+
+
+def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(workdir):  # noqa: F811
+    _copy_run(workdir, "h100-slowed")
+    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = workdir / "results" / "compare"
+    table = pd.read_csv(res / "tables" / "compare.csv")
+    assert (table.verdict == "SLOWER").sum() == 14
+    assert (res / "figures" / "compare.png").stat().st_size > 10_000
+    assert "SLOWER" in (res / "report" / "compare.html").read_text()
+    assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
+
+
+def test_fail_on_slower_exits_non_zero_with_the_reason(workdir):  # noqa: F811
+    _copy_run(workdir, "h100-slowed")
+    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    assert out.returncode != 0
+    assert "compare.fail_on=slower: 14 configuration(s) SLOWER" in out.stderr
+    same = _compare(workdir, f"baseline={RUNS / 'h100-a'}", "compare={fail_on: slower}")
+    # h100-slowed's tiled_guarded is slower than run a too; the rest was measured in run b
+    assert same.returncode != 0
+
+
+def test_fail_on_slower_passes_when_nothing_is_slower(workdir):  # noqa: F811
+    _copy_run(workdir, "h100-b")
+    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # noqa: F811
+    """The archive as measure.py leaves it after the edit loop: the slowed run in place, both
+    tiled_guarded measurements archived by their source hash."""
+    _copy_run(workdir, "h100-slowed")
+    res = workdir / "results" / "compare"
+    for name in ("h100-b", "h100-slowed"):
+        sha = pd.read_csv(RUNS / name / "runs" / "tiled_guarded.csv").source_sha256[0]
+        folder = res / "archive" / "tiled_guarded" / sha
+        folder.mkdir(parents=True)
+        for f in (RUNS / name / "runs").glob("tiled_guarded.*"):
+            shutil.copy(f, folder / f.name)
+    out = _compare(workdir, "baseline=previous")
+    assert out.returncode == 0, out.stderr[-3000:]
+    table = pd.read_csv(res / "tables" / "compare.csv")
+    assert compare.counts(table) | {} == dict(
+        SLOWER=14, FASTER=0, UNSURE=0, SAME=0, **{"BASELINE ONLY": 0, "THIS RUN ONLY": 42}
+    )
+    # the end-of-run summary's before -> after
+    edits = compare.edits(res, sorted((res / "runs").glob("*.csv")))
+    assert edits.startswith("Since the previous kernel source:\ntiled_guarded: kernel source ")
+    head, *lines = edits.splitlines()[1:]
+    assert head.endswith("(baseline=previous): 14 SLOWER")
+    assert len(lines) == 14 and all(line.endswith(" SLOWER") for line in lines)
+
+
+def test_a_baseline_that_holds_no_run_is_refused_before_any_job(workdir):  # noqa: F811
+    out = snakemake("-n", "--config", "arch=sm_90", "baseline=no/such/run", cwd=workdir)
+    assert out.returncode != 0
+    assert "config key 'baseline': 'no/such/run' holds no measured run" in out.stdout + out.stderr
+    out = snakemake("-n", "--config", "arch=sm_90", "baseline=previous", cwd=workdir)
+    assert out.returncode != 0
+    assert "config key 'baseline': previous compares each variant" in out.stdout + out.stderr
