@@ -362,7 +362,7 @@ def html(table: pd.DataFrame, text: str) -> str:
     t = table.copy()
     t["shape"] = [f"{r.m}x{r.n}x{r.k}" for r in t.itertuples()]
     t["change"] = [
-        f"{lo:+.2%} .. {hi:+.2%}" if pd.notna(lo) else ""
+        f"{lo:+.1%} to {hi:+.1%}" if pd.notna(lo) else ""
         for lo, hi in zip(t.get("change_low", []), t.get("change_high", []), strict=True)
     ] if "change_low" in t else ""  # fmt: skip
     t["samples"] = [f"{b} / {n}" for b, n in zip(t.base_samples, t.this_samples, strict=True)]
@@ -370,7 +370,8 @@ def html(table: pd.DataFrame, text: str) -> str:
     t = t.sort_values(["_rank", "ratio"], ascending=[True, False])
     t = t.reindex(columns=list(SHOWN)).rename(columns=SHOWN)
     body = t.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0)
-    return f"<pre>{escape(text)}</pre>\n{body}\n"
+    style = "<style>td, th { white-space: nowrap; padding: 1px 8px; }</style>"
+    return f"{style}\n<pre>{escape(text)}</pre>\n{body}\n"
 
 
 def _mhz(v) -> str:

@@ -598,9 +598,10 @@ def compare(table: pd.DataFrame, head: dict, stem):
     ax.set_yticks(range(len(order)), order)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    lo, hi = d.ratio.min(), d.ratio.max()
-    span = max(1.03, hi * 1.01, 1 / (lo * 0.99))  # symmetric in log space around 1
-    ax.set_xlim(1 / span, span)
+    # the data and the band, with a margin (not symmetric: a slowdown needs no empty left half)
+    ax.set_xlim(
+        min(d.ratio.min(), 1 / (1 + 4 * gap)) / 1.01, max(d.ratio.max(), 1 + 4 * gap) * 1.01
+    )
     # evenly spaced ticks: the ratios usually span a few percent, where a log axis has none
     ax.xaxis.set_major_locator(mticker.MaxNLocator(9, steps=[1, 2, 2.5, 5, 10]))
     ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.4g}"))
