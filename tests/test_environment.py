@@ -87,11 +87,12 @@ IMPORT_TO_CONDA = {
     "cuda.bindings": "cuda-bindings",
     "cuda.bench": "cuda-bench",
     "pynvml": "nvidia-ml-py",
+    "cupti": "cupti-python",
     "matplotlib": "seaborn",  # seaborn depends on matplotlib
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
 CHILDREN = {"measure_variant": ["worker"], "profile_kernel": ["profile_target"]}
-PIP_ONLY = {"cuda-bench"}
+PIP_ONLY = {"cuda-bench", "cupti-python"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
 

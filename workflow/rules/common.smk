@@ -200,6 +200,7 @@ def input_paths(output):
         "roofline": f"{R}/tables/roofline.csv",
         "ceilings": f"{R}/tables/ceilings.csv",
         "nvprof": f"{R}/tables/nvprof_metrics.csv",
+        "metrics": f"{R}/tables/metrics.csv",
         "manifests": manifests(),
     }
     return {name: paths[name] for name in output.inputs}

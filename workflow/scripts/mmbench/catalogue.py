@@ -25,7 +25,7 @@ import pandas as pd
 from . import figures, report_tables
 
 # inputs that exist only when the profile: section is on
-PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof"})
+PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof", "metrics"})
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,25 @@ TABLES: dict[str, Output] = {
             ["nvprof"],
             "Profiler metrics, nvprof names (seed 002 at N = 2048)",
             "Nsight Compute metrics under their nvprof names, naive vs tiled.",
+        ),
+        _tab(
+            "gpu_activities",
+            "E3b (seed 002)",
+            lambda d: report_tables.gpu_activities(d["metrics"]),
+            ["metrics"],
+            "GPU activities from CUPTI, in nvprof's shape (seed 002's nvprof summary)",
+            "nvprof's GPU-activities summary for each profiled configuration, from CUPTI's "
+            "activity records (kernels and copies as the driver timed them): the copies of A "
+            "and B to the device, the launches of the profiler target and the copy of C back.",
+        ),
+        _tab(
+            "kernel_time_sources",
+            "E3b (seed 002)",
+            lambda d: report_tables.kernel_time_sources(d["metrics"]),
+            ["metrics"],
+            "The same kernel launches timed by CUDA events and by CUPTI",
+            "For each profiled configuration, the median of 20 launches timed with CUDA events "
+            "and the median of CUPTI's records of the same launches, and their ratio.",
         ),
         _tab(
             "verification",

@@ -10,12 +10,14 @@ the workflow: its rows say what was not collected and why.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import subprocess
+from importlib import metadata
 from pathlib import Path
 
-from . import paths, profilers
+from . import cupti, paths, profilers
 
 log = logging.getLogger("mmbench.profiling")
 
@@ -86,7 +88,24 @@ def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
                     "found on PATH; set profile.nsys to its path, or off",
                 )
             )
+    # 4. CUPTI activity records: nvprof's GPU-activities table, CUPTI's kernel time
+    rows += run_cupti(spec_path, workdir, env)
     return rows
+
+
+def run_cupti(spec_path, workdir, env) -> list[dict]:
+    """The target once more, recorded by CUPTI in its own process (cupti.py)."""
+    if importlib.util.find_spec("cupti") is None:
+        why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
+        return [status("gpu_activities", "cupti", why)]
+    version = metadata.version("cupti-python")
+    out = workdir / "cupti.json"
+    proc = _run(_target(spec_path) + ["--cupti-json", str(out)], env)
+    (workdir / "cupti.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not out.exists():
+        why = f"failed: {(proc.stdout + proc.stderr).strip()[-400:]}"
+        return [status("gpu_activities", "cupti", why, version)]
+    return cupti.rows(json.loads(out.read_text()), version)
 
 
 def run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict]:

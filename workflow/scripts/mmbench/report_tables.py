@@ -108,6 +108,65 @@ def time_split(timings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+CONFIG = ["label", "shape"]
+
+
+def _cupti(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    if metrics is None or metrics.empty or "tool" not in metrics:
+        return pd.DataFrame()
+    m = metrics[(metrics.tool == "cupti") & (metrics.status == "ok")]
+    return _shape(m) if not m.empty else m
+
+
+def cupti_missing(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """Why a CUPTI table is empty, per profiled configuration (the profiler's status rows)."""
+    if metrics is None or metrics.empty or "tool" not in metrics:
+        return pd.DataFrame({"CUPTI": ["not collected: this run profiled nothing"]})
+    rows = _shape(metrics[(metrics.tool == "cupti") & (metrics.status != "ok")])
+    if rows.empty:
+        why = "not collected: this run's metrics table has no CUPTI rows (profiled without it)"
+        return pd.DataFrame({"CUPTI": [why]})
+    return rows[[*CONFIG, "status"]].drop_duplicates().rename(columns={"status": "CUPTI"})
+
+
+def gpu_activities(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """nvprof's GPU-activities summary per profiled configuration, from CUPTI's records
+    (cupti.py): Time(%), Time, Calls, Avg, Min, Max (ms) per kernel and copy kind; where there
+    are none, why."""
+    m = _cupti(metrics)
+    m = m[m.metric.str.startswith("gpu_activity_")] if not m.empty else m
+    if m.empty:
+        return cupti_missing(metrics)
+    wide = m.pivot_table(
+        index=[*CONFIG, "tool_metric"], columns="metric", values="value", aggfunc="first"
+    ).reset_index()
+    names = {
+        "gpu_activity_percent": "Time(%)",
+        "gpu_activity_time": "Time (ms)",
+        "gpu_activity_calls": "Calls",
+        "gpu_activity_avg": "Avg (ms)",
+        "gpu_activity_min": "Min (ms)",
+        "gpu_activity_max": "Max (ms)",
+    }
+    wide = wide.rename(columns={**names, "tool_metric": "Name"})
+    wide = wide.sort_values([*CONFIG, "Time (ms)"], ascending=[True, True, False])
+    return wide[[*CONFIG, *names.values(), "Name"]].reset_index(drop=True)
+
+
+def kernel_time_sources(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """The same launches timed by CUDA events and by CUPTI's kernel records, and their ratio."""
+    m = _cupti(metrics)
+    m = m[m.metric.isin(["cupti_kernel_time", "cupti_over_event_time"])] if not m.empty else m
+    if m.empty:
+        return cupti_missing(metrics)
+    wide = m.pivot_table(index=CONFIG, columns="metric", values="value", aggfunc="first")
+    wide = wide.reset_index().rename(
+        columns={"cupti_kernel_time": "CUPTI ms", "cupti_over_event_time": "CUPTI / events"}
+    )
+    wide["CUDA events ms"] = wide["CUPTI ms"] / wide["CUPTI / events"]
+    return wide[[*CONFIG, "CUDA events ms", "CUPTI ms", "CUPTI / events"]]
+
+
 def verification(timings: pd.DataFrame) -> pd.DataFrame:
     """E2 / E3g: outcome, relative L2 error (seed 001's cutCompareL2fe), writes outside C,
     Freivalds and the first mismatches (printDiff)."""
