@@ -135,3 +135,15 @@ def test_malformed_registry_is_refused(tmp_path):
     )
     with pytest.raises(RegistryError, match="does not exist"):
         load_registry(missing)
+
+
+def test_a_constraint_that_divides_by_zero_rejects_the_parameters_with_its_reason():
+    from dataclasses import replace
+
+    from mmbench.registry import Condition
+
+    v = load_registry()["warptile"]
+    bad = replace(v, constraints=(Condition("WM // (WN - WN) > 0", "a quotient"),))
+    params = dict(dtype="float32", BM=64, BN=64, BK=8, WM=32, WN=32, WNITER=1, TM=8, TN=4)
+    assert bad.rejected(params) == ["WM // (WN - WN) > 0 divides by zero: a quotient"]
+    assert v.rejected(params) == []

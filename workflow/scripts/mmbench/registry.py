@@ -177,9 +177,15 @@ class Variant:
         """Why this parameter dict cannot be built or launched (empty: it can): the declared
         constraints, then the hardware limits every kernel shares."""
         names = self.names(params)
-        out = [
-            f"{c.expr} fails: {c.reason}" for c in self.constraints if not evaluate(c.expr, **names)
-        ]
+        out = []
+        for c in self.constraints:
+            try:
+                ok = evaluate(c.expr, **names)
+            except ZeroDivisionError:  # e.g. a quotient of parameters that is 0 for this set
+                out.append(f"{c.expr} divides by zero: {c.reason}")
+                return out  # the launch shape may divide by the same zero
+            if not ok:
+                out.append(f"{c.expr} fails: {c.reason}")
         if not self.compiled:
             return out
         threads = math.prod(int(evaluate(e, **names, m=1, n=1, k=1)) for e in self.block)
