@@ -1,0 +1,130 @@
+// Warp tiling with double-buffered tiles, float32: warptile's math, but the A and B tiles of the
+// next step along K are loaded from global memory into registers *before* the math on the
+// current tile and written to the second shared-memory buffer after it, so the global loads'
+// latency hides behind the FMAs and each step needs one barrier instead of two.  (A register
+// stage rather than cp.async, because the A tile is stored transposed, which a cp.async copy
+// cannot do.)  Loads are guarded like warptile's: any M, N, K and leading dimensions.
+#include "common.cuh"
+
+template <typename T> struct is_float32 { static constexpr bool value = false; };
+template <> struct is_float32<float> { static constexpr bool value = true; };
+static_assert(is_float32<elem_t>::value, "warptile_db moves float4: float32 only");
+
+constexpr int WARPS = (BM / WM) * (BN / WN);
+constexpr int THREADS = 32 * WARPS;
+constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
+static_assert(WMITER >= 1 && (WSUBN / TN) * (WSUBM / TM) == 32, "a sub-tile is one warp's");
+
+// Per thread, the float4s of the A and B tiles it loads (stage() fills them from global memory,
+// put() writes them to one of the two shared-memory buffers).
+constexpr int A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS;
+static_assert(A4 * THREADS * 4 == BM * BK && B4 * THREADS * 4 == BK * BN, "whole float4s per thread");
+
+__device__ __forceinline__ float4 load4(const elem_t *__restrict__ p, long long r, long long c,
+                                        long long rows, long long cols, long long ld, bool vec) {
+    if (vec && r < rows && c + 3 < cols) return *reinterpret_cast<const float4 *>(&p[r * ld + c]);
+    float4 v;
+    v.x = (r < rows && c < cols) ? p[r * ld + c] : 0.f;
+    v.y = (r < rows && c + 1 < cols) ? p[r * ld + c + 1] : 0.f;
+    v.z = (r < rows && c + 2 < cols) ? p[r * ld + c + 2] : 0.f;
+    v.w = (r < rows && c + 3 < cols) ? p[r * ld + c + 3] : 0.f;
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS) {
+    __shared__ __align__(16) elem_t As[2][BK * BM];  // transposed: As[s][k * BM + row]
+    __shared__ __align__(16) elem_t Bs[2][BK * BN];  // Bs[s][k * BN + col]
+    const int tid = threadIdx.x;
+    const int warp = tid / 32, lane = tid % 32;
+    const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
+    const int tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
+    const long long row0 = (long long)blockIdx.y * BM, col0 = (long long)blockIdx.x * BN;
+    const bool vecA = ((reinterpret_cast<unsigned long long>(A) & 15) == 0) && lda % 4 == 0;
+    const bool vecB = ((reinterpret_cast<unsigned long long>(B) & 15) == 0) && ldb % 4 == 0;
+    float4 sa[A4], sb[B4];
+    auto stage = [&](int k0) {  // global -> registers
+#pragma unroll
+        for (int q = 0; q < A4; ++q) {
+            const int f = tid + q * THREADS, r = f / (BK / 4), c = (f % (BK / 4)) * 4;
+            sa[q] = load4(A, row0 + r, k0 + c, M, K, lda, vecA);
+        }
+#pragma unroll
+        for (int q = 0; q < B4; ++q) {
+            const int f = tid + q * THREADS, r = f / (BN / 4), c = (f % (BN / 4)) * 4;
+            sb[q] = load4(B, k0 + r, col0 + c, K, N, ldb, vecB);
+        }
+    };
+    auto put = [&](int s) {  // registers -> shared buffer s (A transposed)
+#pragma unroll
+        for (int q = 0; q < A4; ++q) {
+            const int f = tid + q * THREADS, r = f / (BK / 4), c = (f % (BK / 4)) * 4;
+            As[s][(c + 0) * BM + r] = sa[q].x;
+            As[s][(c + 1) * BM + r] = sa[q].y;
+            As[s][(c + 2) * BM + r] = sa[q].z;
+            As[s][(c + 3) * BM + r] = sa[q].w;
+        }
+#pragma unroll
+        for (int q = 0; q < B4; ++q) {
+            const int f = tid + q * THREADS, r = f / (BN / 4), c = (f % (BN / 4)) * 4;
+            *reinterpret_cast<float4 *>(&Bs[s][r * BN + c]) = sb[q];
+        }
+    };
+    elem_t acc[WMITER * TM][WNITER * TN];
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.f;
+    elem_t regM[WMITER * TM], regN[WNITER * TN];
+    stage(0);
+    put(0);
+    __syncthreads();
+    int s = 0;
+    for (int k0 = 0; k0 < K; k0 += BK, s ^= 1) {
+        const bool more = k0 + BK < K;
+        if (more) stage(k0 + BK);  // the next tile's global loads are in flight during the math
+#pragma unroll
+        for (int dot = 0; dot < BK; ++dot) {
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+                for (int i = 0; i < TM; i += 4) {
+                    const float4 a = *reinterpret_cast<const float4 *>(
+                        &As[s][dot * BM + warpRow * WM + wm * WSUBM + tRow * TM + i]);
+                    regM[wm * TM + i] = a.x, regM[wm * TM + i + 1] = a.y;
+                    regM[wm * TM + i + 2] = a.z, regM[wm * TM + i + 3] = a.w;
+                }
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN; j += 4) {
+                    const float4 b = *reinterpret_cast<const float4 *>(
+                        &Bs[s][dot * BN + warpCol * WN + wn * WSUBN + tCol * TN + j]);
+                    regN[wn * TN + j] = b.x, regN[wn * TN + j + 1] = b.y;
+                    regN[wn * TN + j + 2] = b.z, regN[wn * TN + j + 3] = b.w;
+                }
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += regM[i] * regN[j];
+        }
+        // the other buffer was last read before the previous barrier: safe to fill now
+        if (more) put(s ^ 1);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const long long row = row0 + warpRow * WM + wm * WSUBM + tRow * TM + i;
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    const long long col = col0 + warpCol * WN + wn * WSUBN + tCol * TN + j;
+                    if (row < M && col < N)
+                        store_result(C, row * ldc + col, acc[wm * TM + i][wn * TN + j],
+                                     accumulate);
+                }
+        }
+}
