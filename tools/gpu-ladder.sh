@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The register-blocking rungs on a GPU machine (issue "the ladder to cuBLAS"): every
-# instantiation of blocktile_1d, blocktile_2d, blocktile_vec and warptile (float32) beside cuBLAS at 1, 31,
-# 33, 4097, at 4096 and at 1000x1100x37, pinned memory; prints the summary and the best
+# The FP32 rungs on a GPU machine (issue "the ladder to cuBLAS"): every instantiation of
+# blocktile_1d, blocktile_2d, blocktile_vec, warptile and warptile_db (float32) beside cuBLAS at
+# 1, 31, 33, 4097, at 4096 and at 1000x1100x37, pinned memory; prints the summary and the best
 # instantiation of each rung at 4096 against cuBLAS.
 # Usage (repository root): tools/gpu-ladder.sh OUTDIR
 set -uo pipefail
 out=$1
 mkdir -p "$out"
 start=$(date +%s)
-snakemake --cores 16 --config experiment=ladder 'variants=[blocktile_1d,blocktile_2d,blocktile_vec,warptile,cublas]' \
+snakemake --cores 16 --config experiment=ladder \
+  'variants=[blocktile_1d,blocktile_2d,blocktile_vec,warptile,warptile_db,cublas]' \
   'sizes=[1,31,33,4096,4097]' 'shapes=[[1000,1100,37]]' 'memory=[pinned]' \
   'profile={enabled: false}' 'report={figures: [], tables: [kernel_times]}' > "$out/ladder.log" 2>&1
 echo "ladder: exit $? after $(($(date +%s) - start)) s"

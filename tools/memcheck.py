@@ -1,0 +1,62 @@
+"""compute-sanitizer's memcheck on kernels of the registry at a small odd shape (issue "the ladder
+to cuBLAS"): each variant's every buildable instantiation, or the first N, compiled with the
+pipeline's nvcc command and launched through the profiler target (launch.py, the runner's
+calling convention), under `compute-sanitizer --tool memcheck`.  Prints one line per
+instantiation with the sanitizer's error summary; exits 1 if any reports an error.
+
+    python3 tools/memcheck.py VARIANT [VARIANT ...] [--shape 33 31 37] [--first N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mmbench import paths, plan
+from mmbench.compile import nvcc_command
+from mmbench.plan import Configuration
+from mmbench.registry import load_registry, slug
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("variants", nargs="+")
+    ap.add_argument("--shape", nargs=3, type=int, default=[33, 31, 37])
+    ap.add_argument("--first", type=int, default=0, help="only the first N instantiations")
+    ap.add_argument("--arch", default="sm_90")
+    args = ap.parse_args()
+    registry = load_registry()
+    m, n, k = args.shape
+    bad = 0
+    work = Path(tempfile.mkdtemp(prefix="memcheck-"))
+    for name in args.variants:
+        v = registry[name]
+        insts = plan.buildable(v, {}, args.arch)[0]
+        for params in insts[: args.first or None]:
+            cubin = work / f"{name}_{slug(params)}.cubin"
+            src = paths.data_dir("kernels") / v.source
+            subprocess.run(nvcc_command(src, cubin, args.arch, params), check=True,
+                           capture_output=True)  # fmt: skip
+            conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
+                                    memory="pinned", distribution="int09", seed=2024)  # fmt: skip
+            spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
+                        cubin=str(cubin), kernel_name=v.symbol, warmup=0)  # fmt: skip
+            spec_path = work / f"{name}_{slug(params)}.json"
+            spec_path.write_text(json.dumps(spec))
+            cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
+                   *paths.child_command("profile_target", str(spec_path))]  # fmt: skip
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            summary = re.findall(r"ERROR SUMMARY: .*", out.stdout + out.stderr)
+            verdict = summary[-1] if summary else f"no summary (exit {out.returncode})"
+            print(f"{name} {slug(params)} {m}x{n}x{k}: {verdict} (exit {out.returncode})")
+            bad += out.returncode != 0
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
