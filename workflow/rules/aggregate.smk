@@ -8,6 +8,8 @@ checkpoint timings_table:
         f"{R}/tables/timings.csv",
     log:
         f"{R}/logs/aggregate/timings.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/timings.tsv"
     conda:
         "../envs/tables.yaml"
     params:
@@ -23,6 +25,8 @@ rule resources_table:
         f"{R}/tables/resources.csv",
     log:
         f"{R}/logs/aggregate/resources.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/resources.tsv"
     conda:
         "../envs/tables.yaml"
     params:
@@ -36,6 +40,8 @@ rule refused_table:
         f"{R}/tables/refused.csv",
     log:
         f"{R}/logs/aggregate/refused.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/refused.tsv"
     conda:
         "../envs/tables.yaml"
     params:
@@ -54,6 +60,8 @@ rule summary:
         md=f"{R}/tables/summary.md",
     log:
         f"{R}/logs/aggregate/summary.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/summary.tsv"
     conda:
         "../envs/compare.yaml"
     params:

@@ -21,6 +21,8 @@ rule compare_table:
         ),
     log:
         f"{R}/logs/compare/table.log",
+    benchmark:
+        f"{R}/benchmarks/compare/table.tsv"
     conda:
         "../envs/compare.yaml"
     params:
@@ -53,6 +55,8 @@ rule compare_figure:
         pdf=f"{R}/figures/compare.pdf",
     log:
         f"{R}/logs/compare/figure.log",
+    benchmark:
+        f"{R}/benchmarks/compare/figure.tsv"
     conda:
         "../envs/plots.yaml"
     params:

@@ -12,6 +12,8 @@ rule compile_kernel:
         ptxas="results/build/{arch}/{variant}/{instance}.ptxas.txt",
     log:
         "results/logs/compile/{arch}/{variant}/{instance}.log",
+    benchmark:
+        "results/benchmarks/compile/{arch}/{variant}/{instance}.tsv"
     conda:
         "../envs/compile.yaml"
     params:

@@ -17,6 +17,8 @@ rule figure:
         pdf=f"{R}/figures/{{figure}}.pdf",
     log:
         f"{R}/logs/figures/{{figure}}.log",
+    benchmark:
+        f"{R}/benchmarks/figures/{{figure}}.tsv"
     conda:
         "../envs/plots.yaml"
     params:
@@ -41,6 +43,8 @@ rule table:
         tex=f"{R}/report/{{table}}.tex",
     log:
         f"{R}/logs/report/{{table}}.log",
+    benchmark:
+        f"{R}/benchmarks/report/{{table}}.tsv"
     conda:
         "../envs/plots.yaml"
     params:
@@ -62,6 +66,8 @@ rule figures_left_out:
         txt=f"{R}/report/figures_left_out.txt",
     log:
         f"{R}/logs/figures/figures_left_out.log",
+    benchmark:
+        f"{R}/benchmarks/figures/figures_left_out.tsv"
     conda:
         "../envs/plots.yaml"
     params:

@@ -11,6 +11,8 @@ rule profile_kernel:
         reports=directory(f"{R}/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}"),
     log:
         f"{R}/logs/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.log",
+    benchmark:
+        f"{R}/benchmarks/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.tsv"
     conda:
         "../envs/gpu.yaml"
     resources:
@@ -34,6 +36,8 @@ rule metrics_table:
         f"{R}/tables/metrics.csv",
     log:
         f"{R}/logs/aggregate/metrics.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/metrics.tsv"
     conda:
         "../envs/tables.yaml"
     script:
@@ -47,6 +51,8 @@ rule compile_microbench:
         cubin="results/build/{arch}/microbench/peak.cubin",
     log:
         "results/logs/compile/{arch}/microbench/peak.log",
+    benchmark:
+        "results/benchmarks/compile/{arch}/microbench/peak.tsv"
     conda:
         "../envs/compile.yaml"
     shell:
@@ -60,6 +66,8 @@ rule device_ceilings:
         f"{R}/tables/ceilings.csv",
     log:
         f"{R}/logs/profile/ceilings.log",
+    benchmark:
+        f"{R}/benchmarks/profile/ceilings.tsv"
     conda:
         "../envs/gpu.yaml"
     resources:
@@ -76,6 +84,8 @@ checkpoint roofline_table:
         f"{R}/tables/roofline.csv",
     log:
         f"{R}/logs/aggregate/roofline.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/roofline.tsv"
     conda:
         "../envs/tables.yaml"
     script:
@@ -90,6 +100,8 @@ rule nvprof_metrics_table:
         md=f"{R}/tables/nvprof_metrics.txt",
     log:
         f"{R}/logs/aggregate/nvprof_metrics.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/nvprof_metrics.tsv"
     conda:
         "../envs/tables.yaml"
     script:
