@@ -64,15 +64,37 @@ class Matrix:
         self.grid[:, : self.cols].view(self.uint).fill(self.sentinel)
 
     def outside_writes(self) -> int:
-        """Guard-zone and padding elements that no longer hold the sentinel."""
+        """Guard-zone and padding elements that no longer hold the sentinel.  Counted on the
+        host: the zones are small, and copying them back is a plain memcpy, where a CuPy
+        comparison and count would compile reduction kernels with NVRTC (about a second each
+        on a machine whose kernel cache is empty, tools/profile_runner.py)."""
         bits = self.flat.view(self.uint)
-        g = self.guard
-        n = int(self.xp.count_nonzero(bits[:g] != self.sentinel))
-        n += int(self.xp.count_nonzero(bits[g + self.rows * self.ld :] != self.sentinel))
+        g, end = self.guard, self.guard + self.rows * self.ld
+        zones = [self._host(bits[:g]), self._host(bits[end:])]
         if self.ld > self.cols:
-            pad = self.grid[:, self.cols :].view(self.uint)
-            n += int(self.xp.count_nonzero(pad != self.sentinel))
-        return n
+            zones.append(self._pad_on_host())
+        return sum(int(np.count_nonzero(z != self.sentinel)) for z in zones)
+
+    def _host(self, contiguous):
+        return contiguous if self.xp is np else contiguous.get()
+
+    def _pad_on_host(self) -> np.ndarray:
+        """The padding columns of every row (ld - cols elements each), as a host array."""
+        pad = self.grid[:, self.cols :].view(self.uint)
+        if self.xp is np:
+            return pad
+        size = self.flat.itemsize
+        out = np.empty((self.rows, self.ld - self.cols), dtype=np.dtype(pad.dtype))
+        self.xp.cuda.runtime.memcpy2D(
+            out.ctypes.data,
+            (self.ld - self.cols) * size,
+            pad.data.ptr,
+            self.ld * size,
+            (self.ld - self.cols) * size,
+            self.rows,
+            self.xp.cuda.runtime.memcpyDeviceToHost,
+        )
+        return out
 
     def reset_outside(self) -> None:
         bits = self.flat.view(self.uint)

@@ -1,0 +1,67 @@
+"""Where a measurement job's host time goes: one variant's configurations of a preset, measured
+by the Runner in this process under cProfile (no Snakemake, no worker process).  Prints the
+wall time, the GPU-busy time and the functions with the most cumulative time.
+
+    python3 tools/profile_runner.py config/presets/e3c.yaml tiled_guarded [--arch sm_90] [--top 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from mmbench import paths
+from mmbench import plan as mmplan
+from mmbench.compile import nvcc_command
+from mmbench.config import merge, validate
+from mmbench.registry import load_registry, slug
+from mmbench.runner import Runner
+from mmbench.timing import Sampling
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("preset")
+    ap.add_argument("variant")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    registry = load_registry()
+    root = paths.data_dir("kernels").parent
+    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    cfg = validate(merge(base, yaml.safe_load(Path(args.preset).read_text())), registry)
+    cfg["variants"] = [args.variant]
+    plan = mmplan.expand(cfg, registry, args.arch)
+    confs = plan.runs[args.variant]
+    work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
+    v = registry[args.variant]
+    cubins = {}
+    for _variant, params in plan.instantiations:
+        out = work / f"{slug(params)}.cubin"
+        src = paths.data_dir("kernels") / v.source
+        subprocess.run(nvcc_command(src, out, args.arch, params), check=True, capture_output=True)
+        cubins[slug(params)] = str(out)
+    runner = Runner(v, cubins, Sampling(**cfg["sampling"]), {}, cfg["freivalds_vectors"])
+    rows = []
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    runner.run(confs, on_row=lambda c, r: rows.append(r))
+    prof.disable()
+    wall = time.perf_counter() - t0
+    busy = sum(r.get("gpu_busy_ms", 0) or 0 for r in rows) / 1e3
+    print(f"{args.variant}: {len(rows)} configurations, wall {wall:.1f} s, GPU busy {busy:.1f} s")
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
