@@ -1,57 +1,49 @@
 #!/usr/bin/env bash
-# The FP32 rungs on a GPU machine (issue "the ladder to cuBLAS"): every instantiation of
-# blocktile_1d, blocktile_2d, blocktile_vec, warptile and warptile_db (float32) beside cuBLAS at
-# 1, 31, 33, 4097, at 4096 and at 1000x1100x37, pinned memory; prints the summary and the best
-# instantiation of each rung at 4096 against cuBLAS.
-# Usage (repository root): tools/gpu-ladder.sh OUTDIR [8192]
+# The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
+# device call:
+#   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
+#                                    and the odd sizes), then compute-sanitizer memcheck of the
+#                                    first two and the tuned instantiation of each rung
+#   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
+#                                    (results/tune/report/tuned.csv if present, else
+#                                    kernels/tuned.csv), profiled with Nsight Compute
+# OUT receives the logs, the tables and the figures of each stage.
 set -uo pipefail
 out=$1
+stage=$2
 mkdir -p "$out"
-start=$(date +%s)
-snakemake --cores 16 --config experiment=ladder \
-  'variants=[blocktile_1d,blocktile_2d,blocktile_vec,warptile,warptile_db,cublas]' \
-  'sizes=[1,31,33,4096,4097]' 'shapes=[[1000,1100,37]]' 'memory=[pinned]' \
-  'profile={enabled: false}' 'report={figures: [], tables: [kernel_times]}' > "$out/ladder.log" 2>&1
-echo "ladder: exit $? after $(($(date +%s) - start)) s"
-grep -h "configurations:" results/ladder/tables/summary.txt
-cp results/ladder/tables/timings.csv "$out/ladder_timings.csv"
-python3 - <<'PY'
-import pandas as pd
-d = pd.read_csv("results/ladder/tables/timings.csv")
-print(d.groupby("variant").verification.value_counts().unstack(fill_value=0).to_string())
-big = d[(d.m == 4096) & (d.verification == "PASS")]
-cublas = big[big.variant == "cublas"].kernel_gflops.max()
-best = big.sort_values("kernel_gflops").groupby("variant").tail(1)
-for r in best.itertuples():
-    print(f"{r.label:45s} {r.kernel_ms_median:8.3f} ms {r.kernel_gflops:9.0f} GFLOP/s {100 * r.kernel_gflops / cublas:5.1f}% of cuBLAS")
-PY
-# with a second argument `8192`: the best instantiation of each rung at 4096 (above) at 8192 too
-if [ "${2:-}" = 8192 ]; then
-  params=$(python3 - <<'PY'
-import pandas as pd
-d = pd.read_csv("results/ladder/tables/timings.csv")
-best = d[(d.m == 4096) & (d.verification == "PASS") & (d.variant != "cublas")]
-best = best.sort_values("kernel_gflops").groupby("variant").tail(1)
-out = []
-for r in best.itertuples():
-    names = [p.split("=")[0] for p in r.params.split()]
-    out.append(f"{r.variant}: {{" + ", ".join(f"{n}: [{int(getattr(r, n))}]" for n in names) + "}")
-print("{" + ", ".join(out) + "}")
-PY
-)
-  echo "params=$params"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "GPU: $gpu"
+keep() {  # results folder -> OUT/<name> (tables, per-variant tables and samples, report, figures)
+  mkdir -p "$out/$2"
+  cp -r "$1/tables" "$1/runs" "$1/report" "$out/$2/" 2>/dev/null
+  [ -d "$1/figures" ] && cp -r "$1/figures" "$out/$2/"
+  find "$out/$2" -name "*.journal*" -delete
+}
+if [ "$stage" = tune ]; then
   start=$(date +%s)
-  snakemake --cores 16 --config experiment=ladder8192 \
-    'variants=[blocktile_1d,blocktile_2d,blocktile_vec,warptile,warptile_db,cublas]' \
-    'sizes=[8192]' 'memory=[pinned]' "params=$params" \
-    'profile={enabled: false}' 'report={figures: [], tables: [kernel_times]}' > "$out/ladder8192.log" 2>&1
-  echo "ladder at 8192: exit $? after $(($(date +%s) - start)) s"
-  cp results/ladder8192/tables/timings.csv "$out/ladder8192_timings.csv"
-  python3 - <<'PY'
-import pandas as pd
-d = pd.read_csv("results/ladder8192/tables/timings.csv")
-cublas = d[d.variant == "cublas"].kernel_gflops.max()
-for r in d.sort_values("kernel_gflops").itertuples():
-    print(f"{r.label:60s} {r.verification} {r.kernel_ms_median:8.3f} ms {r.kernel_gflops:9.0f} GFLOP/s {100 * r.kernel_gflops / cublas:5.1f}% of cuBLAS")
-PY
+  snakemake --cores 16 --configfile config/presets/tune.yaml > "$out/tune.log" 2>&1
+  echo "tune: exit $? after $(($(date +%s) - start)) s"
+  grep -h "configurations:" results/tune/tables/summary.txt
+  keep results/tune tune
+  column -s, -t < results/tune/report/tuned.csv | cut -c1-200
+  start=$(date +%s)
+  python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
+    warptile warptile_db mma_tf32 mma_f64 --first 2 --tuned results/tune/report/tuned.csv \
+    --gpu "$gpu" > "$out/memcheck.log" 2>&1
+  echo "memcheck: exit $? after $(($(date +%s) - start)) s"
+  cat "$out/memcheck.log"
+elif [ "$stage" = ladder ]; then
+  tuned=kernels/tuned.csv
+  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
+  start=$(date +%s)
+  snakemake --cores 16 --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
+    > "$out/ladder.log" 2>&1
+  echo "ladder: exit $? after $(($(date +%s) - start)) s (tuned parameters: $tuned)"
+  grep -h "configurations:" results/ladder/tables/summary.txt
+  keep results/ladder ladder
+  for t in ladder ladder_profile; do
+    echo "== $t"
+    cat "results/ladder/report/$t.md" 2>/dev/null
+  done
 fi

@@ -5,6 +5,10 @@ calling convention), under `compute-sanitizer --tool memcheck`.  Prints one line
 instantiation with the sanitizer's error summary; exits 1 if any reports an error.
 
     python3 tools/memcheck.py VARIANT [VARIANT ...] [--shape 33 31 37] [--first N]
+                              [--tuned TABLE --gpu MODEL]
+
+With --tuned, each variant's tuned instantiation for GPU model MODEL (a tuning table, e.g.
+kernels/tuned.csv) is checked too.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from mmbench import paths, plan
 from mmbench.compile import nvcc_command
+from mmbench.ladder import read_tuned, tuned_params
 from mmbench.plan import Configuration
 from mmbench.registry import load_registry, slug
 
@@ -29,6 +34,8 @@ def main() -> int:
     ap.add_argument("--shape", nargs=3, type=int, default=[33, 31, 37])
     ap.add_argument("--first", type=int, default=0, help="only the first N instantiations")
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--tuned", help="a tuning table: check each variant's tuned instantiation too")
+    ap.add_argument("--gpu", default="", help="the GPU model of --tuned's rows")
     args = ap.parse_args()
     registry = load_registry()
     m, n, k = args.shape
@@ -37,7 +44,13 @@ def main() -> int:
     for name in args.variants:
         v = registry[name]
         insts = plan.buildable(v, {}, args.arch)[0]
-        for params in insts[: args.first or None]:
+        chosen = insts[: args.first or None]
+        if args.tuned:
+            pinned = tuned_params(read_tuned(args.tuned), args.gpu, [name], registry, args.tuned)
+            if name in pinned:
+                section = {"params": {name: pinned[name]}}
+                chosen += [p for p in plan.buildable(v, section, args.arch)[0] if p not in chosen]
+        for params in chosen:
             cubin = work / f"{name}_{slug(params)}.cubin"
             src = paths.data_dir("kernels") / v.source
             subprocess.run(nvcc_command(src, cubin, args.arch, params), check=True,

@@ -23,6 +23,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.catalogue import names as output_names
     from mmbench.compile import nvcc_command
     from mmbench.config import ConfigError, validate
+    from mmbench.ladder import apply_tuned
     from mmbench.registry import kernel_dependencies, load_registry, slug
 except ImportError as err:
     raise WorkflowError(
@@ -58,6 +59,7 @@ try:
         ARCH_PROBLEM = "render_only=true compiles nothing"
     else:
         GPUS = mmplan.detect_gpus()
+        config.update(apply_tuned(config, GPUS, REGISTRY))
         # no GPU here and arch=auto: --lint needs none; a run stops at arch()
         try:
             ARCH, ARCH_PROBLEM = mmplan.resolve_arch(config, GPUS), None

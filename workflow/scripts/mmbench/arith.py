@@ -65,14 +65,29 @@ def exact_expected(dtype: str, distribution: str, k: int, accumulate: bool) -> b
     return largest < 2 ** SIGNIFICAND_BITS[dtype]
 
 
+# TF32 keeps 10 of float32's 23 explicit mantissa bits: an input converted to it moves by at most
+# 2^-11 of its value when rounded (cvt.rna), 2^-10 when truncated; the bound takes the larger, so
+# it holds for either conversion (a library's is not documented)
+TF32_INPUT_ERROR = 2.0**-10
+
+
 def tolerance_scale(
-    dtype: str, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
+    dtype: str,
+    distribution: str,
+    k: int,
+    accumulate: bool,
+    operation: str = "gemm",
+    math: str = "ieee",
 ) -> float:
     """Factor gamma such that |C - C_ref| <= gamma * (|A|.|B| + |C0|) elementwise.
 
     This is the classical forward error bound of a length-k dot product evaluated in the
     element type, gamma_k = k u / (1 - k u) (Higham, Accuracy and Stability, eq. 3.5), with two
     more roundings for the C0 addition and the final store.  0 means the result must be exact.
+    With math "tf32" (tensor cores) each input is first converted to TF32 (relative error at
+    most e = TF32_INPUT_ERROR), the products are exact in float32 and summed in float32:
+    gamma = (1 + e)^2 (1 + gamma_k) - 1.  Integer inputs up to 9 are exact in TF32, so int09
+    stays exact where float32 is.
     """
     if operation == "add":  # one rounding of an exact sum
         return UNIT_ROUNDOFF[dtype]
@@ -80,7 +95,10 @@ def tolerance_scale(
         return 0.0
     u = UNIT_ROUNDOFF[dtype]
     steps = k + 2
-    return steps * u / (1 - steps * u)
+    gamma = steps * u / (1 - steps * u)
+    if math == "tf32":
+        return (1 + TF32_INPUT_ERROR) ** 2 * (1 + gamma) - 1
+    return gamma
 
 
 def device_bytes_needed(m: int, n: int, k: int, dtype: str, pad: int = 0) -> int:

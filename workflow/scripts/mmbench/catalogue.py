@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import figures, report_tables
+from . import figures, ladder, report_tables
 
 # inputs that exist only when the profile: section is on
 PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof", "metrics"})
@@ -112,6 +112,17 @@ FIGURES: dict[str, Output] = {
             "how far the course kernels are from the library.",
         ),
         _fig(
+            "ladder",
+            "new (ladder)",
+            lambda d, stem: figures.ladder_rungs(d["timings"], stem),
+            ["timings"],
+            "The ladder to cuBLAS",
+            "Each rung of the ladder (one kernel file each, its tuned instantiation) in TFLOP/s "
+            "at each square size, with its percentage of the cuBLAS reference of its precision "
+            "class: SGEMM for the FP32 rungs on the CUDA cores, SGEMM in TF32 mode for the TF32 "
+            "tensor-core rung, DGEMM for FP64. docs/ladder.md tells the story rung by rung.",
+        ),
+        _fig(
             "roofline",
             "E3f (seed 002), new",
             lambda d, stem: figures.roofline(d["roofline"], d["ceilings"], stem),
@@ -191,6 +202,37 @@ TABLES: dict[str, Output] = {
             "The same kernel launches timed by CUDA events and by CUPTI",
             "For each profiled configuration, the median of 20 launches timed with CUDA events "
             "and the median of CUPTI's records of the same launches, and their ratio.",
+        ),
+        _tab(
+            "ladder",
+            "new (ladder)",
+            lambda d: ladder.table(d["timings"]),
+            ["timings"],
+            "The ladder to cuBLAS: GFLOP/s, % of the reference and gain per rung",
+            "Per precision class and rung: the idea (the first line of its kernel file), its "
+            "tuned parameters, and at each size its GFLOP/s, its percentage of the cuBLAS "
+            "reference of its class, and its gain over the rung before it.",
+        ),
+        _tab(
+            "ladder_profile",
+            "new (ladder)",
+            lambda d: ladder.profile_table(d["metrics"]),
+            ["metrics"],
+            "What limits each rung (Nsight Compute)",
+            "Per profiled rung: registers per thread, shared memory per block (static and "
+            "dynamic), achieved occupancy, and the limiter: the SM and memory throughput as a "
+            "percentage of peak (speed of light) and the two warp stall reasons that cost the "
+            "most cycles per issued instruction.",
+        ),
+        _tab(
+            "tuned",
+            "new (ladder)",
+            lambda d: ladder.tuned(d["timings"]),
+            ["timings"],
+            "Tuned parameters: each rung's fastest instantiation at the tuning size",
+            "Per GPU model and rung, the fastest verified instantiation at the largest square "
+            "size of the run (the tuning size) and how many were measured; the ladder preset "
+            "runs these (kernels/tuned.csv keeps them per GPU model).",
         ),
         _tab(
             "verification",

@@ -429,17 +429,16 @@ def transfer_share(d: pd.DataFrame) -> str:
 
 def fraction_of_cublas(timings, stem):
     """New: every variant's kernel rate as a fraction of cuBLAS at the same size and type."""
-    d = measured(timings)
-    ref = d[d.variant == "cublas"].groupby(["dtype", "m", "n", "k"])["kernel_gflops"].median()
-    d = d[d.variant != "cublas"]
-    if ref.empty or d.empty:
+    from . import ladder as lad
+
+    # each kernel against the cuBLAS variant of its element type and math (TF32 rungs against
+    # cublas_tf32)
+    d = lad.with_reference(timings).dropna(subset=["reference_gflops"])
+    if d.empty:
         no_data("Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
     if stem is None:  # the data check only
         return None
-    d = d.join(ref.rename("cublas_gflops"), on=["dtype", "m", "n", "k"]).dropna(
-        subset=["cublas_gflops"]
-    )
-    d["fraction"] = d.kernel_gflops / d.cublas_gflops
+    d["series"] = d["label"]
     d = square(d).groupby(["series", "variant", "m"], as_index=False)["fraction"].median()
     d = d.merge(
         measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series")
@@ -458,6 +457,65 @@ def fraction_of_cublas(timings, stem):
         ax.set_xscale("log")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     verdict(fig, closest_to_cublas(d))
+    return save(fig, stem)
+
+
+def ladder_rungs(timings, stem):
+    """New: the ladder to cuBLAS, each rung's best instantiation per square size (1024 and up)
+    in TFLOP/s with its percentage of the cuBLAS reference of its precision class (FP32, TF32,
+    FP64 panels; the reference as the line to beat)."""
+    from . import ladder as lad
+
+    k = lad.best_per_rung(timings)
+    k = k[(k.m == k.n) & (k.n == k.k) & (k.m >= 1024)].dropna(subset=["reference_gflops"])
+    if k.empty:
+        no_data("The ladder to cuBLAS", "kernels and their cuBLAS reference at N >= 1024")
+    if stem is None:  # the data check only
+        return None
+    classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
+    sizes = sorted(k.m.unique())
+    widths = [k[k.precision == c].variant.nunique() + 1 for c in classes]
+    _setup()
+    fig, axes = plt.subplots(
+        1,
+        len(classes),
+        figsize=(1.15 * sum(widths) + 1.5, 5.2),
+        gridspec_kw=dict(width_ratios=widths),
+        squeeze=False,
+    )
+    hues = sns.color_palette("crest", n_colors=max(2, len(sizes)))
+    bar = 0.8 / len(sizes)
+    notes = []
+    for ax, cls in zip(axes[0], classes, strict=True):
+        part = k[k.precision == cls]
+        rungs = list(dict.fromkeys(part.variant))
+        for j, n in enumerate(sizes):
+            at = part[part.m == n].set_index("variant").reindex(rungs)
+            x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
+            ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
+            for xi, (g, f) in zip(x, zip(at.kernel_gflops, at.fraction, strict=True), strict=True):
+                if g == g:
+                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=7)
+            ref = part[part.m == n].reference_gflops.median() / 1e3
+            ax.axhline(ref, color=hues[j], ls="--", lw=1.6)
+            name = part.reference.iloc[0]
+            ax.text(len(rungs) - 0.5, ref, f"{name}, N = {n}", ha="right", va="bottom", fontsize=7)
+        ax.set_xticks(np.arange(len(rungs)))
+        ax.set_xticklabels(rungs, rotation=35, ha="right")
+        ax.set_xlim(-0.6, len(rungs) - 0.4)
+        ax.set(title=f"{cls} (vs {part.reference.iloc[0]})", ylabel="kernel TFLOP/s")
+        top = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+        notes.append(
+            f"{cls}: best rung "
+            + ", ".join(
+                f"{r.variant} {r.fraction:.0%} of {r.reference} at N = {r.m}"
+                for r in top.itertuples()
+            )
+        )
+    axes[0][0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("The ladder to cuBLAS: each rung's best instantiation (% of its reference)")
+    fig.tight_layout()
+    verdict(fig, "; ".join(notes) + ".")
     return save(fig, stem)
 
 

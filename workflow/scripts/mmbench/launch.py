@@ -53,7 +53,9 @@ def launcher(
     """(launch, grid, block) of one configuration; launch() enqueues the kernel on `stream`."""
     if v.backend == "cublas":
         return (
-            cublas_launcher(cp, params["dtype"], pointers, lds, m, n, k, accumulate, stream),
+            cublas_launcher(
+                cp, params["dtype"], pointers, lds, m, n, k, accumulate, stream, v.math
+            ),
             (
                 0,
                 0,
@@ -77,9 +79,16 @@ def launcher(
     return launch, grid, block
 
 
-def cublas_launcher(cp, dtype: str, pointers, lds, m, n, k, accumulate: bool, stream):
+# cuBLAS math modes (cublas_api.h); CuPy's bindings name the first, not always the second
+_MATH_MODES = {"ieee": 0, "tf32": 3}  # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH
+
+
+def cublas_launcher(
+    cp, dtype: str, pointers, lds, m, n, k, accumulate: bool, stream, math: str = "ieee"
+):
     """cuBLAS GEMM with explicit leading dimensions.  Row-major C = A.B is column-major
-    C^T = B^T.A^T, so B and A swap places.  Default math mode: no TF32."""
+    C^T = B^T.A^T, so B and A swap places.  Math "ieee" is cuBLAS's default mode (no TF32);
+    "tf32" lets SGEMM run on the tensor cores in TF32 (the reference of the TF32 rungs)."""
     from cupy_backends.cuda.libs import cublas as cb
 
     handle = cp.cuda.device.get_cublas_handle()
@@ -94,9 +103,11 @@ def cublas_launcher(cp, dtype: str, pointers, lds, m, n, k, accumulate: bool, st
     def launch():
         cb.setStream(handle, stream.ptr)
         cb.setPointerMode(handle, cb.CUBLAS_POINTER_MODE_HOST)
-        cb.setMathMode(handle, cb.CUBLAS_DEFAULT_MATH)
+        cb.setMathMode(handle, _MATH_MODES[math])
         gemm(
             handle, op, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda, beta.ctypes.data, pc, ldc
         )
+        if math != "ieee":  # the handle is CuPy's: leave it in its default mode
+            cb.setMathMode(handle, _MATH_MODES["ieee"])
 
     return launch

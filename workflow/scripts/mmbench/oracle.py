@@ -49,6 +49,7 @@ def group_key(conf) -> tuple:
         conf.distribution,
         conf.seed,
         conf.operation,
+        conf.math,
     )
 
 
@@ -86,7 +87,7 @@ class Reference:
         if add and conf.distribution == "uniform" and conf.dtype != "int32":
             exact = False
         gamma = arith.tolerance_scale(
-            conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation
+            conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation, conf.math
         )
         if add and exact:
             gamma = 0.0

@@ -37,6 +37,7 @@ class Configuration:
     # compile-time parameters other than the element type, in the registry's order
     params: tuple[tuple[str, int], ...] = ()
     operation: str = "gemm"
+    math: str = "ieee"  # precision class of the variant's arithmetic (registry `math`)
     pad: int = 0
     transfer: str = "contiguous"
     cache: str = "warm"
@@ -227,6 +228,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     distribution=cfg["distribution"],
                     seed=cfg["seed"],
                     operation=v.operation,
+                    math=v.math,
                     pad=pad,
                     transfer=transfer,
                     cache=cache,

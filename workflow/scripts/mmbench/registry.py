@@ -148,6 +148,7 @@ class Variant:
     arch: str | None = None
     profile_kernel: str | None = None
     operation: str = "gemm"
+    math: str = "ieee"  # precision class: ieee or tf32 (registry header)
     order: int = 0
 
     @property
@@ -295,6 +296,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             arch=entry.get("arch"),
             profile_kernel=entry.get("profile_kernel"),
             operation=entry.get("operation", "gemm"),
+            math=entry.get("math", "ieee"),
             order=order,
         )
         _check_expressions(variant)

@@ -26,6 +26,7 @@ AXES = [
     "n",
     "k",
     "operation",
+    "math",
     "accumulate",
     "memory",
     "pad",

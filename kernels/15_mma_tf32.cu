@@ -1,0 +1,146 @@
+// Tensor cores in TF32 (mma.sync), float32 in and out: the block tile's A and B tiles go from
+// global to shared memory with cp.async in a STAGES-deep ring (the copies of the next tiles are
+// in flight while the tensor cores work on the current one), each warp walks its WM x WN warp
+// tile in 16 x 8 x 8 mma.sync steps, its A and B fragments read from shared memory rows padded
+// so that the 32 lanes of a fragment load hit 32 different banks.  Inputs are rounded to TF32
+// (cvt.rna: 10 explicit mantissa bits), products are summed in FP32: compared with cuBLAS in
+// TF32 mode (`cublas_tf32`), verified with the TF32 tolerance (docs/method.md).  Loads are
+// guarded (cp.async zero-fills what lies outside the matrix): any M, N, K and leading dimension;
+// 16-byte copies where A or B is 16-byte aligned with a leading dimension divisible by 4, 4-byte
+// copies otherwise.
+#include "common.cuh"
+
+template <typename T> struct is_float32 { static constexpr bool value = false; };
+template <> struct is_float32<float> { static constexpr bool value = true; };
+static_assert(is_float32<elem_t>::value, "mma_tf32 multiplies float32 matrices");
+
+constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles (16 x 8) per warp tile
+constexpr int AS = BK + 4, BS = BN + 8;   // padded row strides of the A and B tiles (floats)
+constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
+static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0, "whole mma tiles");
+static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// rows x cols of P (leading dimension ld) from (r0, c0) into a shared tile with row stride S;
+// what lies outside the rows x cols matrix is zero-filled (cp.async with a shorter source)
+template <int ROWS, int COLS, int S>
+__device__ __forceinline__ void load_tile(elem_t *tile, const elem_t *__restrict__ P, long long r0,
+                                          long long c0, long long rows, long long cols,
+                                          long long ld, bool vec) {
+    constexpr int PER_ROW = COLS / 4;
+#pragma unroll
+    for (int q = 0; q < ROWS * COLS / 4 / THREADS; ++q) {
+        const int f = threadIdx.x + q * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * 4;
+        const long long gr = r0 + r, gc = c0 + c;
+        const unsigned dst = smem_addr(tile + r * S + c);
+        if (vec) {
+            const long long left = gr < rows ? cols - gc : 0;
+            const int valid = left <= 0 ? 0 : (left >= 4 ? 4 : static_cast<int>(left));
+            const elem_t *src = valid ? P + gr * ld + gc : P;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                         "r"(valid * 4));
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const bool in = gr < rows && gc + e < cols;
+                const elem_t *src = in ? P + gr * ld + gc + e : P;
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4 * e),
+                             "l"(src), "r"(in ? 4 : 0));
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ unsigned to_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]
+    elem_t *Bs = As + STAGES * A_STAGE;              // STAGES x [BK][BS]
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;  // the lane's group and place in it (mma fragments)
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+    const long long row0 = static_cast<long long>(blockIdx.y) * BM;
+    const long long col0 = static_cast<long long>(blockIdx.x) * BN;
+    const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 4 == 0;
+    const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 4 == 0;
+    const int ktiles = (K + BK - 1) / BK;
+    auto load = [&](int stage, int kt) {
+        load_tile<BM, BK, AS>(As + stage * A_STAGE, A, row0, static_cast<long long>(kt) * BK, M,
+                              K, lda, vecA);
+        load_tile<BK, BN, BS>(Bs + stage * B_STAGE, B, static_cast<long long>(kt) * BK, col0, K,
+                              N, ldb, vecB);
+    };
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles) load(s, s);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        // tile kt has landed (at most STAGES - 2 younger copies still in flight), and every warp
+        // is done with the stage the next copy overwrites (it held tile kt - 1)
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+        __syncthreads();
+        if (kt + STAGES - 1 < ktiles) load((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        const elem_t *a = As + (kt % STAGES) * A_STAGE;
+        const elem_t *b = Bs + (kt % STAGES) * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            unsigned af[MI][4], bf[NI][2];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const elem_t *p = a + (wm0 + i * 16 + g) * AS + kk + t;
+                af[i][0] = to_tf32(p[0]);
+                af[i][1] = to_tf32(p[8 * AS]);
+                af[i][2] = to_tf32(p[4]);
+                af[i][3] = to_tf32(p[8 * AS + 4]);
+            }
+#pragma unroll
+            for (int j = 0; j < NI; ++j) {
+                const elem_t *p = b + (kk + t) * BS + wn0 + j * 8 + g;
+                bf[j][0] = to_tf32(p[0]);
+                bf[j][1] = to_tf32(p[4 * BS]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NI; ++j)
+                    asm volatile(
+                        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+                        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                        : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]),
+                          "+f"(acc[i][j][3])
+                        : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]),
+                          "r"(bf[j][0]), "r"(bf[j][1]));
+        }
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+    // a 16 x 8 result fragment: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const long long row = row0 + wm0 + i * 16 + g + (e / 2) * 8;
+                const long long col = col0 + wn0 + j * 8 + 2 * t + e % 2;
+                if (row < M && col < N) store_result(C, row * ldc + col, acc[i][j][e], accumulate);
+            }
+}
