@@ -2,8 +2,9 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes), then compute-sanitizer memcheck of the
-#                                    first two and the tuned instantiation of each rung
+#                                    and the odd sizes)
+#   tools/gpu-ladder.sh OUT memcheck compute-sanitizer memcheck of the first and the tuned
+#                                    instantiation of each rung at 33 x 31 x 37
 #   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
 #                                    (results/tune/report/tuned.csv if present, else
 #                                    kernels/tuned.csv), profiled with Nsight Compute
@@ -27,10 +28,13 @@ if [ "$stage" = tune ]; then
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
   column -s, -t < results/tune/report/tuned.csv | cut -c1-200
+elif [ "$stage" = memcheck ]; then
+  tuned=kernels/tuned.csv
+  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
   start=$(date +%s)
   python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
-    warptile warptile_db mma_tf32 mma_f64 --first 2 --tuned results/tune/report/tuned.csv \
-    --gpu "$gpu" > "$out/memcheck.log" 2>&1
+    warptile warptile_db mma_tf32 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
+    > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
   cat "$out/memcheck.log"
 elif [ "$stage" = ladder ]; then
