@@ -334,3 +334,44 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
     for row in out:
         assert row["verification"] == "FAIL" and row["oob_writes"] >= 1, row
         assert row["mismatches"] == 0  # C itself is right: only the stray write fails it
+
+
+# -- the ladder's tensor-core rungs (issue "the ladder to cuBLAS") ------------------------------
+
+
+@pytest.mark.parametrize("variant", ["mma_tf32", "mma_f64", "cublas_tf32"])
+def test_tensor_core_rungs_verify_with_rounded_sums_and_odd_leading_dimensions(
+    registry, arch, tmp_path, variant
+):
+    """Uniform inputs (every sum rounds: the TF32 or FP64 tolerance, not exactness), C += A.B,
+    odd shapes, and a leading dimension that breaks 16-byte alignment (pad 1: the kernels' 4- or
+    8-byte copy path) against the aligned one; two instantiations of each rung."""
+    v = registry[variant]
+    instances = plan.buildable(v, {}, arch)[0]
+    confs = [
+        Configuration.of(
+            variant,
+            params,
+            m=m,
+            n=n,
+            k=k,
+            accumulate=acc,
+            memory="pinned",
+            distribution="uniform",
+            seed=7,
+            math=v.math,
+            pad=pad,
+            transfer="strided" if pad else "contiguous",
+        )
+        for params in instances[:: max(1, len(instances) - 1)][:2]
+        for (m, n, k), acc, pad in itertools.product(
+            [(257, 131, 301), (64, 128, 1000)], [False, True], [0, 1]
+        )
+    ]
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r.get("error"), r.get("first_mismatches"),
+            r.get("rel_l2_error")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    assert all(r["tolerance"] != "exact" for r in rows)
+    if v.math == "tf32":  # TF32 inputs: errors far above float32's, within the TF32 bound
+        assert max(r["rel_l2_error"] for r in rows) > 1e-5

@@ -126,10 +126,12 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
     [
         ("e3c", ["gflops_vs_n", "global_vs_kernel", "fraction_of_cublas"]),
         ("e3d", ["remainder_effect"]),
+        ("ladder", ["ladder", "roofline"]),
     ],
 )
 def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
-    """E3c and E3d recorded on an H100 render without a GPU, notes computed from the data."""
+    """E3c, E3d and the ladder recorded on an H100 render without a GPU, notes computed from the
+    data."""
     work = tmp_path / "work"
     shutil.copytree(DATA / f"h100-{preset}" / "results", work / "results")
     out = snakemake(
@@ -147,6 +149,10 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
     for fig in figures:
         png = work / "results" / preset / "figures" / f"{fig}.png"
         assert png.stat().st_size > 30_000, png
+    if preset == "ladder":  # the page of the ladder: its tables, rendered from the recorded run
+        for table in ("ladder", "ladder_profile"):
+            html = (work / "results" / preset / "report" / f"{table}.html").read_text()
+            assert "warptile_db" in html and "mma_tf32" in html, table
 
 
 def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):

@@ -15,11 +15,10 @@ stage=$2
 mkdir -p "$out"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
-keep() {  # results folder -> OUT/<name> (tables, per-variant tables and samples, report, figures)
-  mkdir -p "$out/$2"
-  cp -r "$1/tables" "$1/runs" "$1/report" "$out/$2/" 2>/dev/null
-  [ -d "$1/figures" ] && cp -r "$1/figures" "$out/$2/"
-  find "$out/$2" -name "*.journal*" -delete
+keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and samples, report,
+          # figures; at most 8 files come back from the device machine)
+  tar czf "$out/$2.tgz" --exclude="*.journal*" -C "$(dirname "$1")" \
+    $(cd "$(dirname "$1")" && ls -d "$(basename "$1")"/{tables,runs,report,figures} 2>/dev/null)
 }
 if [ "$stage" = tune ]; then
   start=$(date +%s)
@@ -27,7 +26,7 @@ if [ "$stage" = tune ]; then
   echo "tune: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
-  column -s, -t < results/tune/report/tuned.csv | cut -c1-200
+  cat results/tune/report/tuned.md
 elif [ "$stage" = memcheck ]; then
   tuned=kernels/tuned.csv
   [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv

@@ -32,7 +32,8 @@ def variant_order() -> list[str]:
 
 def palette(variants=()) -> dict:
     order = variant_order()
-    colours = sns.color_palette("colorblind", n_colors=max(10, len(order)))
+    # the colour-blind palette, then its dark shades: twenty distinct colours before any repeats
+    colours = sns.color_palette("colorblind") + sns.color_palette("dark")
     out = {v: colours[i % len(colours)] for i, v in enumerate(order)}
     extra = [v for v in variants if v not in out]
     for i, v in enumerate(extra):
@@ -461,20 +462,19 @@ def fraction_of_cublas(timings, stem):
 
 
 def ladder_rungs(timings, stem):
-    """New: the ladder to cuBLAS, each rung's best instantiation per square size (1024 and up)
-    in TFLOP/s with its percentage of the cuBLAS reference of its precision class (FP32, TF32,
-    FP64 panels; the reference as the line to beat)."""
+    """New: the ladder to cuBLAS, each rung's best instantiation per ladder size (square, 1024
+    and up, multiples of 128) in TFLOP/s with its percentage of the cuBLAS reference of its
+    precision class (FP32, TF32, FP64 panels; the reference as the dashed line to beat)."""
     from . import ladder as lad
 
-    k = lad.best_per_rung(timings)
-    k = k[(k.m == k.n) & (k.n == k.k) & (k.m >= 1024)].dropna(subset=["reference_gflops"])
+    k = lad.ladder_sizes(lad.best_per_rung(timings)).dropna(subset=["reference_gflops"])
     if k.empty:
         no_data("The ladder to cuBLAS", "kernels and their cuBLAS reference at N >= 1024")
     if stem is None:  # the data check only
         return None
     classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
     sizes = sorted(k.m.unique())
-    widths = [k[k.precision == c].variant.nunique() + 1 for c in classes]
+    widths = [max(3, k[k.precision == c].variant.nunique() + 1) for c in classes]
     _setup()
     fig, axes = plt.subplots(
         1,
@@ -489,30 +489,31 @@ def ladder_rungs(timings, stem):
     for ax, cls in zip(axes[0], classes, strict=True):
         part = k[k.precision == cls]
         rungs = list(dict.fromkeys(part.variant))
+        reference = part.reference.iloc[0]
         for j, n in enumerate(sizes):
             at = part[part.m == n].set_index("variant").reindex(rungs)
             x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
             ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
-            for xi, (g, f) in zip(x, zip(at.kernel_gflops, at.fraction, strict=True), strict=True):
+            for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g == g:
                     ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=7)
             ref = part[part.m == n].reference_gflops.median() / 1e3
-            ax.axhline(ref, color=hues[j], ls="--", lw=1.6)
-            name = part.reference.iloc[0]
-            ax.text(len(rungs) - 0.5, ref, f"{name}, N = {n}", ha="right", va="bottom", fontsize=7)
+            ax.axhline(ref, color=hues[j], ls="--", lw=1.6, label=f"{reference}, N = {n}")
         ax.set_xticks(np.arange(len(rungs)))
         ax.set_xticklabels(rungs, rotation=35, ha="right")
         ax.set_xlim(-0.6, len(rungs) - 0.4)
-        ax.set(title=f"{cls} (vs {part.reference.iloc[0]})", ylabel="kernel TFLOP/s")
-        top = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+        top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
+        ax.set_ylim(0, (1.3 if len(rungs) >= 4 else 1.45) * top)  # room for the legend
+        ax.set(title=f"{cls} (vs {reference})", ylabel="kernel TFLOP/s")
+        ax.legend(fontsize=7, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
+        best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
         notes.append(
             f"{cls}: best rung "
             + ", ".join(
                 f"{r.variant} {r.fraction:.0%} of {r.reference} at N = {r.m}"
-                for r in top.itertuples()
+                for r in best.itertuples()
             )
         )
-    axes[0][0].legend(fontsize=8, loc="upper left")
     fig.suptitle("The ladder to cuBLAS: each rung's best instantiation (% of its reference)")
     fig.tight_layout()
     verdict(fig, "; ".join(notes) + ".")
@@ -551,13 +552,15 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     for _, r in roof.iterrows():
         name = f"{r['label']} N={int(r['m'])} {r['dtype']}"
         colour = pal[r["variant"]]
+        tensor = _tensor_placed(r)
         ax.scatter(
             r["arithmetic_intensity"],
             r["achieved_gflops"],
             color=colour,
+            marker="^" if tensor else "o",
             s=60,
             zorder=3,
-            label=f"{name} (DRAM bytes)",
+            label=f"{name} ({'tensor cores, 2mnk FLOPs' if tensor else 'DRAM bytes'})",
         )
         if "l1_arithmetic_intensity" in r and pd.notna(r["l1_arithmetic_intensity"]):
             ax.scatter(
@@ -593,17 +596,36 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         ylabel="GFLOP/s",
         title=f"Roofline, {c.gpu_name} (measured ceilings)",
     )
-    ax.legend(fontsize=7)
+    if len(roof) > 6:  # many kernels: the legend beside the axes, not over the roofs
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7)
     return save(fig, stem)
+
+
+def _tensor_placed(r) -> bool:
+    """A kernel the roofline placed by its product's 2mnk FLOPs: its work ran on the tensor
+    cores, which the FMA counters miss (roofline.table)."""
+    return str(r.get("flop_source", "")).startswith("2mnk")
 
 
 def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
     """Where each profiled kernel sits, from the roofline table: its bound and the fraction of
-    the attainable rate it reaches; with L1 intensities, how far tiling moves it."""
+    the attainable rate it reaches; with L1 intensities, how far tiling moves it.  Tensor-core
+    kernels are measured against no ceiling (only the CUDA cores' are measured)."""
     parts = []
+    many = len(roof) > 6
     for _, r in roof.iterrows():
+        name = f"{r['variant']} {r['dtype']}" if many else f"{r['label']} N={int(r['m'])}"
+        if _tensor_placed(r):
+            above = r["achieved_gflops"] > r["peak_gflops"]
+            parts.append(
+                f"{name}: tensor cores, {r['achieved_gflops'] / 1e3:.1f} TFLOP/s"
+                + (" (above the CUDA-core roof)" if above else "")
+            )
+            continue
         text = (
-            f"{r['label']} N={int(r['m'])}: {r['arithmetic_intensity']:.0f} FLOP/DRAM byte, "
+            f"{name}: {r['arithmetic_intensity']:.0f} FLOP/DRAM byte, "
             f"{r['bound']}-bound, {r['fraction_of_attainable']:.0%} of the attainable rate"
         )
         if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")):

@@ -219,11 +219,16 @@ def idea(variant: str) -> str:
     return head.strip().rstrip(".")
 
 
+def ladder_sizes(k: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the ladder's sizes: square, at least 1024 and a multiple of 128 (the largest
+    block tile); odd sizes such as 4097 are there to verify (verification table)."""
+    return k[(k.m == k.n) & (k.n == k.k) & (k.m >= 1024) & (k.m % 128 == 0)]
+
+
 def table(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per rung and precision class: its idea, the instantiation, and per square size
     the GFLOP/s, the percentage of its cuBLAS reference and the gain over the rung before it."""
-    k = best_per_rung(timings)
-    k = k[(k.m == k.n) & (k.n == k.k) & (k.m >= 1024)]
+    k = ladder_sizes(best_per_rung(timings))
     if k.empty:
         return pd.DataFrame()
     sizes = sorted(k.m.unique())

@@ -1,0 +1,101 @@
+"""The ladder to cuBLAS without a GPU: precision classes and references, the TF32 tolerance, the
+tuning table and how a run uses it, and the ladder's tables and limiter from the ladder run
+recorded on an H100 (tests/data/h100-ladder)."""
+
+import pandas as pd
+import pytest
+
+from mmbench import arith, ladder, plan
+from mmbench.config import ConfigError
+from mmbench.registry import load_registry
+
+from .conftest import DATA, ROOT
+
+RUN = DATA / "h100-ladder" / "results" / "ladder" / "tables"
+
+
+@pytest.fixture(scope="module")
+def timings():
+    return pd.read_csv(RUN / "timings.csv")
+
+
+def test_each_rung_is_compared_with_the_cublas_of_its_precision_class(timings):
+    k = ladder.with_reference(timings)
+    refs = k.drop_duplicates("variant").set_index("variant").reference
+    assert refs["mma_tf32"] == "cublas_tf32"
+    assert refs["mma_f64"] == "cublas" and refs["warptile_db"] == "cublas"
+    f64 = k[(k.variant == "mma_f64") & (k.m == 4096)].iloc[0]
+    dgemm = timings[
+        (timings.variant == "cublas") & (timings.dtype == "float64") & (timings.m == 4096)
+    ]
+    assert f64.reference_gflops == pytest.approx(dgemm.kernel_gflops.median())
+
+
+def test_tf32_tolerance_covers_truncated_inputs_and_int09_stays_exact():
+    f32 = arith.tolerance_scale("float32", "uniform", 4096, False)
+    tf32 = arith.tolerance_scale("float32", "uniform", 4096, False, math="tf32")
+    assert tf32 > 2 * 2.0**-10 > f32
+    assert arith.tolerance_scale("float32", "int09", 4096, False, math="tf32") == 0.0
+
+
+def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(timings):
+    t = ladder.table(timings)
+    assert list(t.precision.unique()) == ["FP32", "TF32", "FP64"]
+    assert "4097: GFLOP/s" not in t.columns  # odd sizes verify; they are not rungs' sizes
+    row = t.set_index("rung").loc["warptile_db"]
+    assert 80 < row["4096: % of ref"] < 90 and row["8192: gain"].startswith("x")
+    fp32 = t[t.precision == "FP32"].set_index("rung")
+    gain = fp32.loc["warptile_db", "4096: GFLOP/s"] / fp32.loc["warptile", "4096: GFLOP/s"]
+    assert row["4096: gain"] == f"x{gain:.2f}"
+    assert t.set_index("rung").loc["mma_tf32", "idea"].startswith("Tensor cores in TF32")
+
+
+def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
+    t = ladder.profile_table(pd.read_csv(RUN / "metrics.csv"))
+    assert len(t) == 12  # nine rungs, cuBLAS SGEMM, DGEMM and TF32
+    assert t["limiter (Nsight Compute)"].str.contains("stall cycles/issue").all()
+    mma = t[t.rung.str.startswith("mma_tf32")].iloc[0]
+    assert mma["shared memory (B)"] > 48 * 1024  # dynamic shared memory counted
+    assert 0 < mma["achieved occupancy"] <= 100
+
+
+def test_the_tuned_table_pins_each_rung_to_its_tuned_instantiation():
+    registry = load_registry()
+    table = ladder.read_tuned(ROOT / "kernels" / "tuned.csv")
+    gpu = "NVIDIA H100 80GB HBM3"
+    cfg = dict(variants=["warptile_db", "mma_f64", "cublas"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+               tuned_gpu=gpu, profile=dict(enabled=True, variants=["mma_f64"]))  # fmt: skip
+    out = ladder.apply_tuned(cfg, [], registry)
+    best = table[(table.gpu_name == gpu) & (table.variant == "mma_f64")].iloc[0]
+    assert out["params"]["mma_f64"] == {"dtype": ["float64"]} | {
+        k: [v] for k, v in ladder.parse_params(best.params).items()
+    }
+    assert "cublas" not in out["params"]  # one instantiation per type: nothing to tune
+    assert out["profile"]["params"]["mma_f64"] == out["params"]["mma_f64"]
+    [params] = plan.buildable(registry["mma_f64"], out, "sm_90")[0]
+    assert plan.Configuration.of("mma_f64", params, m=1, n=1, k=1, accumulate=False,
+                                 memory="pinned", distribution="int09", seed=1).instance == best.instance  # fmt: skip
+
+
+def test_a_gpu_model_without_tuned_parameters_is_refused_with_the_command_to_tune():
+    with pytest.raises(
+        ConfigError, match=r"holds no tuned parameters of mma_tf32 for 'NVIDIA B200'.*tune.yaml"
+    ):
+        ladder.apply_tuned(dict(variants=["mma_tf32"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+                                tuned_gpu="NVIDIA B200"), [], load_registry())  # fmt: skip
+    with pytest.raises(ConfigError, match="'tuned_gpu': auto finds no GPU"):
+        ladder.apply_tuned(
+            dict(variants=["mma_tf32"], tuned="kernels/tuned.csv"), [], load_registry()
+        )
+    with pytest.raises(ConfigError, match="'no/such.csv' does not exist"):
+        ladder.apply_tuned(
+            dict(variants=["mma_tf32"], tuned="no/such.csv", tuned_gpu="x"), [], load_registry()
+        )
+
+
+def test_tuning_picks_the_fastest_verified_instantiation_at_the_largest_square_size(timings):
+    t = ladder.tuned(timings)
+    assert set(t.m) == {8192}  # the ladder run's largest square size
+    assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
+                              "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "mma_f64"}  # fmt: skip
+    assert (t.instantiations == 1).all()  # the ladder run measured only the tuned ones
