@@ -1,6 +1,7 @@
 // Tensor cores in FP64 (the double-precision MMA, DMMA), float64 in and out: the structure of
 // mma_tf32 (a STAGES-deep cp.async ring of A and B tiles, warp tiles walked in mma.sync steps)
-// with Hopper's 16 x 8 x 4 double-precision shape (mma.sync.m16n8k4.f64, sm_90 and newer).
+// with Hopper's double-precision shapes, 16 x 8 x MMAK (mma.sync.m16n8k4 or m16n8k8 .f64, sm_90
+// and newer; one m16n8k8 does the work of two m16n8k4 in one instruction).
 // Every product and sum is an IEEE double operation, so the result is verified with the float64
 // tolerance and compared with cuBLAS DGEMM.  Rows of the shared tiles are padded by 4 doubles,
 // which spreads a fragment load's 32 lanes over all banks.  Loads are guarded (cp.async
@@ -21,7 +22,8 @@ constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WAR
 constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles (16 x 8) per warp tile
 constexpr int AS = BK + 4, BS = BN + 4;   // padded row strides of the A and B tiles (doubles)
 constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
-static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 4 == 0, "whole mma tiles");
+static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % MMAK == 0, "whole mma tiles");
+static_assert(MMAK == 4 || MMAK == 8, "the f64 mma shapes used here: m16n8k4 and m16n8k8");
 static_assert((BM * BK / 2) % THREADS == 0 && (BK * BN / 2) % THREADS == 0, "whole copies per thread");
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
@@ -99,26 +101,44 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
         const elem_t *a = As + (kt % STAGES) * A_STAGE;
         const elem_t *b = Bs + (kt % STAGES) * B_STAGE;
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 4) {
-            double af[MI][2], bf[NI];
+        for (int kk = 0; kk < BK; kk += MMAK) {
+            // fragments of a 16 x MMAK slice of A and an MMAK x 8 slice of B: lane (g, t) holds
+            // A rows g and g + 8 at columns t (+ 4), B column g at rows t (+ 4)
+            double af[MI][MMAK / 2], bf[NI][MMAK / 4];
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
                 const elem_t *p = a + (wm0 + i * 16 + g) * AS + kk + t;
-                af[i][0] = p[0];
-                af[i][1] = p[8 * AS];
+#pragma unroll
+                for (int h = 0; h < MMAK / 4; ++h) {
+                    af[i][2 * h] = p[4 * h];
+                    af[i][2 * h + 1] = p[8 * AS + 4 * h];
+                }
             }
 #pragma unroll
-            for (int j = 0; j < NI; ++j) bf[j] = b[(kk + t) * BS + wn0 + j * 8 + g];
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int h = 0; h < MMAK / 4; ++h)
+                    bf[j][h] = b[(kk + t + 4 * h) * BS + wn0 + j * 8 + g];
 #pragma unroll
             for (int i = 0; i < MI; ++i)
 #pragma unroll
-                for (int j = 0; j < NI; ++j)
-                    asm volatile(
-                        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-                        "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
-                        : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
-                          "+d"(acc[i][j][3])
-                        : "d"(af[i][0]), "d"(af[i][1]), "d"(bf[j]));
+                for (int j = 0; j < NI; ++j) {
+                    if constexpr (MMAK == 4)
+                        asm volatile(
+                            "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                            "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                            : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
+                              "+d"(acc[i][j][3])
+                            : "d"(af[i][0]), "d"(af[i][1]), "d"(bf[j][0]));
+                    else
+                        asm volatile(
+                            "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                            : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
+                              "+d"(acc[i][j][3])
+                            : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
+                              "d"(bf[j][0]), "d"(bf[j][1]));
+                }
         }
     }
     asm volatile("cp.async.wait_all;\n" ::);
