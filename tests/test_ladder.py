@@ -56,7 +56,7 @@ def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
     assert t["limiter (Nsight Compute)"].str.contains("stall cycles/issue").all()
     mma = t[t.rung.str.startswith("mma_tf32")].iloc[0]
     assert mma["shared memory (B)"] > 48 * 1024  # dynamic shared memory counted
-    assert 0 < mma["achieved occupancy"] <= 100
+    assert 0 < mma["achieved occupancy (%)"] <= 100
 
 
 def test_the_tuned_table_pins_each_rung_to_its_tuned_instantiation():
@@ -99,3 +99,17 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_the_largest_square_s
     assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
                               "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "mma_f64"}  # fmt: skip
     assert (t.instantiations == 1).all()  # the ladder run measured only the tuned ones
+
+
+def test_a_tuning_table_older_than_the_registry_is_refused(tmp_path):
+    """A rung that gained a parameter since it was tuned (mma_f64's MMAK) is not run with the
+    new parameter unpinned: the table is refused with the difference and the command."""
+    table = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    table.loc[table.variant == "mma_f64", "params"] = "BM=64 BN=128 BK=8 WM=32 WN=32 STAGES=4"
+    old = tmp_path / "tuned.csv"
+    table.to_csv(old, index=False)
+    with pytest.raises(
+        ConfigError, match=r"mma_f64 \(tuned: BK BM BN STAGES WM WN; registry: .*MMAK\)"
+    ):
+        ladder.apply_tuned(dict(variants=["mma_f64"], tuned=str(old), tuned_gpu="NVIDIA H100 80GB HBM3"),
+                           [], load_registry())  # fmt: skip

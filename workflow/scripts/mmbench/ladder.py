@@ -142,7 +142,7 @@ def tuned_params(
     """Per-variant `params` (every parameter pinned to its tuned value) of the compiled
     variants among `variants` that have more than one instantiation, for GPU model `gpu`."""
     rows = table[table.gpu_name == gpu]
-    out, untuned = {}, []
+    out, untuned, stale = {}, [], []
     for name in variants:
         v = registry[name]
         if not v.compiled or len(v.instantiations()) == 1:
@@ -152,12 +152,23 @@ def tuned_params(
             untuned.append(name)
             continue
         chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
+        declared = [p for p in v.param_names if p != DTYPE_PARAM]
+        named = [sorted(parse_params(text)) for text in mine.params]
+        if any(names != sorted(declared) for names in named):
+            stale.append(f"{name} (tuned: {' '.join(named[0])}; registry: {' '.join(declared)})")
+            continue
         for text in mine.params:
             for p, value in parse_params(text).items():
                 chosen.setdefault(p, [])
                 if value not in chosen[p]:
                     chosen[p].append(value)
         out[name] = chosen
+    if stale:
+        raise ConfigError(
+            f"config key 'tuned': {path} was tuned for other parameters than the registry "
+            f"declares now: {'; '.join(stale)}; re-tune with `snakemake --cores 16 "
+            "--configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
+        )
     if untuned:
         have = ", ".join(sorted(set(table.gpu_name))) or "none"
         raise ConfigError(
@@ -337,7 +348,7 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
                 "shared memory (B)": None
                 if "shared_memory_per_block" not in vals
                 else int(static + dynamic),
-                "achieved occupancy": None if occ is None else round(100 * occ, 1),
+                "achieved occupancy (%)": None if occ is None else round(100 * occ, 1),
                 "limiter (Nsight Compute)": limiter(vals),
             }
         )
