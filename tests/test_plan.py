@@ -97,6 +97,16 @@ def test_a_variant_needing_another_architecture_is_refused_before_running(regist
     assert keep and not refused
 
 
+def test_a_variant_needing_a_newer_architecture_is_refused_on_older_ones(registry):
+    """mma_f64 uses Hopper's f64 mma shapes: refused (not a compile error) for sm_80, built
+    for sm_90 and for newer architectures."""
+    keep, refused = plan.buildable(registry["mma_f64"], {}, "sm_80")
+    assert not keep and "needs sm_90 or newer" in refused[0]["reason"]
+    assert plan.buildable(registry["mma_f64"], {}, "sm_90")[0]
+    assert plan.buildable(registry["mma_f64"], {}, "sm_100")[0]
+    assert not any(v == "mma_f64" for v, _ in plan.all_instantiations(registry, "sm_80"))
+
+
 def test_rectangular_shapes(registry):
     p = _plan(registry, sizes=[64], shapes=[[100, 70, 30]], variants=["tiled_guarded"])
     assert {(c.m, c.n, c.k) for c in p.runs["tiled_guarded"]} == {(64, 64, 64), (100, 70, 30)}

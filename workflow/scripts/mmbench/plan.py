@@ -161,6 +161,13 @@ def compute_capability(arch: str | None) -> str | None:
 
 def arch_refusal(v: Variant, arch: str | None) -> str | None:
     """Why `v` cannot run on a GPU of architecture `arch` (None: it can)."""
+    if v.min_arch and arch is not None:
+        have, need = compute_capability(arch), compute_capability(v.min_arch)
+        if have and need and tuple(map(int, have.split("."))) < tuple(map(int, need.split("."))):
+            return (
+                f"needs {v.min_arch} or newer (instructions older GPUs lack), but this run "
+                f"targets {arch}"
+            )
     if not v.arch or arch is None:
         return None
     if compute_capability(v.arch) != compute_capability(arch):

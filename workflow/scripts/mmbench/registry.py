@@ -146,6 +146,7 @@ class Variant:
     unsafe_when_unmet: bool = False
     reach: tuple[str, str] = ("0", "0")
     arch: str | None = None
+    min_arch: str | None = None
     profile_kernel: str | None = None
     operation: str = "gemm"
     math: str = "ieee"  # precision class: ieee or tf32 (registry header)
@@ -294,6 +295,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
             reach=(str(reach.get("rows", 0)), str(reach.get("cols", 0))),
             arch=entry.get("arch"),
+            min_arch=entry.get("min_arch"),
             profile_kernel=entry.get("profile_kernel"),
             operation=entry.get("operation", "gemm"),
             math=entry.get("math", "ieee"),
