@@ -44,6 +44,12 @@ def precision_class(dtype: str, math: str) -> str | None:
     return CLASSES.get((dtype, math or "ieee"))
 
 
+def ladder_rank(variants) -> list[int]:
+    """Each variant's place on the ladder: the registry's order (unknown variants last)."""
+    order = {n: i for i, n in enumerate(load_registry())}
+    return [order.get(v, len(order)) for v in variants]
+
+
 def with_math(timings: pd.DataFrame) -> pd.DataFrame:
     """The table with its `math` and `backend` columns filled from the registry (runs recorded
     before the column existed are all IEEE)."""
@@ -81,8 +87,7 @@ def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
     if k.empty:
         return k
     k = k.sort_values("kernel_gflops").groupby(["variant", "dtype", "m", "n", "k"]).tail(1)
-    order = {n: i for i, n in enumerate(load_registry())}
-    k = k.assign(_rank=[order.get(v, len(order)) for v in k.variant])
+    k = k.assign(_rank=ladder_rank(k.variant))
     return k.sort_values(["_rank", "m", "n", "k"]).drop(columns="_rank")
 
 
@@ -103,8 +108,7 @@ def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
         for g, v, t in zip(best.gpu_name, best.variant, best.dtype, strict=True)
     ]
     best["percent_of_reference"] = 100 * best.fraction
-    order = {n: i for i, n in enumerate(load_registry())}
-    best = best.assign(_rank=[order.get(v, len(order)) for v in best.variant])
+    best = best.assign(_rank=ladder_rank(best.variant))
     best = best.sort_values(["gpu_name", "_rank", "dtype"])
     return best[TUNED_COLUMNS].reset_index(drop=True)
 
@@ -151,17 +155,15 @@ def tuned_params(
         if mine.empty:
             untuned.append(name)
             continue
-        chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
         declared = [p for p in v.param_names if p != DTYPE_PARAM]
-        named = [sorted(parse_params(text)) for text in mine.params]
-        if any(names != sorted(declared) for names in named):
-            stale.append(f"{name} (tuned: {' '.join(named[0])}; registry: {' '.join(declared)})")
+        parsed = [parse_params(text) for text in mine.params]
+        if any(sorted(p) != sorted(declared) for p in parsed):
+            tuned_names = " ".join(sorted(parsed[0]))
+            stale.append(f"{name} (tuned: {tuned_names}; registry: {' '.join(declared)})")
             continue
-        for text in mine.params:
-            for p, value in parse_params(text).items():
-                chosen.setdefault(p, [])
-                if value not in chosen[p]:
-                    chosen[p].append(value)
+        chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
+        for p in declared:
+            chosen[p] = list(dict.fromkeys(values[p] for values in parsed))
         out[name] = chosen
     if stale:
         raise ConfigError(
@@ -333,8 +335,9 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
     m["value"] = pd.to_numeric(m.value, errors="coerce")
     keys = ["variant", "label", "dtype", "m", "n", "k"]
     rows = []
-    order = {n: i for i, n in enumerate(load_registry())}
-    for key, part in sorted(m.groupby(keys), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3])):
+    variants = list(m.variant.unique())
+    rank = dict(zip(variants, ladder_rank(variants), strict=True))
+    for key, part in sorted(m.groupby(keys), key=lambda kv: (rank[kv[0][0]], kv[0][3])):
         vals = dict(zip(part.metric, part.value, strict=False))
         static = vals.get("shared_memory_per_block", 0) or 0
         dynamic = vals.get("dynamic_shared_memory_per_block", 0) or 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import arith
+
 
 def table(metrics: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame:
     """Per profiled kernel: FLOPs and DRAM bytes -> arithmetic intensity and achieved rate,
@@ -19,7 +21,7 @@ def table(metrics: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame:
         flops = val.get("flop_count_dp" if conf["dtype"] == "float64" else "flop_count_sp")
         # tensor-core kernels (mma, cuBLAS in TF32 or DGEMM on the DMMA units) execute no FFMA
         # or DFMA, so the counters miss their work: place them by the product's 2mnk
-        algorithmic = 2.0 * float(conf["m"]) * float(conf["n"]) * float(conf["k"])
+        algorithmic = arith.flops(int(conf["m"]), int(conf["n"]), int(conf["k"]))
         source = "counted (FMA instructions)"
         if not flops or flops < 0.5 * algorithmic:
             flops, source = algorithmic, "2mnk (tensor cores: not in the FMA counters)"
