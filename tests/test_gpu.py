@@ -375,3 +375,41 @@ def test_tensor_core_rungs_verify_with_rounded_sums_and_odd_leading_dimensions(
     assert all(r["tolerance"] != "exact" for r in rows)
     if v.math == "tf32":  # TF32 inputs: errors far above float32's, within the TF32 bound
         assert max(r["rel_l2_error"] for r in rows) > 1e-5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_the_fused_device_check_agrees_with_the_element_wise_one(dtype):
+    """verify_device (one fused kernel) gives verify's answer: counts, largest error and norms
+    for a passing result; for a failing one (a wrong element, NaN, Inf) the element-wise path
+    with its listing."""
+    import cupy as cp
+    import numpy as np
+
+    from mmbench.verify import verify, verify_device
+
+    rng = np.random.default_rng(7)
+    ref = rng.integers(0, 50, (300, 257)).astype(np.float64)
+    bound = ref + 1.0
+    if dtype == "int32":
+        got, scale, integer = ref.astype(np.int32), 0.0, True
+    else:
+        got = (ref * (1 + rng.uniform(-1e-7, 1e-7, ref.shape))).astype(dtype)
+        scale, integer = 1e-6, False
+    d_ref, d_bound = cp.asarray(ref), cp.asarray(bound)
+    fused = verify_device(cp, cp.asarray(got), d_ref, d_bound, scale, integer)
+    plain = verify(np, got, ref, bound, scale, integer)
+    assert fused.passed and plain.passed
+    assert (fused.mismatches, fused.nonfinite) == (0, 0)
+    assert fused.max_abs_error == plain.max_abs_error
+    assert fused.rel_l2_error == pytest.approx(plain.rel_l2_error, rel=1e-9, abs=1e-300)
+    bad = got.copy()
+    bad[3, 4] += 7
+    if dtype != "int32":
+        bad[5, 6], bad[7, 8] = np.nan, np.inf
+    fused = verify_device(cp, cp.asarray(bad), d_ref, d_bound, scale, integer)
+    plain = verify(np, bad, ref, bound, scale, integer)
+    assert not fused.passed
+    assert fused.mismatches == plain.mismatches == (1 if dtype == "int32" else 3)
+    assert fused.first_mismatches == plain.first_mismatches
+    assert (fused.nonfinite, fused.max_abs_error) == (plain.nonfinite, plain.max_abs_error)
+    assert fused.rel_l2_error == pytest.approx(plain.rel_l2_error, rel=1e-9)

@@ -109,3 +109,21 @@ def test_a_row_is_the_configuration_axes_then_the_declared_columns():
     assert cols[:6] == ["variant", "label", "params", "instance", "TILE", "COARSEN"]
     assert [c for c in cols if c in COLUMNS] == COLUMNS
     assert Configuration.from_dict(c.as_dict()) == c
+
+
+def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
+    """oracle.Inputs (drawn on the runner's inputs thread): the inputs of make_inputs, exactness
+    and the tolerance of arith, and one Freivalds probe per vector; the sum has none."""
+    from mmbench import arith
+    from mmbench.oracle import Inputs
+
+    c = conf(m=40, n=30, k=20, accumulate=True)
+    h = Inputs.draw(c, 2)
+    a, b, c0 = make_inputs(c)
+    assert np.array_equal(h.a, a) and np.array_equal(h.b, b) and np.array_equal(h.c0, c0)
+    assert h.nonneg and h.exact and h.gamma == 0.0 and len(h.probes) == 2
+    u = Inputs.draw(conf(m=40, n=30, k=20, distribution="uniform"), 1)
+    assert not u.exact and len(u.probes) == 1
+    assert u.gamma == arith.tolerance_scale("float32", "uniform", 20, False, "gemm", "ieee")
+    s = Inputs.draw(conf(m=40, n=30, k=30, operation="add"), 2)
+    assert s.probes == [] and s.exact and s.gamma == 0.0

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arith, freivalds
-from .verify import verify
+from .verify import Verification, verify_device
 
 NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
 
@@ -54,35 +54,24 @@ def group_key(conf) -> tuple:
 
 
 @dataclass
-class Reference:
-    """Host inputs, the device float64 reference and bound, the tolerance and Freivalds probes."""
+class Inputs:
+    """The host side of a group of configurations: the inputs, the tolerance and the Freivalds
+    probes.  No GPU is involved, so the runner draws the next group's on a worker thread while
+    the GPU measures this one (NumPy's generators, casts and BLAS release the GIL)."""
 
     a: np.ndarray
     b: np.ndarray
     c0: np.ndarray | None
-    ref: object  # cupy float64 array
-    bound: object
+    nonneg: bool  # A, B and C0 have no negative element: |A|.|B| + |C0| is the product itself
     exact: bool
     gamma: float
     probes: list
 
     @classmethod
-    def build(cls, cp, conf, freivalds_vectors: int) -> Reference:
+    def draw(cls, conf, freivalds_vectors: int) -> Inputs:
         a, b, c0 = make_inputs(conf)
-        a64, b64 = cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)
+        nonneg = bool(a.min() >= 0 and b.min() >= 0 and (c0 is None or c0.min() >= 0))
         add = conf.operation == "add"
-        ref = a64 + b64 if add else a64 @ b64
-        nonneg = bool(a.min() >= 0 and b.min() >= 0)
-        if add:
-            bound = ref if nonneg else cp.abs(a64) + cp.abs(b64)
-        else:
-            bound = ref if nonneg else cp.abs(a64) @ cp.abs(b64)
-        if c0 is not None:
-            c064 = cp.asarray(c0, dtype=cp.float64)
-            ref += c064
-            bound = ref if (nonneg and c0.min() >= 0) else bound + cp.abs(c064)
-            del c064
-        del a64, b64
         exact = add or arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
         if add and conf.distribution == "uniform" and conf.dtype != "int32":
             exact = False
@@ -93,29 +82,74 @@ class Reference:
             gamma = 0.0
         nvec = freivalds_vectors if not add else 0  # the sum is checked element by element
         probes = freivalds.probes(a, b, c0, nvec, exact, gamma, conf.seed) if nvec else []
-        return cls(a, b, c0, ref, bound, exact, gamma, probes)
+        return cls(a, b, c0, nonneg, exact, gamma, probes)
 
-    def judge(self, cp, host_c: np.ndarray, outside_writes: int) -> dict:
-        """Row columns of the verification of a result as it arrived on the host."""
+
+@dataclass
+class Reference:
+    """A group's inputs (host) with the float64 reference and bound on the device."""
+
+    host: Inputs
+    ref: object  # cupy float64 array
+    bound: object
+
+    @classmethod
+    def build(cls, cp, conf, host: Inputs) -> Reference:
+        """The float64 product on the device.  The inputs travel in their own type and are
+        widened there (a float64 copy made on the host would double the bytes copied and cost
+        a host cast)."""
+        a64 = cp.asarray(host.a).astype(cp.float64)
+        b64 = cp.asarray(host.b).astype(cp.float64)
+        add = conf.operation == "add"
+        ref = a64 + b64 if add else a64 @ b64
+        if host.nonneg:
+            bound = ref
+        else:
+            bound = cp.abs(a64) + cp.abs(b64) if add else cp.abs(a64) @ cp.abs(b64)
+        if host.c0 is not None:
+            c064 = cp.asarray(host.c0).astype(cp.float64)
+            ref += c064
+            bound = ref if host.nonneg else bound + cp.abs(c064)
+            del c064
+        del a64, b64
+        return cls(host, ref, bound)
+
+    # the inputs, for the placement
+    a = property(lambda self: self.host.a)
+    b = property(lambda self: self.host.b)
+    c0 = property(lambda self: self.host.c0)
+
+    def check_device(self, cp, host_c: np.ndarray) -> tuple[Verification, float]:
+        """Every element of the result as it arrived on the host, against the reference on the
+        device (verify.py); and the milliseconds it took."""
         t = time.perf_counter()
-        result = verify(
-            cp, cp.asarray(host_c), self.ref, self.bound, self.gamma, integer=self.exact
-        )
-        verify_ms = (time.perf_counter() - t) * 1e3
+        h = self.host
+        result = verify_device(cp, cp.asarray(host_c), self.ref, self.bound, h.gamma, h.exact)
+        return result, (time.perf_counter() - t) * 1e3
+
+    def check_host(self, host_c: np.ndarray) -> tuple[bool, int, float]:
+        """Freivalds' test on the host (thread-safe: reads host_c and the probes only):
+        (passed, rows that failed, milliseconds)."""
         t = time.perf_counter()
-        fv_ok, fv_rows = freivalds.check(host_c, self.probes) if self.probes else (True, 0)
-        freivalds_ms = (time.perf_counter() - t) * 1e3
-        passed = result.passed and outside_writes == 0 and fv_ok
+        ok, rows = freivalds.check(host_c, self.host.probes) if self.host.probes else (True, 0)
+        return ok, rows, (time.perf_counter() - t) * 1e3
+
+    def columns(self, result: Verification, verify_ms: float, fv: tuple, outside: int) -> dict:
+        """Row columns of both verifications and of the guard zones."""
+        fv_ok, fv_rows, freivalds_ms = fv
+        probes = bool(self.host.probes)
+        passed = result.passed and outside == 0 and fv_ok
+        gamma = self.host.gamma
         return dict(
             verification="PASS" if passed else "FAIL",
             mismatches=result.mismatches,
             nonfinite=result.nonfinite,
-            oob_writes=outside_writes,
-            freivalds=("PASS" if fv_ok else "FAIL") if self.probes else "off",
+            oob_writes=outside,
+            freivalds=("PASS" if fv_ok else "FAIL") if probes else "off",
             freivalds_bad_rows=fv_rows,
             max_abs_error=result.max_abs_error,
             rel_l2_error=result.rel_l2_error,
-            tolerance="exact" if self.gamma == 0 else f"{self.gamma:.3g} * (|A|.|B| + |C0|)",
+            tolerance="exact" if gamma == 0 else f"{gamma:.3g} * (|A|.|B| + |C0|)",
             first_mismatches=" | ".join(result.first_mismatches),
             verify_ms=verify_ms,
             freivalds_ms=freivalds_ms,

@@ -6,6 +6,12 @@ sampling NVML after each (device.py), and write one Row (row.py).  Configuration
 (same shape, element type, inputs) share one reference, built once.  A failing configuration
 becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
 ends this process after its row is written, and jobs.py starts a new one for the rest.
+
+The host keeps the GPU fed: two worker threads do the host-only work while the GPU measures.
+One draws the next group's inputs and Freivalds probes during this group's passes; the other
+runs each configuration's Freivalds test (on a copy of the verified result) during its timed
+passes.  The GPU's own order of work is unchanged: verified pass, device verification, warm-up,
+timed passes.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,7 +30,7 @@ import numpy as np
 from . import arith
 from .device import DEVICE_ATTRIBUTES, Nvml, clock_columns, device_facts
 from .launch import Modules, launcher
-from .oracle import Reference, group_key
+from .oracle import Inputs, Reference, group_key
 from .placement import device_pointer, make_placement
 from .plan import Configuration
 from .registry import Variant
@@ -63,6 +70,9 @@ class Runner:
             DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
         )
         self.timer = PassTimer(cp, self.stream, l2)
+        # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
+        self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
+        self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
 
     # -- the loop ---------------------------------------------------------------------------
     def run(
@@ -78,9 +88,13 @@ class Runner:
         for c in confs:
             groups.setdefault(group_key(c), []).append(c)
         done, t0 = 0, time.monotonic()
-        for group in groups.values():
+        order = list(groups.values())
+        upcoming = self.draw(order[0][0]) if order else None
+        for i, group in enumerate(order):
             group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
-            state: dict = {}
+            state: dict = {"inputs": upcoming}
+            if i + 1 < len(order):  # drawn while this group is measured
+                upcoming = self.draw(order[i + 1][0])
             for conf in group:
                 if on_start:
                     on_start(conf)
@@ -91,7 +105,7 @@ class Runner:
                 except Exception as err:  # noqa: BLE001 - one configuration's failure is its row
                     log.debug("%s", traceback.format_exc())
                     row = self.error_row(conf, f"{type(err).__name__}: {err}")
-                    state.clear()
+                    state = {"inputs": state["inputs"]}
                     lost = self.context_lost(err)
                     if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
                         self.cp.get_default_memory_pool().free_all_blocks()
@@ -118,9 +132,13 @@ class Runner:
             return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
 
     # -- per group and per placement ------------------------------------------------------------
+    def draw(self, conf: Configuration) -> Future:
+        """The host inputs of conf's group, drawn on the inputs thread."""
+        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors)
+
     def reference(self, conf: Configuration, state: dict) -> Reference:
         if "reference" not in state:
-            state["reference"] = Reference.build(self.cp, conf, self.freivalds_vectors)
+            state["reference"] = Reference.build(self.cp, conf, state["inputs"].result())
         return state["reference"]
 
     def placement(self, conf: Configuration, state: dict, ref: Reference):
@@ -163,17 +181,23 @@ class Runner:
         def one_pass():
             return self.timer.one_pass(pl, launch, cold)
 
-        # the verified pass
+        # the verified pass, checked on the device now and by Freivalds on the host during the
+        # timed passes, on a copy (the passes write their results into the same buffer)
         pl.prepare_verified_pass()
         busy = sum(one_pass())
         outside = pl.outside_writes()
-        host_c = np.ascontiguousarray(pl.result())
-        verdict = ref.judge(cp, host_c, outside)
+        host_c = np.array(pl.result(), order="C")
+        freivalds = self.checking.submit(ref.check_host, host_c)
+        try:
+            checked, verify_ms = ref.check_device(cp, host_c)
+            for _ in range(max(0, self.sampling.warmup - 1)):
+                busy += sum(one_pass())
+            timed = sample(one_pass, self.sampling, self.nvml.sample)
+            busy += sum(timed.glob)
+            verdict = ref.columns(checked, verify_ms, freivalds.result(), outside)
+        finally:
+            wait([freivalds])  # never two checks at once, whatever failed
         del host_c
-        for _ in range(max(0, self.sampling.warmup - 1)):
-            busy += sum(one_pass())
-        timed = sample(one_pass, self.sampling, self.nvml.sample)
-        busy += sum(timed.glob)
         timings = timed.columns()
         nflop = arith.flops(conf.m, conf.n, conf.k, conf.accumulate, conf.operation)
         lda, ldb, ldc = pl.host_ld
