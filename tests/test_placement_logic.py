@@ -49,3 +49,28 @@ def test_size_ranges(registry):
     cfg = validate({"sizes": [64], "size_ranges": [[128, 3200, 32]]}, registry)
     shapes = plan.shapes_of(cfg)
     assert len(shapes) == 1 + 97 and shapes[1] == (128, 128, 128) and shapes[-1] == (3200,) * 3
+
+
+def test_host_buffers_are_kept_from_one_placement_to_the_next():
+    """A smaller request reuses the held buffer (no allocation, no first-touch page faults); a
+    larger one replaces it; roles and memory kinds never share."""
+    from mmbench.placement import HostBuffers
+
+    buffers = HostBuffers()
+    big = buffers.get("pageable", "A", 1000, np.float64)
+    small = buffers.get("pageable", "A", 300, np.float32)
+    assert small.size == 300 and small.dtype == np.float32
+    assert np.shares_memory(big, small)
+    other = buffers.get("pageable", "B", 300, np.float32)
+    assert not np.shares_memory(other, small)
+    bigger = buffers.get("pageable", "A", 2000, np.float64)
+    assert bigger.size == 2000 and not np.shares_memory(bigger, big)
+
+
+def test_a_reused_buffer_gets_fresh_guard_zones():
+    """Matrix writes the sentinel outside the matrix only; a buffer left dirty by an earlier
+    placement still starts with zero writes outside."""
+    flat = np.zeros(2 * 10 + 4 * 6, np.float32)
+    mat = Matrix(np, flat, rows=4, cols=5, ld=6, guard=10)
+    assert mat.outside_writes() == 0
+    assert (mat.grid[:, :5] == 0).all()  # the matrix is left for its owner to fill

@@ -127,3 +127,17 @@ def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
     assert u.gamma == arith.tolerance_scale("float32", "uniform", 20, False, "gemm", "ieee")
     s = Inputs.draw(conf(m=40, n=30, k=30, operation="add"), 2)
     assert s.probes == [] and s.exact and s.gamma == 0.0
+
+
+def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():
+    from mmbench.timing import noise
+
+    s = Sampling(min_samples=5, min_time_s=0.2, stop="noise", max_noise=0.005)
+    steady = [100.0, 100.1, 99.9]  # 0.3 s of GPU time, noise 0.06%
+    assert noise(steady) < 0.001 and enough(steady, s)
+    assert not enough(steady, Sampling(min_samples=5, min_time_s=0.2))  # count: 5 samples
+    noisy = [100.0, 130.0, 80.0]
+    assert not enough(noisy, s)  # 14% noise: keep sampling
+    assert not enough([0.01] * 3, s)  # short: min_time_s first
+    assert enough([1.0] * 100, s)  # max_samples still caps
+    assert noise([5.0]) == float("inf")

@@ -180,6 +180,11 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             f"config key 'sampling.max_samples': {s['max_samples']} is below "
             f"sampling.min_samples = {s['min_samples']}"
         )
+    if s["stop"] == "noise" and s["max_samples"] < s["noise_min_samples"]:
+        problems.append(
+            f"config key 'sampling.max_samples': {s['max_samples']} is below "
+            f"sampling.noise_min_samples = {s['noise_min_samples']} (stop: noise)"
+        )
     if cfg["distribution"] == "uniform" and "int32" in cfg["dtypes"]:
         problems.append(
             "config key 'distribution': 'uniform' (floats in [0, 1)) cannot fill int32 matrices; "

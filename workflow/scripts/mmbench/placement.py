@@ -49,9 +49,11 @@ class Matrix:
         )
         self.sentinel = SENTINEL[flat.itemsize]
         self.uint = UINT[flat.itemsize] if xp is np else {4: xp.uint32, 8: xp.uint64}[flat.itemsize]
-        flat.view(self.uint).fill(self.sentinel)
         self.inner = flat[guard : guard + rows * ld]
         self.grid = self.inner.reshape(rows, ld)
+        # the guard zones and padding hold the sentinel; the matrix itself is written before
+        # any kernel reads it (inputs copied in, C poisoned or C0 copied in)
+        self.reset_outside()
 
     @property
     def nbytes(self) -> int:
@@ -111,14 +113,43 @@ def host_view(ptr: int, count: int, dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=dt, count=count)
 
 
+class HostBuffers:
+    """Host memory kept from one placement to the next, one buffer per memory kind and role (A,
+    B, C, C0, packing buffers).  A pinned allocation costs about 0.2 s per GB and a fresh
+    pageable one a page fault per 4 KiB on first touch; the runner measures its groups from
+    the largest down, so the first group's buffers serve all the others."""
+
+    def __init__(self):
+        self.held: dict[tuple[str, str], np.ndarray] = {}
+
+    def get(self, kind: str, role: str, count: int, dtype) -> np.ndarray:
+        """`count` elements of `dtype` in host memory of `kind` (pageable or pinned)."""
+        nbytes = count * np.dtype(dtype).itemsize
+        buf = self.held.get((kind, role))
+        if buf is None or buf.nbytes < nbytes:
+            self.held.pop((kind, role), None)  # the smaller one goes before the larger comes
+            if kind == "pageable":
+                buf = np.empty(nbytes, np.uint8)
+            else:  # pinned (page-locked, and mapped into the device's address space under UVA)
+                import cupyx
+
+                buf = cupyx.empty_pinned(nbytes, np.uint8)
+            self.held[(kind, role)] = buf
+        return buf[:nbytes].view(dtype)
+
+    def clear(self) -> None:
+        self.held.clear()
+
+
 class Placement:
     """Base: A, B, C as seen by the kernel (`kernel_mats`), and the pass segments."""
 
     memory = ""
 
-    def __init__(self, cp, conf, a, b, c0, guard: int):
+    def __init__(self, cp, conf, a, b, c0, guard: int, buffers: HostBuffers | None = None):
         self.cp, self.conf, self.a, self.b, self.c0 = cp, conf, a, b, c0
         self.guard = guard
+        self.buffers = buffers or HostBuffers()
         n, k, pad = conf.n, conf.k, conf.pad
         self.host_ld = (k + pad, n + pad, n + pad)
         self.keep = []  # allocations that must outlive the views
@@ -155,25 +186,18 @@ class Placement:
     def all_mats(self):
         return self.kernel_mats
 
-    def host_matrix(self, kind: str, rows: int, cols: int, ld: int) -> Matrix:
-        count = rows * ld + 2 * self.guard
-        dtype = self.a.dtype
-        if kind == "pageable":
-            flat = np.empty(count, dtype)
-        else:  # pinned (page-locked, and mapped into the device's address space under UVA)
-            import cupyx
-
-            flat = cupyx.empty_pinned(count, dtype)
+    def host_matrix(self, kind: str, role: str, rows: int, cols: int, ld: int) -> Matrix:
+        flat = self.buffers.get(kind, role, rows * ld + 2 * self.guard, self.a.dtype)
         return Matrix(np, flat, rows, cols, ld, self.guard)
 
     def host_operands(self, kind: str) -> tuple[Matrix, Matrix, Matrix]:
         """A, B and C as padded host matrices of one memory kind, A and B filled."""
         m, n, k = self.conf.m, self.conf.n, self.conf.k
         lda, ldb, ldc = self.host_ld
-        hA, hB = self.host_matrix(kind, m, k, lda), self.host_matrix(kind, k, n, ldb)
+        hA, hB = self.host_matrix(kind, "A", m, k, lda), self.host_matrix(kind, "B", k, n, ldb)
         hA.grid[:, :k] = self.a
         hB.grid[:, :n] = self.b
-        return hA, hB, self.host_matrix(kind, m, n, ldc)
+        return hA, hB, self.host_matrix(kind, "C", m, n, ldc)
 
     def device_matrix(self, rows: int, cols: int, ld: int) -> Matrix:
         flat = self.cp.empty(rows * ld + 2 * self.guard, dtype=self.a.dtype)
@@ -183,15 +207,15 @@ class Placement:
 class CopyPlacement(Placement):
     """pageable or pinned host matrices, copied to and from device memory."""
 
-    def __init__(self, cp, conf, a, b, c0, guard):
-        super().__init__(cp, conf, a, b, c0, guard)
+    def __init__(self, cp, conf, a, b, c0, guard, buffers=None):
+        super().__init__(cp, conf, a, b, c0, guard, buffers)
         m, n, k = conf.m, conf.n, conf.k
         lda, ldb, ldc = self.host_ld
         self.memory = conf.memory
         self.hA, self.hB, self.hC = self.host_operands(conf.memory)  # hC: the result on the host
         self.hC0 = None
         if c0 is not None:
-            self.hC0 = self.host_matrix(conf.memory, m, n, ldc)
+            self.hC0 = self.host_matrix(conf.memory, "C0", m, n, ldc)
             self.hC0.grid[:, :n] = c0
         strided = conf.transfer == "strided"
         dld = (lda, ldb, ldc) if strided else (k, n, n)
@@ -202,7 +226,7 @@ class CopyPlacement(Placement):
         self.pack = {}
         if conf.transfer == "pack":  # seed 004's buffer, of the same memory kind
             for name, (rows, cols) in dict(a=(m, k), b=(k, n), c=(m, n)).items():
-                self.pack[name] = self.host_matrix(conf.memory, rows, cols, cols)
+                self.pack[name] = self.host_matrix(conf.memory, f"pack {name}", rows, cols, cols)
 
     def all_mats(self):
         return (self.dA, self.dB, self.dC, self.hC)
@@ -257,8 +281,8 @@ class CopyPlacement(Placement):
 class ManagedPlacement(Placement):
     """Managed (unified) memory, used in place; pages start on the host before every pass."""
 
-    def __init__(self, cp, conf, a, b, c0, guard):
-        super().__init__(cp, conf, a, b, c0, guard)
+    def __init__(self, cp, conf, a, b, c0, guard, buffers=None):
+        super().__init__(cp, conf, a, b, c0, guard, buffers)
         m, n, k = conf.m, conf.n, conf.k
         lda, ldb, ldc = self.host_ld
         self.memory = conf.memory
@@ -306,8 +330,8 @@ class MappedPlacement(Placement):
 
     memory = "mapped"
 
-    def __init__(self, cp, conf, a, b, c0, guard):
-        super().__init__(cp, conf, a, b, c0, guard)
+    def __init__(self, cp, conf, a, b, c0, guard, buffers=None):
+        super().__init__(cp, conf, a, b, c0, guard, buffers)
         self.hA, self.hB, self.hC = self.host_operands("pinned")
         self.kernel_mats = (self.hA, self.hB, self.hC)
 
@@ -338,13 +362,13 @@ def prefetch(ptr: int, nbytes: int, device: int, stream_ptr: int) -> None:
         raise RuntimeError(f"cudaMemPrefetchAsync to {'host' if device < 0 else device}: {err}")
 
 
-def make_placement(cp, conf, a, b, c0, guard) -> Placement:
+def make_placement(cp, conf, a, b, c0, guard, buffers: HostBuffers | None = None) -> Placement:
     if conf.memory in ("pageable", "pinned"):
-        return CopyPlacement(cp, conf, a, b, c0, guard)
+        return CopyPlacement(cp, conf, a, b, c0, guard, buffers)
     if conf.memory in ("managed", "managed_prefetch"):
-        return ManagedPlacement(cp, conf, a, b, c0, guard)
+        return ManagedPlacement(cp, conf, a, b, c0, guard, buffers)
     if conf.memory == "mapped":
-        return MappedPlacement(cp, conf, a, b, c0, guard)
+        return MappedPlacement(cp, conf, a, b, c0, guard, buffers)
     raise ValueError(f"unknown memory mode {conf.memory!r}")
 
 

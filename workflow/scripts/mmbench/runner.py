@@ -31,7 +31,7 @@ from . import arith
 from .device import DEVICE_ATTRIBUTES, Nvml, clock_columns, device_facts
 from .launch import Modules, launcher
 from .oracle import Inputs, Reference, group_key
-from .placement import device_pointer, make_placement
+from .placement import HostBuffers, device_pointer, make_placement
 from .plan import Configuration
 from .registry import Variant
 from .row import SAMPLES, Row, error_row
@@ -73,6 +73,7 @@ class Runner:
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
+        self.buffers = HostBuffers()  # host operands, kept from one placement to the next
 
     # -- the loop ---------------------------------------------------------------------------
     def run(
@@ -88,7 +89,8 @@ class Runner:
         for c in confs:
             groups.setdefault(group_key(c), []).append(c)
         done, t0 = 0, time.monotonic()
-        order = list(groups.values())
+        # the largest group first, so its host buffers serve every later one
+        order = sorted(groups.values(), key=lambda g: -footprint(g[0]))
         upcoming = self.draw(order[0][0]) if order else None
         for i, group in enumerate(order):
             group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
@@ -152,7 +154,9 @@ class Runner:
         key = (conf.memory, conf.pad, conf.transfer, guard)
         if state.get("placement_key") != key:
             state.pop("placement", None)
-            state["placement"] = make_placement(self.cp, conf, ref.a, ref.b, ref.c0, guard)
+            state["placement"] = make_placement(
+                self.cp, conf, ref.a, ref.b, ref.c0, guard, self.buffers
+            )
             state["placement_key"] = key
         return state["placement"]
 
@@ -186,7 +190,9 @@ class Runner:
         pl.prepare_verified_pass()
         busy = sum(one_pass())
         outside = pl.outside_writes()
-        host_c = np.array(pl.result(), order="C")
+        host_c = self.buffers.get("pageable", "result copy", conf.m * conf.n, pl.a.dtype)
+        host_c = host_c.reshape(conf.m, conf.n)
+        np.copyto(host_c, pl.result())
         freivalds = self.checking.submit(ref.check_host, host_c)
         try:
             checked, verify_ms = ref.check_device(cp, host_c)
@@ -226,6 +232,11 @@ class Runner:
 
     def error_row(self, conf: Configuration, message: str) -> dict:
         return error_row(self.axes(conf), message, **self.provenance())
+
+
+def footprint(conf: Configuration) -> int:
+    """Elements of A, B and C: the order of groups, largest first."""
+    return conf.m * conf.k + conf.k * conf.n + conf.m * conf.n
 
 
 def describe(row: dict) -> str:

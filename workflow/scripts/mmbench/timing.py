@@ -17,15 +17,34 @@ class Sampling:
     max_samples: int = 100
     min_time_s: float = 0.2
     max_time_s: float = 5.0
+    stop: str = "count"  # "count": min_samples and min_time_s; "noise": nvbench's noise rule
+    max_noise: float = 0.005  # "noise": relative standard deviation of the mean
+    noise_min_samples: int = 3
+
+
+def noise(samples_ms: list[float]) -> float:
+    """Relative standard deviation of the mean: s / sqrt(n) / mean (inf below 2 samples)."""
+    n = len(samples_ms)
+    if n < 2:
+        return math.inf
+    mean = sum(samples_ms) / n
+    return float(np.std(samples_ms, ddof=1)) / math.sqrt(n) / mean if mean > 0 else math.inf
 
 
 def enough(samples_ms: list[float], s: Sampling) -> bool:
-    """The stopping rule: min count and min GPU time, capped by max count, or max time once at
-    least 3 samples exist."""
+    """The stopping rule.  `count` (the default): min count and min GPU time.  `noise`
+    (nvbench's): at least noise_min_samples and min GPU time, then stop as soon as the
+    relative standard deviation of the mean is below max_noise, so a long, steady kernel stops
+    after a few samples and a noisy one keeps sampling.  Both are capped by max count, and by
+    max time once at least 3 samples exist."""
     n, total = len(samples_ms), sum(samples_ms) / 1e3
     if n >= s.max_samples:
         return True
-    if n >= s.min_samples and total >= s.min_time_s:
+    if s.stop == "noise":
+        if n >= s.noise_min_samples and total >= s.min_time_s:
+            if noise(samples_ms) <= s.max_noise:
+                return True
+    elif n >= s.min_samples and total >= s.min_time_s:
         return True
     return n >= min(3, s.min_samples) and total >= s.max_time_s
 
