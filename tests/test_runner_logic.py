@@ -121,12 +121,12 @@ def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
     h = Inputs.draw(c, 2)
     a, b, c0 = make_inputs(c)
     assert np.array_equal(h.a, a) and np.array_equal(h.b, b) and np.array_equal(h.c0, c0)
-    assert h.nonneg and h.exact and h.gamma == 0.0 and len(h.probes) == 2
+    assert h.nonneg and h.exact and h.gamma == 0.0 and len(h.probes()) == 2
     u = Inputs.draw(conf(m=40, n=30, k=20, distribution="uniform"), 1)
-    assert not u.exact and len(u.probes) == 1
+    assert not u.exact and len(u.probes()) == 1
     assert u.gamma == arith.tolerance_scale("float32", "uniform", 20, False, "gemm", "ieee")
     s = Inputs.draw(conf(m=40, n=30, k=30, operation="add"), 2)
-    assert s.probes == [] and s.exact and s.gamma == 0.0
+    assert s.probes() == [] and s.exact and s.gamma == 0.0
 
 
 def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():

@@ -13,6 +13,7 @@ and the operation, never on the kernel, so one reference serves every variant an
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,9 +56,11 @@ def group_key(conf) -> tuple:
 
 @dataclass
 class Inputs:
-    """The host side of a group of configurations: the inputs, the tolerance and the Freivalds
-    probes.  No GPU is involved, so the runner draws the next group's on a worker thread while
-    the GPU measures this one (NumPy's generators, casts and BLAS release the GIL)."""
+    """The host side of a group of configurations: the inputs, the tolerance and (`probes`,
+    the slow part: float64 matrix-vector products) the Freivalds probes.  No GPU is involved,
+    so the runner draws the next group's on a worker thread while the GPU measures this one
+    (NumPy's generators, casts and BLAS release the GIL), and the probes after the inputs, as
+    they are needed only once a result is there to check."""
 
     a: np.ndarray
     b: np.ndarray
@@ -65,7 +68,8 @@ class Inputs:
     nonneg: bool  # A, B and C0 have no negative element: |A|.|B| + |C0| is the product itself
     exact: bool
     gamma: float
-    probes: list
+    vectors: int  # Freivalds vectors; 0 for the sum, checked element by element
+    seed: int
 
     @classmethod
     def draw(cls, conf, freivalds_vectors: int) -> Inputs:
@@ -80,9 +84,15 @@ class Inputs:
         )
         if add and exact:
             gamma = 0.0
-        nvec = freivalds_vectors if not add else 0  # the sum is checked element by element
-        probes = freivalds.probes(a, b, c0, nvec, exact, gamma, conf.seed) if nvec else []
-        return cls(a, b, c0, nonneg, exact, gamma, probes)
+        vectors = freivalds_vectors if not add else 0
+        return cls(a, b, c0, nonneg, exact, gamma, vectors, conf.seed)
+
+    def probes(self) -> list:
+        if not self.vectors:
+            return []
+        return freivalds.probes(
+            self.a, self.b, self.c0, self.vectors, self.exact, self.gamma, self.seed
+        )
 
 
 @dataclass
@@ -92,9 +102,10 @@ class Reference:
     host: Inputs
     ref: object  # cupy float64 array
     bound: object
+    probes: Callable[[], list]  # the Freivalds probes, when ready (a Future's result)
 
     @classmethod
-    def build(cls, cp, conf, host: Inputs) -> Reference:
+    def build(cls, cp, conf, host: Inputs, probes: Callable[[], list]) -> Reference:
         """The float64 product on the device.  The inputs travel in their own type and are
         widened there (a float64 copy made on the host would double the bytes copied and cost
         a host cast)."""
@@ -112,7 +123,7 @@ class Reference:
             bound = ref if host.nonneg else bound + cp.abs(c064)
             del c064
         del a64, b64
-        return cls(host, ref, bound)
+        return cls(host, ref, bound, probes)
 
     # the inputs, for the placement
     a = property(lambda self: self.host.a)
@@ -130,14 +141,15 @@ class Reference:
     def check_host(self, host_c: np.ndarray) -> tuple[bool, int, float]:
         """Freivalds' test on the host (thread-safe: reads host_c and the probes only):
         (passed, rows that failed, milliseconds)."""
+        probes = self.probes()
         t = time.perf_counter()
-        ok, rows = freivalds.check(host_c, self.host.probes) if self.host.probes else (True, 0)
+        ok, rows = freivalds.check(host_c, probes) if probes else (True, 0)
         return ok, rows, (time.perf_counter() - t) * 1e3
 
     def columns(self, result: Verification, verify_ms: float, fv: tuple, outside: int) -> dict:
         """Row columns of both verifications and of the guard zones."""
         fv_ok, fv_rows, freivalds_ms = fv
-        probes = bool(self.host.probes)
+        probes = self.host.vectors > 0
         passed = result.passed and outside == 0 and fv_ok
         gamma = self.host.gamma
         return dict(

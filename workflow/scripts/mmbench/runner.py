@@ -8,7 +8,8 @@ becomes a row that says so; a CUDA error that ends the context (illegal address,
 ends this process after its row is written, and jobs.py starts a new one for the rest.
 
 The host keeps the GPU fed: two worker threads do the host-only work while the GPU measures.
-One draws the next group's inputs and Freivalds probes during this group's passes; the other
+One draws the next group's inputs during this group's passes, and each group's Freivalds
+probes once its inputs are there (the GPU starts on the inputs alone); the other
 runs each configuration's Freivalds test (on a copy of the verified result) during its timed
 passes.  The GPU's own order of work is unchanged: verified pass, device verification, warm-up,
 timed passes.
@@ -94,8 +95,11 @@ class Runner:
         upcoming = self.draw(order[0][0]) if order else None
         for i, group in enumerate(order):
             group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
-            state: dict = {"inputs": upcoming}
-            if i + 1 < len(order):  # drawn while this group is measured
+            # on the inputs thread, in this order: this group's probes (needed once the first
+            # result is there), then the next group's inputs (while this group is measured)
+            probes = self.drawing.submit(lambda inputs: inputs.result().probes(), upcoming)
+            state: dict = {"inputs": upcoming, "probes": probes}
+            if i + 1 < len(order):
                 upcoming = self.draw(order[i + 1][0])
             for conf in group:
                 if on_start:
@@ -107,7 +111,7 @@ class Runner:
                 except Exception as err:  # noqa: BLE001 - one configuration's failure is its row
                     log.debug("%s", traceback.format_exc())
                     row = self.error_row(conf, f"{type(err).__name__}: {err}")
-                    state = {"inputs": state["inputs"]}
+                    state = {k: state[k] for k in ("inputs", "probes")}
                     lost = self.context_lost(err)
                     if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
                         self.cp.get_default_memory_pool().free_all_blocks()
@@ -140,7 +144,8 @@ class Runner:
 
     def reference(self, conf: Configuration, state: dict) -> Reference:
         if "reference" not in state:
-            state["reference"] = Reference.build(self.cp, conf, state["inputs"].result())
+            host, probes = state["inputs"].result(), state["probes"].result
+            state["reference"] = Reference.build(self.cp, conf, host, probes)
         return state["reference"]
 
     def placement(self, conf: Configuration, state: dict, ref: Reference):
