@@ -133,11 +133,13 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
     from mmbench.timing import noise
 
     s = Sampling(min_samples=5, min_time_s=0.2, stop="noise", max_noise=0.005)
-    steady = [100.0, 100.1, 99.9]  # 0.3 s of GPU time, noise 0.06%
+    steady = [10.0, 10.01, 9.99]  # 30 ms of GPU time, noise 0.06%: no minimum time asked
     assert noise(steady) < 0.001 and enough(steady, s)
     assert not enough(steady, Sampling(min_samples=5, min_time_s=0.2))  # count: 5 samples
+    assert not enough(steady[:2], s)  # noise_min_samples first
     noisy = [100.0, 130.0, 80.0]
     assert not enough(noisy, s)  # 14% noise: keep sampling
-    assert not enough([0.01] * 3, s)  # short: min_time_s first
+    # the kernel-only samples decide when given: steady kernel, noisy transfers around it
+    assert enough(noisy, s, kernel_ms=steady) and not enough(steady, s, kernel_ms=noisy)
     assert enough([1.0] * 100, s)  # max_samples still caps
     assert noise([5.0]) == float("inf")

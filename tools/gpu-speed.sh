@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The harness-speed checks on a GPU machine (issue "the main command at the speed of the GPU"):
+#   tools/gpu-speed.sh OUT oldnew [SIZES]  the main command (default config, SIZES default
+#       [8000]) with the code in .old/ (an earlier commit: `git archive COMMIT Snakefile workflow
+#       kernels config profiles pyproject.toml | tar x -C .old`) and with this checkout, one after
+#       the other on this GPU, each timed; then `compare` of the new run against the old one
+#       (nvbench's criterion) and the largest kernel-median change
+#   tools/gpu-speed.sh OUT repro           benchmarks/reproducibility.py with the default
+#       stopping rule and with `sampling: {stop: noise}`
+#   tools/gpu-speed.sh OUT e3c             benchmarks/e3c_harness.py
+#   tools/gpu-speed.sh OUT main            benchmarks/harness_phases.py (the main command;
+#       CORES=16 for --cores 16: compile and render in parallel, measurement still one job at a time)
+set -uo pipefail
+out=$1; shift
+mkdir -p "$out"
+here=$PWD
+for stage in "$@"; do
+  case $stage in
+  oldnew)
+    sizes=${SIZES:-[8000]}
+    for which in old new; do
+      src=$here; [ $which = old ] && src=$here/.old
+      rm -rf /tmp/speed-$which && mkdir -p /tmp/speed-$which
+      start=$(date +%s.%N)
+      PYTHONPATH=$src/workflow/scripts:$PYTHONPATH snakemake -s $src/Snakefile -d /tmp/speed-$which \
+        --cores 1 --config "sizes=$sizes" > "$out/$which.log" 2>&1
+      rc=$?
+      echo "$which code: exit $rc, wall $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s, GPU busy" \
+        "$(python3 -c "import pandas as p; print(round(p.read_csv('/tmp/speed-$which/results/tables/timings.csv').gpu_busy_ms.sum()/1e3, 1))") s"
+    done
+    snakemake -s $here/Snakefile -d /tmp/speed-new --cores 1 compare \
+      --config "sizes=$sizes" baseline=/tmp/speed-old/results > "$out/compare.log" 2>&1
+    echo "compare: exit $?"
+    cat /tmp/speed-new/results/tables/compare.txt 2>/dev/null | head -5
+    python3 - <<'PY'
+import pandas as pd
+old = pd.read_csv("/tmp/speed-old/results/tables/timings.csv")
+new = pd.read_csv("/tmp/speed-new/results/tables/timings.csv")
+axes = ["variant", "instance", "m", "n", "k", "memory"]
+m = old.merge(new, on=axes, suffixes=("_old", "_new"))
+m["change_pct"] = 100 * (m.kernel_ms_median_new / m.kernel_ms_median_old - 1)
+g = 100 * (m.global_ms_median_new / m.global_ms_median_old - 1)
+print(f"{len(m)} configurations: kernel median new/old - 1: median {m.change_pct.median():+.2f}%,"
+      f" min {m.change_pct.min():+.2f}%, max {m.change_pct.max():+.2f}%;"
+      f" {int((m.change_pct.abs() <= 2).sum())} within 2%")
+print(f"  global median new/old - 1: median {g.median():+.2f}%, min {g.min():+.2f}%, max {g.max():+.2f}%")
+print(m.sort_values("change_pct")[axes[:1] + ["instance", "memory", "kernel_ms_median_old",
+      "kernel_ms_median_new", "change_pct"]].iloc[[0, 1, -2, -1]].to_string(index=False))
+PY
+    tar czf "$out/oldnew.tgz" -C /tmp speed-old/results/tables speed-new/results/tables
+    ;;
+  repro)
+    python3 benchmarks/reproducibility.py --workdir /tmp/repro-count > "$out/repro-count.txt" 2>&1
+    echo "count rule: exit $?"; tail -8 "$out/repro-count.txt"
+    python3 benchmarks/reproducibility.py --workdir /tmp/repro-noise "sampling={stop: noise}" \
+      > "$out/repro-noise.txt" 2>&1
+    echo "noise rule: exit $?"; tail -8 "$out/repro-noise.txt"
+    ;;
+  e3c)
+    python3 benchmarks/e3c_harness.py 2>&1 | tail -7
+    ;;
+  main)
+    python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/mainrun 2>&1 | tail -16
+    tar czf "$out/main.tgz" -C /tmp mainrun/results/tables mainrun/results/benchmarks
+    ;;
+  esac
+done
