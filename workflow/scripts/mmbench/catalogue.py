@@ -22,7 +22,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import figures, ladder, report_tables
+from . import ladder, report_tables
+
+
+class _Figures:
+    """mmbench.figures, imported on first use: it imports matplotlib and seaborn (about half a
+    second), which the table jobs never need."""
+
+    def __getattr__(self, name):
+        from . import figures as module
+
+        return getattr(module, name)
+
+
+figures = _Figures()
 
 # inputs that exist only when the profile: section is on
 PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof", "metrics"})
