@@ -33,7 +33,7 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
     for c in confs:
         if v.compiled and c.instance not in cubins:
             out = tmp_path / f"{name}_{c.instance}.cubin"
-            cmd = nvcc_command(kernels / v.source, out, arch, c.instance_params)
+            cmd = nvcc_command(kernels / v.source, out, v.arch or arch, c.instance_params)
             subprocess.run(cmd, check=True, capture_output=True)
             cubins[c.instance] = str(out)
     rows = []
@@ -339,7 +339,7 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
 # -- the ladder's tensor-core rungs (issue "the ladder to cuBLAS") ------------------------------
 
 
-@pytest.mark.parametrize("variant", ["mma_tf32", "mma_f64", "cublas_tf32"])
+@pytest.mark.parametrize("variant", ["mma_tf32", "wgmma_tf32", "mma_f64", "cublas_tf32"])
 def test_tensor_core_rungs_verify_with_rounded_sums_and_odd_leading_dimensions(
     registry, arch, tmp_path, variant
 ):

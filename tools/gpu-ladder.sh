@@ -2,7 +2,9 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes)
+#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only
+#   tools/gpu-ladder.sh OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
+#                                    A.B, odd shapes and leading dimensions)
 #   tools/gpu-ladder.sh OUT memcheck compute-sanitizer memcheck of the first and the tuned
 #                                    instantiation of each rung at 33 x 31 x 37
 #   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
@@ -22,17 +24,20 @@ keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and sam
 }
 if [ "$stage" = tune ]; then
   start=$(date +%s)
-  snakemake --cores 16 --configfile config/presets/tune.yaml > "$out/tune.log" 2>&1
+  snakemake --cores 16 --configfile config/presets/tune.yaml ${VARIANTS:+--config "variants=$VARIANTS"} \
+    > "$out/tune.log" 2>&1
   echo "tune: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
   cat results/tune/report/tuned.md
+elif [ "$stage" = test ]; then
+  python3 -m pytest -q -m gpu tests/test_gpu.py -k tensor_core_rungs 2>&1 | tail -25
 elif [ "$stage" = memcheck ]; then
   tuned=kernels/tuned.csv
   [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
   start=$(date +%s)
   python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
-    warptile warptile_db mma_tf32 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
+    warptile warptile_db mma_tf32 wgmma_tf32 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
     > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
   cat "$out/memcheck.log"

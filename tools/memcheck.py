@@ -53,7 +53,7 @@ def main() -> int:
         for params in chosen:
             cubin = work / f"{name}_{slug(params)}.cubin"
             src = paths.data_dir("kernels") / v.source
-            subprocess.run(nvcc_command(src, cubin, args.arch, params), check=True,
+            subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, params), check=True,
                            capture_output=True)  # fmt: skip
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip

@@ -47,7 +47,9 @@ def main() -> int:
     for _variant, params in plan.instantiations:
         out = work / f"{slug(params)}.cubin"
         src = paths.data_dir("kernels") / v.source
-        subprocess.run(nvcc_command(src, out, args.arch, params), check=True, capture_output=True)
+        subprocess.run(
+            nvcc_command(src, out, v.arch or args.arch, params), check=True, capture_output=True
+        )
         cubins[slug(params)] = str(out)
     runner = Runner(v, cubins, Sampling(**cfg["sampling"]), {}, cfg["freivalds_vectors"])
     rows = []

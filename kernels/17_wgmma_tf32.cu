@@ -1,0 +1,265 @@
+// Hopper's warpgroup MMA (wgmma, sm_90a) in TF32, float32 in and out.  Four warps (a warpgroup)
+// issue one asynchronous m64nBMk8 product together, so the tensor cores see 64 x BM x 8 at a time
+// instead of mma.sync's 16 x 8 x 8 per warp, and the operand held in shared memory goes straight
+// to them without passing through registers.  wgmma in TF32 takes its shared-memory operands only
+// K-major (K contiguous), and our A (m x k, row-major) is K-major but B (k x n, row-major) is not,
+// so the kernel computes C^T = B^T . A^T: the wgmma "A" operand is B^T, read from a padded
+// [BK][BN] shared tile into registers (the mma.sync fragment layout, rounded with cvt.rna), and
+// the wgmma "B" operand is A, copied by cp.async into shared memory in the canonical layout of
+// 8-row x 16-byte core matrices (no swizzle) and described to the tensor cores by a matrix
+// descriptor; the tensor cores read it as TF32 (the low 13 bits of each float ignored).  A block
+// is WG warpgroups side by side along n (BN = 64 WG columns of C), each owning a 64 x BM tile of
+// C^T; tiles go through a STAGES-deep cp.async ring as in mma_tf32.  Loads are guarded by
+// cp.async's zero fill (any M, N, K); 16-byte copies where A or B is 16-byte aligned with a
+// leading dimension divisible by 4, 4-byte copies otherwise.
+#include "common.cuh"
+
+template <typename T> struct is_float32 { static constexpr bool value = false; };
+template <> struct is_float32<float> { static constexpr bool value = true; };
+static_assert(is_float32<elem_t>::value, "wgmma_tf32 multiplies float32 matrices");
+
+constexpr int BN = 64 * WG, THREADS = 128 * WG;
+constexpr int BS = BN + 8;               // padded row stride of the B tile (floats)
+constexpr int A_STAGE = BM * BK, B_STAGE = BK * BS;
+constexpr int CM_BYTES = 128;            // one core matrix: 8 rows x 16 bytes
+constexpr int SBO = (BK / 4) * CM_BYTES; // bytes between core matrices 8 rows apart
+static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
+static_assert(BK % 8 == 0, "whole k8 steps");
+static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// One 16-byte piece (4 floats along a row) of P at (gr, gc), zero-filled outside rows x cols;
+// 4-byte copies where the rows are not 16-byte aligned.
+__device__ __forceinline__ void copy4(unsigned dst, const elem_t *__restrict__ P, long long gr,
+                                      long long gc, long long rows, long long cols, long long ld,
+                                      bool vec) {
+    if (vec) {
+        const long long left = gr < rows ? cols - gc : 0;
+        const int valid = left <= 0 ? 0 : (left >= 4 ? 4 : static_cast<int>(left));
+        const elem_t *src = valid ? P + gr * ld + gc : P;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                     "r"(valid * 4));
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const bool in = gr < rows && gc + e < cols;
+            const elem_t *src = in ? P + gr * ld + gc + e : P;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4 * e),
+                         "l"(src), "r"(in ? 4 : 0));
+        }
+    }
+}
+
+// The A tile (BM rows x BK) in core matrices: row m, floats 4c..4c+3 at byte
+// (m / 8) * SBO + c * 128 + (m % 8) * 16.  Two neighbouring threads copy one 32-byte sector of a
+// row; eight rows in a row fill one 128-byte core matrix (no bank conflicts on the way in).
+__device__ __forceinline__ void load_a(unsigned tile, const elem_t *__restrict__ A, long long r0,
+                                       long long c0, long long M, long long K, long long lda,
+                                       bool vec) {
+#pragma unroll
+    for (int q = 0; q < BM * BK / 4 / THREADS; ++q) {
+        const int f = threadIdx.x + q * THREADS;
+        const int m = (f / 2) % BM, c = 2 * (f / (2 * BM)) + f % 2;
+        copy4(tile + (m / 8) * SBO + c * CM_BYTES + (m % 8) * 16, A, r0 + m, c0 + 4 * c, M, K,
+              lda, vec);
+    }
+}
+
+// The B tile (BK rows x BN) row by row with a padded stride, as in mma_tf32.
+__device__ __forceinline__ void load_b(unsigned tile, const elem_t *__restrict__ B, long long r0,
+                                       long long c0, long long K, long long N, long long ldb,
+                                       bool vec) {
+    constexpr int PER_ROW = BN / 4;
+#pragma unroll
+    for (int q = 0; q < BK * BN / 4 / THREADS; ++q) {
+        const int f = threadIdx.x + q * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * 4;
+        copy4(tile + 4 * (r * BS + c), B, r0 + r, c0 + c, K, N, ldb, vec);
+    }
+}
+
+__device__ __forceinline__ unsigned to_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// Matrix descriptor of a K-major operand without swizzle: start address, the byte distance of
+// core matrices adjacent along K (leading, 128 here) and along the rows (stride, SBO).
+__device__ __forceinline__ unsigned long long descriptor(unsigned addr) {
+    return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+           (static_cast<unsigned long long>(CM_BYTES >> 4) << 16) |
+           (static_cast<unsigned long long>(SBO >> 4) << 32);
+}
+
+// d (64 x N accumulator of the warpgroup, N / 2 floats per thread) += a . desc
+template <int N>
+__device__ __forceinline__ void wgmma_step(float *d, const unsigned *a, unsigned long long desc);
+
+template <>
+__device__ __forceinline__ void wgmma_step<64>(float *d, const unsigned *a, unsigned long long desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+          "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+          "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_step<128>(float *d, const unsigned *a, unsigned long long desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+          "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+          "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+          "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+          "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+          "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+          "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_step<256>(float *d, const unsigned *a, unsigned long long desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+          "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+          "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+          "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+          "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+          "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+          "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+          "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
+          "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+          "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
+          "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+          "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+          "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) wgmma_tf32(MM_PARAMS) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned as0 = smem_addr(smem);                           // STAGES x A tile
+    const unsigned bs0 = as0 + STAGES * A_STAGE * sizeof(elem_t);   // STAGES x [BK][BS]
+    const elem_t *Bs = reinterpret_cast<const elem_t *>(smem) + STAGES * A_STAGE;
+    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int n0 = wg * 64 + warp * 16;  // this warp's 16 columns of C (rows of C^T)
+    const long long row0 = static_cast<long long>(blockIdx.y) * BM;
+    const long long col0 = static_cast<long long>(blockIdx.x) * BN;
+    const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 4 == 0;
+    const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 4 == 0;
+    const int ktiles = (K + BK - 1) / BK;
+    auto load = [&](int stage, int kt) {
+        const long long k0 = static_cast<long long>(kt) * BK;
+        load_a(as0 + stage * A_STAGE * sizeof(elem_t), A, row0, k0, M, K, lda, vecA);
+        load_b(bs0 + stage * B_STAGE * sizeof(elem_t), B, k0, col0, K, N, ldb, vecB);
+    };
+    float d[BM / 2];
+#pragma unroll
+    for (int i = 0; i < BM / 2; ++i) d[i] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles) load(s, s);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        // tile kt has landed; the fence hands this thread's copies to the tensor cores' (async)
+        // proxy; every warpgroup finished with the stage the next copy overwrites (tile kt - 1)
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        if (kt + STAGES - 1 < ktiles) load((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        const int stage = kt % STAGES;
+        const elem_t *b = Bs + stage * B_STAGE;
+        unsigned a[BK / 8][4];  // B^T fragments: (n0 + g [+8], kk + t [+4])
+#pragma unroll
+        for (int s = 0; s < BK / 8; ++s) {
+            const elem_t *p = b + (8 * s + t) * BS + n0 + g;
+            a[s][0] = to_tf32(p[0]);
+            a[s][1] = to_tf32(p[8]);
+            a[s][2] = to_tf32(p[4 * BS]);
+            a[s][3] = to_tf32(p[4 * BS + 8]);
+        }
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int s = 0; s < BK / 8; ++s)
+            wgmma_step<BM>(d, a[s], descriptor(as0 + stage * A_STAGE * sizeof(elem_t) +
+                                               2 * s * CM_BYTES));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < BM / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+    // accumulator (C^T) register 4j + e of lane (g, t): row n0 + g + 8 (e / 2) of C^T, column
+    // 8j + 2t + e % 2, i.e. C[row0 + 8j + 2t + e % 2][col0 + n0 + g + 8 (e / 2)]
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const long long row = row0 + 8 * j + 2 * t + e % 2;
+            const long long col = col0 + n0 + g + 8 * (e / 2);
+            if (row < M && col < N) store_result(C, row * ldc + col, d[4 * j + e], accumulate);
+        }
+}
