@@ -52,7 +52,7 @@ def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(ti
 
 def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
     t = ladder.profile_table(pd.read_csv(RUN / "metrics.csv"))
-    assert len(t) == 12  # nine rungs, cuBLAS SGEMM, DGEMM and TF32
+    assert len(t) == 13  # ten rungs, cuBLAS SGEMM, DGEMM and TF32
     assert t["limiter (Nsight Compute)"].str.contains("stall cycles/issue").all()
     mma = t[t.rung.str.startswith("mma_tf32")].iloc[0]
     assert mma["shared memory (B)"] > 48 * 1024  # dynamic shared memory counted
@@ -97,7 +97,8 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_the_largest_square_s
     t = ladder.tuned(timings)
     assert set(t.m) == {8192}  # the ladder run's largest square size
     assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
-                              "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "mma_f64"}  # fmt: skip
+                              "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "wgmma_tf32",
+                              "mma_f64"}  # fmt: skip
     assert (t.instantiations == 1).all()  # the ladder run measured only the tuned ones
 
 
