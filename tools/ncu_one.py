@@ -1,0 +1,68 @@
+"""One instantiation of a registry kernel under Nsight Compute, for reading what limits it while
+writing a kernel (the pipeline's profile rule measures the configured ones; this is the quick
+look): compiled with the pipeline's nvcc command, launched through the profiler target
+(launch.py, the runner's calling convention), `ncu` with the sections named.
+
+    python3 tools/ncu_one.py VARIANT NAME=VALUE ... [--shape 4096 4096 4096]
+                             [--section SpeedOfLight --section MemoryWorkloadAnalysis_Tables]
+
+e.g. `python3 tools/ncu_one.py wgmma_tf32 dtype=float32 BM=256 WG=2 BK=16 STAGES=4`.
+Prints ncu's report (stdout); exits with ncu's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mmbench import paths
+from mmbench.compile import nvcc_command
+from mmbench.plan import Configuration
+from mmbench.registry import load_registry, slug
+
+DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("variant")
+    ap.add_argument("params", nargs="+", help="NAME=VALUE for dtype and every parameter")
+    ap.add_argument("--shape", nargs=3, type=int, default=[4096, 4096, 4096])
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--section", action="append", help=f"ncu sections (default {DEFAULT_SECTIONS})")
+    args = ap.parse_args()
+    v = load_registry()[args.variant]
+    names = [name for name, _values in v.params]
+    params = {}
+    for item in args.params:
+        name, _, value = item.partition("=")
+        if name not in names:
+            sys.exit(f"{args.variant} has no parameter {name!r}; its parameters: {names}")
+        params[name] = value if name == "dtype" else int(value)
+    missing = [p for p in names if p not in params]
+    if missing:
+        sys.exit(f"{args.variant} needs a value for {missing}")
+    params = {p: params[p] for p in names}  # the registry's order names the instantiation
+    work = Path(tempfile.mkdtemp(prefix="ncu-one-"))
+    cubin = work / f"{slug(params)}.cubin"
+    src = paths.data_dir("kernels") / v.source
+    subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, params), check=True)
+    m, n, k = args.shape
+    conf = Configuration.of(args.variant, params, m=m, n=n, k=k, accumulate=False,
+                            memory="pinned", distribution="int09", seed=2024, math=v.math)  # fmt: skip
+    spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
+                cubin=str(cubin), kernel_name=v.symbol, warmup=1)  # fmt: skip
+    spec_path = work / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    sections = [a for s in (args.section or DEFAULT_SECTIONS) for a in ("--section", s)]
+    cmd = ["ncu", "--kernel-name", v.symbol, "--launch-count", "1", *sections,
+           *paths.child_command("profile_target", str(spec_path))]  # fmt: skip
+    return subprocess.run(cmd).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
