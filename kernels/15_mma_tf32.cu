@@ -5,10 +5,10 @@
 // so that the 32 lanes of a fragment load hit 32 different banks.  Inputs are rounded to TF32
 // (cvt.rna: 10 explicit mantissa bits), products are summed in FP32: compared with cuBLAS in
 // TF32 mode (`cublas_tf32`), verified with the TF32 tolerance (docs/method.md).  Loads are
-// guarded (cp.async zero-fills what lies outside the matrix): any M, N, K and leading dimension;
-// 16-byte copies where A or B is 16-byte aligned with a leading dimension divisible by 4, 4-byte
-// copies otherwise.
-#include "common.cuh"
+// guarded (cp.async zero-fills what lies outside the matrix, tile_copy.cuh): any M, N, K and
+// leading dimension; 16-byte copies, set up once per block, where A or B is 16-byte aligned with a
+// leading dimension divisible by 4, 4-byte copies otherwise.
+#include "tile_copy.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
 template <> struct is_float32<float> { static constexpr bool value = true; };
@@ -20,40 +20,6 @@ constexpr int AS = BK + 4, BS = BN + 8;   // padded row strides of the A and B t
 constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
 static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0, "whole mma tiles");
 static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// rows x cols of P (leading dimension ld) from (r0, c0) into a shared tile with row stride S;
-// what lies outside the rows x cols matrix is zero-filled (cp.async with a shorter source)
-template <int ROWS, int COLS, int S>
-__device__ __forceinline__ void load_tile(elem_t *tile, const elem_t *__restrict__ P, long long r0,
-                                          long long c0, long long rows, long long cols,
-                                          long long ld, bool vec) {
-    constexpr int PER_ROW = COLS / 4;
-#pragma unroll
-    for (int q = 0; q < ROWS * COLS / 4 / THREADS; ++q) {
-        const int f = threadIdx.x + q * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * 4;
-        const long long gr = r0 + r, gc = c0 + c;
-        const unsigned dst = smem_addr(tile + r * S + c);
-        if (vec) {
-            const long long left = gr < rows ? cols - gc : 0;
-            const int valid = left <= 0 ? 0 : (left >= 4 ? 4 : static_cast<int>(left));
-            const elem_t *src = valid ? P + gr * ld + gc : P;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                         "r"(valid * 4));
-        } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const bool in = gr < rows && gc + e < cols;
-                const elem_t *src = in ? P + gr * ld + gc + e : P;
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4 * e),
-                             "l"(src), "r"(in ? 4 : 0));
-            }
-        }
-    }
-}
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
     unsigned r;
@@ -73,11 +39,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
     const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 4 == 0;
     const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 4 == 0;
     const int ktiles = (K + BK - 1) / BK;
+    const TileCopy<BM, BK, AS, THREADS, true> copyA(row0, M);
+    const TileCopy<BK, BN, BS, THREADS, false> copyB(col0, N);
     auto load = [&](int stage, int kt) {
-        load_tile<BM, BK, AS>(As + stage * A_STAGE, A, row0, static_cast<long long>(kt) * BK, M,
-                              K, lda, vecA);
-        load_tile<BK, BN, BS>(Bs + stage * B_STAGE, B, static_cast<long long>(kt) * BK, col0, K,
-                              N, ldb, vecB);
+        const long long k0 = static_cast<long long>(kt) * BK;
+        const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
+        if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
+        else copy_tile_elementwise<BM, BK, AS, THREADS>(as, A, row0, k0, M, K, lda);
+        if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
+        else copy_tile_elementwise<BK, BN, BS, THREADS>(bs, B, k0, col0, K, N, ldb);
     };
     float acc[MI][NI][4];
 #pragma unroll

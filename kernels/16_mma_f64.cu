@@ -1,14 +1,14 @@
 // Tensor cores in FP64 (the double-precision MMA, DMMA), float64 in and out: the structure of
 // mma_tf32 (a STAGES-deep cp.async ring of A and B tiles, warp tiles walked in mma.sync steps)
-// with Hopper's double-precision shapes, 16 x 8 x MMAK (mma.sync.m16n8k4 or m16n8k8 .f64, sm_90
-// and newer; one m16n8k8 does the work of two m16n8k4 in one instruction).
+// with Hopper's double-precision shapes, 16 x 8 x MMAK (mma.sync.m16n8k4, m16n8k8 or m16n8k16
+// .f64, sm_90 and newer; one m16n8k16 does the work of four m16n8k4 in one instruction).
 // Every product and sum is an IEEE double operation, so the result is verified with the float64
 // tolerance and compared with cuBLAS DGEMM.  Rows of the shared tiles are padded by 4 doubles,
 // which spreads a fragment load's 32 lanes over all banks.  Loads are guarded (cp.async
-// zero-fills what lies outside the matrix): any M, N, K and leading dimension; 16-byte copies
-// (two doubles) where A or B is 16-byte aligned with an even leading dimension, 8-byte copies
-// otherwise.
-#include "common.cuh"
+// zero-fills what lies outside the matrix, tile_copy.cuh): any M, N, K and leading dimension;
+// 16-byte copies (two doubles) where A or B is 16-byte aligned with an even leading dimension,
+// set up once per block, 8-byte copies otherwise.
+#include "tile_copy.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "mma_f64 uses mma.sync.m16n8k4.f64, which needs sm_90 or newer"
@@ -23,42 +23,8 @@ constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles (16 x 8) per warp tile
 constexpr int AS = BK + 4, BS = BN + 4;   // padded row strides of the A and B tiles (doubles)
 constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
 static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % MMAK == 0, "whole mma tiles");
-static_assert(MMAK == 4 || MMAK == 8, "the f64 mma shapes used here: m16n8k4 and m16n8k8");
+static_assert(MMAK == 4 || MMAK == 8 || MMAK == 16, "the f64 mma shapes: m16n8k4, m16n8k8, m16n8k16");
 static_assert((BM * BK / 2) % THREADS == 0 && (BK * BN / 2) % THREADS == 0, "whole copies per thread");
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// rows x cols of P (leading dimension ld) from (r0, c0) into a shared tile with row stride S;
-// what lies outside the rows x cols matrix is zero-filled (cp.async with a shorter source)
-template <int ROWS, int COLS, int S>
-__device__ __forceinline__ void load_tile(elem_t *tile, const elem_t *__restrict__ P, long long r0,
-                                          long long c0, long long rows, long long cols,
-                                          long long ld, bool vec) {
-    constexpr int PER_ROW = COLS / 2;
-#pragma unroll
-    for (int q = 0; q < ROWS * COLS / 2 / THREADS; ++q) {
-        const int f = threadIdx.x + q * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * 2;
-        const long long gr = r0 + r, gc = c0 + c;
-        const unsigned dst = smem_addr(tile + r * S + c);
-        if (vec) {
-            const long long left = gr < rows ? cols - gc : 0;
-            const int valid = left <= 0 ? 0 : (left >= 2 ? 2 : 1);
-            const elem_t *src = valid ? P + gr * ld + gc : P;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                         "r"(valid * 8));
-        } else {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const bool in = gr < rows && gc + e < cols;
-                const elem_t *src = in ? P + gr * ld + gc + e : P;
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst + 8 * e),
-                             "l"(src), "r"(in ? 8 : 0));
-            }
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -72,11 +38,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 2 == 0;
     const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 2 == 0;
     const int ktiles = (K + BK - 1) / BK;
+    const TileCopy<BM, BK, AS, THREADS, true> copyA(row0, M);
+    const TileCopy<BK, BN, BS, THREADS, false> copyB(col0, N);
     auto load = [&](int stage, int kt) {
-        load_tile<BM, BK, AS>(As + stage * A_STAGE, A, row0, static_cast<long long>(kt) * BK, M,
-                              K, lda, vecA);
-        load_tile<BK, BN, BS>(Bs + stage * B_STAGE, B, static_cast<long long>(kt) * BK, col0, K,
-                              N, ldb, vecB);
+        const long long k0 = static_cast<long long>(kt) * BK;
+        const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
+        if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
+        else copy_tile_elementwise<BM, BK, AS, THREADS>(as, A, row0, k0, M, K, lda);
+        if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
+        else copy_tile_elementwise<BK, BN, BS, THREADS>(bs, B, k0, col0, K, N, ldb);
     };
     double acc[MI][NI][4];
 #pragma unroll
@@ -130,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
                             : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
                               "+d"(acc[i][j][3])
                             : "d"(af[i][0]), "d"(af[i][1]), "d"(bf[j][0]));
-                    else
+                    else if constexpr (MMAK == 8)
                         asm volatile(
                             "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
                             "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
@@ -138,6 +108,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
                               "+d"(acc[i][j][3])
                             : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
                               "d"(bf[j][0]), "d"(bf[j][1]));
+                    else
+                        asm volatile(
+                            "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                            "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, "
+                            "{%0, %1, %2, %3};\n"
+                            : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
+                              "+d"(acc[i][j][3])
+                            : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
+                              "d"(af[i][4]), "d"(af[i][5]), "d"(af[i][6]), "d"(af[i][7]),
+                              "d"(bf[j][0]), "d"(bf[j][1]), "d"(bf[j][2]), "d"(bf[j][3]));
                 }
         }
     }

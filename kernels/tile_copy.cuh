@@ -1,0 +1,102 @@
+// Copying the A and B tiles of a k-loop from global to shared memory with cp.async (the
+// tensor-core rungs mma_tf32 and mma_f64): a tile of ROWS x COLS elements of a row-major matrix
+// into a shared tile of row stride S elements, by THREADS threads, zero-filled where it lies
+// outside the matrix (cp.async with a shorter source), so any M, N, K and leading dimension work.
+//
+// TileCopy is the fast path (16-byte copies, for a matrix that is 16-byte aligned with a leading
+// dimension divisible by 16 bytes): everything about a thread's copies that does not change along
+// k -- its row and column in the tile, which of its rows (A) or how much of its column (B) lies
+// inside the matrix -- is worked out once per block.  A tile along k then costs one pointer
+// step per copy, and the bounds along k are checked only in the last, partial tile.  (Done per
+// tile and per copy with 64-bit arithmetic, the integer work of the copies took more issue slots
+// than the MMAs in mma_f64: Nsight Compute showed the ALU as its busiest pipe after the tensor
+// pipe, 35% against 66%, and 240 of the 449 instructions of its k-loop.)
+//
+// copy_tile_elementwise is the path for other matrices: one element per copy.
+#pragma once
+#include "common.cuh"
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// K_IN_COLS: the tile moves along its columns from one k-step to the next (the A tile, BM x BK;
+// its rows are bounded by M once and for all); otherwise along its rows (the B tile, BK x BN; its
+// columns are bounded by N).
+template <int ROWS, int COLS, int S, int THREADS, bool K_IN_COLS>
+struct TileCopy {
+    static constexpr int ES = sizeof(elem_t), E = 16 / ES;  // bytes per element, elements per copy
+    static constexpr int PER_ROW = COLS / E;                // copies per row of the tile
+    static_assert(COLS % E == 0 && THREADS % PER_ROW == 0 && ROWS % (THREADS / PER_ROW) == 0,
+                  "a thread's copies are whole 16-byte pieces in one column, STEP rows apart");
+    static constexpr int STEP = THREADS / PER_ROW, N = ROWS / STEP;  // rows between copies, copies
+    static_assert(N <= 32, "the inside mask has a bit per copy");
+    int r, c;             // the thread's first row in the tile, and its column
+    unsigned inside;      // bit q: copy q lies inside the matrix along the fixed dimension
+    int bytes;            // bytes of a copy inside along the fixed dimension (B: partial at the edge)
+
+    // fixed0/extent: where the block's tile starts along the dimension that stays (A: row0, M;
+    // B: col0, N)
+    __device__ __forceinline__ TileCopy(long long fixed0, long long extent) {
+        r = threadIdx.x / PER_ROW;
+        c = (threadIdx.x % PER_ROW) * E;
+        inside = 0;
+        if constexpr (K_IN_COLS) {
+            bytes = 16;
+#pragma unroll
+            for (int q = 0; q < N; ++q)
+                if (fixed0 + r + q * STEP < extent) inside |= 1u << q;
+        } else {
+            const long long left = extent - fixed0 - c;
+            bytes = left <= 0 ? 0 : (left >= E ? 16 : static_cast<int>(left) * ES);
+            inside = bytes ? ~0u : 0u;
+        }
+    }
+
+    // Copies the tile whose corner is `corner` (element (0, 0) of the tile in the matrix) to the
+    // shared tile at byte address `tile`.  kleft = K - k0: elements left along k from the tile's
+    // start; base: any address inside the matrix (the source of an empty copy).
+    __device__ __forceinline__ void issue(unsigned tile, const elem_t *corner, long long ld,
+                                          long long kleft, const elem_t *base) const {
+        constexpr int KT = K_IN_COLS ? COLS : ROWS;  // the tile's extent along k
+        const elem_t *p = corner + r * ld + c;
+        const long long step = STEP * ld;  // STEP rows of the matrix
+#pragma unroll
+        for (int q = 0; q < N; ++q) {
+            int n = (inside >> q) & 1 ? bytes : 0;
+            if (kleft < KT) {  // the last tile along k, partly outside
+                if constexpr (K_IN_COLS) {
+                    const long long left = kleft - c;
+                    n = left <= 0 ? 0 : (left >= E ? n : min(n, static_cast<int>(left) * ES));
+                } else if (r + q * STEP >= kleft) {
+                    n = 0;
+                }
+            }
+            const unsigned dst = tile + ((r + q * STEP) * S + c) * ES;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+                         "l"(n ? p + q * step : base), "r"(n));
+        }
+    }
+};
+
+// rows x cols of P (leading dimension ld) from (r0, c0), one element per copy, into the shared
+// tile at byte address `tile` (row stride S elements); zero-filled outside the matrix
+template <int ROWS, int COLS, int S, int THREADS>
+__device__ __forceinline__ void copy_tile_elementwise(unsigned tile, const elem_t *__restrict__ P,
+                                                      long long r0, long long c0, long long rows,
+                                                      long long cols, long long ld) {
+    constexpr int ES = sizeof(elem_t);
+#pragma unroll
+    for (int f = threadIdx.x; f < ROWS * COLS; f += THREADS) {
+        const int r = f / COLS, c = f % COLS;
+        const long long gr = r0 + r, gc = c0 + c;
+        const bool in = gr < rows && gc < cols;
+        const unsigned dst = tile + (r * S + c) * ES;
+        if constexpr (ES == 8)
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst),
+                         "l"(in ? P + gr * ld + gc : P), "r"(in ? 8 : 0));
+        else
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst),
+                         "l"(in ? P + gr * ld + gc : P), "r"(in ? 4 : 0));
+    }
+}
