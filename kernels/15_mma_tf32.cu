@@ -20,6 +20,8 @@ constexpr int AS = BK + 4, BS = BN + 8;   // padded row strides of the A and B t
 constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
 static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0, "whole mma tiles");
 static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
+using LayoutA = RowMajor<BM, BK, AS, THREADS>;  // the shared tiles, rows padded (tile_copy.cuh)
+using LayoutB = RowMajor<BK, BN, BS, THREADS>;
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
     unsigned r;
@@ -39,15 +41,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
     const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 4 == 0;
     const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 4 == 0;
     const int ktiles = (K + BK - 1) / BK;
-    const TileCopy<BM, BK, AS, THREADS, true> copyA(row0, M);
-    const TileCopy<BK, BN, BS, THREADS, false> copyB(col0, N);
+    const TileCopy<BM, BK, true, LayoutA> copyA(row0, M);
+    const TileCopy<BK, BN, false, LayoutB> copyB(col0, N);
     auto load = [&](int stage, int kt) {
         const long long k0 = static_cast<long long>(kt) * BK;
         const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
         if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
-        else copy_tile_elementwise<BM, BK, AS, THREADS>(as, A, row0, k0, M, K, lda);
+        else copy_tile_elementwise<BM, BK, THREADS, LayoutA>(as, A, row0, k0, M, K, lda);
         if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
-        else copy_tile_elementwise<BK, BN, BS, THREADS>(bs, B, k0, col0, K, N, ldb);
+        else copy_tile_elementwise<BK, BN, THREADS, LayoutB>(bs, B, k0, col0, K, N, ldb);
     };
     float acc[MI][NI][4];
 #pragma unroll

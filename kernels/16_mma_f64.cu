@@ -25,6 +25,8 @@ constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
 static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % MMAK == 0, "whole mma tiles");
 static_assert(MMAK == 4 || MMAK == 8 || MMAK == 16, "the f64 mma shapes: m16n8k4, m16n8k8, m16n8k16");
 static_assert((BM * BK / 2) % THREADS == 0 && (BK * BN / 2) % THREADS == 0, "whole copies per thread");
+using LayoutA = RowMajor<BM, BK, AS, THREADS>;  // the shared tiles, rows padded (tile_copy.cuh)
+using LayoutB = RowMajor<BK, BN, BS, THREADS>;
 
 extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -38,15 +40,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 2 == 0;
     const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 2 == 0;
     const int ktiles = (K + BK - 1) / BK;
-    const TileCopy<BM, BK, AS, THREADS, true> copyA(row0, M);
-    const TileCopy<BK, BN, BS, THREADS, false> copyB(col0, N);
+    const TileCopy<BM, BK, true, LayoutA> copyA(row0, M);
+    const TileCopy<BK, BN, false, LayoutB> copyB(col0, N);
     auto load = [&](int stage, int kt) {
         const long long k0 = static_cast<long long>(kt) * BK;
         const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
         if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
-        else copy_tile_elementwise<BM, BK, AS, THREADS>(as, A, row0, k0, M, K, lda);
+        else copy_tile_elementwise<BM, BK, THREADS, LayoutA>(as, A, row0, k0, M, K, lda);
         if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
-        else copy_tile_elementwise<BK, BN, BS, THREADS>(bs, B, k0, col0, K, N, ldb);
+        else copy_tile_elementwise<BK, BN, THREADS, LayoutB>(bs, B, k0, col0, K, N, ldb);
     };
     double acc[MI][NI][4];
 #pragma unroll

@@ -10,9 +10,9 @@
 // descriptor; the tensor cores read it as TF32 (the low 13 bits of each float ignored).  A block
 // is WG warpgroups side by side along n (BN = 64 WG columns of C), each owning a 64 x BM tile of
 // C^T; tiles go through a STAGES-deep cp.async ring as in mma_tf32.  Loads are guarded by
-// cp.async's zero fill (any M, N, K); 16-byte copies where A or B is 16-byte aligned with a
-// leading dimension divisible by 4, 4-byte copies otherwise.
-#include "common.cuh"
+// cp.async's zero fill (any M, N, K; tile_copy.cuh); 16-byte copies, set up once per block, where
+// A or B is 16-byte aligned with a leading dimension divisible by 4, 4-byte copies otherwise.
+#include "tile_copy.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
 template <> struct is_float32<float> { static constexpr bool value = true; };
@@ -25,60 +25,9 @@ constexpr int CM_BYTES = 128;            // one core matrix: 8 rows x 16 bytes
 constexpr int SBO = (BK / 4) * CM_BYTES; // bytes between core matrices 8 rows apart
 static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
 static_assert(BK % 8 == 0, "whole k8 steps");
+using LayoutA = CoreMatrices<BM, BK, THREADS>;  // the A tile in core matrices (tile_copy.cuh)
+using LayoutB = RowMajor<BK, BN, BS, THREADS>;  // the B tile, rows padded to BS floats
 static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// One 16-byte piece (4 floats along a row) of P at (gr, gc), zero-filled outside rows x cols;
-// 4-byte copies where the rows are not 16-byte aligned.
-__device__ __forceinline__ void copy4(unsigned dst, const elem_t *__restrict__ P, long long gr,
-                                      long long gc, long long rows, long long cols, long long ld,
-                                      bool vec) {
-    if (vec) {
-        const long long left = gr < rows ? cols - gc : 0;
-        const int valid = left <= 0 ? 0 : (left >= 4 ? 4 : static_cast<int>(left));
-        const elem_t *src = valid ? P + gr * ld + gc : P;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                     "r"(valid * 4));
-    } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const bool in = gr < rows && gc + e < cols;
-            const elem_t *src = in ? P + gr * ld + gc + e : P;
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4 * e),
-                         "l"(src), "r"(in ? 4 : 0));
-        }
-    }
-}
-
-// The A tile (BM rows x BK) in core matrices: row m, floats 4c..4c+3 at byte
-// (m / 8) * SBO + c * 128 + (m % 8) * 16.  Two neighbouring threads copy one 32-byte sector of a
-// row; eight rows in a row fill one 128-byte core matrix (no bank conflicts on the way in).
-__device__ __forceinline__ void load_a(unsigned tile, const elem_t *__restrict__ A, long long r0,
-                                       long long c0, long long M, long long K, long long lda,
-                                       bool vec) {
-#pragma unroll
-    for (int q = 0; q < BM * BK / 4 / THREADS; ++q) {
-        const int f = threadIdx.x + q * THREADS;
-        const int m = (f / 2) % BM, c = 2 * (f / (2 * BM)) + f % 2;
-        copy4(tile + (m / 8) * SBO + c * CM_BYTES + (m % 8) * 16, A, r0 + m, c0 + 4 * c, M, K,
-              lda, vec);
-    }
-}
-
-// The B tile (BK rows x BN) row by row with a padded stride, as in mma_tf32.
-__device__ __forceinline__ void load_b(unsigned tile, const elem_t *__restrict__ B, long long r0,
-                                       long long c0, long long K, long long N, long long ldb,
-                                       bool vec) {
-    constexpr int PER_ROW = BN / 4;
-#pragma unroll
-    for (int q = 0; q < BK * BN / 4 / THREADS; ++q) {
-        const int f = threadIdx.x + q * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * 4;
-        copy4(tile + 4 * (r * BS + c), B, r0 + r, c0 + c, K, N, ldb, vec);
-    }
-}
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
     unsigned r;
@@ -208,10 +157,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) wgmma_tf32(MM_PARAMS) {
     const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 4 == 0;
     const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 4 == 0;
     const int ktiles = (K + BK - 1) / BK;
+    const TileCopy<BM, BK, true, LayoutA> copyA(row0, M);
+    const TileCopy<BK, BN, false, LayoutB> copyB(col0, N);
     auto load = [&](int stage, int kt) {
         const long long k0 = static_cast<long long>(kt) * BK;
-        load_a(as0 + stage * A_STAGE * sizeof(elem_t), A, row0, k0, M, K, lda, vecA);
-        load_b(bs0 + stage * B_STAGE * sizeof(elem_t), B, k0, col0, K, N, ldb, vecB);
+        const unsigned as = as0 + stage * A_STAGE * sizeof(elem_t);
+        const unsigned bs = bs0 + stage * B_STAGE * sizeof(elem_t);
+        if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
+        else copy_tile_elementwise<BM, BK, THREADS, LayoutA>(as, A, row0, k0, M, K, lda);
+        if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
+        else copy_tile_elementwise<BK, BN, THREADS, LayoutB>(bs, B, k0, col0, K, N, ldb);
     };
     float d[BM / 2];
 #pragma unroll

@@ -20,33 +20,78 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// K_IN_COLS: the tile moves along its columns from one k-step to the next (the A tile, BM x BK;
-// its rows are bounded by M once and for all); otherwise along its rows (the B tile, BK x BN; its
-// columns are bounded by N).
-template <int ROWS, int COLS, int S, int THREADS, bool K_IN_COLS>
-struct TileCopy {
-    static constexpr int ES = sizeof(elem_t), E = 16 / ES;  // bytes per element, elements per copy
-    static constexpr int PER_ROW = COLS / E;                // copies per row of the tile
+// Where a thread's 16-byte copies go.  A layout gives the thread's first copy (row r0, column c0
+// of the tile, in elements), how far copy q lies from it in the tile (dr, dc) and in shared
+// memory (delta, bytes) -- compile-time constants -- and the byte offset of tile element (r, c).
+//
+// RowMajor<ROWS, COLS, S, THREADS>: rows of stride S elements (padded against bank conflicts);
+// consecutive threads copy consecutive pieces of a row.
+template <int ROWS, int COLS, int S, int THREADS>
+struct RowMajor {
+    static constexpr int E = 16 / sizeof(elem_t), PER_ROW = COLS / E;
     static_assert(COLS % E == 0 && THREADS % PER_ROW == 0 && ROWS % (THREADS / PER_ROW) == 0,
                   "a thread's copies are whole 16-byte pieces in one column, STEP rows apart");
     static constexpr int STEP = THREADS / PER_ROW, N = ROWS / STEP;  // rows between copies, copies
+    __device__ static int r0() { return threadIdx.x / PER_ROW; }
+    __device__ static int c0() { return (threadIdx.x % PER_ROW) * E; }
+    __host__ __device__ static constexpr int dr(int q) { return q * STEP; }
+    __host__ __device__ static constexpr int dc(int) { return 0; }
+    __host__ __device__ static constexpr unsigned delta(int q) {
+        return dr(q) * S * sizeof(elem_t);
+    }
+    __device__ static unsigned offset(int r, int c) { return (r * S + c) * sizeof(elem_t); }
+};
+
+// CoreMatrices<ROWS, COLS, THREADS>: a K-major wgmma operand without swizzle, in core matrices of
+// 8 rows x 16 bytes: row r, piece p (16 bytes) at byte (r / 8) * SBO + p * 128 + (r % 8) * 16,
+// SBO = COLS / E * 128.  Two neighbouring threads copy one 32-byte sector of a row, and the eight
+// rows of a core matrix go to eight thread pairs in a row (no bank conflicts on the way in).
+template <int ROWS, int COLS, int THREADS>
+struct CoreMatrices {
+    static constexpr int E = 16 / sizeof(elem_t), PIECES = COLS / E, SBO = PIECES * 128;
+    static constexpr int HALF = THREADS / 2;  // thread pairs
+    static_assert(COLS % (2 * E) == 0 && (ROWS * PIECES) % THREADS == 0 && HALF % 8 == 0 &&
+                      (HALF % ROWS == 0 || ROWS % HALF == 0),
+                  "thread pairs cover whole core matrices, whole rows or whole columns of pieces");
+    static constexpr int N = ROWS * PIECES / THREADS;
+    __device__ static int r0() { return (threadIdx.x / 2) % ROWS; }
+    __device__ static int c0() { return (2 * ((threadIdx.x / 2) / ROWS) + threadIdx.x % 2) * E; }
+    __host__ __device__ static constexpr int dr(int q) { return (q * HALF) % ROWS; }
+    __host__ __device__ static constexpr int dc(int q) { return 2 * ((q * HALF) / ROWS) * E; }
+    __host__ __device__ static constexpr unsigned delta(int q) {
+        return dr(q) / 8 * SBO + dc(q) / E * 128;
+    }
+    __device__ static unsigned offset(int r, int c) {
+        return (r / 8) * SBO + (c / E) * 128 + (r % 8) * 16 + (c % E) * sizeof(elem_t);
+    }
+};
+
+// One thread's share of the copies of a tile of a row-major matrix along a k-loop.  K_IN_COLS:
+// the tile moves along its columns from one k-step to the next (the A tile, BM x BK; its rows are
+// bounded by M once and for all); otherwise along its rows (the B tile, BK x BN; its columns are
+// bounded by N, and a thread's copies share one column).
+template <int ROWS, int COLS, bool K_IN_COLS, class Layout>
+struct TileCopy {
+    static constexpr int ES = sizeof(elem_t), E = 16 / ES;  // bytes per element, elements per copy
+    static constexpr int N = Layout::N;
     static_assert(N <= 32, "the inside mask has a bit per copy");
-    int r, c;             // the thread's first row in the tile, and its column
-    unsigned inside;      // bit q: copy q lies inside the matrix along the fixed dimension
-    int bytes;            // bytes of a copy inside along the fixed dimension (B: partial at the edge)
+    int r, c;        // the thread's first copy: row and column in the tile
+    unsigned inside; // bit q: copy q lies inside the matrix along the fixed dimension
+    int bytes;       // bytes of a copy inside along the fixed dimension (B: partial at the edge)
 
     // fixed0/extent: where the block's tile starts along the dimension that stays (A: row0, M;
     // B: col0, N)
     __device__ __forceinline__ TileCopy(long long fixed0, long long extent) {
-        r = threadIdx.x / PER_ROW;
-        c = (threadIdx.x % PER_ROW) * E;
+        r = Layout::r0();
+        c = Layout::c0();
         inside = 0;
         if constexpr (K_IN_COLS) {
             bytes = 16;
 #pragma unroll
             for (int q = 0; q < N; ++q)
-                if (fixed0 + r + q * STEP < extent) inside |= 1u << q;
+                if (fixed0 + r + Layout::dr(q) < extent) inside |= 1u << q;
         } else {
+            static_assert(K_IN_COLS || Layout::dc(N - 1) == 0, "B copies share one column");
             const long long left = extent - fixed0 - c;
             bytes = left <= 0 ? 0 : (left >= E ? 16 : static_cast<int>(left) * ES);
             inside = bytes ? ~0u : 0u;
@@ -60,28 +105,27 @@ struct TileCopy {
                                           long long kleft, const elem_t *base) const {
         constexpr int KT = K_IN_COLS ? COLS : ROWS;  // the tile's extent along k
         const elem_t *p = corner + r * ld + c;
-        const long long step = STEP * ld;  // STEP rows of the matrix
+        const unsigned d = tile + Layout::offset(r, c);
 #pragma unroll
         for (int q = 0; q < N; ++q) {
             int n = (inside >> q) & 1 ? bytes : 0;
             if (kleft < KT) {  // the last tile along k, partly outside
                 if constexpr (K_IN_COLS) {
-                    const long long left = kleft - c;
+                    const long long left = kleft - c - Layout::dc(q);
                     n = left <= 0 ? 0 : (left >= E ? n : min(n, static_cast<int>(left) * ES));
-                } else if (r + q * STEP >= kleft) {
+                } else if (r + Layout::dr(q) >= kleft) {
                     n = 0;
                 }
             }
-            const unsigned dst = tile + ((r + q * STEP) * S + c) * ES;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-                         "l"(n ? p + q * step : base), "r"(n));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d + Layout::delta(q)),
+                         "l"(n ? p + Layout::dr(q) * ld + Layout::dc(q) : base), "r"(n));
         }
     }
 };
 
 // rows x cols of P (leading dimension ld) from (r0, c0), one element per copy, into the shared
-// tile at byte address `tile` (row stride S elements); zero-filled outside the matrix
-template <int ROWS, int COLS, int S, int THREADS>
+// tile at byte address `tile` laid out by Layout; zero-filled outside the matrix
+template <int ROWS, int COLS, int THREADS, class Layout>
 __device__ __forceinline__ void copy_tile_elementwise(unsigned tile, const elem_t *__restrict__ P,
                                                       long long r0, long long c0, long long rows,
                                                       long long cols, long long ld) {
@@ -91,7 +135,7 @@ __device__ __forceinline__ void copy_tile_elementwise(unsigned tile, const elem_
         const int r = f / COLS, c = f % COLS;
         const long long gr = r0 + r, gc = c0 + c;
         const bool in = gr < rows && gc < cols;
-        const unsigned dst = tile + (r * S + c) * ES;
+        const unsigned dst = tile + Layout::offset(r, c);
         if constexpr (ES == 8)
             asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst),
                          "l"(in ? P + gr * ld + gc : P), "r"(in ? 8 : 0));
