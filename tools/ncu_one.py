@@ -59,7 +59,9 @@ def main() -> int:
     spec_path = work / "spec.json"
     spec_path.write_text(json.dumps(spec))
     sections = [a for s in (args.section or DEFAULT_SECTIONS) for a in ("--section", s)]
-    cmd = ["ncu", "--kernel-name", v.symbol, "--launch-count", "1", *sections,
+    # --clock-control none: the GPU's own clocks, as the pipeline's profile rule measures them
+    cmd = ["ncu", "--clock-control", "none", "--kernel-name", v.symbol, "--launch-count", "1",
+           *sections,
            *paths.child_command("profile_target", str(spec_path))]  # fmt: skip
     return subprocess.run(cmd).returncode
 
