@@ -21,12 +21,12 @@ static_assert(is_float32<elem_t>::value, "wgmma_tf32 multiplies float32 matrices
 constexpr int BN = 64 * WG, THREADS = 128 * WG;
 constexpr int BS = BN + 8;               // padded row stride of the B tile (floats)
 constexpr int A_STAGE = BM * BK, B_STAGE = BK * BS;
-constexpr int CM_BYTES = 128;            // one core matrix: 8 rows x 16 bytes
-constexpr int SBO = (BK / 4) * CM_BYTES; // bytes between core matrices 8 rows apart
 static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
 static_assert(BK % 8 == 0, "whole k8 steps");
 using LayoutA = CoreMatrices<BM, BK, THREADS>;  // the A tile in core matrices (tile_copy.cuh)
 using LayoutB = RowMajor<BK, BN, BS, THREADS>;  // the B tile, rows padded to BS floats
+constexpr int CM_BYTES = 128;        // one core matrix: 8 rows x 16 bytes
+constexpr int SBO = LayoutA::SBO;    // bytes between core matrices 8 rows apart
 static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole copies per thread");
 
 __device__ __forceinline__ unsigned to_tf32(float x) {
