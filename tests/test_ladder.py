@@ -46,6 +46,7 @@ def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(ti
     fp32 = t[t.precision == "FP32"].set_index("rung")
     share = 100 * row["4096: GFLOP/s"] / fp32.loc["cublas", "4096: GFLOP/s"]
     assert row["4096: % of ref"] == pytest.approx(share, abs=0.06)  # as printed, one decimal
+    assert 90 < row["4096: % of ref"] < 100  # the recorded H100 run: 92.0% of SGEMM
     assert row["8192: gain"].startswith("x")
     gain = fp32.loc["warptile_db", "4096: GFLOP/s"] / fp32.loc["warptile", "4096: GFLOP/s"]
     assert row["4096: gain"] == f"x{gain:.2f}"
