@@ -1,6 +1,6 @@
 // Shared definitions for every matrix-multiplication kernel in this folder.
 //
-// Each kernel file is compiled once per instantiation with -DELEM_T=<float|double|int> and
+// Each kernel file is compiled once per instantiation with -DELEM_T=<float|double|int|...> and
 // -D<NAME>=<value> for each compile-time parameter its registry entry declares (TILE, COARSEN,
 // BM, ...), and exposes one `extern "C"` entry point named after its registry variant, so the host side
 // (CuPy's RawModule) can load it by name.  All kernels share one signature:
@@ -16,7 +16,18 @@
 #error "ELEM_T must be defined: -DELEM_T=float, double or int"
 #endif
 
+// The inputs' type; the output's and the sums' types default to it (the pipeline passes
+// -DOUT_T and -DACC_T only where they differ: bfloat16 or half inputs with float output).
+#ifndef OUT_T
+#define OUT_T ELEM_T
+#endif
+#ifndef ACC_T
+#define ACC_T OUT_T
+#endif
+
 typedef ELEM_T elem_t;
+typedef OUT_T out_t;
+typedef ACC_T acc_t;
 
 #define MM_PARAMS                                                                        \
     const elem_t *__restrict__ A, const elem_t *__restrict__ B, elem_t *__restrict__ C, \

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from mmbench import arith
+from mmbench.core import arith
 
 
 def test_flops_and_gflops():

@@ -10,8 +10,8 @@ import warnings
 import pandas as pd
 import pytest
 
-from mmbench import compare
-from mmbench.tables import read_samples
+from mmbench.compare import compare
+from mmbench.core.tables import read_samples
 
 from .conftest import DATA
 from .test_workflow import snakemake, workdir  # noqa: F401 - fixture

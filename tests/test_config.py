@@ -3,9 +3,9 @@
 import pytest
 from snakemake.cli import parse_config
 
-from mmbench import plan
-from mmbench.catalogue import names
-from mmbench.config import ConfigError, coerce, load_schema, validate
+from mmbench.plan import plan
+from mmbench.plan.config import ConfigError, coerce, load_schema, validate
+from mmbench.report.catalogue import names
 
 
 def cli(*entries):
@@ -59,9 +59,9 @@ def test_nested_sampling_values_are_coerced():
             "'warp_tiled' is not valid; valid values: naive_unguarded",
         ),
         (
-            "dtypes=[float16]",
+            "dtypes=[float8]",
             "dtypes[0]",
-            "'float16' is not valid; valid values: float32, float64, int32",
+            "'float8' is not valid; valid values: float32, float64, int32, bfloat16, float16",
         ),
         ("tiles=[0]", "tiles[0]", "0 is out of range"),
         ("tiles=[16,64]", "tiles[1]", "64 is not valid for naive_unguarded"),

@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mmbench import cupti, profiling, report_tables
+from mmbench.profile import cupti, profiling
+from mmbench.report import report_tables
 
 from .conftest import DATA
 

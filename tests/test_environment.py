@@ -13,7 +13,7 @@ import yaml
 from .conftest import ROOT
 
 # conda-forge name -> PyPI name where they differ
-CONDA_TO_PIP = {"snakemake-minimal": "snakemake", "cupy": "cupy-cuda13x"}
+CONDA_TO_PIP = {"snakemake-minimal": "snakemake", "cupy": "cupy-cuda13x", "ml_dtypes": "ml-dtypes"}
 
 
 def _split(req: str) -> tuple[str, str]:
@@ -88,10 +88,11 @@ IMPORT_TO_CONDA = {
     "cuda.bench": "cuda-bench",
     "pynvml": "nvidia-ml-py",
     "cupti": "cupti-python",
+    "ml_dtypes": "ml_dtypes",
     "matplotlib": "seaborn",  # seaborn depends on matplotlib
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
-CHILDREN = {"measure_variant": ["worker"], "profile_kernel": ["profile_target"]}
+CHILDREN = {"measure_variant": ["measure/worker"], "profile_kernel": ["profile/target"]}
 PIP_ONLY = {"cuda-bench", "cupti-python"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
@@ -130,6 +131,16 @@ def _packages(env_file) -> dict[str, str]:
     return out
 
 
+def _module_file(parts: list[str]):
+    """The file of mmbench.<parts> (a module, or a package's __init__), None if not ours."""
+    for n in range(len(parts), 0, -1):
+        base = PACKAGE.joinpath(*parts[:n])
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
 def _imports(path, seen=None) -> set[str]:
     """The third-party modules a script or mmbench module imports, at any level (a function's
     import runs when it is called), following the mmbench modules it imports."""
@@ -141,9 +152,10 @@ def _imports(path, seen=None) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level:  # from . import x / from .x import
-            names = [f"mmbench.{node.module}" if node.module else "mmbench"]
-            names += [f"mmbench.{a.name}" for a in node.names if not node.module]
+        elif isinstance(node, ast.ImportFrom) and node.level:  # from .x import (core's own)
+            here = ".".join(path.relative_to(PACKAGE.parent).parent.parts)
+            names = [f"{here}.{node.module}" if node.module else here]
+            names += [f"{here}.{a.name}" for a in node.names if not node.module]
         elif isinstance(node, ast.ImportFrom):
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         else:
@@ -151,8 +163,9 @@ def _imports(path, seen=None) -> set[str]:
         for name in names:
             top, *rest = name.split(".")
             if top == "mmbench":
-                if rest and (PACKAGE / f"{rest[0]}.py").exists():
-                    found |= _imports(PACKAGE / f"{rest[0]}.py", seen)
+                module = _module_file(rest)
+                if module:
+                    found |= _imports(module, seen)
             elif top == "cuda":  # a namespace: cuda.bindings, cuda.bench
                 found.add(".".join(name.split(".")[:2]))
             elif top not in sys.stdlib_module_names and top != "__future__":

@@ -1,6 +1,7 @@
 import numpy as np
 
-from mmbench import arith, freivalds
+from mmbench.core import arith
+from mmbench.measure import freivalds
 
 
 def _case(m=300, n=200, k=150, dtype=np.float32, ints=True, acc=False, seed=0):

@@ -6,12 +6,12 @@ import subprocess
 
 import pytest
 
-from mmbench import plan
-from mmbench.compile import nvcc_command
-from mmbench.plan import Configuration
-from mmbench.registry import load_registry
-from mmbench.runner import Runner
-from mmbench.timing import Sampling
+from mmbench.core.axes import Configuration
+from mmbench.measure.runner import Runner
+from mmbench.measure.timing import Sampling
+from mmbench.plan import plan
+from mmbench.plan.compile import nvcc_command
+from mmbench.plan.registry import load_registry
 
 from .conftest import ROOT
 
@@ -148,6 +148,70 @@ def test_cublas_reference_line(registry, arch, tmp_path):
     assert all(r["gpu_uuid"].startswith("GPU-") and r["driver_version"] for r in rows)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sixteen_bit_cublas_references_verify(registry, arch, tmp_path, dtype):
+    """bfloat16 / float16 inputs, float32 output and sums (cublasGemmEx): exact on integers,
+    within the bound on normal inputs, at odd and large sizes and with C += A.B."""
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (33, 31, 37)]
+    confs = [
+        conf("cublas", m, n, k, dtype=dtype, distribution=d, accumulate=acc)
+        for (m, n, k), d, acc in itertools.product(shapes, ["normal", "int09"], [False, True])
+        if not (acc and m > 4096)
+    ]
+    rows = run(registry, arch, tmp_path, "cublas", confs)
+    bad = [(r["m"], r["distribution"], r["accumulate"], r.get("error"), r.get("first_mismatches"))
+           for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    for r in rows:
+        exact = r["distribution"] == "int09"
+        assert (r["tolerance"] == "exact") == exact, r["tolerance"]
+        print(f"{dtype} {r['m']}x{r['n']}x{r['k']} {r['distribution']} acc={r['accumulate']}: "
+              f"{r['verification']}, {r['kernel_ms_median']:.3f} ms, "
+              f"{r['kernel_gflops'] / 1e3:.1f} TFLOP/s, rel L2 {r['rel_l2_error']:.2e}")  # fmt: skip
+
+
+def _driver_launched() -> list[str]:
+    """The registry's variants whose launch needs the CUDA driver (tensor maps, clusters)."""
+    out = []
+    for name, v in load_registry().items():
+        if not v.compiled:
+            continue
+        spec = v.launch_spec(v.instantiations()[0], 64, 64, 64, (64, 64, 64), False)
+        if spec.needs_driver:
+            out.append(name)
+    return out or ["none"]
+
+
+@pytest.mark.parametrize("variant", _driver_launched())
+def test_driver_launched_kernels_verify_at_odd_sizes_and_shapes(registry, arch, tmp_path, variant):
+    """Every kernel launched with tensor maps or a cluster, each of its first and last
+    instantiation, at 4096, 1, 31, 33, 4097 and 1000 x 37 . 37 x 1100, with C += A.B, in
+    pinned, pageable (a padded, strided layout) and mapped memory."""
+    if variant == "none":
+        pytest.skip("no registry variant launches through the CUDA driver")
+    v = registry[variant]
+    instances = plan.buildable(v, {}, arch)[0]
+    shapes = [(4096, 4096, 4096), (1, 1, 1), (31, 31, 31), (33, 33, 33), (4097, 4097, 4097),
+              (1000, 1100, 37)]  # fmt: skip
+    layouts = [("pinned", 0, "contiguous"), ("pageable", 3, "strided"), ("mapped", 0, "strided")]
+    confs = [
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory=mem,
+                         distribution="normal", seed=7, math=v.math, pad=pad, transfer=t)
+        for params in {id(p): p for p in (instances[0], instances[-1])}.values()
+        for (m, n, k), acc, (mem, pad, t) in itertools.product(shapes, [False, True], layouts)
+        if not (mem == "mapped" and m > 1100)
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["memory"], r["accumulate"], r.get("error"),
+            r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    assert all(r["cluster"] for r in rows) or all(not r["cluster"] for r in rows)
+    for r in rows:
+        if r["m"] == r["n"] == r["k"] and r["memory"] == "pinned" and not r["accumulate"]:
+            print(f"{r['label']} {r['m']}: {r['verification']}, kernel ld {r['kernel_ld']}, "
+                  f"{r['kernel_gflops']:.0f} GFLOP/s")  # fmt: skip
+
+
 # -- issue 3: memory modes, leading dimensions, cold cache, faults, resume ----------------------
 
 
@@ -205,8 +269,8 @@ def test_every_memory_mode_and_transfer_verifies(registry, arch, tmp_path, varia
 
 
 def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
-    from mmbench.jobs import run_job
-    from mmbench.registry import load_registry
+    from mmbench.measure.jobs import run_job
+    from mmbench.plan.registry import load_registry
 
     reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
     v = load_registry(reg_path)["faulty"]
@@ -246,8 +310,9 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
 
     import pandas as pd
 
-    from mmbench import worker
-    from mmbench.jobs import file_sha, journal_key, run_job
+    from mmbench.measure import worker
+    from mmbench.measure.jobs import file_sha, run_job
+    from mmbench.measure.journal import journal_key
 
     v = registry["naive_guarded"]
     cubin = tmp_path / "ng.cubin"
@@ -276,7 +341,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     assert worker.main(str(tmp_path / "spec.json")) == 0
     first = [json.loads(x) for x in journal.read_text().splitlines() if '"row"' in x][0]["row"]
-    caplog.set_level(logging.INFO, logger="mmbench.jobs")
+    caplog.set_level(logging.INFO, logger="mmbench.measure.jobs")
     run_job(
         "naive_guarded",
         str(ROOT / "kernels" / "registry.yaml"),
@@ -385,7 +450,7 @@ def test_the_fused_device_check_agrees_with_the_element_wise_one(dtype):
     import cupy as cp
     import numpy as np
 
-    from mmbench.verify import verify, verify_device
+    from mmbench.measure.verify import verify, verify_device
 
     rng = np.random.default_rng(7)
     ref = rng.integers(0, 50, (300, 257)).astype(np.float64)

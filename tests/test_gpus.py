@@ -2,7 +2,7 @@
 
 import pytest
 
-from mmbench import gpus
+from mmbench.measure import gpus
 
 TWO = [dict(index=0, uuid="GPU-aaa"), dict(index=1, uuid="GPU-bbb")]
 

@@ -2,7 +2,7 @@
 
 import json
 
-from mmbench.jobs import journal_key, read_journal
+from mmbench.measure.journal import journal_key, read_journal
 
 
 def test_journal_key_changes_with_what_the_result_depends_on():
@@ -32,7 +32,7 @@ def test_read_journal_ignores_a_torn_last_line(tmp_path):
 
 
 def test_a_job_whose_every_configuration_failed_is_a_failed_job():
-    from mmbench.jobs import nothing_measured
+    from mmbench.measure.jobs import nothing_measured
 
     err = {"verification": "ERROR", "error": "CUDARuntimeError: cudaErrorIllegalAddress"}
     why = nothing_measured([err, dict(err, error="OutOfMemoryError")])

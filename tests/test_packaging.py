@@ -28,9 +28,9 @@ def test_installed_package_renders_figures_tables_and_report(tmp_path):
         [
             py,
             "-c",
-            "import mmbench, mmbench.figures, mmbench.catalogue\n"
+            "import mmbench, mmbench.report.figures, mmbench.report.catalogue\n"
             "from mmbench import paths\n"
-            "from mmbench.registry import load_registry\n"
+            "from mmbench.plan.registry import load_registry\n"
             "print(mmbench.__file__); print(paths.registry_path()); print(len(load_registry()))",
         ],
         cwd=tmp_path,

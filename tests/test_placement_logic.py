@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from mmbench import plan
-from mmbench.config import validate
-from mmbench.placement import Matrix
+from mmbench.measure.placement import Matrix
+from mmbench.plan import plan
+from mmbench.plan.config import validate
 
 
 def test_guard_and_padding_writes_are_counted():
@@ -54,7 +54,7 @@ def test_size_ranges(registry):
 def test_host_buffers_are_kept_from_one_placement_to_the_next():
     """A smaller request reuses the held buffer (no allocation, no first-touch page faults); a
     larger one replaces it; roles and memory kinds never share."""
-    from mmbench.placement import HostBuffers
+    from mmbench.measure.placement import HostBuffers
 
     buffers = HostBuffers()
     big = buffers.get("pageable", "A", 1000, np.float64)

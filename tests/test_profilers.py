@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from mmbench import profilers, roofline
+from mmbench.profile import profilers, roofline
 
 from .conftest import DATA
 

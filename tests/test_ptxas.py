@@ -3,8 +3,8 @@ import subprocess
 
 import pytest
 
-from mmbench.compile import nvcc_command
-from mmbench.ptxas import parse_ptxas
+from mmbench.plan.compile import nvcc_command
+from mmbench.plan.ptxas import parse_ptxas
 
 from .conftest import DATA, ROOT
 

@@ -1,7 +1,7 @@
 import pytest
 
-from mmbench import arith
-from mmbench.registry import (
+from mmbench.core import arith
+from mmbench.plan.registry import (
     RegistryError,
     cdiv,
     evaluate,
@@ -86,9 +86,12 @@ def test_guard_zones_come_from_the_declared_reach_not_a_constant(registry):
             ld = 700
             guard = arith.guard_elements(rows, cols, ld, ld, ld)
             assert guard >= rows * ld + cols + 1, v.name
-    # a kernel that reaches 64 rows past (say a 64 x 64 block tile) is covered; the old constant
-    # zone (33 rows) was not
-    assert arith.guard_elements(64, 64, 1000, 1000, 1000) > 64 * 1000 + 64 > old_rows * 1000 + 256
+    # a kernel that reaches 64 rows and 64 columns past (a 64 x 64 block tile) gets 65 rows of
+    # the widest leading dimension plus 64 elements; the old constant zone (33 rows) was smaller
+    assert arith.guard_elements(64, 64, 1000, 900, 800) == 65 * 1000 + 64
+    assert arith.guard_elements(64, 64, 1000, 900, 800) > old_rows * 1000
+    # rounded up to an alignment where a kernel declares one (16 B of float32: 4 elements)
+    assert arith.guard_elements(0, 3, 37, 37, 37, multiple=4) == 40
 
 
 def test_evaluator_is_arithmetic_only():
@@ -118,8 +121,8 @@ def test_source_hash_changes_with_the_source(tmp_path):
 def test_malformed_registry_is_refused(tmp_path):
     (tmp_path / "01_naive_unguarded.cu").write_text("")
     bad = tmp_path / "registry.yaml"
-    bad.write_text(REGISTRY_PATH.read_text().replace("dtype: [float32,", "dtype: [float16,", 1))
-    with pytest.raises(RegistryError, match="float16"):
+    bad.write_text(REGISTRY_PATH.read_text().replace("dtype: [float32,", "dtype: [float8,", 1))
+    with pytest.raises(RegistryError, match="float8"):
         load_registry(bad)
     typo = tmp_path / "r3.yaml"
     typo.write_text(
@@ -140,7 +143,7 @@ def test_malformed_registry_is_refused(tmp_path):
 def test_a_constraint_that_divides_by_zero_rejects_the_parameters_with_its_reason():
     from dataclasses import replace
 
-    from mmbench.registry import Condition
+    from mmbench.plan.registry import Condition
 
     v = load_registry()["warptile"]
     bad = replace(v, constraints=(Condition("WM // (WN - WN) > 0", "a quotient"),))

@@ -3,12 +3,19 @@ lines."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from mmbench.oracle import make_inputs
-from mmbench.plan import Configuration
-from mmbench.row import COLUMNS, Row, error_row, ordered
-from mmbench.runner import describe
-from mmbench.timing import Sampling, enough, sample, summarize
+from mmbench.core.axes import Configuration
+from mmbench.core.row import COLUMNS, Row, error_row, ordered
+from mmbench.measure.oracle import make_inputs
+from mmbench.measure.runner import describe
+from mmbench.measure.timing import (
+    Sampling,
+    enough,
+    launches_before_timed,
+    measure,
+    summarize,
+)
 
 from .conftest import DATA
 
@@ -76,7 +83,7 @@ def test_progress_line_from_a_recorded_row():
 
 def test_sampling_loop_stops_by_the_rule_and_keeps_what_is_sampled_after_each_pass():
     passes = iter([(0.5, 10.0, 0.25)] * 100)
-    got = sample(
+    got = measure(
         lambda: next(passes),
         Sampling(min_samples=3, max_samples=100, min_time_s=0.05),
         after_each=lambda: {"sm": 1980},
@@ -114,8 +121,8 @@ def test_a_row_is_the_configuration_axes_then_the_declared_columns():
 def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
     """oracle.Inputs (drawn on the runner's inputs thread): the inputs of make_inputs, exactness
     and the tolerance of arith, and one Freivalds probe per vector; the sum has none."""
-    from mmbench import arith
-    from mmbench.oracle import Inputs
+    from mmbench.core import arith
+    from mmbench.measure.oracle import Inputs
 
     c = conf(m=40, n=30, k=20, accumulate=True)
     h = Inputs.draw(c, 2)
@@ -130,7 +137,7 @@ def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
 
 
 def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():
-    from mmbench.timing import noise
+    from mmbench.measure.timing import noise
 
     s = Sampling(min_samples=5, min_time_s=0.2, stop="noise", max_noise=0.005)
     steady = [10.0, 10.01, 9.99]  # 30 ms of GPU time, noise 0.06%: no minimum time asked
@@ -143,3 +150,15 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
     assert enough(noisy, s, kernel_ms=steady) and not enough(steady, s, kernel_ms=noisy)
     assert enough([1.0] * 100, s)  # max_samples still caps
     assert noise([5.0]) == float("inf")
+
+
+def test_an_unknown_timing_strategy_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match="valid values: passes"):
+        measure(lambda: (0.0, 1.0, 0.0), Sampling(strategy="graph"))
+
+
+def test_the_profiled_launch_is_the_first_timed_one():
+    # the verified pass, then warmup - 1 warm-up passes: Nsight Compute skips these
+    assert launches_before_timed(Sampling(warmup=1)) == 1
+    assert launches_before_timed(Sampling(warmup=3)) == 3
+    assert launches_before_timed(Sampling(warmup=0)) == 1

@@ -68,6 +68,7 @@ PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
     # the standard location, as on a real cluster: jobs' srun steps read it from there (the
     # executor plugin clears SLURM_* variables, SLURM_CONF among them, inside jobs)
     etc = Path("/etc/slurm")
+    made = [x for x in (etc, Path("/run/munge")) if not x.exists()]  # removed afterwards
     etc.mkdir(parents=True, exist_ok=True)
     saved = {}
     for name in ("slurm.conf", "gres.conf"):
@@ -77,9 +78,13 @@ PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
     conf = etc / "slurm.conf"
     env = dict(os.environ, SLURM_CONF=str(conf))
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
-    if not Path("/etc/munge/munge.key").exists():
+    key = Path("/etc/munge/munge.key")
+    made_key = not key.exists()
+    if made_key:
         subprocess.run(["mungekey", "--create"], check=True)
-    subprocess.run(["munged", "--force"], check=False)
+    munge_was_running = _running("munged")
+    if not munge_was_running:
+        subprocess.run(["munged", "--force"], check=False)
     subprocess.run(["slurmctld", "-f", str(conf)], check=True, env=env)
     subprocess.run(["slurmd", "-f", str(conf)], check=True, env=env)
     for _ in range(60):
@@ -93,15 +98,34 @@ PartitionName=gpu Nodes={host} Default=YES MaxTime=INFINITE State=UP
             f"{(d / 'log' / 'slurmctld.log').read_text()[-2000:]}"
         )
     yield env
+    # leave the machine as it was found: daemons stopped, files restored or removed
     for pidfile in ("slurmd.pid", "slurmctld.pid"):
         p = d / pidfile
         if p.exists():
             subprocess.run(["kill", p.read_text().strip()], check=False)
+    if not munge_was_running:
+        subprocess.run(["pkill", "-x", "munged"], check=False)
+    for name in ("slurmd", "slurmctld", "munged"):
+        for _ in range(50):
+            if not _running(name) or (name == "munged" and munge_was_running):
+                break
+            time.sleep(0.1)
     for name in ("slurm.conf", "gres.conf"):
         if name in saved:
             (etc / name).write_bytes(saved[name])
         else:
             (etc / name).unlink(missing_ok=True)
+    if made_key:
+        key.unlink(missing_ok=True)
+    for folder in made:
+        shutil.rmtree(folder, ignore_errors=True)
+    left = [x for x in ("slurmctld", "slurmd") if _running(x)]
+    left += ["munged"] if not munge_was_running and _running("munged") else []
+    assert not left, f"the SLURM test cluster left {left} running"
+
+
+def _running(name: str) -> bool:
+    return subprocess.run(["pgrep", "-x", name], capture_output=True).returncode == 0
 
 
 def wait_for(env, job_id: str, timeout=120) -> str:
@@ -166,9 +190,9 @@ def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
     """Compiling the default experiment's kernels (grouped jobs) and its resources table, and
     rendering from recorded results, via sbatch; then the measurement job's request as SLURM
     recorded it.  (Every instantiation of the registry compiles in test_workflow.py.)"""
-    from mmbench import plan
-    from mmbench.config import validate
-    from mmbench.registry import load_registry
+    from mmbench.plan import plan
+    from mmbench.plan.config import validate
+    from mmbench.plan.registry import load_registry
 
     work = _workdir(tmp_path)
     out = _snakemake(cluster, work, "results/tables/resources.csv", "--config", "arch=sm_90")

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from mmbench.summary import render
+from mmbench.report.summary import render
 
 from .conftest import DATA
 

@@ -3,7 +3,7 @@ import os
 import pandas as pd
 import pytest
 
-from mmbench import row, tables
+from mmbench.core import row, tables
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):

@@ -1,6 +1,6 @@
 import numpy as np
 
-from mmbench.verify import MAX_LISTED, format_mismatch, verify
+from mmbench.measure.verify import MAX_LISTED, format_mismatch, verify
 
 
 def _ref(m=5, n=7, k=3, seed=0):

@@ -37,7 +37,7 @@ print(d[['variant','m','verification','freivalds','freivalds_ms','verify_ms','ke
       sleep 12
       ls -la /tmp/kill/results/runs/
       # a job killed outright (OOM killer, a SLURM job past its time): SIGKILL its processes
-      pkill -KILL -f mmbench.worker; pkill -KILL -f measure.py
+      pkill -KILL -f mmbench.measure.worker; pkill -KILL -f measure.py
       wait $pid; echo "measurement job SIGKILLed after 12 s: snakemake exit $?, rows in journal: $(grep -c '"row"' /tmp/kill/results/runs/naive_guarded.csv.journal.jsonl)"
       ls /tmp/kill/results/runs/ /tmp/kill/results/tables/ 2>&1; tail -3 "$out/kill1.log"
       snakemake "${args[@]}" > "$out/kill2.log" 2>&1; echo "rerun: exit $?"

@@ -21,11 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mmbench import paths, plan
-from mmbench.compile import nvcc_command
-from mmbench.ladder import read_tuned, tuned_params
-from mmbench.plan import Configuration
-from mmbench.registry import load_registry, slug
+from mmbench import paths
+from mmbench.core.axes import Configuration
+from mmbench.plan import plan
+from mmbench.plan.compile import nvcc_command
+from mmbench.plan.registry import load_registry, slug
+from mmbench.report.ladder import read_tuned, tuned_params
 
 
 def main() -> int:
@@ -62,7 +63,7 @@ def main() -> int:
             spec_path = work / f"{name}_{slug(params)}.json"
             spec_path.write_text(json.dumps(spec))
             cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
-                   *paths.child_command("profile_target", str(spec_path))]  # fmt: skip
+                   *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
             out = subprocess.run(cmd, capture_output=True, text=True)
             summary = re.findall(r"ERROR SUMMARY: .*", out.stdout + out.stderr)
             verdict = summary[-1] if summary else f"no summary (exit {out.returncode})"

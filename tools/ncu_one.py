@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 from mmbench import paths
-from mmbench.compile import nvcc_command
-from mmbench.plan import Configuration
-from mmbench.registry import load_registry, slug
+from mmbench.core.axes import Configuration
+from mmbench.plan.compile import nvcc_command
+from mmbench.plan.registry import load_registry, slug
 
 DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
 
@@ -62,7 +62,7 @@ def main() -> int:
     # --clock-control none: the GPU's own clocks, as the pipeline's profile rule measures them
     cmd = ["ncu", "--clock-control", "none", "--kernel-name", v.symbol, "--launch-count", "1",
            *sections,
-           *paths.child_command("profile_target", str(spec_path))]  # fmt: skip
+           *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
     return subprocess.run(cmd).returncode
 
 

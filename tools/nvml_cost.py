@@ -6,7 +6,7 @@ import time
 import cupy as cp
 import pynvml as p
 
-from mmbench.device import Nvml
+from mmbench.measure.device import Nvml
 
 nv = Nvml.open(cp.cuda.Device().pci_bus_id)
 t = []

@@ -19,12 +19,12 @@ from pathlib import Path
 import yaml
 
 from mmbench import paths
-from mmbench import plan as mmplan
-from mmbench.compile import nvcc_command
-from mmbench.config import merge, validate
-from mmbench.registry import load_registry, slug
-from mmbench.runner import Runner
-from mmbench.timing import Sampling
+from mmbench.measure.runner import Runner
+from mmbench.measure.timing import Sampling
+from mmbench.plan import plan as mmplan
+from mmbench.plan.compile import nvcc_command
+from mmbench.plan.config import merge, validate
+from mmbench.plan.registry import load_registry, slug
 
 
 def main() -> int:

@@ -14,17 +14,17 @@ min_version("9.0")
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     import yaml
 
-    from mmbench import compare as mmcompare
-    from mmbench import config as mmconfig
-    from mmbench import plan as mmplan
-    from mmbench.catalogue import FIGURES as FIGURE_CATALOGUE
-    from mmbench.catalogue import TABLES as TABLE_CATALOGUE
-    from mmbench.catalogue import caption, load_inputs, missing
-    from mmbench.catalogue import names as output_names
-    from mmbench.compile import nvcc_command
-    from mmbench.config import ConfigError, validate
-    from mmbench.ladder import apply_tuned
-    from mmbench.registry import kernel_dependencies, load_registry, slug
+    from mmbench.compare import compare as mmcompare
+    from mmbench.plan import config as mmconfig
+    from mmbench.plan import plan as mmplan
+    from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
+    from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
+    from mmbench.report.catalogue import MixedGpuModels, caption, load_inputs, missing
+    from mmbench.report.catalogue import names as output_names
+    from mmbench.plan.compile import nvcc_command
+    from mmbench.plan.config import ConfigError, validate
+    from mmbench.report.ladder import apply_tuned
+    from mmbench.plan.registry import kernel_dependencies, load_registry, slug
 except ImportError as err:
     raise WorkflowError(
         f"the mmbench package is not importable in this Python ({sys.executable}): {err}. "
@@ -196,7 +196,7 @@ def this_run(wildcards):
 
 
 def input_paths(output):
-    """The paths of a catalogue output's named inputs (mmbench/catalogue.py)."""
+    """The paths of a catalogue output's named inputs (mmbench/report/catalogue.py)."""
     paths = {
         "timings": f"{R}/tables/timings.csv",
         "roofline": f"{R}/tables/roofline.csv",
@@ -235,7 +235,10 @@ def figures_with_data():
     paths = {}  # every input read once, whatever number of figures share it
     for f in wanted:
         paths |= input_paths(FIGURE_CATALOGUE[f])
-    data = load_inputs(paths)
+    try:
+        data = load_inputs(paths, config["gpu_model"])
+    except MixedGpuModels as err:
+        raise WorkflowError(str(err)) from None
     made, left = [], []
     for f in wanted:
         why = missing(FIGURE_CATALOGUE[f], data)

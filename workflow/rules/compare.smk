@@ -1,6 +1,6 @@
 # Compare this run with a baseline (config baseline=<results folder> or baseline=previous):
 # per configuration both medians, their ratio and nvbench's verdict on the two sample sets
-# (mmbench/compare.py). `snakemake --cores 1 compare --config baseline=...` writes the table,
+# (mmbench/compare/compare.py). `snakemake --cores 1 compare --config baseline=...` writes the table,
 # the figure and a report table, prints the summary, and with compare.fail_on=slower exits
 # non-zero when any configuration is SLOWER.
 

@@ -1,5 +1,5 @@
 # Figures (PNG for the report, PDF for papers) and the reports' tables (CSV, Markdown, HTML,
-# LaTeX) of the output catalogue (mmbench/catalogue.py), from the tidy tables alone: they render without a GPU, also from a results folder
+# LaTeX) of the output catalogue (mmbench/report/catalogue.py), from the tidy tables alone: they render without a GPU, also from a results folder
 # copied back from a cluster (render_only=true).
 
 
@@ -23,6 +23,7 @@ rule figure:
         "../envs/plots.yaml"
     params:
         caption=lambda w: caption(FIGURE_CATALOGUE[w.figure]),
+        gpu_model=config["gpu_model"],
     script:
         "../scripts/render_figure.py"
 
@@ -49,6 +50,7 @@ rule table:
         "../envs/plots.yaml"
     params:
         caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
+        gpu_model=config["gpu_model"],
     script:
         "../scripts/render_table.py"
 

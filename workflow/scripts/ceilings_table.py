@@ -5,9 +5,9 @@ import sys
 
 import pandas as pd
 
-from mmbench import gpus
-from mmbench.ceilings import measure
-from mmbench.tables import atomic_write_csv
+from mmbench.core.tables import atomic_write_csv
+from mmbench.measure import gpus
+from mmbench.profile.ceilings import measure
 
 
 def main(sm) -> None:

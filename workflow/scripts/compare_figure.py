@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench import figures
+from mmbench.report import figures
 
 
 def main(sm) -> None:

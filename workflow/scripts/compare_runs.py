@@ -5,8 +5,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from mmbench import compare
-from mmbench.tables import atomic_write_csv, atomic_write_text
+from mmbench.compare import compare
+from mmbench.core.tables import atomic_write_csv, atomic_write_text
 
 
 def main(sm) -> None:

@@ -2,8 +2,8 @@
 
 import sys
 
-from mmbench.row import ordered
-from mmbench.tables import atomic_write_csv, concat_csv
+from mmbench.core.row import ordered
+from mmbench.core.tables import atomic_write_csv, concat_csv
 
 
 def main(sm) -> None:

@@ -3,7 +3,7 @@
 import html
 import sys
 
-from mmbench.tables import atomic_write_text
+from mmbench.core.tables import atomic_write_text
 
 
 def main(sm) -> None:

@@ -7,9 +7,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from mmbench.jobs import JobFailed, git_state, package_versions, run_job
-from mmbench.registry import source_hash
-from mmbench.tables import atomic_write_text
+from mmbench.core.tables import atomic_write_text
+from mmbench.measure.jobs import JobFailed, git_state, package_versions, run_job
+from mmbench.plan.registry import source_hash
 
 
 def main(sm) -> None:

@@ -4,8 +4,8 @@ import sys
 
 import pandas as pd
 
-from mmbench.profilers import e3f_table
-from mmbench.tables import atomic_write_csv, atomic_write_text
+from mmbench.core.tables import atomic_write_csv, atomic_write_text
+from mmbench.profile.profilers import e3f_table
 
 
 def main(sm) -> None:

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench import gpus
-from mmbench.plan import Configuration, detect_gpus
-from mmbench.profilers import METRIC_COLUMNS
-from mmbench.profiling import profile
-from mmbench.tables import atomic_write_csv
+from mmbench.core.axes import Configuration
+from mmbench.core.nvidia_smi import detect_gpus
+from mmbench.core.tables import atomic_write_csv
+from mmbench.measure import gpus
+from mmbench.profile.profilers import METRIC_COLUMNS
+from mmbench.profile.profiling import profile
 
 
 def main(sm) -> None:
@@ -28,7 +29,7 @@ def main(sm) -> None:
         metric_set=sm.params.metric_set,
     )
     visible = detect_gpus()
-    with gpus.acquire(log=logging.getLogger("mmbench.profiling")) as env:
+    with gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")) as env:
         rows = profile(spec, Path(sm.output.reports), sm.params.tools, env)
     axes = conf.axes()
     df = pd.DataFrame([axes | r for r in rows])

@@ -4,7 +4,7 @@ import sys
 
 import pandas as pd
 
-from mmbench.tables import atomic_write_csv
+from mmbench.core.tables import atomic_write_csv
 
 
 def main(sm) -> None:

@@ -3,14 +3,14 @@
 import sys
 from pathlib import Path
 
-from mmbench.catalogue import TABLES, load_inputs
-from mmbench.report_tables import write
+from mmbench.report.catalogue import TABLES, load_inputs
+from mmbench.report.report_tables import write
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     table = TABLES[sm.wildcards.table]
-    data = load_inputs({name: sm.input[name] for name in table.inputs})
+    data = load_inputs({name: sm.input[name] for name in table.inputs}, sm.params.gpu_model)
     write(table.make(data), Path(sm.output.html).with_suffix(""), table.title)
 
 

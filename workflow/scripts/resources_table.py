@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench.plan import Configuration
-from mmbench.ptxas import parse_ptxas
-from mmbench.registry import load_registry
-from mmbench.tables import atomic_write_csv
+from mmbench.core.axes import DTYPE_PARAM, params_label
+from mmbench.core.tables import atomic_write_csv
+from mmbench.plan.ptxas import parse_ptxas
+from mmbench.plan.registry import load_registry
 
 
 def table(paths: list[str], registry: dict) -> pd.DataFrame:
@@ -17,11 +17,18 @@ def table(paths: list[str], registry: dict) -> pd.DataFrame:
     rows = []
     for p in map(Path, paths):
         variant = registry[p.parent.name]
-        params = dict(variant.instance(p.name.removesuffix(".ptxas.txt")))
-        conf = Configuration(variant.name, params.pop("dtype"), 0, 0, 0, False, "", "", 0, params)
-        ident = {k: conf.axes()[k] for k in ("variant", "label", "params", "instance", "dtype")}
+        instance = p.name.removesuffix(".ptxas.txt")
+        params = dict(variant.instance(instance))
+        label = params_label(params)
+        ident = dict(
+            variant=variant.name,
+            label=f"{variant.name} {label}".strip(),
+            params=label,
+            instance=instance,
+            dtype=params.pop(DTYPE_PARAM),
+        )
         for rec in parse_ptxas(p.read_text()):
-            rows.append(ident | dict(conf.params) | rec)
+            rows.append(ident | params | rec)
     return pd.DataFrame(rows)
 
 

@@ -4,8 +4,8 @@ import sys
 
 import pandas as pd
 
-from mmbench import roofline
-from mmbench.tables import atomic_write_csv
+from mmbench.core.tables import atomic_write_csv
+from mmbench.profile import roofline
 
 
 def main(sm) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench import compare
-from mmbench.summary import render
-from mmbench.tables import atomic_write_text
+from mmbench.compare import compare
+from mmbench.core.tables import atomic_write_text
+from mmbench.report.summary import render
 
 
 def main(sm) -> None:

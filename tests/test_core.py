@@ -1,0 +1,291 @@
+"""The vocabularies declared once (mmbench/core): axes, element types, input distributions, the
+launch description; and the GPU model as an axis that keeps two models apart."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mmbench.core import arith
+from mmbench.core.axes import (
+    AXES,
+    COMPARE_KEY,
+    GPU_KEY,
+    IDENTITY_KEY,
+    INPUTS_KEY,
+    Configuration,
+)
+from mmbench.core.distributions import DISTRIBUTIONS
+from mmbench.core.elements import ELEMENT_TYPES, SCALARS, element_type
+from mmbench.core.launch_spec import TensorMap, check_tensor_map
+from mmbench.core.row import AXES as ROW_AXES
+from mmbench.core.row import COLUMNS, CONFIG_ID, config_id
+from mmbench.plan.compile import define_flags
+from mmbench.plan.config import load_schema
+from mmbench.plan.registry import RegistryError, load_registry
+from mmbench.report import ladder, summary
+from mmbench.report.catalogue import MixedGpuModels, load_inputs
+
+DATA = Path(__file__).parent / "data"
+
+
+# -- axes ------------------------------------------------------------------------------------
+
+
+def test_the_configuration_type_has_a_field_per_planned_axis_and_nothing_else():
+    fields = {f.name for f in dataclasses.fields(Configuration)}
+    planned = {a.name for a in AXES if a.planned}
+    assert fields == planned | {"params"}
+    assert GPU_KEY not in fields  # known only when measured
+
+
+def test_every_axis_is_a_column_of_the_row():
+    for a in AXES:
+        assert a.name in COLUMNS
+    assert ROW_AXES[0] == "backend"
+
+
+def test_keys_come_from_the_declared_flags():
+    assert CONFIG_ID == COMPARE_KEY
+    assert GPU_KEY in IDENTITY_KEY and GPU_KEY not in COMPARE_KEY
+    assert [a.name for a in AXES if a.inputs] == INPUTS_KEY
+    assert "memory" not in INPUTS_KEY and "dtype" in INPUTS_KEY
+
+
+def test_the_config_schema_takes_its_allowed_values_from_the_declarations():
+    props = load_schema()["properties"]
+    assert props["dtypes"]["items"]["enum"] == list(ELEMENT_TYPES)
+    assert props["distribution"]["enum"] == list(DISTRIBUTIONS)
+    memory = next(a for a in AXES if a.name == "memory")
+    assert props["memory"]["items"]["enum"] == list(memory.values)
+
+
+def test_a_configuration_id_is_the_same_from_a_journal_row_and_a_table_row():
+    table = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    row = table.iloc[0]
+    conf = Configuration.of(
+        row.variant,
+        {"dtype": row["dtype"], "TILE": int(row.TILE)},
+        m=int(row.m),
+        n=int(row.n),
+        k=int(row.k),
+        accumulate=bool(row.accumulate),
+        memory=row.memory,
+        distribution=row.distribution,
+        seed=int(row.seed),
+    )
+    assert config_id(conf.axes()) == config_id(row)
+
+
+# -- element types ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(SCALARS))
+def test_each_guard_sentinel_is_a_nan_of_its_float_type(name):
+    s = SCALARS[name]
+    bits = np.array([s.sentinel], dtype=s.bits)
+    if s.integer:
+        assert bits.view(s.np_dtype)[0] != 0
+    else:
+        with np.errstate(invalid="ignore"):
+            assert np.isnan(bits.view(s.np_dtype).astype(np.float64))[0]
+
+
+def test_sixteen_bit_inputs_compile_with_their_output_and_sum_types():
+    assert define_flags({"dtype": "float32", "TILE": 32}) == ["-DELEM_T=float", "-DTILE=32"]
+    flags = define_flags({"dtype": "bfloat16", "BM": 64})
+    assert flags[:2] == ["-DELEM_T=__nv_bfloat16", "-DOUT_T=float"] and "-DBM=64" in flags
+    assert "-DOUT_T=float" in define_flags({"dtype": "float16"})
+
+
+def test_bfloat16_tolerance_is_the_float32_sum_bound_doubled_and_int09_stays_exact():
+    k = 1000
+    f32 = arith.tolerance_scale("float32", "normal", k, False)
+    bf16 = arith.tolerance_scale("bfloat16", "normal", k, False)
+    assert bf16 == pytest.approx(2 * f32, rel=1e-3)
+    # integers 0..9 are exact in bfloat16 and their sums in float32
+    assert arith.exact_expected("bfloat16", "int09", 4096, False)
+    assert not arith.exact_expected("bfloat16", "int09", 2**24 // 81 + 1, False)
+    assert not arith.exact_expected("float16", "uniform", 8, False)
+
+
+def test_device_memory_counts_sixteen_bit_inputs_and_float_output():
+    m = n = k = 1000
+    need = arith.device_bytes_needed(m, n, k, "bfloat16")
+    assert need == 2 * (m * k + k * n) + 4 * m * n + 8 * (m * k + k * n + 4 * m * n)
+
+
+def test_cublas_has_a_route_for_every_type_but_int32():
+    assert {e.name for e in ELEMENT_TYPES.values() if e.cublas} == {
+        "float32",
+        "float64",
+        "bfloat16",
+        "float16",
+    }
+    assert element_type("bfloat16").cublas == "gemm_ex"
+    assert load_registry()["cublas"].dtypes == ("float32", "float64", "bfloat16", "float16")
+
+
+# -- distributions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_each_distribution_draws_values_of_the_input_type(dist, dtype):
+    e = element_type(dtype)
+    x = DISTRIBUTIONS[dist].draw(np.random.default_rng(1), (64, 32), e.input)
+    assert x.dtype == e.input.np_dtype and x.shape == (64, 32)
+    wide = x.astype(np.float64)
+    assert np.isfinite(wide).all() and np.unique(wide).size > 5
+    if DISTRIBUTIONS[dist].nonnegative:
+        assert wide.min() >= 0
+    else:
+        assert wide.min() < 0 < wide.max()
+
+
+def test_int09_draws_are_unchanged_for_the_course_types():
+    # the reports' inputs: the same integers as before the vocabulary was declared
+    rng = np.random.default_rng([2024, 3, 3, 3])
+    got = DISTRIBUTIONS["int09"].draw(rng, (3, 3), SCALARS["float32"])
+    want = np.random.default_rng([2024, 3, 3, 3]).integers(0, 10, (3, 3), dtype=np.int8)
+    assert (got == want.astype(np.float32)).all()
+
+
+def test_a_distribution_that_cannot_fill_integers_is_refused_for_int32(tmp_path):
+    from mmbench.plan.config import ConfigError, validate
+
+    cfg = dict(distribution="normal", dtypes=["int32"], variants=["naive_guarded"], arch="sm_90")
+    with pytest.raises(ConfigError, match="'normal'.*cannot fill int32.*distribution=int09"):
+        validate(cfg, load_registry())
+
+
+# -- the launch description ------------------------------------------------------------------
+
+
+def _registry_with(tmp_path, entry: str) -> dict:
+    src = Path(__file__).parents[1] / "kernels"
+    (tmp_path / "k.cu").write_text("// test\n")
+    text = (src / "registry.yaml").read_text().replace("variants:\n", "variants:\n" + entry, 1)
+    (tmp_path / "registry.yaml").write_text(text)
+    for f in src.glob("*.cu*"):
+        (tmp_path / f.name).write_text(f.read_text()) if f.name != "k.cu" else None
+    load_registry.cache_clear()
+    return load_registry(tmp_path / "registry.yaml")
+
+
+TMA_ENTRY = """  tma_test:
+    source: k.cu
+    symbol: tma_test
+    seeds: "test"
+    params:
+      dtype: [float32]
+      BM: [64, 512]
+      BK: [32]
+      CLUSTER: [2]
+    block: ["128"]
+    grid: ["CLUSTER * cdiv(cdiv(n, BM), CLUSTER)", "cdiv(m, BM)"]
+    cluster: ["CLUSTER", 1, 1]
+    align: 16
+    dynamic_shared_memory: "2 * BM * BK * elem_bytes"
+    args:
+      - {tensor_map: A, box: [BM, BK], swizzle: 128}
+      - {tensor_map: B, box: [BK, BM]}
+      - C
+      - {int: "m * 2"}
+      - {workspace: "m * 4"}
+      - accumulate
+
+"""
+
+
+def test_a_registry_entry_declares_tensor_maps_a_cluster_and_a_workspace(tmp_path):
+    v = _registry_with(tmp_path, TMA_ENTRY)["tma_test"]
+    params = {"dtype": "float32", "BM": 64, "BK": 32, "CLUSTER": 2}
+    spec = v.launch_spec(params, 100, 90, 37, (40, 92, 90), True)
+    assert spec.grid == (2, 2, 1) and spec.cluster == (2, 1, 1) and spec.needs_driver
+    a, b, c, twice_m, ws, acc = spec.args
+    assert a == TensorMap("A", 100, 37, 40, 64, 32, 128, "float32")
+    assert b == TensorMap("B", 37, 90, 92, 32, 64, 0, "float32")
+    assert c.operand == "C" and twice_m.value == 200 and ws.nbytes == 400 and acc.value == 1
+    assert v.alignment(params) == 16
+    assert spec.describe()["cluster"] == "2x1x1"
+    # 512-element boxes are past the tensor-memory accelerator's 256: refused before building
+    reasons = v.rejected(dict(params, BM=512))
+    assert any("box rows = 512: must be 1..256" in r for r in reasons), reasons
+    load_registry.cache_clear()
+
+
+def test_a_course_kernel_launches_through_cupy():
+    v = load_registry()["tiled_guarded"]
+    spec = v.launch_spec({"dtype": "float32", "TILE": 16}, 33, 31, 37, (37, 31, 31), False)
+    assert not spec.needs_driver and spec.cluster == (1, 1, 1)
+    assert [a.kind for a in spec.args] == ["pointer"] * 3 + ["int"] * 7
+
+
+def test_tensor_map_rules():
+    ok = TensorMap("A", 10, 10, 12, 64, 32, 128, "float32")
+    assert check_tensor_map(ok, 4) == []
+    odd_pitch = TensorMap("A", 10, 10, 13, 64, 32, 128, "float32")
+    assert any("multiple of 16" in r for r in check_tensor_map(odd_pitch, 4))
+    too_wide = TensorMap("A", 1, 1, 64, 8, 64, 128, "float32")  # 256 B rows, 128 B swizzle
+    assert any("swizzle span" in r for r in check_tensor_map(too_wide, 4))
+
+
+def test_a_malformed_argument_kind_is_a_registry_error(tmp_path):
+    bad = TMA_ENTRY.replace('{int: "m * 2"}', "{float: 2}")
+    with pytest.raises(RegistryError, match="not a valid registry"):
+        _registry_with(tmp_path, bad)
+    load_registry.cache_clear()
+
+
+# -- two GPU models in one run ---------------------------------------------------------------
+
+
+def _two_models(table: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """The recorded rows, and the same rows as if measured on a second model, faster by factor
+    for the kernels and not at all for cuBLAS."""
+    other = table.copy()
+    other[GPU_KEY] = "NVIDIA H200"
+    fast = other.variant.str.startswith("cublas") == False  # noqa: E712
+    other.loc[fast, "kernel_gflops"] *= factor
+    other.loc[fast, "kernel_ms_median"] /= factor
+    return pd.concat([table, other], ignore_index=True)
+
+
+def test_the_ladder_compares_each_kernel_with_cublas_on_its_own_gpu_model():
+    t = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    both = _two_models(t, 1.5)
+    k = ladder.with_reference(both)
+    h100 = k[k[GPU_KEY] != "NVIDIA H200"]
+    h200 = k[k[GPU_KEY] == "NVIDIA H200"]
+    assert len(h100) == len(h200) > 0
+    # same cuBLAS on both, kernels 1.5x faster on the second: its fractions are 1.5x, not mixed
+    merged = h100.merge(h200, on=["variant", "instance", "m", "n", "k"], suffixes=("", "_b"))
+    assert np.allclose(merged.fraction_b, 1.5 * merged.fraction)
+    assert (merged.reference_gflops == merged.reference_gflops_b).all()
+
+
+def test_the_summary_has_a_section_per_gpu_model():
+    t = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    txt, md = summary.render(_two_models(t, 2.0))
+    model = t[GPU_KEY].iloc[0]
+    assert f"== {model}: {len(t)} configurations ==" in txt
+    assert f"== NVIDIA H200: {len(t)} configurations ==" in txt
+    one, _ = summary.render(t)
+    assert "==" not in one.split("\n")[0]
+
+
+def test_figures_and_tables_refuse_mixed_models_unless_one_is_named(tmp_path):
+    t = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    path = tmp_path / "timings.csv"
+    _two_models(t, 2.0).to_csv(path, index=False)
+    with pytest.raises(MixedGpuModels, match="2 GPU models.*gpu_model="):
+        load_inputs({"timings": path})
+    got = load_inputs({"timings": path}, "NVIDIA H200")["timings"]
+    assert len(got) == len(t) and set(got[GPU_KEY]) == {"NVIDIA H200"}
+    with pytest.raises(MixedGpuModels, match="'NVIDIA A100' measured no row"):
+        load_inputs({"timings": path}, "NVIDIA A100")

@@ -1,0 +1,382 @@
+"""Two runs compared, configuration by configuration: what got faster, what got slower, and
+whether it is real.
+
+The criterion is nvbench's robust comparison (``nvbench-compare-robust``, NVIDIA's
+``cuda-bench`` package), called on our samples rather than written again:
+
+* each run's timing interval is [min, q3] of its timed kernel samples, its centre the median;
+* FASTER / SLOWER only when the two intervals are separated by a clear gap (default: more than
+  0.5% of the faster one) *and* the gap is confirmed in cycle space (time x SM clock, from the
+  SM clock NVML read after each timed pass), so a clock change alone is not a kernel change;
+* SAME when the samples of each run are covered by the other's within 0.5% (nearest neighbour
+  in log space, 97% of samples and 80% of distinct values), in time and in cycles;
+* UNSURE (nvbench's AMBG) otherwise: neither a clear gap nor clear agreement.
+
+A run is a results folder: its ``runs/<variant>.csv`` tables and ``runs/<variant>.samples.json.gz``
+samples (jobs.py writes both), or an archived measurement (``archive/<variant>/<source hash>/``,
+measure.py keeps one per kernel source).  Configurations are matched on row.CONFIG_ID.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mmbench.core.row import config_id
+from mmbench.core.tables import read_samples
+from mmbench.plan.config import ConfigError
+
+# nvbench's verdicts -> ours
+VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
+ORDER = ["SLOWER", "FASTER", "UNSURE", "SAME", "BASELINE ONLY", "THIS RUN ONLY"]
+PRESETS = ("default", "strict", "permissive")
+
+
+class NoRun(ValueError):
+    """A folder that holds no measured run."""
+
+
+@dataclass
+class Run:
+    """One run's measured rows (by config_id) and their samples, and where they came from."""
+
+    name: str
+    rows: pd.DataFrame
+    samples: dict[str, dict] = field(default_factory=dict)
+
+    def facts(self) -> dict:
+        """GPU, driver, median SM clock and kernel source hashes (per variant) of the run."""
+        r = self.rows
+
+        def one(col):
+            vals = sorted({str(v) for v in r[col].dropna()}) if col in r else []
+            return ", ".join(vals)
+
+        sources = (
+            r.dropna(subset=["source_sha256"]).groupby("variant").source_sha256.first().to_dict()
+            if "source_sha256" in r
+            else {}
+        )
+        clock = pd.to_numeric(r.get("sm_clock_mhz"), errors="coerce")
+        return dict(
+            run=self.name,
+            gpu=one("gpu_name"),
+            gpu_uuid=one("gpu_uuid"),
+            driver=one("driver_version"),
+            sm_clock_mhz=float(clock.median())
+            if clock is not None and clock.notna().any()
+            else None,
+            sources=sources,
+        )
+
+
+def _measured(frames: list[pd.DataFrame], name: str) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        raise NoRun(f"{name}: no measured rows")
+    rows = pd.concat(frames, ignore_index=True)
+    rows["config_id"] = [config_id(r) for _, r in rows.iterrows()]
+    return rows.drop_duplicates("config_id", keep="last").set_index("config_id", drop=False)
+
+
+def load_tables(tables: list[Path], name: str) -> Run:
+    """A run from per-variant tables (runs/<variant>.csv) and the samples files beside them."""
+    samples = {}
+    for t in tables:
+        s = t.with_name(t.stem + ".samples.json.gz")
+        if s.exists():
+            samples |= read_samples(s)
+    return Run(name, _measured([pd.read_csv(t) for t in tables], name), samples)
+
+
+def load_folder(folder: str | Path) -> Run:
+    """The run in a results folder: its runs/<variant>.csv (with samples), else its
+    tables/timings.csv (without: every configuration is then UNSURE, for want of samples)."""
+    folder = Path(folder)
+    tables = sorted(p for p in (folder / "runs").glob("*.csv"))
+    if tables:
+        return load_tables(tables, str(folder))
+    timings = folder / "tables" / "timings.csv"
+    if timings.exists():
+        return Run(str(folder), _measured([pd.read_csv(timings)], str(folder)))
+    raise NoRun(
+        f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv and "
+        f"{folder}/tables/timings.csv); give the results folder of an earlier run, or "
+        f"baseline=previous"
+    )
+
+
+def archived(results: str | Path) -> dict[str, list[Path]]:
+    """variant -> its archived measurements (archive/<variant>/<source hash>/<variant>.csv),
+    oldest first (by the newest timestamp in each)."""
+    out = {}
+    for vdir in sorted((Path(results) / "archive").glob("*")):
+        tables = [p for p in vdir.glob(f"*/{vdir.name}.csv") if p.stat().st_size > 0]
+        stamps = {p: str(pd.read_csv(p, usecols=["timestamp"]).timestamp.max()) for p in tables}
+        out[vdir.name] = sorted(tables, key=lambda p: stamps[p])
+    return out
+
+
+def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
+    """The baseline of the edit loop: for each variant of ``current``, its measurement of the
+    source before the current one (the newest archived one whose source hash differs).  Variants
+    never measured with another source are left out (THIS RUN ONLY).  Also returns
+    variant -> the baseline's source hash."""
+    now = current.facts()["sources"]
+    picked, hashes = [], {}
+    for variant, tables in archived(results).items():
+        if variant not in now:
+            continue
+        earlier = [t for t in tables if t.parent.name != str(now[variant])]
+        if earlier:
+            picked.append(earlier[-1])
+            hashes[variant] = earlier[-1].parent.name
+    if not picked:
+        raise NoRun(
+            f"baseline=previous: no variant of this run has an earlier kernel source in "
+            f"{Path(results) / 'archive'} (a variant's rows are archived when it is measured; "
+            f"edit a kernel and run again, or give baseline=<results folder>)"
+        )
+    return load_tables(picked, "previous"), hashes
+
+
+def check_baseline(baseline: str, results: str | Path) -> None:
+    """Before any GPU time: the baseline names a run that exists."""
+    if not baseline:
+        return
+    if baseline == "previous":
+        if not any((Path(results) / "archive").glob("*/*/*.csv")):
+            raise ConfigError(
+                f"config key 'baseline': previous compares each variant with its measurement "
+                f"of an earlier kernel source, but {Path(results) / 'archive'} holds none yet "
+                f"(a variant is archived each time it is measured: run once, edit a kernel, "
+                f"then run with baseline=previous)"
+            )
+        return
+    folder = Path(baseline)
+    if not any(folder.glob("runs/*.csv")) and not (folder / "tables" / "timings.csv").exists():
+        raise ConfigError(
+            f"config key 'baseline': {baseline!r} holds no measured run (no "
+            f"{folder}/runs/<variant>.csv, no {folder}/tables/timings.csv); valid: the results "
+            f"folder of an earlier run (e.g. a copy of results/), or previous"
+        )
+
+
+# --- the criterion --------------------------------------------------------------------------
+
+
+def _criterion():
+    from cuda.bench.scripts import nvbench_compare_robust as robust
+
+    robust.load_nvbench_compare_tooling(load_color=False)  # its NumPy, loaded on demand
+    return robust
+
+
+def _timing(robust, key: str, kernel_ms: list[float], clock_mhz: list[float]):
+    """nvbench's GpuTimingData from our samples (seconds, and the SM clock in Hz per sample)."""
+    t = np.asarray(kernel_ms, dtype=np.float64) * 1e-3
+    q1, med, q3 = np.percentile(t, [25, 50, 75])
+    bulk = {f"/mmbench/{key}/time": t}
+    freq = None
+    if len(clock_mhz) == len(t) and len(t):
+        bulk[f"/mmbench/{key}/freq"] = np.asarray(clock_mhz, dtype=np.float64) * 1e6
+
+    def reader(name):
+        return bulk[name].astype("<f4").tobytes()
+
+    def source(kind, what):
+        return robust.Float32BinarySource(
+            count=len(t), filename=f"/mmbench/{key}/{kind}", json_dir="/", description=what,
+            reader=reader,
+        )  # fmt: skip
+
+    if f"/mmbench/{key}/freq" in bulk:
+        freq = source("freq", "sample frequency")
+    mean, std = float(t.mean()), float(t.std(ddof=1)) if len(t) > 1 else math.inf
+    return robust.GpuTimingData(
+        minimum=float(t.min()),
+        maximum=float(t.max()),
+        mean=mean,
+        stdev=std,
+        stdev_relative=std / mean,
+        first_quartile=float(q1),
+        median=float(med),
+        third_quartile=float(q3),
+        interquartile_range=float(q3 - q1),
+        interquartile_range_relative=float(q3 - q1) / float(med),
+        sm_clock_rate_mean=float(np.mean(clock_mhz)) * 1e6 if len(clock_mhz) else None,
+        sample_source=source("time", "sample time"),
+        frequency_source=freq,
+    )
+
+
+def judge(base: dict, new: dict, preset: str = "default") -> dict:
+    """The verdict on one configuration from its two sample sets ({kernel_ms, sm_clock_mhz})
+    and the numbers nvbench's criterion used."""
+    robust = _criterion()
+    thresholds = robust.get_comparison_thresholds(preset)
+    r = _timing(robust, "base", base["kernel_ms"], base.get("sm_clock_mhz", []))
+    c = _timing(robust, "new", new["kernel_ms"], new.get("sm_clock_mhz", []))
+    out = robust.compare_gpu_timings(r, c, thresholds)
+    status = out.status.value if hasattr(out.status, "value") else str(out.status)
+    lo, hi = out.frac_diff_interval or (math.nan, math.nan)
+    return dict(
+        verdict=VERDICTS.get(status, "UNSURE"),
+        nvbench_status=status,
+        reason=out.reason.code,
+        reason_text=out.reason.message,
+        base_interval_ms=f"[{r.minimum * 1e3:.6g}, {r.third_quartile * 1e3:.6g}]",
+        this_interval_ms=f"[{c.minimum * 1e3:.6g}, {c.third_quartile * 1e3:.6g}]",
+        base_noise=out.ref_noise,
+        this_noise=out.cmp_noise,
+        change_low=lo,
+        change_high=hi,
+        clear_gap=thresholds.clear_gap_relative,
+    )
+
+
+KEEP = ["variant", "label", "instance", "dtype", "m", "n", "k", "memory", "cache", "pad"]
+
+
+def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
+    """One row per configuration in either run: both medians, their ratio (this / baseline),
+    the verdict and the numbers the criterion used; a configuration in one run only says so."""
+    rows = []
+    for cid in list(dict.fromkeys([*base.rows.index, *new.rows.index])):
+        b = base.rows.loc[cid] if cid in base.rows.index else None
+        n = new.rows.loc[cid] if cid in new.rows.index else None
+        ref = n if n is not None else b
+        row = {k: ref[k] for k in KEEP if k in ref.index} | dict(config_id=cid)
+        row |= dict(
+            base_ms=b["kernel_ms_median"] if b is not None else math.nan,
+            this_ms=n["kernel_ms_median"] if n is not None else math.nan,
+            base_verification=b["verification"] if b is not None else "",
+            this_verification=n["verification"] if n is not None else "",
+            base_samples=len(base.samples.get(cid, {}).get("kernel_ms", [])),
+            this_samples=len(new.samples.get(cid, {}).get("kernel_ms", [])),
+        )
+        row["ratio"] = (
+            row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
+        )
+        if b is None or n is None:
+            row |= dict(verdict="BASELINE ONLY" if n is None else "THIS RUN ONLY", reason="")
+        elif cid not in base.samples or cid not in new.samples:
+            missing = "the baseline" if cid not in base.samples else "this run"
+            row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
+        else:
+            row |= judge(base.samples[cid], new.samples[cid], preset)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def header(base: Run, new: Run) -> dict:
+    """Both runs' facts, and whether they ran on different GPUs."""
+    bf, nf = base.facts(), new.facts()
+    return dict(baseline=bf, this_run=nf, same_gpu=bf["gpu"] == nf["gpu"])
+
+
+def counts(table: pd.DataFrame) -> dict[str, int]:
+    got = table.verdict.value_counts().to_dict()
+    return {v: int(got.get(v, 0)) for v in ORDER}
+
+
+def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
+    """The console summary: both runs, the verdict counts, and the configurations that changed
+    (slowest first)."""
+    b, n = head["baseline"], head["this_run"]
+    lines = [
+        f"Comparison of runs: baseline {b['run']} vs this run {n['run']}",
+        f"  baseline GPU: {b['gpu']} (driver {b['driver']}, SM clock {_mhz(b['sm_clock_mhz'])})",
+        f"  this run GPU: {n['gpu']} (driver {n['driver']}, SM clock {_mhz(n['sm_clock_mhz'])})",
+    ]
+    if not head["same_gpu"]:
+        lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
+    both = [v for v in n["sources"] if v in b["sources"]]
+    changed = sorted(v for v in both if str(b["sources"][v]) != str(n["sources"][v]))
+    if changed:
+        lines.append(f"  kernel sources that differ: {', '.join(changed)}")
+    c = counts(table)
+    lines.append("  " + ", ".join(f"{v} {k}" for k, v in c.items() if v or k in ORDER[:4]))
+    moved = table[table.verdict.isin(["SLOWER", "FASTER"])].sort_values("ratio", ascending=False)
+    for r in moved.head(limit).itertuples():
+        lines.append(
+            f"  {r.verdict:<6} {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: "
+            f"{r.base_ms:.4g} -> {r.this_ms:.4g} ms (x{r.ratio:.3f})"
+        )
+    if len(moved) > limit:
+        lines.append(f"  ... and {len(moved) - limit} more (tables/compare.csv)")
+    return "\n".join(lines)
+
+
+def edits(results: str | Path, tables: list[Path], preset: str = "default") -> str:
+    """For the end-of-run summary: each variant whose kernel source changed since an archived
+    measurement, before -> after per configuration with the verdicts ('' if none)."""
+    if not tables:
+        return ""
+    new = load_tables(tables, "this run")
+    try:
+        base, hashes = previous(results, new)
+    except NoRun:
+        return ""
+    table = compare(base, new, preset)
+    now = new.facts()["sources"]
+    lines = []
+    for variant, old in hashes.items():
+        t = table[(table.variant == variant) & table.ratio.notna()].sort_values(["m", "n", "k"])
+        c = counts(t)
+        tally = ", ".join(f"{c[v]} {v}" for v in ORDER[:4] if c[v])
+        lines.append(
+            f"{variant}: kernel source {old} -> {now[variant]} (baseline=previous): {tally}"
+        )
+        for r in t.itertuples():
+            lines.append(
+                f"  {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: {r.base_ms:.4g} -> "
+                f"{r.this_ms:.4g} ms (x{r.ratio:.3f}) {r.verdict}"
+            )
+    return "Since the previous kernel source:\n" + "\n".join(lines)
+
+
+SHOWN = {
+    "verdict": "verdict",
+    "label": "kernel",
+    "dtype": "dtype",
+    "shape": "m x n x k",
+    "memory": "memory",
+    "base_ms": "baseline ms",
+    "this_ms": "this run ms",
+    "ratio": "ratio",
+    "change": "change interval",
+    "reason": "nvbench's reason",
+    "samples": "samples",
+}
+
+
+def html(table: pd.DataFrame, text: str) -> str:
+    """The report's comparison table: the summary, then the configurations, changed first."""
+    t = table.copy()
+    t["shape"] = [f"{r.m}x{r.n}x{r.k}" for r in t.itertuples()]
+    t["change"] = [
+        f"{lo:+.1%} to {hi:+.1%}" if pd.notna(lo) else ""
+        for lo, hi in zip(t.get("change_low", []), t.get("change_high", []), strict=True)
+    ] if "change_low" in t else ""  # fmt: skip
+    t["samples"] = [f"{b} / {n}" for b, n in zip(t.base_samples, t.this_samples, strict=True)]
+    t["_rank"] = t.verdict.map({v: i for i, v in enumerate(ORDER)})
+    t = t.sort_values(["_rank", "ratio"], ascending=[True, False])
+    t = t.reindex(columns=list(SHOWN)).rename(columns=SHOWN)
+    body = t.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0)
+    style = "<style>td, th { white-space: nowrap; padding: 1px 8px; }</style>"
+    return f"{style}\n<pre>{escape(text)}</pre>\n{body}\n"
+
+
+def _mhz(v) -> str:
+    return f"{v:.0f} MHz" if v is not None and not math.isnan(v) else "not recorded"
+
+
+def write_header(head: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(head, indent=2, default=str))

@@ -1,0 +1,160 @@
+"""The element types, declared once.
+
+A value of the configuration's `dtype` axis names an `ElementType`: the scalar type of the
+inputs A and B, the scalar type of the output C (and of C0 in C += A.B) and the type the products
+are summed in.  For the course kernels all three are one type (float32, float64, int32); for the
+16-bit inputs of the tensor cores they differ (bfloat16 and float16 inputs, float32 output and
+accumulation), as in nvbench's `{In, Out}` type pairs and cuBLAS's GemmEx.
+
+Everything the pipeline needs to know about a type is here: the C++ names the kernels are
+compiled with, the NumPy type that holds its values on the host, its size, the guard-zone
+sentinel, its unit roundoff (for the tolerance), whether its arithmetic is exact, and the route
+to its cuBLAS reference.  Nothing else in the package writes a type's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+# cudaDataType_t values (library_types.h), as cuBLAS's GemmEx takes them
+CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_R_16BF, CUDA_R_32I = 0, 1, 2, 14, 10
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """One scalar type as it lies in memory."""
+
+    name: str
+    ctype: str  # the C++ type a kernel is compiled with
+    numpy: str  # the NumPy dtype that holds its values on the host ("bfloat16": ml_dtypes)
+    nbytes: int
+    # significand bits p (unit roundoff 2^-p); None for integers, whose arithmetic is exact
+    significand_bits: int | None
+    # the guard-zone bit pattern: a NaN of the type (integers: an unlikely value)
+    sentinel: int
+    cuda_data_type: int
+
+    @property
+    def integer(self) -> bool:
+        return self.significand_bits is None
+
+    @property
+    def unit_roundoff(self) -> float:
+        return 0.0 if self.integer else 2.0**-self.significand_bits
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return numpy_dtype(self.numpy)
+
+    @property
+    def bits(self) -> np.dtype:
+        """The unsigned integer type of the same size (guard zones are written as bits)."""
+        return np.dtype(f"uint{8 * self.nbytes}")
+
+    def exactly_holds(self, integer_max: float) -> bool:
+        """True when every integer 0..integer_max is exactly representable."""
+        return self.integer or integer_max < 2**self.significand_bits
+
+
+@cache
+def numpy_dtype(name: str) -> np.dtype:
+    if name == "bfloat16":  # NumPy has no bfloat16; ml_dtypes (JAX's) is the kept one
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+SCALARS = {
+    s.name: s
+    for s in (
+        Scalar("float32", "float", "float32", 4, 24, 0xFFBADBAD, CUDA_R_32F),
+        Scalar("float64", "double", "float64", 8, 53, 0xFFF4BADBADBADBAD, CUDA_R_64F),
+        Scalar("int32", "int", "int32", 4, None, 0xFFBADBAD, CUDA_R_32I),
+        # 0xFFBA is a NaN in both 16-bit formats (all-ones exponent, non-zero fraction)
+        Scalar("float16", "__half", "float16", 2, 11, 0xFFBA, CUDA_R_16F),
+        Scalar("bfloat16", "__nv_bfloat16", "bfloat16", 2, 8, 0xFFBA, CUDA_R_16BF),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """A value of the dtype axis: the types of the inputs, of the output and of the sums."""
+
+    name: str
+    input: Scalar
+    output: Scalar
+    accumulator: Scalar
+    # how its cuBLAS reference is called: "gemm" (cublas<t>gemm of the one type), "gemm_ex"
+    # (cublasGemmEx: inputs of one type, output and compute of another), None (no reference)
+    cublas: str | None
+    # the precision class of the ladder (the panel a kernel is drawn in), per math mode
+    classes: tuple[tuple[str, str], ...]
+    # extra relative error of each sum on the tensor cores, whose FP32 adds are not documented
+    # to round to nearest: the bound then takes two units of roundoff per add, not one
+    sums_on_tensor_cores: bool = False
+
+    @property
+    def mixed(self) -> bool:
+        return self.input != self.output
+
+    def precision_class(self, math: str) -> str | None:
+        return dict(self.classes).get(math or "ieee")
+
+    def compile_defines(self) -> dict[str, str]:
+        """The macros a kernel is compiled with: ELEM_T (the inputs' type: one type for A, B and
+        C in every kernel whose element type is not mixed), OUT_T and ACC_T."""
+        return dict(ELEM_T=self.input.ctype, OUT_T=self.output.ctype, ACC_T=self.accumulator.ctype)
+
+
+def _same(name: str, cublas: str | None, classes) -> ElementType:
+    s = SCALARS[name]
+    return ElementType(name, s, s, s, cublas, tuple(classes))
+
+
+ELEMENT_TYPES: dict[str, ElementType] = {
+    e.name: e
+    for e in (
+        _same("float32", "gemm", [("ieee", "FP32"), ("tf32", "TF32")]),
+        _same("float64", "gemm", [("ieee", "FP64")]),
+        _same("int32", None, [("ieee", "INT32")]),
+        ElementType(
+            "bfloat16",
+            SCALARS["bfloat16"],
+            SCALARS["float32"],
+            SCALARS["float32"],
+            "gemm_ex",
+            (("ieee", "BF16"),),
+            sums_on_tensor_cores=True,
+        ),
+        ElementType(
+            "float16",
+            SCALARS["float16"],
+            SCALARS["float32"],
+            SCALARS["float32"],
+            "gemm_ex",
+            (("ieee", "FP16"),),
+            sums_on_tensor_cores=True,
+        ),
+    )
+}
+# the ladder's panels, in order
+CLASS_ORDER = ["FP32", "TF32", "BF16", "FP16", "FP64", "INT32"]
+
+
+def element_type(name: str) -> ElementType:
+    try:
+        return ELEMENT_TYPES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown element type {name!r}; valid values: {', '.join(ELEMENT_TYPES)}"
+        ) from None
+
+
+def precision_class(dtype: str, math: str) -> str | None:
+    e = ELEMENT_TYPES.get(dtype)
+    return e.precision_class(math) if e else None

@@ -1,0 +1,112 @@
+"""The launch of one configuration, described once as data: grid, block, cluster shape, dynamic
+shared memory and the kernel's arguments, each of a declared kind.
+
+The kinds of kernel argument (a registry entry's `args:` lists them):
+
+| kind         | registry form                                   | passed as                            |
+|--------------|-------------------------------------------------|--------------------------------------|
+| `pointer`    | `A`, `B`, `C` or `{pointer: A}`                 | the operand's device address (8 B)   |
+| `int`        | `m`, `lda`, `accumulate`, or `{int: "expr"}`    | a 32-bit integer                     |
+| `tensor_map` | `{tensor_map: A, box: [rows, cols], swizzle: 128}` | a CUtensorMap (128 B, 64-B aligned) made on the host from the operand's address, shape, leading dimension and element type, by value (`const __grid_constant__ CUtensorMap`) |
+| `workspace`  | `{workspace: "bytes expr"}`                     | the address of zeroed device memory  |
+
+`plan/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
+into a launch (CuPy where it can: pointers and integers, no cluster; NVIDIA's cuda-bindings
+where it cannot: tensor maps, clusters).  The runner, the profiler's target program and the
+memcheck tool all launch from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OPERANDS = ("A", "B", "C")
+# the integer names every expression of a launch may use, besides the parameters
+PROBLEM_NAMES = ("m", "n", "k", "lda", "ldb", "ldc", "accumulate")
+SWIZZLES = (0, 32, 64, 128)
+ARG_KINDS = ("pointer", "int", "tensor_map", "workspace")
+
+
+@dataclass(frozen=True)
+class Pointer:
+    operand: str
+    kind: str = "pointer"
+
+
+@dataclass(frozen=True)
+class Int:
+    value: int
+    name: str = ""
+    kind: str = "int"
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """A 2-D tiled tensor map of a row-major operand: `rows` x `cols` elements with leading
+    dimension `ld`, loaded in boxes of box_rows x box_cols (cols innermost)."""
+
+    operand: str
+    rows: int
+    cols: int
+    ld: int
+    box_rows: int
+    box_cols: int
+    swizzle: int
+    scalar: str  # the element's scalar type name (core/elements.py)
+    kind: str = "tensor_map"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    nbytes: int
+    kind: str = "workspace"
+
+
+Arg = Pointer | Int | TensorMap | Workspace
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cluster: tuple[int, int, int] = (1, 1, 1)
+    dynamic_shared_bytes: int = 0
+    args: tuple[Arg, ...] = field(default=())
+
+    @property
+    def needs_driver(self) -> bool:
+        """True where CuPy cannot launch it: a cluster, or an argument CuPy cannot pass."""
+        return self.cluster != (1, 1, 1) or any(
+            isinstance(a, TensorMap | Workspace) for a in self.args
+        )
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to launch (e.g. floor(size / block) = 0 blocks)."""
+        return 0 in self.grid
+
+    def describe(self) -> dict:
+        """The row's launch columns."""
+        out = dict(grid="x".join(map(str, self.grid)), block="x".join(map(str, self.block)))
+        if self.cluster != (1, 1, 1):
+            out["cluster"] = "x".join(map(str, self.cluster))
+        return out
+
+
+def check_tensor_map(t: TensorMap, nbytes: int, align: int = 16) -> list[str]:
+    """Why the tensor-memory accelerator cannot describe this operand (empty: it can), from the
+    CUDA driver's rules for cuTensorMapEncodeTiled: box edges 1..256 elements, the box's inner
+    edge a multiple of 16 bytes, the row pitch a multiple of 16 bytes."""
+    out = []
+    for edge, name in ((t.box_rows, "box rows"), (t.box_cols, "box cols")):
+        if not 1 <= edge <= 256:
+            out.append(f"{name} = {edge}: must be 1..256")
+    if (t.box_cols * nbytes) % 16:
+        out.append(f"box cols x {nbytes} B = {t.box_cols * nbytes} B: must be a multiple of 16")
+    if (t.ld * nbytes) % align:
+        out.append(f"leading dimension {t.ld} x {nbytes} B: must be a multiple of {align} B")
+    if t.swizzle not in SWIZZLES:
+        out.append(f"swizzle {t.swizzle}: valid values {SWIZZLES}")
+    elif t.swizzle and t.box_cols * nbytes > t.swizzle:
+        out.append(f"box cols x {nbytes} B exceeds the {t.swizzle}-byte swizzle span")
+    return out

@@ -1,0 +1,141 @@
+"""One row of results/tables/timings.csv: the single list of its columns, in order.
+
+A row is the configuration's axes (Configuration.axes(): variant, label, instance, element type,
+shape, layout, inputs, and one column per compile-time parameter of the variant), then the launch,
+the verification, the timings, the clocks and the provenance.  Every measured or error row is a
+Row, so a column that is not declared here cannot be written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field, fields
+
+import pandas as pd
+
+from .axes import AXES as DECLARED_AXES
+from .axes import COMPARE_KEY
+
+NAN = math.nan
+
+# The configuration's columns (Configuration.axes() and the GPU model), from the declared axes
+# (core/axes.py): first the identifying ones, the parameter columns (TILE, COARSEN, BM, ...)
+# right after `instance`, then the backend and every other axis in declaration order.
+IDENTITY = ["variant", "label", "params", "instance"]
+AXES = ["backend"] + [a.name for a in DECLARED_AXES if a.name != "variant"]
+
+
+@dataclass
+class Row:
+    axes: dict = field(repr=False)
+    # launch
+    lda: float = NAN
+    ldb: float = NAN
+    ldc: float = NAN
+    kernel_ld: str = ""
+    grid: str = ""
+    block: str = ""
+    cluster: str = ""  # blocks per cluster, where the launch has one
+    # verification (oracle.Reference.judge)
+    verification: str = "ERROR"
+    mismatches: float = NAN
+    nonfinite: float = NAN
+    oob_writes: float = NAN
+    freivalds: str = ""
+    freivalds_bad_rows: float = NAN
+    max_abs_error: float = NAN
+    rel_l2_error: float = NAN
+    tolerance: str = ""
+    first_mismatches: str = ""
+    error: str = ""
+    # timings (timing.Samples.columns)
+    samples: int = 0
+    kernel_ms_median: float = NAN
+    kernel_ms_min: float = NAN
+    kernel_ms_max: float = NAN
+    kernel_ms_iqr: float = NAN
+    h2d_ms_median: float = NAN
+    d2h_ms_median: float = NAN
+    global_ms_median: float = NAN
+    global_ms_min: float = NAN
+    global_ms_max: float = NAN
+    global_ms_iqr: float = NAN
+    kernel_gflops: float = NAN
+    global_gflops: float = NAN
+    # clocks (device.clock_columns)
+    sm_clock_mhz: float = NAN
+    mem_clock_mhz: float = NAN
+    temperature_c: float = NAN
+    power_w: float = NAN
+    throttled_samples: float = NAN
+    throttle_reasons: str = ""
+    # the harness's own cost
+    gpu_busy_ms: float = NAN
+    verify_ms: float = NAN
+    freivalds_ms: float = NAN
+    config_wall_ms: float = NAN
+    # provenance (device.device_facts, the job)
+    gpu_uuid: str = ""
+    gpu_index: float = NAN
+    gpu_pci_bus_id: str = ""
+    cuda_visible_devices: str = ""
+    compute_capability: str = ""
+    driver_version: str = ""
+    cuda_runtime: str = ""
+    cupy_version: str = ""
+    source_sha256: str = ""
+    hostname: str = ""
+    timestamp: str = ""
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        return self.axes | {k: v for k, v in out.items() if k != "axes"}
+
+
+MEASURED = [f.name for f in fields(Row) if f.name != "axes"]
+COLUMNS = IDENTITY + AXES + MEASURED
+
+
+# What names one configuration across runs (compare.py matches two runs on it): the variant and
+# its instantiation, the problem and how it was placed and timed (the axes declared `compare`).
+CONFIG_ID = COMPARE_KEY
+# the key under which a measured row carries its timed samples to the job (jobs.py keeps them
+# in runs/<variant>.samples.json.gz, not in the table)
+SAMPLES = "_samples"
+
+
+def _id_part(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value in ("True", "False"):
+        value = value == "True"
+    return str(value)
+
+
+def config_id(row) -> str:
+    """The configuration's name across runs, the same from a journal row (Python values) and
+    from a row of timings.csv (pandas' types)."""
+    return "|".join(_id_part(row[c]) for c in CONFIG_ID)
+
+
+def error_row(axes: dict, message: str, **more) -> dict:
+    """The row of a configuration that could not be measured."""
+    return Row(axes=axes, verification="ERROR", error=message, **more).to_dict()
+
+
+# compile-time parameter names (workflow/schemas/registry.schema.yaml), other than dtype
+PARAM_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """The compile-time parameter columns of a table (TILE, COARSEN, BM, ...)."""
+    return [c for c in df.columns if PARAM_NAME.match(str(c))]
+
+
+def ordered(df: pd.DataFrame) -> pd.DataFrame:
+    """The declared columns in their order, the parameter columns right after `instance`, then
+    any others."""
+    params = parameter_columns(df)
+    rest = [c for c in df.columns if c not in COLUMNS and c not in params]
+    return df.reindex(columns=IDENTITY + params + AXES + MEASURED + rest)

@@ -1,0 +1,189 @@
+"""One measurement job (rule measure_variant): its configurations run in worker processes.
+
+The parent never touches the GPU.  It starts `python -m mmbench.measure.worker`, which measures the
+configurations still to do and appends each finished row to the job's journal
+(`results/runs/<variant>.csv.journal.jsonl`), flushed, with a "start" record before each one.
+When a worker ends early (a sticky CUDA error ends its context, a segfault, a kill), the parent
+records the configuration it was in as failed, with the reason, and starts a new worker for the
+rest.  When the job is interrupted (Ctrl-C, a killed SLURM job), the journal survives: the next
+run of the job keeps every row whose configuration, kernel binary, sources and sampling are
+unchanged and measures only the others.  The table is written atomically at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mmbench import paths
+from mmbench.core.axes import Configuration
+from mmbench.core.row import SAMPLES, config_id, error_row, ordered
+from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
+from mmbench.measure.journal import journal_fatal, journal_key, read_journal
+
+log = logging.getLogger("mmbench.measure.jobs")
+CONTEXT_LOST_EXIT = 3
+NO_GPU_EXIT = 4  # the worker could not reach a GPU: nothing in this job can run
+
+
+class JobFailed(RuntimeError):
+    """The measurement job cannot measure anything (no GPU, a worker that cannot start)."""
+
+
+def file_sha(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def run_job(
+    variant: str,
+    registry: str,
+    confs: list[dict],
+    instantiations: dict[str, str],
+    sources: list[str],
+    source_sha: str,
+    settings: dict,
+    out_csv: str,
+    logfile: str,
+    max_workers: int | None = None,
+) -> dict | None:
+    """Measures `confs`, resuming from the journal; returns the device record of the workers."""
+    out = Path(out_csv)
+    journal = out.with_name(out.name + ".journal.jsonl")
+    spec_path = out.with_name(out.name + ".spec.json")
+    shas = {name: file_sha(path) for name, path in instantiations.items()}
+    keyed = []
+    for c in confs:
+        cub = shas.get(Configuration.from_dict(c).instance, "library")
+        keyed.append((journal_key(c, cub, source_sha, settings), c))
+    rows, _, device = read_journal(journal)
+    kept = sum(1 for k, _ in keyed if k in rows)
+    if kept:
+        log.info(
+            "resuming: %d of %d configurations already measured (journal %s)",
+            kept,
+            len(keyed),
+            journal,
+        )
+    from mmbench.measure import gpus
+
+    # what every worker of this job is told, besides its configurations still to do
+    base = dict(
+        variant=variant,
+        registry=registry,
+        instantiations=instantiations,
+        settings=settings,
+        journal=str(journal),
+        log=logfile,
+        source_sha=source_sha,
+    )
+    with gpus.acquire(log=log) as gpu_env:
+        _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
+        device = read_journal(journal)[2] or device
+    done = [rows[k] for k, _ in keyed]
+    samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
+    write_samples(samples_path(out), samples)
+    table = ordered(pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done]))
+    atomic_write_csv(table, out)
+    journal.unlink(missing_ok=True)
+    spec_path.unlink(missing_ok=True)
+    why = nothing_measured(done)
+    if why:  # the run must not end as if it had measured something
+        raise JobFailed(why)
+    return device
+
+
+def samples_path(table: str | Path) -> Path:
+    """runs/<variant>.samples.json.gz beside a job's runs/<variant>.csv."""
+    table = Path(table)
+    return table.with_name(table.stem + ".samples.json.gz")
+
+
+def nothing_measured(rows: list[dict]) -> str | None:
+    """Why a job's rows hold no measurement (every configuration ended in ERROR), or None."""
+    if rows and all(r.get("verification") == "ERROR" for r in rows):
+        return (
+            f"every configuration of this job failed ({len(rows)} ERROR rows); the first: "
+            f"{rows[0].get('error')}"
+        )
+    return None
+
+
+def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> None:
+    """Workers until every configuration has a row (restarting after a lost context)."""
+    attempts = 0
+    limit = max_workers or len(keyed) + 1
+    started = read_journal(Path(base["journal"]))[1]
+    while True:
+        todo = [(k, c) for k, c in keyed if k not in rows]
+        if not todo:
+            break
+        attempts += 1
+        if attempts > limit:
+            for k, c in todo:
+                rows[k] = conf_error(c, "not run: too many worker restarts in this job")
+            break
+        spec = dict(base, todo=todo)
+        atomic_write_text(spec_path, json.dumps(spec, default=str))
+        started_before = len(started)
+        proc = subprocess.run(
+            paths.child_command("measure.worker", str(spec_path)), env=paths.child_env(gpu_env)
+        )
+        new_rows, started, device = read_journal(Path(base["journal"]))
+        rows.update(new_rows)
+        unfinished = [k for k in started if k not in rows]
+        if proc.returncode == NO_GPU_EXIT:
+            raise JobFailed(journal_fatal(Path(base["journal"])) or "no usable GPU")
+        if proc.returncode != 0 and len(started) == started_before:
+            raise JobFailed(
+                f"the worker process failed before measuring anything (exit code "
+                f"{proc.returncode}); its output is in {base['log']}"
+            )
+        if proc.returncode != 0:
+            reason = (
+                f"killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"exit code {proc.returncode}"
+            )
+            if proc.returncode == CONTEXT_LOST_EXIT:
+                reason = "the CUDA context was lost (see the row before)"
+            for k in unfinished:
+                conf = dict(keyed)[k]
+                rows[k] = conf_error(
+                    conf,
+                    f"worker process ended while measuring this configuration ({reason})",
+                    (device or {}).get("name", ""),
+                )
+                log.warning("worker ended (%s) during %s; restarting for the rest", reason, conf)
+
+
+def conf_error(conf: dict, message: str, gpu_name: str = "") -> dict:
+    """The row of a configuration no worker could finish (on the GPU model the journal names)."""
+    return error_row(Configuration.from_dict(conf).axes() | dict(gpu_name=gpu_name), message)
+
+
+def git_state(repo: str | Path) -> dict:
+    def git(*args):
+        r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return dict(commit=commit or "unknown", dirty=bool(dirty) if dirty is not None else None)
+
+
+def package_versions() -> dict:
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in ("snakemake", "numpy", "pandas", "cupy-cuda13x", "cupy", "nvidia-ml-py", "pyyaml"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out

@@ -1,0 +1,74 @@
+"""A measurement job's journal (`runs/<variant>.csv.journal.jsonl`): one JSON record a line,
+appended and flushed by the worker, read by the job (jobs.py).  The record shapes, all here:
+
+    {"device": {...}}                 the worker reached its GPU (device.device_properties)
+    {"fatal": "no usable GPU: ..."}   the worker could not reach one
+    {"start": KEY}                    it starts measuring the configuration KEY
+    {"key": KEY, "row": {...}}        that configuration's finished row
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+
+def device_record(properties: dict) -> dict:
+    return {"device": properties}
+
+
+def fatal_record(message: str) -> dict:
+    return {"fatal": message}
+
+
+def start_record(key: str) -> dict:
+    return {"start": key}
+
+
+def row_record(key: str, row: dict) -> dict:
+    return {"key": key, "row": row}
+
+
+def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict) -> str:
+    blob = json.dumps([conf, cubin_sha, source_sha, settings], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def read_journal(path: Path) -> tuple[dict[str, dict], list[str], dict | None]:
+    """(rows by key, keys started in order, device record) from a journal; a torn last line
+    (the process was killed while writing it) is ignored."""
+    rows, started, device = {}, [], None
+    if not path.exists():
+        return rows, started, device
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "row" in rec:
+            rows[rec["key"]] = rec["row"]
+        elif "start" in rec:
+            started.append(rec["start"])
+        elif "device" in rec:
+            device = rec["device"]
+    return rows, started, device
+
+
+def journal_fatal(path: Path) -> str | None:
+    """The last fatal message a worker journaled (it could not reach the GPU), if any."""
+    fatal = None
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                fatal = json.loads(line).get("fatal", fatal)
+            except (json.JSONDecodeError, AttributeError):
+                continue
+    return fatal
+
+
+def append_jsonl(path: str | Path, record: dict) -> None:
+    """Appends one record to a job's journal, flushed, so a crash keeps it."""
+    with open(path, "a") as fh:
+        fh.write(json.dumps(record, default=str) + "\n")
+        fh.flush()

@@ -1,0 +1,255 @@
+"""Launching one configuration: its LaunchSpec (core/launch_spec.py, built from the registry
+entry) turned into a call that enqueues the kernel on a stream, or cuBLAS through CuPy.  The
+measurement runner, the profiler's target program and the memcheck tool all launch through
+here, so the profiled call is exactly the measured one.
+
+CuPy launches what it can pass: pointers and integers, no cluster.  A launch with a tensor map
+(a 128-byte CUtensorMap by value), a workspace or a cluster shape goes through NVIDIA's
+cuda-bindings: cuTensorMapEncodeTiled makes each map from the operand's address, shape and
+leading dimension, and cuLaunchKernelEx launches with the cluster dimension as an attribute.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mmbench.core.elements import SCALARS, element_type
+from mmbench.core.launch_spec import Int, LaunchSpec, Pointer, TensorMap, Workspace
+
+CUPY_DYNAMIC_SHARED_DEFAULT = 48 * 1024
+
+
+class Modules:
+    """Loaded cubins of one process (cupy.RawModule), by path."""
+
+    def __init__(self, cp):
+        self.cp, self.loaded = cp, {}
+
+    def function(self, path: str, symbol: str):
+        if path not in self.loaded:
+            self.loaded[path] = self.cp.RawModule(path=path)
+        return self.loaded[path].get_function(symbol)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """Where a kernel finds one matrix: its device address and leading dimension."""
+
+    ptr: int
+    ld: int
+
+
+def launcher(
+    cp,
+    v,
+    conf,
+    modules: Modules | None,
+    cubin: str | None,
+    operands: dict[str, Operand],
+    stream,
+) -> tuple[Callable[[], None], LaunchSpec]:
+    """(launch, spec) of one configuration; launch() enqueues the kernel on `stream`.  `v` is
+    the variant's registry entry, `operands` A, B and C as the kernel sees them."""
+    lds = tuple(operands[x].ld for x in "ABC")
+    if v.backend == "cublas":
+        spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
+        pointers = tuple(operands[x].ptr for x in "ABC")
+        return cublas_launcher(cp, conf, pointers, lds, stream, v.math), spec
+    spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate)
+    fn = modules.function(cubin, v.symbol)
+    if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
+        fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
+    if spec.empty:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
+        return (lambda: None), spec
+    if spec.needs_driver:
+        return DriverLaunch(cp, spec, fn, operands, stream), spec
+    args = cupy_arguments(spec, operands)
+
+    def launch():
+        with stream:  # RawKernel launches on the current stream
+            fn(spec.grid, spec.block, args, shared_mem=spec.dynamic_shared_bytes)
+
+    return launch, spec
+
+
+def cupy_arguments(spec: LaunchSpec, operands: dict[str, Operand]) -> tuple:
+    """The argument tuple for CuPy: 64-bit addresses and 32-bit integers."""
+    out = []
+    for a in spec.args:
+        if isinstance(a, Pointer):
+            out.append(np.uint64(operands[a.operand].ptr))
+        elif isinstance(a, Int):
+            out.append(np.int32(a.value))
+        else:
+            raise TypeError(f"CuPy cannot pass a {a.kind} argument")
+    return tuple(out)
+
+
+# -- the driver path: tensor maps, workspaces, clusters -------------------------------------------
+
+TENSOR_MAP_BYTES, TENSOR_MAP_ALIGN = 128, 64
+
+
+def _aligned_copy(raw: bytes, align: int, keep: list) -> int:
+    """The address of a copy of `raw` aligned to `align` bytes (kept alive in `keep`)."""
+    buf = ctypes.create_string_buffer(len(raw) + align)
+    offset = (-ctypes.addressof(buf)) % align
+    ctypes.memmove(ctypes.addressof(buf) + offset, raw, len(raw))
+    keep.append(buf)
+    return ctypes.addressof(buf) + offset
+
+
+def _check(result, what: str):
+    from cuda.bindings import driver as cu
+
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorName(err)
+        raise RuntimeError(f"{what}: {name.decode() if isinstance(name, bytes) else name}")
+    return rest[0] if rest else None
+
+
+def encode_tensor_map(t: TensorMap, address: int) -> bytes:
+    """The 128 bytes of a CUtensorMap describing a row-major operand (cols innermost), loaded in
+    boxes of box_rows x box_cols, the part past the matrix read as zeros."""
+    from cuda.bindings import driver as cu
+
+    scalar = SCALARS[t.scalar]
+    types = {
+        "float32": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        "float64": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        "int32": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_INT32,
+        "float16": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        "bfloat16": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    }
+    swizzles = {
+        0: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        32: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
+        64: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
+        128: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+    }
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    tmap = _check(
+        cu.cuTensorMapEncodeTiled(
+            types[t.scalar],
+            2,
+            address,
+            [u64(t.cols), u64(t.rows)],
+            [u64(t.ld * scalar.nbytes)],
+            [u32(t.box_cols), u32(t.box_rows)],
+            [u32(1), u32(1)],
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzles[t.swizzle],
+            cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        ),
+        f"cuTensorMapEncodeTiled of {t.operand} ({t.rows} x {t.cols}, ld {t.ld}, box "
+        f"{t.box_rows} x {t.box_cols})",
+    )
+    return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
+
+
+class DriverLaunch:
+    """A launch through cuLaunchKernelEx: the argument values packed once (tensor maps encoded,
+    workspaces allocated and zeroed), the cluster shape as a launch attribute."""
+
+    def __init__(self, cp, spec: LaunchSpec, fn, operands: dict[str, Operand], stream):
+        from cuda.bindings import driver as cu
+
+        self.cu, self.keep, addresses = cu, [], []
+        for a in spec.args:
+            if isinstance(a, Pointer):
+                value = ctypes.c_uint64(operands[a.operand].ptr)
+            elif isinstance(a, Int):
+                value = ctypes.c_int32(a.value)
+            elif isinstance(a, Workspace):
+                scratch = cp.zeros(max(a.nbytes, 1), dtype=cp.uint8)
+                self.keep.append(scratch)
+                value = ctypes.c_uint64(scratch.data.ptr)
+            else:
+                raw = encode_tensor_map(a, operands[a.operand].ptr)
+                addresses.append(_aligned_copy(raw, TENSOR_MAP_ALIGN, self.keep))
+                continue
+            self.keep.append(value)
+            addresses.append(ctypes.addressof(value))
+        self.params = (ctypes.c_void_p * len(addresses))(*addresses)
+        config = cu.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = spec.grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = spec.block
+        config.sharedMemBytes = spec.dynamic_shared_bytes
+        config.hStream = cu.CUstream(stream.ptr)
+        if spec.cluster != (1, 1, 1):
+            attr = cu.CUlaunchAttribute()
+            attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            dim = attr.value.clusterDim
+            dim.x, dim.y, dim.z = spec.cluster
+            config.attrs, config.numAttrs = [attr], 1
+        self.config = config
+        self.function = cu.CUfunction(fn.kernel.ptr)
+        self.spec = spec
+
+    def __call__(self) -> None:
+        _check(
+            self.cu.cuLaunchKernelEx(self.config, self.function, ctypes.addressof(self.params), 0),
+            f"cuLaunchKernelEx (grid {self.spec.grid}, cluster {self.spec.cluster})",
+        )
+
+
+# -- cuBLAS -------------------------------------------------------------------------------------
+
+# cuBLAS math modes (cublas_api.h); CuPy's bindings name the first, not always the second
+_MATH_MODES = {"ieee": 0, "tf32": 3}  # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH
+CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 68, -1
+
+
+def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee"):
+    """cuBLAS GEMM with explicit leading dimensions.  Row-major C = A.B is column-major
+    C^T = B^T.A^T, so B and A swap places.  The element type's declaration says how
+    (core/elements.py): cublas<t>gemm for one type (math "ieee" is cuBLAS's default mode, no
+    TF32; "tf32" lets SGEMM run on the tensor cores in TF32, the TF32 rungs' reference), or
+    cublasGemmEx for 16-bit inputs with float output and FP32 compute (CuPy exposes GemmEx; no
+    other library is needed for these types)."""
+    from cupy_backends.cuda.libs import cublas as cb
+
+    e = element_type(conf.dtype)
+    if e.cublas is None:
+        raise ValueError(f"cuBLAS has no GEMM for {conf.dtype}")
+    handle = cp.cuda.device.get_cublas_handle()
+    scale = e.accumulator.np_dtype
+    alpha = np.array(1, scale)
+    beta = np.array(1 if conf.accumulate else 0, scale)
+    op = cb.CUBLAS_OP_N
+    pa, pb, pc = pointers
+    lda, ldb, ldc = lds
+    m, n, k = conf.m, conf.n, conf.k
+
+    if e.cublas == "gemm":
+        gemm = {"float32": cb.sgemm, "float64": cb.dgemm}[e.name]
+
+        def call():
+            gemm(
+                handle, op, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda,
+                beta.ctypes.data, pc, ldc,
+            )  # fmt: skip
+    else:
+        tin, tout = e.input.cuda_data_type, e.output.cuda_data_type
+
+        def call():
+            cb.gemmEx(
+                handle, op, op, n, m, k, alpha.ctypes.data, pb, tin, ldb, pa, tin, lda,
+                beta.ctypes.data, pc, tout, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT,
+            )  # fmt: skip
+
+    def launch():
+        cb.setStream(handle, stream.ptr)
+        cb.setPointerMode(handle, cb.CUBLAS_POINTER_MODE_HOST)
+        cb.setMathMode(handle, _MATH_MODES[math])
+        call()
+        if math != "ieee":  # the handle is CuPy's: leave it in its default mode
+            cb.setMathMode(handle, _MATH_MODES["ieee"])
+
+    return launch

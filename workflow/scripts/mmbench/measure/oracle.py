@@ -1,0 +1,165 @@
+"""The inputs of a configuration and the oracle that judges its result, independently twice:
+
+1. every element of the result, as it arrived in host memory, against a float64 product of the
+   same inputs computed on the device (cuBLAS DGEMM on exactly upcast inputs), within the
+   classical dot-product bound gamma * (|A|.|B| + |C0|) (arith.tolerance_scale), or exactly where
+   every partial sum is representable (verify.py);
+2. Freivalds' test on the host in float64, trusting nothing the GPU computed (freivalds.py).
+
+Inputs and the reference depend only on the seed, the shape, the distribution, the element type
+and the operation, never on the kernel, so one reference serves every variant and layout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mmbench.core import arith
+from mmbench.core.axes import INPUTS_KEY
+from mmbench.core.distributions import distribution
+from mmbench.core.elements import element_type
+from mmbench.measure import freivalds
+from mmbench.measure.verify import Verification, verify_device
+
+
+def make_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Host matrices A (m x k) and B (k x n) in the inputs' type and, for C += A.B, C0 (m x n)
+    in the output's type, drawn from the configuration's distribution (core/distributions.py)."""
+    rng = np.random.default_rng([conf.seed, conf.m, conf.n, conf.k])
+    e, d = element_type(conf.dtype), distribution(conf.distribution)
+    a, b = d.draw(rng, (conf.m, conf.k), e.input), d.draw(rng, (conf.k, conf.n), e.input)
+    c0 = d.draw(rng, (conf.m, conf.n), e.output) if conf.accumulate else None
+    return a, b, c0
+
+
+def group_key(conf) -> tuple:
+    """Configurations with the same key share inputs and reference (the axes declared with
+    `inputs`, core/axes.py)."""
+    return tuple(getattr(conf, name) for name in INPUTS_KEY)
+
+
+def widened(cp, host: np.ndarray):
+    """A host matrix on the device in float64.  Types NumPy and CuPy both know travel as they
+    are and are widened there; bfloat16 (ml_dtypes) is widened to float32 on the host first."""
+    if host.dtype.kind != "V" and host.dtype.name != "bfloat16":
+        return cp.asarray(host).astype(cp.float64)
+    return cp.asarray(host.astype(np.float32)).astype(cp.float64)
+
+
+@dataclass
+class Inputs:
+    """The host side of a group of configurations: the inputs, the tolerance and (`probes`,
+    the slow part: float64 matrix-vector products) the Freivalds probes.  No GPU is involved,
+    so the runner draws the next group's on a worker thread while the GPU measures this one
+    (NumPy's generators, casts and BLAS release the GIL), and the probes after the inputs, as
+    they are needed only once a result is there to check."""
+
+    a: np.ndarray
+    b: np.ndarray
+    c0: np.ndarray | None
+    nonneg: bool  # A, B and C0 have no negative element: |A|.|B| + |C0| is the product itself
+    exact: bool
+    gamma: float
+    vectors: int  # Freivalds vectors; 0 for the sum, checked element by element
+    seed: int
+
+    @classmethod
+    def draw(cls, conf, freivalds_vectors: int) -> Inputs:
+        a, b, c0 = make_inputs(conf)
+        nonneg = bool(a.min() >= 0 and b.min() >= 0 and (c0 is None or c0.min() >= 0))
+        add = conf.operation == "add"
+        exact = arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
+        if add:  # one addition: exact for integers, one rounding otherwise
+            exact = (
+                distribution(conf.distribution).integer or element_type(conf.dtype).output.integer
+            )
+        gamma = arith.tolerance_scale(
+            conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation, conf.math
+        )
+        if add and exact:
+            gamma = 0.0
+        vectors = freivalds_vectors if not add else 0
+        return cls(a, b, c0, nonneg, exact, gamma, vectors, conf.seed)
+
+    def probes(self) -> list:
+        if not self.vectors:
+            return []
+        return freivalds.probes(
+            self.a, self.b, self.c0, self.vectors, self.exact, self.gamma, self.seed
+        )
+
+
+@dataclass
+class Reference:
+    """A group's inputs (host) with the float64 reference and bound on the device."""
+
+    host: Inputs
+    ref: object  # cupy float64 array
+    bound: object
+    probes: Callable[[], list]  # the Freivalds probes, when ready (a Future's result)
+
+    @classmethod
+    def build(cls, cp, conf, host: Inputs, probes: Callable[[], list]) -> Reference:
+        """The float64 product on the device.  The inputs travel in their own type and are
+        widened there (a float64 copy made on the host would double the bytes copied and cost
+        a host cast)."""
+        a64, b64 = widened(cp, host.a), widened(cp, host.b)
+        add = conf.operation == "add"
+        ref = a64 + b64 if add else a64 @ b64
+        if host.nonneg:
+            bound = ref
+        else:
+            bound = cp.abs(a64) + cp.abs(b64) if add else cp.abs(a64) @ cp.abs(b64)
+        if host.c0 is not None:
+            c064 = widened(cp, host.c0)
+            ref += c064
+            bound = ref if host.nonneg else bound + cp.abs(c064)
+            del c064
+        del a64, b64
+        return cls(host, ref, bound, probes)
+
+    # the inputs, for the placement
+    a = property(lambda self: self.host.a)
+    b = property(lambda self: self.host.b)
+    c0 = property(lambda self: self.host.c0)
+
+    def check_device(self, cp, host_c: np.ndarray) -> tuple[Verification, float]:
+        """Every element of the result as it arrived on the host, against the reference on the
+        device (verify.py); and the milliseconds it took."""
+        t = time.perf_counter()
+        h = self.host
+        result = verify_device(cp, cp.asarray(host_c), self.ref, self.bound, h.gamma, h.exact)
+        return result, (time.perf_counter() - t) * 1e3
+
+    def check_host(self, host_c: np.ndarray) -> tuple[bool, int, float]:
+        """Freivalds' test on the host (thread-safe: reads host_c and the probes only):
+        (passed, rows that failed, milliseconds)."""
+        probes = self.probes()
+        t = time.perf_counter()
+        ok, rows = freivalds.check(host_c, probes) if probes else (True, 0)
+        return ok, rows, (time.perf_counter() - t) * 1e3
+
+    def columns(self, result: Verification, verify_ms: float, fv: tuple, outside: int) -> dict:
+        """Row columns of both verifications and of the guard zones."""
+        fv_ok, fv_rows, freivalds_ms = fv
+        probes = self.host.vectors > 0
+        passed = result.passed and outside == 0 and fv_ok
+        gamma = self.host.gamma
+        return dict(
+            verification="PASS" if passed else "FAIL",
+            mismatches=result.mismatches,
+            nonfinite=result.nonfinite,
+            oob_writes=outside,
+            freivalds=("PASS" if fv_ok else "FAIL") if probes else "off",
+            freivalds_bad_rows=fv_rows,
+            max_abs_error=result.max_abs_error,
+            rel_l2_error=result.rel_l2_error,
+            tolerance="exact" if gamma == 0 else f"{gamma:.3g} * (|A|.|B| + |C0|)",
+            first_mismatches=" | ".join(result.first_mismatches),
+            verify_ms=verify_ms,
+            freivalds_ms=freivalds_ms,
+        )

@@ -1,0 +1,260 @@
+"""Measures the configurations of one variant in one CUDA context (the worker process's job).
+
+Per configuration (nvbench's order): place the inputs (placement.py), launch once and verify that
+result twice (oracle.py), then time passes until the stopping rule says enough (timing.py),
+sampling NVML after each (device.py), and write one Row (row.py).  Configurations sharing inputs
+(same shape, element type, inputs) share one reference, built once.  A failing configuration
+becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
+ends this process after its row is written, and jobs.py starts a new one for the rest.
+
+The host keeps the GPU fed: two worker threads do the host-only work while the GPU measures.
+One draws the next group's inputs during this group's passes, and each group's Freivalds
+probes once its inputs are there (the GPU starts on the inputs alone); the other
+runs each configuration's Freivalds test (on a copy of the verified result) during its timed
+passes.  The GPU's own order of work is unchanged: verified pass, device verification, warm-up,
+timed passes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime
+
+import numpy as np
+
+from mmbench.core import arith
+from mmbench.core.axes import Configuration
+from mmbench.core.axes import describe as describe_axes
+from mmbench.core.elements import element_type
+from mmbench.core.row import SAMPLES, Row, error_row
+from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, clock_columns, device_facts
+from mmbench.measure.launch import Modules, Operand, launcher
+from mmbench.measure.oracle import Inputs, Reference, group_key
+from mmbench.measure.placement import HostBuffers, device_pointer, make_placement
+from mmbench.measure.timing import PassTimer, Sampling, launches_before_timed, measure
+from mmbench.plan.registry import Variant
+
+log = logging.getLogger("mmbench.measure.runner")
+
+
+class ContextLost(RuntimeError):
+    """The CUDA context is unusable; the process must end."""
+
+
+class Runner:
+    """Runs configurations of one variant in one CUDA context."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        cubins: dict[str, str],
+        sampling: Sampling,
+        provenance: dict | None = None,
+        freivalds_vectors: int = 2,
+    ):
+        import cupy as cp
+
+        self.cp = cp
+        self.variant = variant
+        self.cubins = cubins  # instantiation slug -> cubin path
+        self.sampling = sampling
+        self.freivalds_vectors = freivalds_vectors
+        self.modules = Modules(cp)
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.facts = device_facts(cp) | (provenance or {})
+        self.nvml = Nvml.open(cp.cuda.Device().pci_bus_id)
+        l2 = cp.cuda.runtime.deviceGetAttribute(
+            DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
+        )
+        self.timer = PassTimer(cp, self.stream, l2)
+        # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
+        self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
+        self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
+        self.buffers = HostBuffers()  # host operands, kept from one placement to the next
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(
+        self,
+        confs: Iterable[Configuration],
+        on_row: Callable[[Configuration, dict], None],
+        on_start: Callable[[Configuration], None] | None = None,
+    ) -> None:
+        """Measures every configuration, calling on_row(conf, row) with each finished row.
+        Raises ContextLost (after that configuration's row) when the CUDA context is gone."""
+        confs = list(confs)
+        groups: dict[tuple, list[Configuration]] = {}
+        for c in confs:
+            groups.setdefault(group_key(c), []).append(c)
+        done, t0 = 0, time.monotonic()
+        # the largest group first, so its host buffers serve every later one
+        order = sorted(groups.values(), key=lambda g: -footprint(g[0]))
+        upcoming = self.draw(order[0][0]) if order else None
+        for i, group in enumerate(order):
+            group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
+            # on the inputs thread, in this order: this group's probes (needed once the first
+            # result is there), then the next group's inputs (while this group is measured)
+            probes = self.drawing.submit(lambda inputs: inputs.result().probes(), upcoming)
+            state: dict = {"inputs": upcoming, "probes": probes}
+            if i + 1 < len(order):
+                upcoming = self.draw(order[i + 1][0])
+            for conf in group:
+                if on_start:
+                    on_start(conf)
+                start = time.monotonic()
+                lost = None
+                try:
+                    row = self.measure(conf, state)
+                except Exception as err:  # noqa: BLE001 - one configuration's failure is its row
+                    log.debug("%s", traceback.format_exc())
+                    row = self.error_row(conf, f"{type(err).__name__}: {err}")
+                    state = {k: state[k] for k in ("inputs", "probes")}
+                    lost = self.context_lost(err)
+                    if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
+                        self.cp.get_default_memory_pool().free_all_blocks()
+                row["config_wall_ms"] = (time.monotonic() - start) * 1e3
+                done += 1
+                on_row(conf, row)
+                eta = (time.monotonic() - t0) / done * (len(confs) - done)
+                width = len(str(len(confs)))
+                log.info("[%*d/%d, eta %4.0fs] %s", width, done, len(confs), eta, describe(row))
+                if lost:
+                    raise ContextLost(lost)
+            state.clear()
+            self.cp.get_default_memory_pool().free_all_blocks()
+            self.cp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def context_lost(self, err: Exception) -> str | None:
+        """After a CUDA error: is the context still usable?  A sticky error (illegal address,
+        launch failure) makes every later call fail."""
+        try:
+            self.cp.cuda.runtime.deviceSynchronize()
+            self.cp.zeros(1).sum().item()
+            return None
+        except Exception as again:  # noqa: BLE001
+            return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
+
+    # -- per group and per placement ------------------------------------------------------------
+    def draw(self, conf: Configuration) -> Future:
+        """The host inputs of conf's group, drawn on the inputs thread."""
+        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors)
+
+    def reference(self, conf: Configuration, state: dict) -> Reference:
+        if "reference" not in state:
+            host, probes = state["inputs"].result(), state["probes"].result
+            state["reference"] = Reference.build(self.cp, conf, host, probes)
+        return state["reference"]
+
+    def placement(self, conf: Configuration, state: dict, ref: Reference):
+        """The operands in this configuration's memory mode, between guard zones sized from the
+        variant's declared reach past the matrices (registry `reach`)."""
+        rows, cols = self.variant.reach_of(conf.instance_params, conf.m, conf.n, conf.k)
+        lds = (conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad)
+        align = self.variant.alignment(conf.instance_params)
+        e = element_type(conf.dtype)
+        multiple = max(align // min(e.input.nbytes, e.output.nbytes), 1)
+        guard = arith.guard_elements(rows, cols, *lds, multiple=multiple)
+        # instantiations with the same reach share the placement (its buffers, guard zones and
+        # filled host operands): the verified pass resets guards and C, every pass copies A, B
+        key = (conf.memory, conf.pad, conf.transfer, guard)
+        if state.get("placement_key") != key:
+            state.pop("placement", None)
+            state["placement"] = make_placement(
+                self.cp, conf, ref.a, ref.b, ref.c0, guard, self.buffers, align
+            )
+            state["placement_key"] = key
+        return state["placement"]
+
+    # -- one configuration ------------------------------------------------------------------------
+    def measure(self, conf: Configuration, state: dict) -> dict:
+        cp = self.cp
+        ref = self.reference(conf, state)
+        pl = self.placement(conf, state, ref)
+        mats = pl.kernel_mats
+        operands = {
+            x: Operand(device_pointer(cp, mat), mat.ld) for x, mat in zip("ABC", mats, strict=True)
+        }
+        # the launch, described once (registry -> LaunchSpec) and prepared once
+        launch, spec = launcher(
+            cp, self.variant, conf, self.modules, self.cubins.get(conf.instance), operands,
+            self.stream,
+        )  # fmt: skip
+        cold = conf.cache == "cold"
+
+        def one_pass():
+            return self.timer.one_pass(pl, launch, cold)
+
+        # the verified pass, checked on the device now and by Freivalds on the host during the
+        # timed passes, on a copy (the passes write their results into the same buffer)
+        pl.prepare_verified_pass()
+        busy = sum(one_pass())
+        outside = pl.outside_writes()
+        host_c = self.buffers.get("pageable", "result copy", conf.m * conf.n, pl.output_dtype)
+        host_c = host_c.reshape(conf.m, conf.n)
+        np.copyto(host_c, pl.result())
+        freivalds = self.checking.submit(ref.check_host, host_c)
+        try:
+            checked, verify_ms = ref.check_device(cp, host_c)
+            for _ in range(launches_before_timed(self.sampling) - 1):
+                busy += sum(one_pass())
+            timed = measure(one_pass, self.sampling, self.nvml.sample)
+            busy += sum(timed.glob)
+            verdict = ref.columns(checked, verify_ms, freivalds.result(), outside)
+        finally:
+            wait([freivalds])  # never two checks at once, whatever failed
+        del host_c
+        timings = timed.columns()
+        nflop = arith.flops(conf.m, conf.n, conf.k, conf.accumulate, conf.operation)
+        lda, ldb, ldc = pl.host_ld
+        return Row(
+            axes=self.axes(conf),
+            lda=lda,
+            ldb=ldb,
+            ldc=ldc,
+            kernel_ld="/".join(str(x.ld) for x in mats),
+            **spec.describe(),
+            **verdict,
+            **timings,
+            kernel_gflops=arith.gflops(nflop, timings["kernel_ms_median"]),
+            global_gflops=arith.gflops(nflop, timings["global_ms_median"]),
+            **clock_columns(timed.after),
+            gpu_busy_ms=busy,
+            **self.provenance(),
+        ).to_dict() | {SAMPLES: timed.kept()}
+
+    def axes(self, conf: Configuration) -> dict:
+        """The row's axes: the configuration's, and the GPU model it is measured on."""
+        return conf.axes() | dict(backend=self.variant.backend, gpu_name=self.facts["gpu_name"])
+
+    def provenance(self) -> dict:
+        """The row's provenance columns (the GPU model is an axis: axes())."""
+        facts = {k: v for k, v in self.facts.items() if k != "gpu_name"}
+        return facts | dict(timestamp=datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def error_row(self, conf: Configuration, message: str) -> dict:
+        return error_row(self.axes(conf), message, **self.provenance())
+
+
+def footprint(conf: Configuration) -> int:
+    """Elements of A, B and C: the order of groups, largest first."""
+    return conf.m * conf.k + conf.k * conf.n + conf.m * conf.n
+
+
+def describe(row: dict) -> str:
+    """One line of progress for a finished row."""
+    head = describe_axes(row)
+    if row.get("verification") == "ERROR":
+        return f"{head}: ERROR {row.get('error', '')}"
+    text = (
+        f"{head}: kernel {row['kernel_ms_median']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS), "
+        f"global {row['global_ms_median']:.3f} ms, {row['verification']}"
+    )
+    if row["verification"] == "FAIL":
+        text += f" ({row['mismatches']} mismatches, {row['oob_writes']} writes outside C"
+        text += f", Freivalds {row.get('freivalds', '?')}"
+        first = str(row.get("first_mismatches") or "")
+        text += f"; first: {first.split(' | ')[0]})" if first else ")"
+    return text + f" [{row['samples']} samples]"

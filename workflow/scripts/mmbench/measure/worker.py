@@ -1,0 +1,80 @@
+"""Worker process of a measurement job (see jobs.py): `python -m mmbench.measure.worker SPEC.json`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from mmbench.core.axes import Configuration
+from mmbench.measure.device import device_properties
+from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT
+from mmbench.measure.journal import (
+    append_jsonl,
+    device_record,
+    fatal_record,
+    row_record,
+    start_record,
+)
+from mmbench.measure.runner import ContextLost, Runner
+from mmbench.measure.timing import Sampling
+from mmbench.plan.registry import load_registry
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(open(spec_path).read())
+    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    for handler in (logging.FileHandler(spec["log"]), logging.StreamHandler(sys.stdout)):
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    variant = load_registry(spec["registry"])[spec["variant"]]
+    cubins = spec["instantiations"]  # instantiation slug -> cubin
+    settings = spec["settings"]
+    journal = spec["journal"]
+    keys = {}
+    confs = []
+    for key, c in spec["todo"]:
+        conf = Configuration.from_dict(c)
+        keys[conf] = key
+        confs.append(conf)
+    try:  # reaching the GPU: CuPy, the driver, a device
+        import cupy
+
+        runner = Runner(
+            variant,
+            cubins,
+            Sampling(**settings["sampling"]),
+            {"source_sha256": spec["source_sha"]},
+            settings["freivalds_vectors"],
+        )
+    except Exception as err:  # noqa: BLE001 - whatever it is, no configuration can run
+        cause = f"{type(err).__name__}: {err}".strip()
+        logging.error("no usable GPU: %s", cause)
+        append_jsonl(journal, fatal_record(f"no usable GPU: {cause}"))
+        return NO_GPU_EXIT
+
+    properties = device_properties(cupy) | {"uuid": runner.facts["gpu_uuid"]}
+    append_jsonl(journal, device_record(properties))
+    logging.info(
+        "%s: %d configurations on %s (%s)",
+        variant.name,
+        len(confs),
+        runner.facts["gpu_name"],
+        runner.facts["gpu_uuid"],
+    )
+    try:
+        runner.run(
+            confs,
+            on_row=lambda conf, row: append_jsonl(journal, row_record(keys[conf], row)),
+            on_start=lambda conf: append_jsonl(journal, start_record(keys[conf])),
+        )
+    except ContextLost as err:
+        logging.error("CUDA context lost: %s; a new worker takes the rest", err)
+        return CONTEXT_LOST_EXIT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,276 @@
+"""Configuration: coercion of command-line values, validation against the JSON schema, and the
+checks the schema cannot express.  Every error names the key, the value and what is valid."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import jsonschema
+import yaml
+
+from mmbench import paths
+from mmbench.core.axes import allowed_values
+from mmbench.core.distributions import DISTRIBUTIONS, distribution
+from mmbench.core.elements import element_type
+from mmbench.core.sampling import STRATEGY_NAMES
+from mmbench.plan.registry import DTYPE_PARAM, Variant
+
+# The config's shorthands for parameter values: key -> the parameter it chooses, for every
+# variant that declares it (per-variant `params:` choose any parameter).
+SHORTHANDS = {"dtypes": DTYPE_PARAM, "tiles": "TILE", "coarsen": "COARSEN"}
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message lists every problem found."""
+
+
+def load_schema(
+    registry: dict[str, Variant] | None = None, outputs: dict[str, list[str]] | None = None
+) -> dict:
+    """The config schema, with the names that live elsewhere filled in: the registry's variants
+    and the output catalogue's figure and table names (``outputs``: {"figures": [...],
+    "tables": [...]}, from mmbench.report.catalogue.names(); the Snakefile passes them, so that
+    loading the config does not load the plotting code)."""
+    schema = yaml.safe_load(paths.schema_path("config").read_text())
+    props = schema["properties"]
+    # the vocabularies declared once (core/): element types, input distributions, axes' values,
+    # timing strategies
+    for key in ("dtypes", "memory", "cache"):
+        props[key]["items"] = {"enum": allowed_values(key)}
+    props["distribution"]["enum"] = allowed_values("distribution")
+    props["profile"]["properties"]["dtypes"]["items"] = {"enum": allowed_values("dtypes")}
+    props["sampling"]["properties"]["strategy"]["enum"] = list(STRATEGY_NAMES)
+    if registry is not None:
+        props["variants"]["items"] = {"enum": list(registry)}
+        props["profile"]["properties"]["variants"]["items"] = {"enum": list(registry)}
+        props["params"]["propertyNames"] = {"enum": list(registry)}
+    report = props["report"]["properties"]
+    for kind, names in (outputs or {}).items():
+        report[kind]["items"] = {"enum": list(names)}
+    return schema
+
+
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def coerce(value, schema: dict):
+    """Turns the strings that `snakemake --config` produces (``sizes=[8000,10000]`` arrives as
+    ``['8000', '10000']``, ``demonstrate_failures=true`` as ``'true'``) into the types the schema
+    asks for.  Values that do not convert are left alone for validation to report."""
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    if "enum" in schema and isinstance(value, str):
+        for option in schema["enum"]:
+            if not isinstance(option, str) and str(option) == value.strip():
+                return option
+        if any(isinstance(o, int) for o in schema["enum"]) and _INT.match(value.strip()):
+            return int(value)
+        return value
+    if isinstance(value, str):
+        s = value.strip()
+        if "array" in types or "object" in types:
+            try:
+                loaded = yaml.safe_load(s)
+            except yaml.YAMLError:
+                return value
+            if isinstance(loaded, (list, dict)):
+                return coerce(loaded, schema)
+            if "array" in types and loaded is not None:
+                return coerce([loaded], schema)
+            return value
+        if "integer" in types and _INT.match(s):
+            return int(s)
+        if "number" in types and _FLOAT.match(s):
+            return float(s)
+        if "boolean" in types and s.lower() in ("true", "false"):
+            return s.lower() == "true"
+        if "null" in types and s.lower() in ("null", "none", "~"):
+            return None
+        return value
+    if "array" in types and not isinstance(value, (list, dict)) and value is not None:
+        return coerce([value], schema)
+    if isinstance(value, list) and "items" in schema:
+        return [coerce(v, schema["items"]) for v in value]
+    if isinstance(value, dict) and ("properties" in schema or "additionalProperties" in schema):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        return {
+            k: coerce(v, props[k])
+            if k in props
+            else coerce(v, extra)
+            if isinstance(extra, dict)
+            else v
+            for k, v in value.items()
+        }
+    return value
+
+
+def _path(err: jsonschema.ValidationError) -> str:
+    out = ""
+    for part in err.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    s = err.schema if isinstance(err.schema, dict) else {}
+    if err.validator == "enum":
+        return f"{err.instance!r} is not valid; valid values: {', '.join(map(str, s['enum']))}"
+    if err.validator == "type":
+        return f"{err.instance!r} is not of type {err.validator_value}"
+    if err.validator in ("minimum", "maximum", "exclusiveMinimum"):
+        return f"{err.instance!r} is out of range: {err.message}"
+    if err.validator == "minItems" and not err.instance:
+        return "the list is empty; give at least one value"
+    if err.validator in ("minItems", "maxItems") and s.get("description"):
+        return f"{err.instance!r} has {len(err.instance)} values: {s['description']}"
+    if err.validator == "additionalProperties":
+        allowed = ", ".join(sorted(s.get("properties", {})))
+        slips = [k for k in err.instance if isinstance(k, str) and ":" in k]
+        if slips:  # {min_samples:0} is read by YAML as the key "min_samples:0"
+            name, _, value = slips[0].partition(":")
+            return (
+                f"{slips[0]!r} looks like a key and a value: YAML needs a space after the colon, "
+                f"as in {{{name}: {value}}}; known keys: {allowed}"
+            )
+        return f"{err.message}; known keys: {allowed}"
+    return err.message
+
+
+def validate(
+    config: dict, registry: dict[str, Variant], outputs: dict[str, list[str]] | None = None
+) -> dict:
+    """Coerces, validates and fills in defaults; returns a new config or raises ConfigError.
+    ``outputs``: the catalogue's names (load_schema), which ``report.figures`` and
+    ``report.tables`` are checked against."""
+    schema = load_schema(registry, outputs)
+    cfg = coerce(copy.deepcopy(dict(config)), schema)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
+    problems = [f"config key '{_path(e)}': {_describe(e)}" for e in errors]
+    arch = str(cfg.get("arch", "auto"))
+    if arch.isdigit():  # arch=90 for sm_90
+        problems = [p for p in problems if not p.startswith("config key 'arch'")]
+        problems.append(
+            f"config key 'arch': {arch} is a compute capability, not an architecture name; "
+            f"did you mean arch=sm_{arch}?"
+        )
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    _fill_defaults(cfg, schema)
+    problems = _semantic_problems(cfg, registry)
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    return cfg
+
+
+def _fill_defaults(cfg: dict, schema: dict) -> None:
+    for key, sub in schema.get("properties", {}).items():
+        if key not in cfg and "default" in sub:
+            cfg[key] = copy.deepcopy(sub["default"])
+        if isinstance(cfg.get(key), dict) and "properties" in sub:
+            _fill_defaults(cfg[key], sub)
+
+
+def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
+    problems = []
+    if not cfg["sizes"] and not cfg["size_ranges"] and not cfg["shapes"]:
+        problems.append(
+            "config key 'sizes': the list is empty and neither size_ranges nor shapes gives a "
+            "size; give at least one, e.g. sizes=[1024]"
+        )
+    for i, (start, stop, step) in enumerate(cfg["size_ranges"]):
+        if stop < start:
+            problems.append(
+                f"config key 'size_ranges[{i}]': [{start}, {stop}, {step}] ends before it starts"
+            )
+    s = cfg["sampling"]
+    if s["max_samples"] < s["min_samples"]:
+        problems.append(
+            f"config key 'sampling.max_samples': {s['max_samples']} is below "
+            f"sampling.min_samples = {s['min_samples']}"
+        )
+    if s["stop"] == "noise" and s["max_samples"] < s["noise_min_samples"]:
+        problems.append(
+            f"config key 'sampling.max_samples': {s['max_samples']} is below "
+            f"sampling.noise_min_samples = {s['noise_min_samples']} (stop: noise)"
+        )
+    d = distribution(cfg["distribution"])
+    integer_types = [t for t in cfg["dtypes"] if element_type(t).input.integer]
+    if integer_types and not d.for_integer_types:
+        fit = [x for x, y in DISTRIBUTIONS.items() if y.for_integer_types]
+        problems.append(
+            f"config key 'distribution': {d.name!r} ({d.description}) cannot fill "
+            f"{', '.join(integer_types)} matrices; use distribution={' or '.join(fit)} or drop "
+            f"{', '.join(integer_types)} from dtypes"
+        )
+    if not cfg["render_only"]:
+        from mmbench.plan.compile import arch_problem, supported_archs
+
+        why = arch_problem(cfg["arch"], supported_archs())
+        if why:
+            problems.append(f"config key 'arch': {why}")
+    problems += _param_problems(cfg, registry, "", cfg["variants"])
+    if cfg["profile"]["enabled"]:
+        problems += _param_problems(
+            cfg["profile"], registry, "profile.", cfg["profile"]["variants"]
+        )
+    return problems
+
+
+def _param_problems(
+    section: dict, registry: dict[str, Variant], prefix: str, variants
+) -> list[str]:
+    """Parameter values the chosen variants do not declare: per-variant `params:` entries, and
+    the shorthands (dtypes, tiles, coarsen) that no chosen variant with that parameter builds."""
+    problems = []
+    for name, chosen in (section.get("params") or {}).items():
+        if name not in registry:  # profile.params: the schema does not list the variants
+            problems.append(
+                f"config key '{prefix}params.{name}': {name!r} is not valid; valid values: "
+                f"{', '.join(registry)}"
+            )
+            continue
+        v = registry[name]
+        declared = dict(v.params)
+        for param, values in chosen.items():
+            if param not in declared:
+                problems.append(
+                    f"config key '{prefix}params.{name}.{param}': {v.name} has no parameter "
+                    f"{param}; its parameters: {', '.join(declared)}"
+                )
+                continue
+            for i, x in enumerate(values):
+                if x not in declared[param]:
+                    problems.append(
+                        f"config key '{prefix}params.{name}.{param}[{i}]': {x!r} is not valid; "
+                        f"valid values: {', '.join(map(str, declared[param]))}"
+                    )
+    for key, param in SHORTHANDS.items():
+        having = [registry[v] for v in variants if param in dict(registry[v].params)]
+        if not having or key not in section:
+            continue
+        supported = sorted(
+            {x for v in having for x in v.values(param)}, key=lambda x: (isinstance(x, str), x)
+        )
+        for i, x in enumerate(section[key]):
+            if x not in supported and param != DTYPE_PARAM:
+                problems.append(
+                    f"config key '{prefix}{key}[{i}]': {x!r} is not valid for "
+                    f"{', '.join(v.name for v in having)}; valid values: "
+                    f"{', '.join(map(str, supported))}"
+                )
+    return problems
+
+
+def merge(defaults: dict, given: dict) -> dict:
+    """`given` over `defaults`, nested sections merged key by key (as Snakemake merges a
+    configfile with --config)."""
+    out = copy.deepcopy(defaults)
+    for key, value in given.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

@@ -1,0 +1,281 @@
+"""Expands a validated config and the registry into the configurations to measure.
+
+One configuration = one row of results/tables/timings.csv.  Configurations a variant cannot
+run are refused here, before any GPU time is spent, each with its reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from mmbench.core import arith
+from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
+from mmbench.core.nvidia_smi import detect_gpus
+from mmbench.plan.config import SHORTHANDS, ConfigError
+from mmbench.plan.registry import Variant
+
+label = params_label
+__all__ = ["Configuration", "detect_gpus"]
+
+# Largest GPU memory of a current single GPU (B200, 192 GB); used to refuse impossible sizes
+# when planning on a machine that sees no GPU (a CI runner, a cluster's login node).
+LARGEST_GPU_GIB = 192.0
+
+
+@dataclass
+class Plan:
+    runs: dict[str, list[Configuration]] = field(default_factory=dict)
+    refused: list[dict] = field(default_factory=list)
+    # (variant, parameter dict) of every cubin the runs need
+    instantiations: list[tuple[str, dict]] = field(default_factory=list)
+
+
+def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
+    """(m, n, k) of every product: the square sizes, then the rectangular shapes."""
+    sizes = list(cfg["sizes"])
+    for start, stop, step in cfg.get("size_ranges", []):
+        sizes += range(start, stop + 1, step)
+    out = [(s, s, s) for s in sizes] + [tuple(s) for s in cfg.get("shapes", [])]
+    return list(dict.fromkeys(out))
+
+
+COPY_MODES = ("pageable", "pinned")
+
+
+def layouts(cfg: dict) -> list[tuple[str, int, str]]:
+    """(memory, pad, transfer) combinations: the transfer mode only matters for padded matrices
+    in pageable or pinned memory; managed and mapped matrices are used in place (strided)."""
+    out = []
+    for mem, pad in itertools.product(cfg["memory"], cfg.get("leading_pad", [0])):
+        if pad == 0:
+            out.append((mem, 0, "contiguous"))
+        elif mem in COPY_MODES:
+            out += [(mem, pad, t) for t in cfg.get("transfer", ["pack"])]
+        else:
+            out.append((mem, pad, "strided"))
+    return list(dict.fromkeys(out))
+
+
+def chosen_values(v: Variant, section: dict) -> tuple[dict[str, list], list[str]]:
+    """The values of each of `v`'s parameters that a config section chooses, and the reasons
+    where it chooses none.  Per-variant `params:` first, then the shorthands (dtypes, tiles,
+    coarsen), else every declared value."""
+    explicit = (section.get("params") or {}).get(v.name, {})
+    chosen, problems = {}, []
+    shorthand = {param: key for key, param in SHORTHANDS.items()}
+    for name, declared in v.params:
+        if name in explicit:
+            want, source = explicit[name], f"params.{v.name}.{name}"
+        elif name in shorthand and shorthand[name] in section:
+            want, source = section[shorthand[name]], shorthand[name]
+        else:
+            chosen[name] = list(declared)
+            continue
+        chosen[name] = [x for x in want if x in declared]
+        if not chosen[name]:
+            problems.append(
+                f"{name}: supports {', '.join(map(str, declared))}, none of {source} = {list(want)}"
+            )
+    return chosen, problems
+
+
+def compute_capability(arch: str | None) -> str | None:
+    """sm_90a -> "9.0"; None where unknown."""
+    if not arch:
+        return None
+    num = arch.removeprefix("sm_").rstrip("af")
+    return f"{num[:-1]}.{num[-1]}" if len(num) >= 2 else None
+
+
+def arch_refusal(v: Variant, arch: str | None) -> str | None:
+    """Why `v` cannot run on a GPU of architecture `arch` (None: it can)."""
+    if v.min_arch and arch is not None:
+        have, need = compute_capability(arch), compute_capability(v.min_arch)
+        if have and need and tuple(map(int, have.split("."))) < tuple(map(int, need.split("."))):
+            return (
+                f"needs {v.min_arch} or newer (instructions older GPUs lack), but this run "
+                f"targets {arch}"
+            )
+    if not v.arch or arch is None:
+        return None
+    if compute_capability(v.arch) != compute_capability(arch):
+        return (
+            f"needs {v.arch} (architecture-specific instructions), but this run targets {arch}; "
+            f"run it on a GPU of compute capability {compute_capability(v.arch)}"
+        )
+    return None
+
+
+def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], list[dict]]:
+    """(parameter dicts to build, refusals with their reason) of a variant under a config
+    section: the chosen values, less what the constraints and the hardware rule out."""
+    base = dict(variant=v.name)
+    why = arch_refusal(v, arch)
+    if why:
+        return [], [dict(base, reason=why)]
+    chosen, problems = chosen_values(v, section)
+    if problems:
+        return [], [dict(base, reason=p) for p in problems]
+    limit = arith.shared_optin_limit(compute_capability(arch))
+    keep, refused = [], []
+    for params in v.instantiations(chosen):
+        reasons = v.rejected(params, limit)
+        if reasons:
+            refused.append(
+                dict(
+                    base, dtype=params[DTYPE_PARAM], params=label(params), reason="; ".join(reasons)
+                )
+            )
+        else:
+            keep.append(params)
+    return keep, refused
+
+
+def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[tuple[str, dict]]:
+    """Every (variant, parameter dict) the registry can build for `arch` (CI compiles them all)."""
+    return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
+
+
+def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
+    plan = Plan()
+    shapes = shapes_of(cfg)
+    insts: dict[tuple, tuple[str, dict]] = {}
+    for name in cfg["variants"]:
+        v = registry[name]
+        runs: list[Configuration] = []
+        instances, refused = buildable(v, cfg, arch)
+        base = dict(distribution=cfg["distribution"], seed=cfg["seed"])
+        plan.refused += [dict(r, **base) for r in refused]
+        for params in instances:
+            accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
+            for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
+                shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
+            ):
+                unmet = v.unmet(params, m, n, k)
+                conf = Configuration.of(
+                    name,
+                    params,
+                    m=m,
+                    n=n,
+                    k=k,
+                    accumulate=acc,
+                    memory=mem,
+                    distribution=cfg["distribution"],
+                    seed=cfg["seed"],
+                    operation=v.operation,
+                    math=v.math,
+                    pad=pad,
+                    transfer=transfer,
+                    cache=cache,
+                    precondition_met=not unmet,
+                    expected="FAIL" if unmet else "PASS",
+                    notes="; ".join(unmet),
+                )
+                if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
+                    plan.refused.append(
+                        dict(
+                            conf.axes(),
+                            reason="; ".join(unmet)
+                            + " (set demonstrate_failures: true to run it in guard zones)",
+                        )
+                    )
+                    continue
+                runs.append(conf)
+                if v.compiled:
+                    insts[(name, slug(params))] = (name, params)
+        if runs:
+            plan.runs[name] = runs
+    plan.instantiations = list(insts.values())
+    return plan
+
+
+def check_device_memory(plan: Plan, gib: float, where: str) -> None:
+    """Refuses, before any job runs, a configuration whose matrices cannot fit in GPU memory."""
+    limit = gib * 2**30
+    problems = {}
+    for conf in (c for runs in plan.runs.values() for c in runs):
+        need = arith.device_bytes_needed(conf.m, conf.n, conf.k, conf.dtype, conf.pad)
+        if need > limit:
+            key = "sizes" if conf.m == conf.n == conf.k else "shapes"
+            val = conf.m if key == "sizes" else [conf.m, conf.n, conf.k]
+            problems[(key, str(val), conf.dtype)] = (
+                f"config key '{key}': {val} needs {need / 2**30:.1f} GiB of GPU memory in "
+                f"{conf.dtype} (A, B, C and the float64 verification), more than the "
+                f"{gib:.1f} GiB {where}; largest square size that fits: "
+                f"{largest_square(limit, conf.dtype)}"
+            )
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems.values()))
+
+
+def largest_square(limit_bytes: float, dtype: str) -> int:
+    lo, hi = 1, 1_000_000
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if arith.device_bytes_needed(mid, mid, mid, dtype) <= limit_bytes:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def resolve_arch(cfg: dict, gpus: list[dict]) -> str:
+    if cfg["arch"] != "auto":
+        return cfg["arch"]
+    if not gpus:
+        raise ConfigError(
+            "config key 'arch': 'auto' reads the architecture off the GPU, but nvidia-smi sees "
+            "none here; name it, e.g. --config arch=sm_90 (H100/H200) or arch=sm_80 (A100)"
+        )
+    caps = {g["compute_cap"] for g in gpus}
+    if len(caps) > 1:
+        raise ConfigError(
+            f"config key 'arch': GPUs of several architectures {sorted(caps)}; name one"
+        )
+    return "sm_" + caps.pop().replace(".", "")
+
+
+def resolve_memory(cfg: dict, gpus: list[dict]) -> tuple[float, str]:
+    if cfg["gpu_memory_gib"] is not None:
+        return float(cfg["gpu_memory_gib"]), "set by gpu_memory_gib"
+    if gpus:
+        g = min(gpus, key=lambda g: g["memory_gib"])
+        return g["memory_gib"], f"of the {g['name']}"
+    return LARGEST_GPU_GIB, "of the largest current GPU (no GPU visible here)"
+
+
+def profile_plan(
+    cfg: dict, registry: dict[str, Variant], arch: str | None = None
+) -> tuple[list[Configuration], list[dict]]:
+    """The configurations of the profile: section (one profiled kernel launch each), and those
+    refused with their reason."""
+    p = cfg["profile"]
+    runs, refused = [], []
+    if not p["enabled"]:
+        return runs, refused
+    for name in p["variants"]:
+        v = registry[name]
+        instances, why = buildable(v, p, arch)
+        refused += why
+        for params, size in itertools.product(instances, p["sizes"]):
+            unmet = v.unmet(params, size, size, size)
+            if unmet and v.unsafe_when_unmet:
+                refused.append(
+                    dict(variant=name, params=label(params), m=size, reason="; ".join(unmet))
+                )
+                continue
+            runs.append(
+                Configuration.of(
+                    name,
+                    params,
+                    m=size,
+                    n=size,
+                    k=size,
+                    accumulate=False,
+                    memory="pinned",
+                    distribution="int09",
+                    seed=cfg["seed"],
+                )
+            )
+    return runs, refused

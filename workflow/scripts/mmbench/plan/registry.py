@@ -1,0 +1,445 @@
+"""The kernel registry (kernels/registry.yaml): which variants exist, their compile-time
+parameters, and how to launch them.
+
+A variant declares its parameters as data (``params: {dtype: [...], BM: [64, 128], ...}``), the
+constraints between them, and its launch grid and block, shared memory, preconditions, reach past
+the matrices and argument list as expressions over those names and m, n, k.  Nothing else in the
+pipeline knows a parameter's name: an instantiation is a parameter dict, named by a stable slug,
+compiled with ``-D<NAME>=<value>`` for each.  Expressions are evaluated by a whitelisting
+evaluator (names, integer arithmetic, comparisons, and/or, ``cdiv``, ``min``, ``max``), never by
+``eval``.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import math
+import operator
+import re
+from dataclasses import dataclass
+from functools import cache, cached_property
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from mmbench import paths
+from mmbench.core import arith
+from mmbench.core.axes import DTYPE_PARAM, params_label, slug
+from mmbench.core.elements import ELEMENT_TYPES, element_type
+from mmbench.core.launch_spec import (
+    OPERANDS,
+    Arg,
+    Int,
+    LaunchSpec,
+    Pointer,
+    TensorMap,
+    Workspace,
+    check_tensor_map,
+)
+
+# The course kernels' argument list (common.cuh's MM_PARAMS), the default of `args`; a bare name
+# is a pointer to that operand or a named integer.
+ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
+label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
+__all__ = ["DTYPE_PARAM", "label", "slug"]
+
+
+class RegistryError(ValueError):
+    """The registry file is malformed."""
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division of non-negative integers."""
+    return -(-a // b)
+
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_CMPOPS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+_FUNCS = {"cdiv": cdiv, "min": min, "max": max}
+
+
+@cache
+def _parse(expr: str) -> ast.Expression:
+    try:
+        return ast.parse(expr, mode="eval")
+    except SyntaxError as err:
+        raise RegistryError(f"cannot parse registry expression {expr!r}: {err.msg}") from None
+
+
+def evaluate(expr: str, **names: int) -> int | bool:
+    """Evaluates a registry expression such as ``cdiv(n, TILE * COARSEN)`` with the given names."""
+
+    def ev(node: ast.AST) -> int | bool:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in names:
+                raise RegistryError(f"unknown name {node.id!r} in {expr!r}; known: {sorted(names)}")
+            return names[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.BoolOp):
+            values = [ev(v) for v in node.values]
+            return all(values) if isinstance(node.op, ast.And) else any(values)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return not ev(node.operand)
+        if isinstance(node, ast.Compare):
+            left = ev(node.left)
+            for op, comp in zip(node.ops, node.comparators, strict=False):
+                right = ev(comp)
+                if type(op) not in _CMPOPS or not _CMPOPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and not node.keywords
+        ):
+            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
+        raise RegistryError(f"unsupported construct in registry expression {expr!r}")
+
+    return ev(_parse(expr))
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An expression that must hold, with the reason shown when it does not."""
+
+    expr: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kernel variant of the registry."""
+
+    name: str
+    backend: str
+    seeds: str
+    params: tuple[tuple[str, tuple], ...]  # (name, allowed values), declaration order
+    source: str | None = None
+    symbol: str | None = None
+    args: tuple = ARGUMENTS  # names, or (kind, settings) pairs: core/launch_spec.py
+    block: tuple[str, ...] = ()
+    grid: tuple[str, ...] = ()
+    cluster: tuple[str, ...] = ()
+    align: str | None = None  # bytes every operand's rows and start must be aligned to
+    shared_memory: str | None = None
+    dynamic_shared_memory: str | None = None
+    constraints: tuple[Condition, ...] = ()
+    requires: tuple[Condition, ...] = ()
+    unsafe_when_unmet: bool = False
+    reach: tuple[str, str] = ("0", "0")
+    arch: str | None = None
+    min_arch: str | None = None
+    profile_kernel: str | None = None
+    operation: str = "gemm"
+    math: str = "ieee"  # precision class: ieee or tf32 (registry header)
+    order: int = 0
+
+    @property
+    def compiled(self) -> bool:
+        return self.backend == "cubin"
+
+    @property
+    def param_names(self) -> list[str]:
+        return [name for name, _ in self.params]
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return dict(self.params)[DTYPE_PARAM]
+
+    def values(self, name: str) -> tuple:
+        return dict(self.params)[name]
+
+    # -- instantiations ------------------------------------------------------------------------
+    def names(self, params: dict, **shape: int) -> dict:
+        """The names an expression of this variant sees: the parameters (the element type as
+        the sizes in bytes of its inputs, elem_bytes, and of its output, out_bytes), and the
+        problem shape where given."""
+        out = {k: v for k, v in params.items() if k != DTYPE_PARAM}
+        e = element_type(params[DTYPE_PARAM])
+        out["elem_bytes"], out["out_bytes"] = e.input.nbytes, e.output.nbytes
+        return out | shape
+
+    def rejected(self, params: dict, smem_optin_limit: int | None = None) -> list[str]:
+        """Why this parameter dict cannot be built or launched (empty: it can): the declared
+        constraints, then the hardware limits every kernel shares."""
+        names = self.names(params)
+        out = []
+        for c in self.constraints:
+            try:
+                ok = evaluate(c.expr, **names)
+            except ZeroDivisionError:  # e.g. a quotient of parameters that is 0 for this set
+                out.append(f"{c.expr} divides by zero: {c.reason}")
+                return out  # the launch shape may divide by the same zero
+            if not ok:
+                out.append(f"{c.expr} fails: {c.reason}")
+        if not self.compiled:
+            return out
+        threads = math.prod(int(evaluate(e, **names, m=1, n=1, k=1)) for e in self.block)
+        if threads > arith.MAX_THREADS_PER_BLOCK:
+            out.append(
+                f"{threads} threads per block, over the limit of {arith.MAX_THREADS_PER_BLOCK}"
+            )
+        size = math.prod(self.cluster_of(params))
+        if size > arith.MAX_PORTABLE_CLUSTER:
+            out.append(f"a cluster of {size} blocks, over the portable limit of 8")
+        for arg in self.args:
+            if isinstance(arg, tuple) and arg[0] == "tensor_map":
+                settings = dict(arg[1])
+                box = self._box(settings, names)
+                op = settings["tensor_map"]
+                nbytes = names["out_bytes"] if op == "C" else names["elem_bytes"]
+                probe = TensorMap(op, 1, 1, 16, *box, settings.get("swizzle", 0), "")
+                out += [
+                    f"tensor map of {probe.operand}: {r}" for r in check_tensor_map(probe, nbytes)
+                ]
+        static = self.static_shared_bytes(params)
+        if static > arith.STATIC_SHARED_LIMIT:
+            out.append(f"needs {static} B of static shared memory, over the 48 KiB limit")
+        total = static + self.dynamic_shared_bytes(params)
+        if smem_optin_limit is not None and total > smem_optin_limit:
+            out.append(
+                f"needs {total} B of shared memory per block, over this GPU's opt-in limit of "
+                f"{smem_optin_limit} B"
+            )
+        return out
+
+    def instantiations(self, choose: dict[str, list] | None = None) -> list[dict]:
+        """Every parameter dict of the declared values (or of `choose`'s subsets of them), in
+        declaration order, constraints not yet applied."""
+        choose = choose or {}
+        axes = [choose.get(name, values) for name, values in self.params]
+        return [
+            dict(zip(self.param_names, combo, strict=True)) for combo in itertools.product(*axes)
+        ]
+
+    @cached_property
+    def by_slug(self) -> dict[str, dict]:
+        return {slug(p): p for p in self.instantiations()}
+
+    def instance(self, name: str) -> dict:
+        """The parameter dict of an instantiation slug."""
+        try:
+            return self.by_slug[name]
+        except KeyError:
+            raise RegistryError(f"variant {self.name!r} has no instantiation {name!r}") from None
+
+    # -- launching -----------------------------------------------------------------------------
+    def launch(self, params: dict, m: int, n: int, k: int):
+        """(grid, block) as 3-tuples for a problem C[m x n] = A[m x k] . B[k x n]."""
+        names = self.names(params, m=m, n=n, k=k)
+        grid = tuple(int(evaluate(e, **names)) for e in self.grid) + (1,) * (3 - len(self.grid))
+        block = tuple(int(evaluate(e, **names)) for e in self.block) + (1,) * (3 - len(self.block))
+        return grid, block
+
+    def cluster_of(self, params: dict) -> tuple[int, int, int]:
+        names = self.names(params, m=1, n=1, k=1)
+        dims = tuple(int(evaluate(e, **names)) for e in self.cluster)
+        return dims + (1,) * (3 - len(dims))
+
+    def alignment(self, params: dict) -> int:
+        """Bytes each operand's leading dimension and first element must be a multiple of
+        (registry `align`; the element's size where none is declared)."""
+        if not self.align:
+            return 1
+        return int(evaluate(self.align, **self.names(params)))
+
+    @staticmethod
+    def _box(settings: dict, names: dict) -> tuple[int, int]:
+        rows, cols = settings["box"]
+        return int(evaluate(str(rows), **names)), int(evaluate(str(cols), **names))
+
+    def launch_spec(
+        self,
+        params: dict,
+        m: int,
+        n: int,
+        k: int,
+        lds: tuple[int, int, int],
+        accumulate: bool,
+    ) -> LaunchSpec:
+        """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
+        memory and every argument by kind (core/launch_spec.py), from the registry entry."""
+        grid, block = self.launch(params, m, n, k)
+        lda, ldb, ldc = lds
+        names = self.names(
+            params, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
+        )
+        shapes = {"A": (m, k, lda), "B": (k, n, ldb), "C": (m, n, ldc)}
+        e = element_type(params[DTYPE_PARAM])
+        args: list[Arg] = []
+        for arg in self.args:
+            if isinstance(arg, str):
+                args.append(Pointer(arg) if arg in OPERANDS else Int(int(names[arg]), arg))
+                continue
+            kind, settings = arg[0], dict(arg[1])
+            if kind == "pointer":
+                args.append(Pointer(settings["pointer"]))
+            elif kind == "int":
+                args.append(Int(int(evaluate(str(settings["int"]), **names)), settings["int"]))
+            elif kind == "workspace":
+                args.append(Workspace(int(evaluate(str(settings["workspace"]), **names))))
+            else:  # tensor_map
+                op = settings["tensor_map"]
+                rows, cols, ld = shapes[op]
+                scalar = e.output if op == "C" else e.input
+                box = self._box(settings, names)
+                args.append(
+                    TensorMap(op, rows, cols, ld, *box, settings.get("swizzle", 0), scalar.name)
+                )
+        return LaunchSpec(
+            grid=grid,
+            block=block,
+            cluster=self.cluster_of(params),
+            dynamic_shared_bytes=self.dynamic_shared_bytes(params),
+            args=tuple(args),
+        )
+
+    def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
+        """Reasons (from the registry) why this shape breaks the variant's preconditions."""
+        names = self.names(params, m=m, n=n, k=k)
+        return [
+            f"{r.expr} fails: {r.reason}" for r in self.requires if not evaluate(r.expr, **names)
+        ]
+
+    def static_shared_bytes(self, params: dict) -> int:
+        if not self.shared_memory:
+            return 0
+        return int(evaluate(self.shared_memory, **self.names(params)))
+
+    def dynamic_shared_bytes(self, params: dict) -> int:
+        if not self.dynamic_shared_memory:
+            return 0
+        return int(evaluate(self.dynamic_shared_memory, **self.names(params)))
+
+    def reach_of(self, params: dict, m: int, n: int, k: int) -> tuple[int, int]:
+        """(rows, columns) past the end of a matrix that this kernel's accesses can reach, as
+        declared in the registry (`reach`): the guard zones around every buffer cover it."""
+        names = self.names(params, m=m, n=n, k=k)
+        return int(evaluate(self.reach[0], **names)), int(evaluate(self.reach[1], **names))
+
+
+@cache
+def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
+    """Reads and validates a registry (kernels/registry.yaml by default); variants keep the
+    file's order."""
+    path = Path(path) if path else paths.registry_path()
+    data = yaml.safe_load(path.read_text())
+    schema = yaml.safe_load(paths.schema_path("registry").read_text())
+    dtype = schema["properties"]["variants"]["additionalProperties"]["properties"]["params"]
+    dtype["properties"]["dtype"]["items"] = {"enum": list(ELEMENT_TYPES)}
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str)
+    if errors:
+        lines = [f"  {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
+        raise RegistryError(f"{path} is not a valid registry:\n" + "\n".join(lines))
+    variants = {}
+    for order, (name, entry) in enumerate(data["variants"].items()):
+        backend = entry.get("backend", "cubin")
+        if backend == "cubin":
+            src = path.parent / entry["source"]
+            if not src.is_file():
+                raise RegistryError(f"variant {name!r}: source {src} does not exist")
+        params = tuple((k, tuple(v)) for k, v in entry["params"].items())
+        reach = entry.get("reach", {})
+        variant = Variant(
+            name=name,
+            backend=backend,
+            seeds=entry.get("seeds", ""),
+            params=params,
+            source=entry.get("source"),
+            symbol=entry.get("symbol"),
+            args=tuple(_argument(a) for a in entry.get("args", ARGUMENTS)),
+            block=tuple(entry.get("block", ())),
+            grid=tuple(entry.get("grid", ())),
+            cluster=tuple(str(x) for x in entry.get("cluster", ())),
+            align=str(entry["align"]) if "align" in entry else None,
+            shared_memory=entry.get("shared_memory"),
+            dynamic_shared_memory=entry.get("dynamic_shared_memory"),
+            constraints=tuple(Condition(**c) for c in entry.get("constraints", ())),
+            requires=tuple(Condition(**r) for r in entry.get("requires", ())),
+            unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
+            reach=(str(reach.get("rows", 0)), str(reach.get("cols", 0))),
+            arch=entry.get("arch"),
+            min_arch=entry.get("min_arch"),
+            profile_kernel=entry.get("profile_kernel"),
+            operation=entry.get("operation", "gemm"),
+            math=entry.get("math", "ieee"),
+            order=order,
+        )
+        _check_expressions(variant)
+        variants[name] = variant
+    return variants
+
+
+def _argument(entry) -> str | tuple[str, dict]:
+    """A registry `args` item: a bare name, or (kind, its settings) for the typed kinds."""
+    if isinstance(entry, str):
+        return entry
+    kind = next(k for k in ("pointer", "int", "tensor_map", "workspace") if k in entry)
+    frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in entry.items())
+    return kind, frozen  # hashable, as a Variant is
+
+
+def _check_expressions(v: Variant) -> None:
+    """Evaluates every expression of a variant once, so that a typo in a name is an error when
+    the registry is read, not when a job runs."""
+    first = v.instantiations()[0]
+    try:
+        v.rejected(first)
+        if v.compiled:
+            v.launch(first, 1, 1, 1)
+            v.launch_spec(first, 1, 1, 1, (16, 16, 16), False)
+            v.alignment(first)
+        v.unmet(first, 1, 1, 1)
+        v.reach_of(first, 1, 1, 1)
+    except (RegistryError, ZeroDivisionError) as err:
+        raise RegistryError(f"variant {v.name!r}: {err}") from None
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def kernel_dependencies(source: str | Path) -> list[Path]:
+    """The kernel file and every header it includes with #include "...", recursively."""
+    seen: list[Path] = []
+    todo = [Path(source)]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        if not p.is_file():
+            raise RegistryError(f"{p} is included but does not exist")
+        seen.append(p)
+        todo.extend(p.parent / inc for inc in _INCLUDE.findall(p.read_text()))
+    return seen
+
+
+def source_hash(paths_: list[str | Path]) -> str:
+    """sha256 over the kernel file and its headers (recorded on every row as provenance)."""
+    h = hashlib.sha256()
+    for p in sorted(Path(x) for x in paths_):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]

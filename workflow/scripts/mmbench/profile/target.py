@@ -1,0 +1,104 @@
+"""The program the profilers run: one configuration, measured by the runner itself.
+
+    python -m mmbench.profile.target SPEC.json [--event-json OUT.json] [--cupti-json OUT.json]
+
+It runs the measurement runner (measure/runner.py) on the one configuration: the same placement,
+launch (measure/launch.py), verification (against the float64 reference, at every size) and
+timing (measure/timing.py) as a measurement job.  Nsight Compute profiles the first timed launch
+(`--launch-skip` = timing.launches_before_timed, `--launch-count 1`).  With --event-json (run
+without a profiler) it writes the kernel time the runner measured (CUDA events around each
+timed kernel), so the metrics table sets Nsight Compute's duration beside it.  With
+--cupti-json it records the whole run with CUPTI (cupti.py: every kernel and copy) and writes
+the records with both times of the timed launches.  The exit code is 4 where the result did not
+verify.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+NOT_VERIFIED_EXIT = 4
+# the samples the event-timed run takes (the runner's stopping rule, with this as its minimum)
+EVENT_SAMPLES = 20
+
+
+def main(argv: list[str]) -> int:
+    if "--cupti-json" not in argv:
+        return run(argv)
+    from mmbench.profile import cupti
+
+    records: list[dict] = []
+    timed: dict = {}
+    with cupti.recording(records):
+        code = run(argv, timed)
+    spec = json.loads(open(argv[0]).read())
+    out = dict(
+        kernel=spec["kernel_name"],
+        records=records,
+        event_kernel_ms=timed.get("times", []),
+        cupti_kernel_ms=cupti.kernel_times(
+            records, spec["kernel_name"], len(timed.get("times", []))
+        ),
+        verified=timed.get("verified"),
+    )
+    json.dump(out, open(argv[argv.index("--cupti-json") + 1], "w"))
+    return code
+
+
+def sampling_of(spec: dict, timed_run: bool):
+    """The run's sampling settings, its warm-up as the profile section says; a timed run (event
+    or CUPTI) takes at least EVENT_SAMPLES samples, a profiled one as few as the rule allows."""
+    from mmbench.measure.timing import Sampling
+
+    s = Sampling(**spec.get("sampling", {}))
+    s.warmup = int(spec.get("warmup", s.warmup))
+    if timed_run:
+        s.min_samples = max(s.min_samples, EVENT_SAMPLES)
+    else:  # under a profiler each timed launch may be replayed: one is enough
+        s.min_samples, s.min_time_s, s.stop = 1, 0.0, "count"
+    return s
+
+
+def run(argv: list[str], timed: dict | None = None) -> int:
+    from mmbench.core.axes import Configuration
+    from mmbench.core.row import SAMPLES
+    from mmbench.measure.runner import Runner
+    from mmbench.plan.registry import load_registry
+
+    spec = json.loads(open(argv[0]).read())
+    conf = Configuration.from_dict(spec["configuration"])
+    v = load_registry(spec["registry"])[conf.variant]
+    timed_run = timed is not None or "--event-json" in argv
+    cubins = {conf.instance: spec["cubin"]} if spec.get("cubin") else {}
+    runner = Runner(v, cubins, sampling_of(spec, timed_run))
+    rows: list[dict] = []
+    runner.run([conf], on_row=lambda c, row: rows.append(row))
+    row = rows[0]
+    verified = row["verification"] == "PASS"
+    if row["verification"] == "ERROR":
+        print(f"{conf.label}: {row['error']}", file=sys.stderr)
+    elif not verified:
+        print(
+            f"{conf.label}: result does not verify ({row['mismatches']} mismatches; first: "
+            f"{row['first_mismatches'].split(' | ')[0]})",
+            file=sys.stderr,
+        )
+    times = (row.get(SAMPLES) or {}).get("kernel_ms", [])
+    if timed is not None:
+        timed.update(times=times, verified=verified)
+    elif "--event-json" in argv:
+        json.dump(
+            dict(
+                event_kernel_ms=statistics.median(times) if times else None,
+                samples=len(times),
+                verified=verified,
+            ),
+            open(argv[argv.index("--event-json") + 1], "w"),
+        )
+    return 0 if verified else NOT_VERIFIED_EXIT
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,352 @@
+"""The one catalogue of the pipeline's figures and tables.
+
+Each output is declared here once: its name (what it shows), the experiment it belongs to (E1 ...
+E5b and the seed report, as labels), the function that makes it, the tidy tables it reads, its
+title and its report caption.  The config schema's allowed names (names(), which the Snakefile
+passes to config.validate), the render jobs (render_figure.py, render_table.py), the rules'
+inputs (common.smk) and the report captions (workflow/report/output.rst) all come from here.
+
+Inputs a maker reads, by name (common.smk turns them into paths of the results folder):
+  timings      tables/timings.csv              one row per measured configuration
+  manifests    runs/<variant>.manifest.json    each measurement job's device facts and versions
+  roofline     tables/roofline.csv             profiled kernels on the roofline
+  ceilings     tables/ceilings.csv             the device's measured peak rates and bandwidth
+  nvprof       tables/nvprof_metrics.csv       the profiler metrics under nvprof's names
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from mmbench.core.axes import GPU_KEY
+from mmbench.report import ladder, report_tables
+
+
+class _Figures:
+    """mmbench.report.figures, imported on first use: it imports matplotlib and seaborn (about half a
+    second), which the table jobs never need."""
+
+    def __getattr__(self, name):
+        from mmbench.report import figures as module
+
+        return getattr(module, name)
+
+
+figures = _Figures()
+
+# inputs that exist only when the profile: section is on
+PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof", "metrics"})
+
+
+@dataclass(frozen=True)
+class Output:
+    name: str
+    kind: str  # "figure" or "table"
+    experiment: str  # label: experiment id and seed report
+    make: Callable  # figure: make(data, stem) -> paths; table: make(data) -> DataFrame
+    inputs: tuple[str, ...]
+    title: str
+    caption: str  # RST, shown under the output in the HTML report
+
+    @property
+    def needs_profile(self) -> bool:
+        return bool(PROFILE_INPUTS & set(self.inputs))
+
+
+def _fig(name, experiment, make, inputs, title, caption) -> Output:
+    return Output(name, "figure", experiment, make, tuple(inputs), title, caption)
+
+
+def _tab(name, experiment, make, inputs, title, caption) -> Output:
+    return Output(name, "table", experiment, make, tuple(inputs), title, caption)
+
+
+FIGURES: dict[str, Output] = {
+    o.name: o
+    for o in (
+        _fig(
+            "time_vs_n",
+            "E1 (seed 000)",
+            lambda d, stem: figures.time_vs_n(d["timings"], stem),
+            ["timings"],
+            "Kernel time vs n",
+            "Kernel time vs n for the naive and shared-memory kernels (and the others), square "
+            "matrices, pinned memory; the band is the min..max of the timed runs. Seed 000 found "
+            "the shared-memory kernel faster than the naive one at every n.",
+        ),
+        _fig(
+            "time_split",
+            "E3b (seed 002)",
+            lambda d, stem: figures.time_split(d["timings"], stem),
+            ["timings"],
+            "Where the time goes: HtoD, kernel, DtoH",
+            "Where the time of one multiplication goes, HtoD, kernel and DtoH, measured with CUDA "
+            "events (seed 002's nvprof summary), pinned memory.",
+        ),
+        _fig(
+            "gflops_vs_n",
+            "E3c (seed 002)",
+            lambda d, stem: figures.gflops_vs_n(d["timings"], stem),
+            ["timings"],
+            "Kernel GFLOP/s vs N per block size",
+            "Kernel GFLOP/s vs N = 128..3200 (step 32) for 8x8, 16x16 and 32x32 blocks, naive "
+            '(kernel01) and tiled (kernel11), cuBLAS for reference. Seed 002 concluded "the '
+            'block size matters" (GTX 1080 Ti: 358 GFLOPS naive, 1188 tiled at N = 3200).',
+        ),
+        _fig(
+            "remainder_effect",
+            "E3d (seed 002)",
+            lambda d, stem: figures.remainder(d["timings"], stem),
+            ["timings"],
+            "Remainder effect, N = 1000..1100 step 1",
+            'N = 1000..1100 step 1. Seed 002: "the influence of the remainders is not '
+            'negligible; the performance peaks are at N multiple of the block size (32 and 16)". '
+            "Grey lines mark multiples of 16, darker ones of 32.",
+        ),
+        _fig(
+            "global_vs_kernel",
+            "E3e (seed 002)",
+            lambda d, stem: figures.global_vs_kernel(d["timings"], stem),
+            ["timings"],
+            "Global vs kernel GFLOP/s, pinned vs pageable",
+            "Global (HtoD + kernel + DtoH) vs kernel GFLOP/s, pinned vs pageable memory. Seed "
+            '002: "the cost of the transfer fades as the problem grows".',
+        ),
+        _fig(
+            "fraction_of_cublas",
+            "new",
+            lambda d, stem: figures.fraction_of_cublas(d["timings"], stem),
+            ["timings"],
+            "Performance as a fraction of cuBLAS",
+            "Each kernel's GFLOP/s as a fraction of cuBLAS at the same size and type (log scale): "
+            "how far the course kernels are from the library.",
+        ),
+        _fig(
+            "ladder",
+            "new (ladder)",
+            lambda d, stem: figures.ladder_rungs(d["timings"], stem),
+            ["timings"],
+            "The ladder to cuBLAS",
+            "Each rung of the ladder (one kernel file each, its tuned instantiation) in TFLOP/s "
+            "at each square size, with its percentage of the cuBLAS reference of its precision "
+            "class: SGEMM for the FP32 rungs on the CUDA cores, SGEMM in TF32 mode for the TF32 "
+            "tensor-core rung, DGEMM for FP64. docs/ladder.md tells the story rung by rung.",
+        ),
+        _fig(
+            "roofline",
+            "E3f (seed 002), new",
+            lambda d, stem: figures.roofline(d["roofline"], d["ceilings"], stem),
+            ["roofline", "ceilings"],
+            "Roofline with the measured ceilings",
+            "The roofline of this GPU with its measured ceilings (peak FP32 and FP64 FMA rate, "
+            "DRAM bandwidth of a large copy) and every profiled kernel placed by Nsight Compute's "
+            "FLOP and DRAM byte counts.",
+        ),
+    )
+}
+
+TABLES: dict[str, Output] = {
+    o.name: o
+    for o in (
+        _tab(
+            "kernel_times",
+            "E4b (seed 003)",
+            lambda d: report_tables.kernel_times(d["timings"]),
+            ["timings"],
+            "Kernel time, ms (GFLOPS), per variant, parameters and size (seed 003)",
+            'Kernel ms (GFLOPS) per variant, parameters and size; "--" = refused '
+            "(precondition) or not run. Seed 003 (GeForce 930MX) found shared memory about 3x "
+            "faster than global and 2 outputs per thread about 23% faster again.",
+        ),
+        _tab(
+            "matrix_sum",
+            "E4a (seed 003)",
+            lambda d: report_tables.matrix_sum(d["timings"]),
+            ["timings"],
+            "Matrix sum C = A + B, kernel ms (G additions/s): one thread per element, row, "
+            "column (seed 003)",
+            "Matrix sum with one thread per element, per row and per column at 2000, 6000, "
+            "11000. Seed 003 (930MX) measured 21.3 / 21.5 / 3.7 ms at 2000 and concluded that "
+            "the column mapping (coalesced) is much faster than the row mapping.",
+        ),
+        _tab(
+            "unguarded_vs_guarded",
+            "E3a (seed 002)",
+            lambda d: report_tables.unguarded_vs_guarded(d["timings"]),
+            ["timings"],
+            "kernel00 vs kernel01: global and kernel time, GFLOPS, PASS/FAIL (seed 002)",
+            "kernel00 (grid N/size) fails at 641 with its first mismatch; kernel01 passes; "
+            "pinned memory shortens the global time.",
+        ),
+        _tab(
+            "time_split",
+            "E3b (seed 002)",
+            lambda d: report_tables.time_split(d["timings"]),
+            ["timings"],
+            "Time split HtoD / kernel / DtoH (seed 002's nvprof summary)",
+            "The time split HtoD / kernel / DtoH (nvprof's summary, here from CUDA events).",
+        ),
+        _tab(
+            "profiler_metrics",
+            "E3f (seed 002)",
+            lambda d: d["nvprof"] if d["nvprof"] is not None else pd.DataFrame(),
+            ["nvprof"],
+            "Profiler metrics, nvprof names (seed 002 at N = 2048)",
+            "Nsight Compute metrics under their nvprof names, naive vs tiled.",
+        ),
+        _tab(
+            "gpu_activities",
+            "E3b (seed 002)",
+            lambda d: report_tables.gpu_activities(d["metrics"]),
+            ["metrics"],
+            "GPU activities from CUPTI, in nvprof's shape (seed 002's nvprof summary)",
+            "nvprof's GPU-activities summary for each profiled configuration, from CUPTI's "
+            "activity records (kernels and copies as the driver timed them): the copies of A "
+            "and B to the device, the launches of the profiler target and the copy of C back.",
+        ),
+        _tab(
+            "kernel_time_sources",
+            "E3b (seed 002)",
+            lambda d: report_tables.kernel_time_sources(d["metrics"]),
+            ["metrics"],
+            "The same kernel launches timed by CUDA events and by CUPTI",
+            "For each profiled configuration, the median of 20 launches timed with CUDA events "
+            "and the median of CUPTI's records of the same launches, and their ratio.",
+        ),
+        _tab(
+            "ladder",
+            "new (ladder)",
+            lambda d: ladder.table(d["timings"]),
+            ["timings"],
+            "The ladder to cuBLAS: GFLOP/s, % of the reference and gain per rung",
+            "Per precision class and rung: the idea (the first line of its kernel file), its "
+            "tuned parameters, and at each size its GFLOP/s, its percentage of the cuBLAS "
+            "reference of its class, and its gain over the rung before it.",
+        ),
+        _tab(
+            "ladder_profile",
+            "new (ladder)",
+            lambda d: ladder.profile_table(d["metrics"]),
+            ["metrics"],
+            "What limits each rung (Nsight Compute)",
+            "Per profiled rung: registers per thread, shared memory per block (static and "
+            "dynamic), achieved occupancy, and the limiter: the SM and memory throughput as a "
+            "percentage of peak (speed of light) and the two warp stall reasons that cost the "
+            "most cycles per issued instruction.",
+        ),
+        _tab(
+            "tuned",
+            "new (ladder)",
+            lambda d: ladder.tuned(d["timings"]),
+            ["timings"],
+            "Tuned parameters: each rung's fastest instantiation at the tuning size",
+            "Per GPU model and rung, the fastest verified instantiation at the largest square "
+            "size of the run (the tuning size) and how many were measured; the ladder preset "
+            "runs these (kernels/tuned.csv keeps them per GPU model).",
+        ),
+        _tab(
+            "verification",
+            "E2 (seed 001), E3g (seed 002)",
+            lambda d: report_tables.verification(d["timings"]),
+            ["timings"],
+            "Verification: relative L2 error, writes outside C, Freivalds, first mismatches",
+            "Every configuration's verification (seed 001's L2 check and printDiff).",
+        ),
+        _tab(
+            "device_properties",
+            "E4c (seed 003)",
+            lambda d: report_tables.device_properties(d["manifests"], d["timings"]),
+            ["timings", "manifests"],
+            "Device properties (seed 003's deviceQuery)",
+            "The device's properties, as deviceQuery prints them.",
+        ),
+        _tab(
+            "leading_dimensions",
+            "E5a (seed 004)",
+            lambda d: report_tables.leading_dimensions(d["timings"]),
+            ["timings"],
+            "Padded leading dimensions: packing buffer vs strided copy (seed 004)",
+            "Padded leading dimensions: packing buffer vs cudaMemcpy2D vs strided.",
+        ),
+        _tab(
+            "provenance",
+            "all",
+            lambda d: report_tables.provenance(d["timings"], d["manifests"]),
+            ["timings", "manifests"],
+            "Provenance of this run",
+            "Provenance: device, driver, CUDA runtime, CuPy, commit, packages.",
+        ),
+    )
+}
+
+OUTPUTS: dict[str, Output] = {f"figure:{k}": v for k, v in FIGURES.items()} | {
+    f"table:{k}": v for k, v in TABLES.items()
+}
+
+
+def names() -> dict[str, list[str]]:
+    """The names the config may ask for under report.figures and report.tables."""
+    return {"figures": list(FIGURES), "tables": list(TABLES)}
+
+
+def caption(o: Output) -> str:
+    """The report caption: experiment label, then what it shows and what the report concluded."""
+    return f"**{o.experiment}**: {o.caption}"
+
+
+class MixedGpuModels(ValueError):
+    """A table holds rows of several GPU models and the config chose none."""
+
+
+def one_gpu_model(name: str, df: pd.DataFrame | None, chosen: str | None) -> pd.DataFrame | None:
+    """The rows of one GPU model.  Every figure and report table compares kernels with each
+    other and with cuBLAS on one GPU; a run whose rows span several models (a SLURM run whose
+    jobs landed on two kinds of node) is not drawn as one: the user names the model
+    (`gpu_model`), or is told which models there are."""
+    if df is None or GPU_KEY not in df.columns:
+        return df
+    models = sorted(set(df[GPU_KEY].dropna().astype(str)) - {""})
+    if chosen:
+        if chosen not in models:
+            raise MixedGpuModels(
+                f"config key 'gpu_model': {chosen!r} measured no row of {name}; GPU models in "
+                f"it: {', '.join(models) or 'none'}"
+            )
+        return df[df[GPU_KEY] == chosen]
+    if len(models) > 1:
+        raise MixedGpuModels(
+            f"{name} holds rows measured on {len(models)} GPU models ({'; '.join(models)}): "
+            "figures and report tables compare kernels on one GPU, so the models are kept apart. "
+            "Render one model at a time with --config render_only=true "
+            f"gpu_model='{models[0]}' (and likewise for the others), or measure on one model "
+            "(on SLURM, constrain the jobs to one GPU type: docs/cluster.md)"
+        )
+    return df
+
+
+def load_inputs(paths: dict, gpu_model: str | None = None) -> dict:
+    """The inputs of a maker, read from their paths (CSV tables; manifests as a list of paths;
+    an empty table file becomes None), each table's rows of one GPU model (one_gpu_model)."""
+    out = {}
+    for name, path in paths.items():
+        if name == "manifests":
+            out[name] = [Path(p) for p in (path if isinstance(path, list) else [path])]
+        elif Path(path).stat().st_size > 1:
+            out[name] = one_gpu_model(str(path), pd.read_csv(path), gpu_model)
+        else:
+            out[name] = None
+    return out
+
+
+def missing(output: Output, data: dict) -> str | None:
+    """Why this run has no data for a figure (None: it has): the figure's own check, run
+    without plotting."""
+    try:
+        output.make(data, None)
+    except figures.NoData as err:
+        return str(err)
+    return None

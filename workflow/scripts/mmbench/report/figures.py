@@ -1,0 +1,703 @@
+"""The reports' figures, and two none of them has, from the tidy tables (no GPU needed).
+
+Every figure: seaborn on matplotlib's Agg backend, axes with units, log scales where sizes or
+times span decades, the spread of the repetitions as a band (min..max of the timed runs), the
+cuBLAS reference wherever performance is compared, and one colour per variant, the same in every
+figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from mmbench.core.row import parameter_columns  # noqa: E402
+from mmbench.plan.registry import load_registry  # noqa: E402
+
+
+def variant_order() -> list[str]:
+    """The optimisation ladder: the registry's order, which also fixes each variant's colour."""
+    return list(load_registry())
+
+
+def palette(variants=()) -> dict:
+    order = variant_order()
+    # the colour-blind palette, then its dark shades: twenty distinct colours before any repeats
+    colours = sns.color_palette("colorblind") + sns.color_palette("dark")
+    out = {v: colours[i % len(colours)] for i, v in enumerate(order)}
+    extra = [v for v in variants if v not in out]
+    for i, v in enumerate(extra):
+        out[v] = colours[(len(order) + i) % len(colours)]
+    return out
+
+
+def _setup():
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+
+
+def verdict(fig, text: str) -> None:
+    """What this run says about the report's conclusion, printed under the figure, wrapped to
+    the figure's width."""
+    width = max(60, int(fig.get_figwidth() * 14))  # characters of 9-point text per line
+    fig.text(
+        0.01,
+        -0.02,
+        textwrap.fill("This run: " + text, width),
+        ha="left",
+        va="top",
+        fontsize=9,
+        style="italic",
+    )
+
+
+def grid(n: int, ncols: int = 3, size=(4.2, 3.2), **kw):
+    """A figure of n small panels, at most ncols a row (unused ones hidden)."""
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False, **kw
+    )
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def save(fig, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+class NoData(ValueError):
+    """This run has no data for the figure; the message says what it needs."""
+
+
+def no_data(title: str, needs: str):
+    raise NoData(f"{title}: no data in this run; needs {needs}")
+
+
+# Every figure function takes stem=None to check its data only (raising NoData, else returning
+# None before plotting): the workflow makes only the figures a run has data for.
+
+
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that ran and verified (FAIL rows are shown in the tables, not as performance)."""
+    d = df[df["verification"] == "PASS"].copy()
+    d["series"] = d["label"]
+    return d
+
+
+def ladder(d: pd.DataFrame) -> list[str]:
+    """Series in the order of the optimisation ladder: registry order, then the parameter
+    values, numerically."""
+    rank = {v: i for i, v in enumerate(variant_order())}
+    params = [c for c in parameter_columns(d) if c != "series"]
+    keys = d.drop_duplicates("series")[["series", "variant", *params]]
+    keys = keys.assign(_r=[rank.get(v, len(rank)) for v in keys.variant])
+    return list(keys.sort_values(["_r", *params], na_position="first").series)
+
+
+# line styles and markers of the series of one variant, in ladder order
+DASHES = ["-", "--", ":", "-."]
+MARKERS = [None, "o", "^", "s", "D", "v"]
+
+
+def _lines(ax, d, x, y, lo=None, hi=None):
+    pal = palette(d["variant"].unique())
+    seen: dict[str, int] = {}
+    for series in ladder(d):
+        g = d[d.series == series].sort_values(x)
+        v = g["variant"].iloc[0]
+        i = seen[v] = seen.get(v, -1) + 1
+        ls = DASHES[i % len(DASHES)]
+        mk = MARKERS[(i // len(DASHES)) % len(MARKERS)] if i >= len(DASHES) else MARKERS[i % 2]
+        ax.plot(
+            g[x],
+            g[y],
+            ls,
+            color=pal[v],
+            label=series,
+            lw=1.6 if v != "cublas" else 2.4,
+            marker=mk,
+            markersize=4,
+            markevery=max(1, len(g) // 8),
+        )
+        if lo is not None and hi is not None:
+            ax.fill_between(g[x], g[lo], g[hi], color=pal[v], alpha=0.2, lw=0)
+
+
+def square(d: pd.DataFrame) -> pd.DataFrame:
+    return d[(d.m == d.n) & (d.n == d.k)]
+
+
+def time_vs_n(timings, stem, memory="pinned"):
+    """E1 (seed 000): kernel time vs n, square matrices: one panel per kernel variant (its
+    parameter values as lines), cuBLAS in every panel as the reference."""
+    d = square(measured(timings))
+    d = d[d.memory == (memory if memory in set(d.memory) else d.memory.iloc[0])] if len(d) else d
+    if d.empty or d.m.nunique() < 2:
+        no_data("Kernel time vs n", "two or more square sizes")
+    if stem is None:  # the data check only
+        return None
+    _setup()
+    ref = d[d.variant == "cublas"]
+    kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"] or ["cublas"]
+    fig, axes = grid(len(kernels), sharex=True, sharey=True)
+    for ax, v in zip(axes, kernels, strict=True):
+        _lines(
+            ax,
+            pd.concat([d[d.variant == v], ref]),
+            "m",
+            "kernel_ms_median",
+            "kernel_ms_min",
+            "kernel_ms_max",
+        )
+        ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
+        if d.m.max() / d.m.min() > 20:
+            ax.set_xscale("log")
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(
+        f"Kernel time vs n, {d.memory.iloc[0]} memory (log scale; band: min..max of the timed "
+        "runs; cuBLAS in every panel)"
+    )
+    fig.tight_layout()
+    verdict(fig, tiled_vs_naive(d))
+    return save(fig, stem)
+
+
+def tiled_vs_naive(d: pd.DataFrame) -> str:
+    """Seed 000: the shared-memory kernel is faster than the naive one, at every n."""
+    t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
+    n = d[d.variant == "naive_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
+    both = pd.concat([t.rename("t"), n.rename("n")], axis=1).dropna()
+    if both.empty:
+        return "no tiled_guarded / naive_guarded pair to compare."
+    wins = (both.t < both.n).mean() * 100
+    agree = (
+        "agrees with" if wins == 100 else "partly agrees with" if wins >= 50 else "disagrees with"
+    )
+    return (
+        f"tiled is faster than naive in {wins:.0f}% of (parameters, n) pairs, by "
+        f"{(both.n / both.t).median():.2f}x (median): {agree} seed 000."
+    )
+
+
+def gflops_vs_n(timings, stem, kind="kernel"):
+    """E3c (seed 002): GFLOPS vs N per block size, naive and tiled, cuBLAS for reference."""
+    d = square(measured(timings))
+    if d.empty or d.m.nunique() < 2:
+        no_data("GFLOPS vs N", "two or more square sizes")
+    if stem is None:  # the data check only
+        return None
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    _setup()
+    kernels = [v for v in variant_order() if v in set(d.variant) and v != "cublas"]
+    fig, axes = grid(max(1, len(kernels)), ncols=2, size=(6, 4.2), sharey=True)
+    ref = d[d.variant == "cublas"]
+    for ax, v in zip(axes, kernels or ["cublas"], strict=False):
+        part = pd.concat([d[d.variant == v], ref])
+        _lines(ax, part, "m", f"{kind}_gflops")
+        ax.set(title=v, xlabel="N (square matrices N x N)", ylabel=f"{kind} GFLOP/s (log scale)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(
+        f"{kind.capitalize()} GFLOP/s vs N per block size, cuBLAS for reference (seed 002)"
+    )
+    fig.tight_layout()
+    big = d[d.m == d.m.max()]
+    parts = []
+    for v in kernels:
+        part = big[big.variant == v]
+        g = part.groupby("params")[f"{kind}_gflops"].median()
+        g = g.reindex(part.set_index("series").loc[ladder(part), "params"].unique())
+        if len(g) > 1:
+            parts.append(
+                f"{v} at N={int(d.m.max())}: " + ", ".join(f"{p} {x:.0f}" for p, x in g.items())
+            )
+    spread = [big[big.variant == v].groupby("params")[f"{kind}_gflops"].median() for v in kernels]
+    matters = all(len(g) > 1 and g.max() / g.min() > 1.1 for g in spread)
+    verdict(
+        fig,
+        "; ".join(parts)
+        + (
+            " GFLOP/s: the parameters (block size) matter, as seed 002 found."
+            if matters
+            else " GFLOP/s: the parameters (block size) matter little here, unlike seed 002."
+        ),
+    )
+    return save(fig, stem)
+
+
+def remainder(timings, stem):
+    """E3d (seed 002): N = 1000..1100 step 1; peaks at multiples of 16 and 32.  cuBLAS gets its
+    own panel above, so the kernels' axis can be zoomed enough to show the peaks."""
+    d = square(measured(timings))
+    d = d[(d.m >= 1000) & (d.m <= 1100)]
+    if d.m.nunique() < 20:
+        no_data("Remainder effect", "sizes 1000..1100 step 1 (preset e3d)")
+    if stem is None:  # the data check only
+        return None
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    ref, kern = d[d.variant == "cublas"], d[d.variant != "cublas"]
+    _setup()
+    fig, axes = plt.subplots(
+        2 if len(ref) else 1,
+        1,
+        figsize=(10, 6.5 if len(ref) else 4.5),
+        sharex=True,
+        squeeze=False,
+        gridspec_kw={"height_ratios": [1, 2.5]} if len(ref) else None,
+    )
+    axes = axes[:, 0]
+    for ax in axes:
+        ax.grid(axis="x", visible=False)
+        for n in range(1008, 1101, 16):
+            ax.axvline(
+                n,
+                color="0.55" if n % 32 == 0 else "0.8",
+                lw=1.2 if n % 32 == 0 else 0.8,
+                ls="-" if n % 32 == 0 else "--",
+                zorder=0,
+            )
+    if len(ref):
+        _lines(axes[0], ref, "m", "kernel_gflops")
+        axes[0].set(ylabel="GFLOP/s", title="cuBLAS (reference)")
+        axes[0].legend(fontsize=7)
+    _lines(axes[-1], kern, "m", "kernel_gflops")
+    axes[-1].set(
+        xlabel="N (lines at multiples of 16, dashed; of 32, solid)",
+        ylabel="kernel GFLOP/s",
+        title="Course kernels: peaks where N is a multiple of the block",
+    )
+    axes[-1].legend(fontsize=7, ncol=2)
+    fig.suptitle("Remainder effect, N = 1000..1100 step 1 (seed 002)")
+    verdict(fig, peaks_at_multiples(kern))
+    return save(fig, stem)
+
+
+def block_width(block: str) -> int:
+    """x threads of a launch's block, "32x32x1" -> 32 (the period of the remainder effect)."""
+    return int(str(block).split("x")[0])
+
+
+def peaks_at_multiples(kern: pd.DataFrame) -> str:
+    """Seed 002: peaks at N multiple of the block.  Per series: mean GFLOP/s where N is a
+    multiple of its block width over the mean elsewhere, and whether the tiled kernels peak and
+    which series dip instead, all from this run's numbers."""
+    gains = {}
+    for series in ladder(kern):
+        g = kern[kern.series == series]
+        width = block_width(g.block.iloc[0])
+        at = g[g.m % width == 0].kernel_gflops.mean()
+        off = g[g.m % width != 0].kernel_gflops.mean()
+        if width > 1 and not (math.isnan(at) or math.isnan(off)):
+            gains[series] = (width, 100 * (at / off - 1))
+    if not gains:
+        return "no series has sizes both on and off multiples of its block width."
+    parts = [f"{s} {pct:+.1f}% (block width {w})" for s, (w, pct) in gains.items()]
+    tiled = {s: pct for s, (_, pct) in gains.items() if s.startswith("tiled")}
+    dips = [s for s, (_, pct) in gains.items() if pct < -1]
+    text = "GFLOP/s at multiples of the block width vs elsewhere: " + ", ".join(parts) + ". "
+    if tiled and all(pct > 0 for pct in tiled.values()):
+        text += "The tiled kernels peak at multiples of their block, as seed 002 found"
+    elif tiled:
+        text += "The tiled kernels do not all peak at multiples of their block, unlike seed 002"
+    else:
+        text += "No tiled kernel in this run to compare with seed 002"
+    if dips:
+        text += "; " + ", ".join(dips) + (" dips" if len(dips) == 1 else " dip") + " there instead"
+    return text + "."
+
+
+def global_vs_kernel(timings, stem):
+    """E3e (seed 002): global (with transfers) vs kernel GFLOPS, pinned vs pageable."""
+    d = square(measured(timings))
+    d = d[d.memory.isin(["pinned", "pageable"])]
+    if d.empty or d.m.nunique() < 2:
+        no_data("Global vs kernel GFLOPS", "square sizes in pinned and pageable memory")
+    if stem is None:  # the data check only
+        return None
+    pick = [
+        v for v in ("tiled_guarded", "naive_guarded", "coarsened", "cublas") if v in set(d.variant)
+    ][0]
+    d = d[d.variant == pick]
+    d = d[d.series == ladder(d)[-1]]  # the last rung of that variant (e.g. its largest block)
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colours = {"pinned": "C0", "pageable": "C3"}
+    for mem, g in d.groupby("memory"):
+        g = g.sort_values("m")
+        ax.plot(g.m, g.kernel_gflops, "-", color=colours[mem], label=f"kernel ({mem})")
+        ax.plot(
+            g.m, g.global_gflops, "--", color=colours[mem], label=f"global, with transfers ({mem})"
+        )
+    ax.set(
+        xlabel="N",
+        ylabel="GFLOP/s",
+        title=f"{d.series.iloc[0]}: the transfer cost fades as N grows",
+    )
+    ax.legend(fontsize=8)
+    parts = []
+    for mem, g in d.groupby("memory"):
+        g = g.sort_values("m")
+        lo, hi = g.iloc[0], g.iloc[-1]
+        parts.append(
+            f"{mem}: global/kernel {lo.global_gflops / lo.kernel_gflops:.0%} at N={int(lo.m)}, "
+            f"{hi.global_gflops / hi.kernel_gflops:.0%} at N={int(hi.m)}"
+        )
+    shrinks = all(
+        g.sort_values("m").iloc[-1].global_gflops / g.sort_values("m").iloc[-1].kernel_gflops
+        > g.sort_values("m").iloc[0].global_gflops / g.sort_values("m").iloc[0].kernel_gflops
+        for _, g in d.groupby("memory")
+    )
+    verdict(
+        fig,
+        "; ".join(parts)
+        + (
+            ": the transfer share shrinks as N grows, as seed 002 found."
+            if shrinks
+            else ": the transfer share does not shrink, unlike seed 002."
+        ),
+    )
+    return save(fig, stem)
+
+
+def time_split(timings, stem):
+    """E3b (seed 002's nvprof summary): H2D / kernel / D2H per variant and size."""
+    d = square(measured(timings))
+    if d.empty:
+        no_data("Time split", "measured square configurations")
+    if stem is None:  # the data check only
+        return None
+    d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
+    d = d.drop_duplicates(["series", "m"])
+    sizes = sorted(set(d.m))[-3:]
+    d = d[d.m.isin(sizes)]
+    order = ladder(d)
+    _setup()
+    fig, axes = plt.subplots(
+        1,
+        len(sizes),
+        figsize=(3.6 * len(sizes) + 2, 0.32 * len(order) + 1.5),
+        squeeze=False,
+        sharey=True,
+    )
+    for ax, size in zip(axes[0], sizes, strict=True):
+        g = d[d.m == size].set_index("series").reindex(order).fillna(0).reset_index()
+        y = np.arange(len(g))[::-1]
+        left = np.zeros(len(g))
+        for col, name, colour in (
+            ("h2d_ms_median", "HtoD", "C1"),
+            ("kernel_ms_median", "kernel", "C0"),
+            ("d2h_ms_median", "DtoH", "C2"),
+        ):
+            ax.barh(y, g[col], left=left, color=colour, label=name)
+            left += g[col].to_numpy()
+        ax.set_yticks(y, g.series, fontsize=7)
+        ax.set(xlabel="ms", title=f"N = {size}")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"Where the time goes: HtoD, kernel, DtoH ({d.memory.iloc[0]} memory)")
+    verdict(fig, transfer_share(d[d.m == sizes[-1]]))
+    return save(fig, stem)
+
+
+def transfer_share(d: pd.DataFrame) -> str:
+    """What share of the global time the copies take, fastest and slowest kernel, at one size."""
+    d = d.assign(
+        share=(d.h2d_ms_median + d.d2h_ms_median)
+        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
+    )
+    fast, slow = d.loc[d.kernel_ms_median.idxmin()], d.loc[d.kernel_ms_median.idxmax()]
+    return (
+        f"at N = {int(d.m.iloc[0])}, HtoD + DtoH take {fast.share:.0%} of the global time for the "
+        f"fastest kernel ({fast.series}, {fast.kernel_ms_median:.3g} ms) and {slow.share:.0%} for "
+        f"the slowest ({slow.series}, {slow.kernel_ms_median:.3g} ms)."
+    )
+
+
+def fraction_of_cublas(timings, stem):
+    """New: every variant's kernel rate as a fraction of cuBLAS at the same size and type."""
+    from mmbench.report import ladder as lad
+
+    # each kernel against the cuBLAS variant of its element type and math (TF32 rungs against
+    # cublas_tf32)
+    d = lad.with_reference(timings).dropna(subset=["reference_gflops"])
+    if d.empty:
+        no_data("Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
+    if stem is None:  # the data check only
+        return None
+    d["series"] = d["label"]
+    d = square(d).groupby(["series", "variant", "m"], as_index=False)["fraction"].median()
+    d = d.merge(
+        measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series")
+    )
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _lines(ax, d, "m", "fraction")
+    ax.axhline(1.0, color=palette()["cublas"], lw=2.4, label="cublas = 1")
+    ax.set(
+        xlabel="N (square matrices N x N)",
+        ylabel="kernel GFLOP/s / cuBLAS GFLOP/s (log scale)",
+        yscale="log",
+        title="Performance as a fraction of cuBLAS",
+    )
+    if d.m.max() / d.m.min() > 20:
+        ax.set_xscale("log")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    verdict(fig, closest_to_cublas(d))
+    return save(fig, stem)
+
+
+def ladder_rungs(timings, stem):
+    """New: the ladder to cuBLAS, each rung's best instantiation per ladder size (square, 1024
+    and up, multiples of 128) in TFLOP/s with its percentage of the cuBLAS reference of its
+    precision class (FP32, TF32, FP64 panels; the reference as the dashed line to beat)."""
+    from mmbench.report import ladder as lad
+
+    k = lad.ladder_sizes(lad.best_per_rung(timings)).dropna(subset=["reference_gflops"])
+    if k.empty:
+        no_data("The ladder to cuBLAS", "kernels and their cuBLAS reference at N >= 1024")
+    if stem is None:  # the data check only
+        return None
+    classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
+    sizes = sorted(k.m.unique())
+    widths = [max(3, k[k.precision == c].variant.nunique() + 1) for c in classes]
+    _setup()
+    fig, axes = plt.subplots(
+        1,
+        len(classes),
+        figsize=(1.15 * sum(widths) + 1.5, 5.2),
+        gridspec_kw=dict(width_ratios=widths),
+        squeeze=False,
+    )
+    hues = sns.color_palette("crest", n_colors=max(2, len(sizes)))
+    bar = 0.8 / len(sizes)
+    notes = []
+    for ax, cls in zip(axes[0], classes, strict=True):
+        part = k[k.precision == cls]
+        rungs = list(dict.fromkeys(part.variant))
+        reference = part.reference.iloc[0]
+        for j, n in enumerate(sizes):
+            at = part[part.m == n].set_index("variant").reindex(rungs)
+            x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
+            ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
+            for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
+                if g == g:
+                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=7)
+            ref = part[part.m == n].reference_gflops.median() / 1e3
+            ax.axhline(ref, color=hues[j], ls="--", lw=1.6, label=f"{reference}, N = {n}")
+        ax.set_xticks(np.arange(len(rungs)))
+        ax.set_xticklabels(rungs, rotation=35, ha="right")
+        ax.set_xlim(-0.6, len(rungs) - 0.4)
+        top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
+        ax.set_ylim(0, (1.3 if len(rungs) >= 4 else 1.45) * top)  # room for the legend
+        ax.set(title=f"{cls} (vs {reference})", ylabel="kernel TFLOP/s")
+        ax.legend(fontsize=7, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
+        best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+        notes.append(
+            f"{cls}: best rung "
+            + ", ".join(
+                f"{r.variant} {r.fraction:.0%} of {r.reference} at N = {r.m}"
+                for r in best.itertuples()
+            )
+        )
+    fig.suptitle("The ladder to cuBLAS: each rung's best instantiation (% of its reference)")
+    fig.tight_layout()
+    verdict(fig, "; ".join(notes) + ".")
+    return save(fig, stem)
+
+
+def closest_to_cublas(d: pd.DataFrame) -> str:
+    """The best and the worst series at the largest size, as a fraction of cuBLAS."""
+    big = d[d.m == d.m.max()]
+    best, worst = big.loc[big.fraction.idxmax()], big.loc[big.fraction.idxmin()]
+    return (
+        f"at N = {int(big.m.iloc[0])} the closest to cuBLAS is {best.series} at "
+        f"{best.fraction:.0%} of its rate; the furthest, {worst.series}, at {worst.fraction:.1%}."
+    )
+
+
+def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
+    """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
+    if roof is None or roof.empty or ceilings is None or ceilings.empty:
+        no_data("Roofline", "profiled kernels (profile:) and measured ceilings")
+    if stem is None:  # the data check only
+        return None
+    c = ceilings.iloc[0]
+    _setup()
+    fig, ax = plt.subplots(figsize=(7, 5))
+    ai = np.logspace(-2, 4, 200)
+    for name, peak, ls in (("FP32", c.peak_fp32_gflops, "-"), ("FP64", c.peak_fp64_gflops, "--")):
+        ax.plot(
+            ai,
+            np.minimum(peak, ai * c.dram_bandwidth_gbs),
+            ls,
+            color="0.3",
+            label=f"{name} roof: {peak / 1e3:.1f} TFLOP/s, {c.dram_bandwidth_gbs:.0f} GB/s",
+        )
+    pal = palette(roof.variant.unique())
+    for _, r in roof.iterrows():
+        name = f"{r['label']} N={int(r['m'])} {r['dtype']}"
+        colour = pal[r["variant"]]
+        tensor = _tensor_placed(r)
+        ax.scatter(
+            r["arithmetic_intensity"],
+            r["achieved_gflops"],
+            color=colour,
+            marker="^" if tensor else "o",
+            s=60,
+            zorder=3,
+            label=f"{name} ({'tensor cores, 2mnk FLOPs' if tensor else 'DRAM bytes'})",
+        )
+        if "l1_arithmetic_intensity" in r and pd.notna(r["l1_arithmetic_intensity"]):
+            ax.scatter(
+                r["l1_arithmetic_intensity"],
+                r["achieved_gflops"],
+                facecolors="none",
+                edgecolors=colour,
+                s=60,
+                lw=1.5,
+                zorder=3,
+            )
+            ax.plot(
+                [r["l1_arithmetic_intensity"], r["arithmetic_intensity"]],
+                [r["achieved_gflops"]] * 2,
+                color=colour,
+                lw=0.8,
+                alpha=0.6,
+            )
+    has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
+    if has_l1:
+        ax.scatter(
+            [],
+            [],
+            facecolors="none",
+            edgecolors="0.3",
+            label="same kernel, per L1 global-load byte",
+        )
+    verdict(fig, roofline_note(roof, has_l1))
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOP per byte)",
+        ylabel="GFLOP/s",
+        title=f"Roofline, {c.gpu_name} (measured ceilings)",
+    )
+    if len(roof) > 6:  # many kernels: the legend beside the axes, not over the roofs
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7)
+    return save(fig, stem)
+
+
+def _tensor_placed(r) -> bool:
+    """A kernel the roofline placed by its product's 2mnk FLOPs: its work ran on the tensor
+    cores, which the FMA counters miss (roofline.table)."""
+    return str(r.get("flop_source", "")).startswith("2mnk")
+
+
+def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
+    """Where each profiled kernel sits, from the roofline table: its bound and the fraction of
+    the attainable rate it reaches; with L1 intensities, how far tiling moves it.  Tensor-core
+    kernels are measured against no ceiling (only the CUDA cores' are measured)."""
+    parts = []
+    many = len(roof) > 6
+    for _, r in roof.iterrows():
+        name = f"{r['variant']} {r['dtype']}" if many else f"{r['label']} N={int(r['m'])}"
+        if _tensor_placed(r):
+            above = r["achieved_gflops"] > r["peak_gflops"]
+            parts.append(
+                f"{name}: tensor cores, {r['achieved_gflops'] / 1e3:.1f} TFLOP/s"
+                + (" (above the CUDA-core roof)" if above else "")
+            )
+            continue
+        text = (
+            f"{name}: {r['arithmetic_intensity']:.0f} FLOP/DRAM byte, "
+            f"{r['bound']}-bound, {r['fraction_of_attainable']:.0%} of the attainable rate"
+        )
+        if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")):
+            text += f", {r['l1_arithmetic_intensity']:.2f} FLOP per L1 global-load byte (hollow)"
+        parts.append(text)
+    return "; ".join(parts) + "."
+
+
+COMPARE_COLOURS = {
+    "SLOWER": "#d55e00",
+    "FASTER": "#009e73",
+    "UNSURE": "#999999",
+    "SAME": "#0072b2",
+}
+
+
+def compare(table: pd.DataFrame, head: dict, stem):
+    """This run's kernel median over the baseline's, per configuration, one row of points per
+    variant instantiation, coloured by verdict; the band is the criterion's clear gap."""
+    d = table[table.ratio.notna()].copy()
+    if d.empty:
+        no_data("Comparison with the baseline", "configurations measured in both runs")
+    if stem is None:
+        return None
+    _setup()
+    d["series"] = d["label"]
+    order = ladder(d)
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.42 * len(order)))
+    gaps = d["clear_gap"].dropna() if "clear_gap" in d else pd.Series(dtype=float)
+    gap = float(gaps.iloc[0]) if len(gaps) else 0.005
+    ax.axvspan(1 / (1 + gap), 1 + gap, color="#cccccc", alpha=0.6, lw=0, label="clear-gap band")
+    ax.axvline(1, color="black", lw=0.8)
+    y = {s: i for i, s in enumerate(order)}
+    rng = np.random.default_rng(0)
+    for v, colour in COMPARE_COLOURS.items():
+        g = d[d.verdict == v]
+        if g.empty:
+            continue
+        jitter = rng.uniform(-0.18, 0.18, len(g))
+        ax.scatter(
+            g.ratio,
+            [y[s] + j for s, j in zip(g.series, jitter, strict=True)],
+            s=22,
+            color=colour,
+            label=f"{v} ({len(g)})",
+            zorder=3,
+            edgecolor="white",
+            linewidth=0.4,
+        )
+    ax.set_yticks(range(len(order)), order)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    # the data and the band, with a margin (not symmetric: a slowdown needs no empty left half)
+    ax.set_xlim(
+        min(d.ratio.min(), 1 / (1 + 4 * gap)) / 1.01, max(d.ratio.max(), 1 + 4 * gap) * 1.01
+    )
+    # evenly spaced ticks: the ratios usually span a few percent, where a log axis has none
+    ax.xaxis.set_major_locator(mticker.MaxNLocator(9, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.4g}"))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.set_xlabel("kernel median, this run / baseline (log scale; < 1 is faster)")
+    ax.set_ylabel("")
+    b, n = head["baseline"], head["this_run"]
+    ax.set_title(f"This run ({n['gpu']}) against the baseline ({b['gpu']})", loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=9)
+    counts = d.verdict.value_counts()
+    note = ", ".join(f"{counts[v]} {v}" for v in COMPARE_COLOURS if v in counts)
+    note = f"{len(d)} configurations in both runs: {note}."
+    if not head.get("same_gpu", True):
+        note += " The runs are on different GPUs, so the verdicts compare the GPUs."
+    only = len(table) - len(d)
+    if only:
+        note += f" {only} configurations are in one run only (listed in compare.csv)."
+    verdict(fig, note)
+    return save(fig, Path(stem))

@@ -1,0 +1,358 @@
+"""The ladder to cuBLAS: each rung (a kernel variant) against the cuBLAS reference of its
+precision class, the tuned parameters that pick each rung's instantiation per GPU model, and the
+profiler's view of what limits each rung.
+
+Precision classes (panels of the ladder figure): FP32 (float32, every operation IEEE float32: the
+CUDA cores), TF32 (float32 inputs rounded to TF32 on the tensor cores, FP32 sums) and FP64.  A
+rung's reference is the cuBLAS-backend variant of the same element type and math (registry
+`math`): `cublas` for FP32 and FP64, `cublas_tf32` for TF32.
+
+The tuning table (`tuned`, written by config/presets/tune.yaml and kept per GPU model in
+kernels/tuned.csv) holds each rung's best instantiation at the tuning size; `apply_tuned` turns
+it into the config's per-variant `params` for the GPU this run uses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from mmbench.core.axes import GPU_KEY
+from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
+from mmbench.core.elements import precision_class
+from mmbench.plan.config import ConfigError
+from mmbench.plan.registry import DTYPE_PARAM, Variant, load_registry
+
+CLASS_ORDER = ELEMENT_CLASS_ORDER
+TUNED_COLUMNS = [
+    "gpu_name",
+    "variant",
+    "dtype",
+    "math",
+    "params",
+    "instance",
+    "m",
+    "kernel_ms_median",
+    "kernel_gflops",
+    "reference",
+    "percent_of_reference",
+    "instantiations",
+]
+
+
+def ladder_rank(variants) -> list[int]:
+    """Each variant's place on the ladder: the registry's order (unknown variants last)."""
+    order = {n: i for i, n in enumerate(load_registry())}
+    return [order.get(v, len(order)) for v in variants]
+
+
+def with_math(timings: pd.DataFrame) -> pd.DataFrame:
+    """The table with its `math` and `backend` columns filled from the registry (runs recorded
+    before the column existed are all IEEE)."""
+    reg = load_registry()
+    d = timings.copy()
+    by_name = {n: v.math for n, v in reg.items()}
+    d["math"] = [
+        m if isinstance(m, str) and m else by_name.get(v, "ieee")
+        for v, m in zip(d.variant, d.get("math", pd.Series([None] * len(d))), strict=True)
+    ]
+    if "backend" not in d:
+        d["backend"] = [reg[v].backend if v in reg else "cubin" for v in d.variant]
+    d["precision"] = [precision_class(t, m) for t, m in zip(d.dtype, d.math, strict=True)]
+    return d
+
+
+def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
+    """Measured (PASS) GEMM rows of the kernels, each with its reference's name and GFLOP/s at the
+    same shape, element type and math (columns reference, reference_gflops, fraction)."""
+    d = with_math(timings)
+    d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
+    ref = d[d.backend == "cublas"]
+    # a kernel's reference is cuBLAS on the same GPU model, element type, math and shape
+    keys = ["dtype", "math", "m", "n", "k"] + ([GPU_KEY] if GPU_KEY in d else [])
+    rates = ref.groupby(keys).agg(
+        reference=("variant", "first"), reference_gflops=("kernel_gflops", "median")
+    )
+    k = d[d.backend != "cublas"].join(rates, on=keys)
+    k["fraction"] = k.kernel_gflops / k.reference_gflops
+    return k
+
+
+def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
+    """Each rung's fastest PASS instantiation per shape (with its reference), ladder order."""
+    k = with_reference(timings)
+    if k.empty:
+        return k
+    by = ["variant", "dtype", "m", "n", "k"] + ([GPU_KEY] if GPU_KEY in k else [])
+    k = k.sort_values("kernel_gflops").groupby(by).tail(1)
+    k = k.assign(_rank=ladder_rank(k.variant))
+    return k.sort_values(["_rank", "m", "n", "k"]).drop(columns="_rank")
+
+
+def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
+    """The tuning table: per GPU model and rung, the fastest verified instantiation at the
+    tuning size (the largest square size of the run unless given), with how many
+    instantiations were measured there."""
+    k = with_reference(timings)
+    sq = k[(k.m == k.n) & (k.n == k.k)]
+    if sq.empty:
+        return pd.DataFrame(columns=TUNED_COLUMNS)
+    size = size or int(sq.m.max())
+    at = sq[sq.m == size]
+    counts = at.groupby(["gpu_name", "variant", "dtype"]).instance.nunique()
+    best = at.sort_values("kernel_gflops").groupby(["gpu_name", "variant", "dtype"]).tail(1).copy()
+    best["instantiations"] = [
+        int(counts[(g, v, t)])
+        for g, v, t in zip(best.gpu_name, best.variant, best.dtype, strict=True)
+    ]
+    best["percent_of_reference"] = 100 * best.fraction
+    best = best.assign(_rank=ladder_rank(best.variant))
+    best = best.sort_values(["gpu_name", "_rank", "dtype"])
+    return best[TUNED_COLUMNS].reset_index(drop=True)
+
+
+def parse_params(text: str) -> dict[str, int]:
+    """``BM=128 BN=64`` -> {"BM": 128, "BN": 64} (a row's `params` label)."""
+    out = {}
+    for part in str(text or "").split():
+        name, _, value = part.partition("=")
+        out[name] = int(value)
+    return out
+
+
+def read_tuned(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(
+            f"config key 'tuned': {str(path)!r} does not exist; valid: a tuning table written "
+            "by `snakemake --cores 16 --configfile config/presets/tune.yaml` "
+            "(results/tune/report/tuned.csv) or the one kept in kernels/tuned.csv"
+        )
+    t = pd.read_csv(p, keep_default_na=False)
+    missing = [c for c in ("gpu_name", "variant", "dtype", "params") if c not in t.columns]
+    if missing:
+        raise ConfigError(
+            f"config key 'tuned': {str(path)!r} has no column {missing[0]!r}; valid: a table "
+            f"with the columns {', '.join(TUNED_COLUMNS)}"
+        )
+    return t
+
+
+def tuned_params(
+    table: pd.DataFrame, gpu: str, variants: list[str], registry: dict[str, Variant], path: str
+) -> dict[str, dict[str, list]]:
+    """Per-variant `params` (every parameter pinned to its tuned value) of the compiled
+    variants among `variants` that have more than one instantiation, for GPU model `gpu`."""
+    rows = table[table.gpu_name == gpu]
+    out, untuned, stale = {}, [], []
+    for name in variants:
+        v = registry[name]
+        if not v.compiled or len(v.instantiations()) == 1:
+            continue
+        mine = rows[rows.variant == name]
+        if mine.empty:
+            untuned.append(name)
+            continue
+        declared = [p for p in v.param_names if p != DTYPE_PARAM]
+        parsed = [parse_params(text) for text in mine.params]
+        if any(sorted(p) != sorted(declared) for p in parsed):
+            tuned_names = " ".join(sorted(parsed[0]))
+            stale.append(f"{name} (tuned: {tuned_names}; registry: {' '.join(declared)})")
+            continue
+        chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
+        for p in declared:
+            chosen[p] = list(dict.fromkeys(values[p] for values in parsed))
+        out[name] = chosen
+    if stale:
+        raise ConfigError(
+            f"config key 'tuned': {path} was tuned for other parameters than the registry "
+            f"declares now: {'; '.join(stale)}; re-tune with `snakemake --cores 16 "
+            "--configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
+        )
+    if untuned:
+        have = ", ".join(sorted(set(table.gpu_name))) or "none"
+        raise ConfigError(
+            f"config key 'tuned': {path} holds no tuned parameters of {', '.join(untuned)} for "
+            f"{gpu!r} (GPU models in it: {have}); tune them on this GPU with `snakemake --cores "
+            "16 --configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
+        )
+    return out
+
+
+def apply_tuned(cfg: dict, gpus: list[dict], registry: dict[str, Variant]) -> dict:
+    """The config with `params` (and `profile.params`) of the tuned variants pinned to the
+    tuning table's values for this run's GPU model (`tuned_gpu`, or the first GPU's name)."""
+    path = cfg.get("tuned") or ""
+    if not path:
+        return cfg
+    gpu = cfg.get("tuned_gpu") or "auto"
+    if gpu == "auto":
+        if not gpus:
+            raise ConfigError(
+                "config key 'tuned_gpu': auto finds no GPU (nvidia-smi) to pick the tuned "
+                "parameters for; valid: a GPU model named in the tuning table, e.g. "
+                "tuned_gpu='NVIDIA H100 80GB HBM3'"
+            )
+        gpu = gpus[0]["name"]
+    table = read_tuned(path)
+    cfg = dict(cfg)
+    pinned = tuned_params(table, gpu, list(cfg["variants"]), registry, path)
+    cfg["params"] = {**(cfg.get("params") or {}), **pinned}
+    prof = dict(cfg.get("profile") or {})
+    if prof.get("enabled"):
+        wanted = [v for v in prof.get("variants", []) if v in pinned]
+        prof["params"] = {**(prof.get("params") or {}), **{v: pinned[v] for v in wanted}}
+        cfg["profile"] = prof
+    return cfg
+
+
+# -- the ladder table ------------------------------------------------------------------------
+_COMMENT = re.compile(r"^\s*//\s?(.*)$")
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
+
+
+def idea(variant: str) -> str:
+    """The first sentence of a rung's kernel file (each file opens with its idea)."""
+    v = load_registry().get(variant)
+    if v is None or not v.compiled:
+        return ""
+    from mmbench import paths
+
+    lines = []
+    for line in (paths.data_dir("kernels") / v.source).read_text().splitlines():
+        m = _COMMENT.match(line)
+        if not m:
+            break
+        lines.append(m.group(1))
+    text = " ".join(lines)
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]  # "ch. 4" does not end a sentence
+    head = first.split(": ")[0]  # the name part of "Name (source): what it does"
+    return head.strip().rstrip(".")
+
+
+def ladder_sizes(k: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the ladder's sizes: square, at least 1024 and a multiple of 128 (the largest
+    block tile); odd sizes such as 4097 are there to verify (verification table)."""
+    return k[(k.m == k.n) & (k.n == k.k) & (k.m >= 1024) & (k.m % 128 == 0)]
+
+
+def table(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per rung and precision class: its idea, the instantiation, and per square size
+    the GFLOP/s, the percentage of its cuBLAS reference and the gain over the rung before it."""
+    k = ladder_sizes(best_per_rung(timings))
+    if k.empty:
+        return pd.DataFrame()
+    sizes = sorted(k.m.unique())
+    rows = []
+    for prec in CLASS_ORDER:
+        part = k[k.precision == prec]
+        previous: dict[int, float] = {}
+        for variant in dict.fromkeys(part.variant):
+            mine = part[part.variant == variant]
+            row = {
+                "precision": prec,
+                "rung": variant,
+                "idea": idea(variant),
+                "parameters": " / ".join(dict.fromkeys(mine.params.fillna("").astype(str))),
+                "reference": mine.reference.iloc[0],
+            }
+            for n in sizes:
+                at = mine[mine.m == n]
+                if at.empty:
+                    row |= {f"{n}: GFLOP/s": None, f"{n}: % of ref": None, f"{n}: gain": None}
+                    continue
+                r = at.iloc[0]
+                gain = r.kernel_gflops / previous[n] if n in previous else None
+                row |= {
+                    f"{n}: GFLOP/s": round(float(r.kernel_gflops)),
+                    f"{n}: % of ref": round(100 * float(r.fraction), 1),
+                    f"{n}: gain": None if gain is None else f"x{gain:.2f}",
+                }
+                previous[n] = float(r.kernel_gflops)
+            rows.append(row)
+        refs = k[k.precision == prec].drop_duplicates(["m"])
+        if not refs.empty:
+            row = {"precision": prec, "rung": refs.reference.iloc[0], "idea": "the line to beat"}
+            row |= {"parameters": "", "reference": ""}
+            for n in sizes:
+                at = refs[refs.m == n]
+                row[f"{n}: GFLOP/s"] = (
+                    round(float(at.reference_gflops.iloc[0])) if len(at) else None
+                )
+                row[f"{n}: % of ref"] = 100.0 if len(at) else None
+                row[f"{n}: gain"] = None
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# -- what limits each rung (Nsight Compute) ---------------------------------------------------
+# warp stall reasons (ncu's WarpStateStats: cycles a warp waits per issued instruction)
+STALLS = {
+    "stall_long_scoreboard": "waiting on global or local memory (long scoreboard)",
+    "stall_short_scoreboard": "waiting on shared memory or special functions (short scoreboard)",
+    "stall_mio_throttle": "shared-memory instruction queue full (MIO throttle)",
+    "stall_lg_throttle": "global-memory instruction queue full (LG throttle)",
+    "stall_barrier": "waiting at __syncthreads (barrier)",
+    "stall_math_pipe_throttle": "math pipe busy (math pipe throttle)",
+    "stall_wait": "fixed-latency dependencies (wait)",
+    "stall_not_selected": "ready but another warp issued (not selected)",
+    "stall_dispatch_stall": "dispatch stall",
+    "stall_no_instruction": "instruction cache miss (no instruction)",
+    "stall_selected": "issuing (selected)",
+}
+
+
+def limiter(values: dict) -> str:
+    """The profiler's reading of what limits a kernel: the SM and memory throughput (speed of
+    light, % of peak) and the stall reasons that cost the most cycles per issued instruction."""
+    sm, mem = values.get("sm_throughput"), values.get("memory_throughput")
+    stalls = {k: v for k, v in values.items() if k in STALLS and v == v and k != "stall_selected"}
+    if not stalls and sm is None:
+        return "not profiled with the ladder metric set"
+    parts = []
+    if sm is not None and mem is not None:
+        bound = "compute" if sm >= mem else "memory"
+        parts.append(f"{bound}-side (SM {sm:.0f}%, memory {mem:.0f}% of peak)")
+    if stalls:
+        total = sum(stalls.values())
+        top = sorted(stalls.items(), key=lambda kv: -kv[1])[:2]
+        parts.append(
+            "; ".join(f"{STALLS[k]} {v:.1f} of {total:.1f} stall cycles/issue" for k, v in top)
+        )
+    return "; ".join(parts)
+
+
+def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """Per profiled rung: parameters, registers, shared memory, achieved occupancy, the SM and
+    memory throughput and the limiter (Nsight Compute metrics of tables/metrics.csv)."""
+    if metrics is None or metrics.empty:
+        return pd.DataFrame()
+    m = metrics[(metrics.tool == "ncu") & (metrics.status == "ok")].copy()
+    if m.empty:
+        return pd.DataFrame()
+    m["value"] = pd.to_numeric(m.value, errors="coerce")
+    keys = ["variant", "label", "dtype", "m", "n", "k"]
+    rows = []
+    variants = list(m.variant.unique())
+    rank = dict(zip(variants, ladder_rank(variants), strict=True))
+    for key, part in sorted(m.groupby(keys), key=lambda kv: (rank[kv[0][0]], kv[0][3])):
+        vals = dict(zip(part.metric, part.value, strict=False))
+        static = vals.get("shared_memory_per_block", 0) or 0
+        dynamic = vals.get("dynamic_shared_memory_per_block", 0) or 0
+        occ = vals.get("achieved_occupancy")
+        rows.append(
+            {
+                "rung": key[1],
+                "dtype": key[2],
+                "shape": f"{key[3]}x{key[4]}x{key[5]}",
+                "registers": vals.get("registers_per_thread"),
+                "shared memory (B)": None
+                if "shared_memory_per_block" not in vals
+                else int(static + dynamic),
+                "achieved occupancy (%)": None if occ is None else round(100 * occ, 1),
+                "limiter (Nsight Compute)": limiter(vals),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,161 @@
+"""The end-of-run summary, in the shape of seed 003's table: variant x parameters x size ->
+kernel milliseconds (with GFLOPS), then global time per host-memory mode, then the verification
+tally."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from mmbench.core.axes import GPU_KEY
+from mmbench.core.row import parameter_columns
+
+# rows of the summary: the variant and its compile-time parameters (e.g. "TILE=32 COARSEN=4")
+KEY = ["variant", "params"]
+
+
+def shape_label(m: int, n: int, k: int) -> str:
+    return str(m) if m == n == k else f"{m}x{n}x{k}"
+
+
+def significant(x: float, digits: int = 4) -> str:
+    """x with `digits` significant digits, never in scientific notation (88.21, 100.8, 1042)."""
+    if x == 0 or math.isnan(x) or math.isinf(x):
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
+def _cell(ms: float, gflops: float | None, outcome: str) -> str:
+    if outcome == "ERROR":
+        return "ERROR"
+    text = significant(ms)
+    if gflops is not None and not math.isnan(gflops):
+        text += f" ({gflops:.0f})"
+    return text + (" FAIL" if outcome == "FAIL" else "")
+
+
+def _outcome(group: pd.DataFrame) -> str:
+    v = set(group["verification"])
+    return (
+        "ERROR" if "ERROR" in v and len(v) == 1 else ("FAIL" if v & {"FAIL", "ERROR"} else "PASS")
+    )
+
+
+def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd.DataFrame:
+    cols = list(dict.fromkeys(df["shape"]))
+    rows = {}
+    for key, g in df.groupby(index, sort=False, dropna=False):
+        row = {}
+        for shape, gs in g.groupby("shape", sort=False):
+            ms = gs[value].median()
+            row[shape] = _cell(ms, gs[gf].median() if gf else None, _outcome(gs))
+        rows[key] = row
+    out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=cols).fillna("--")
+    out.index = pd.MultiIndex.from_tuples(list(rows), names=index)
+    return out
+
+
+def in_ladder_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows by variant (in the order they appear) and then by parameter values, numerically;
+    `params` shows "-" where a variant has none (cuBLAS)."""
+    df = df.copy()
+    df["params"] = df["params"].fillna("").replace("", "-")
+    order = list(dict.fromkeys(df["variant"]))
+    df["_rank"] = [order.index(v) for v in df["variant"]]
+    keys = ["_rank", *(c for c in parameter_columns(df) if c != "_rank")]
+    return df.sort_values(keys, kind="stable", na_position="first").drop(columns="_rank")
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    flat = table.reset_index()
+    head = "| " + " | ".join(map(str, flat.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in flat.columns) + "|"
+    body = ["| " + " | ".join(map(str, r)) + " |" for r in flat.itertuples(index=False)]
+    return "\n".join([head, sep, *body])
+
+
+def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[str, str]:
+    """(plain text, Markdown) summary of results/tables/timings.csv: one section per GPU model
+    (the GPU model is an axis of every row: core/axes.py), so no number mixes two models."""
+    if timings.empty:
+        return "no configurations were measured\n", "no configurations were measured\n"
+    models = timings.get(GPU_KEY, pd.Series([""] * len(timings))).fillna("").astype(str)
+    if models.nunique() <= 1:
+        return _render_model(timings, refused)
+    txt, md = [], []
+    for model in sorted(models.unique()):
+        part = timings[models == model]
+        head = f"== {model or 'GPU not recorded'}: {len(part)} configurations =="
+        t, m = _render_model(part, None)
+        txt += [head, "", t]
+        md += [f"## {model or 'GPU not recorded'}", "", m]
+    if refused is not None and not refused.empty:
+        t, m = _refused(refused)
+        txt.append(t)
+        md += ["", m]
+    return "\n".join(txt), "\n".join(md)
+
+
+def _refused(refused: pd.DataFrame) -> tuple[str, str]:
+    lines = [
+        f"{len(refused)} configuration(s) refused before running (results/tables/refused.csv):"
+    ]
+    for (variant, reason), g in refused.groupby(["variant", "reason"], sort=False):
+        lines.append(f"  {variant}: {reason} [{len(g)}x]")
+    return "\n".join(lines), "\n".join(lines).replace("\n", "  \n")
+
+
+def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[str, str]:
+    df = in_ladder_order(timings)
+    df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
+    txt, md = [], []
+    for (dtype, acc), part in df.groupby(["dtype", "accumulate"], sort=False):
+        op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
+        dist = part["distribution"].iloc[0]
+        head = f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs"
+        extra = [c for c in ("cache", "pad") if c in part and part[c].nunique() > 1]
+        k = _pivot(part, KEY + extra, "kernel_ms_median", "kernel_gflops")
+        txt += [head, k.to_string(), ""]
+        md += [f"### {head}", "", _markdown(k), ""]
+        head = "Global time (H2D + kernel + D2H), ms (GFLOPS), per host-memory mode"
+        extra = [c for c in ("cache", "pad", "transfer") if c in part and part[c].nunique() > 1]
+        g = _pivot(part, KEY + ["memory"] + extra, "global_ms_median", "global_gflops")
+        txt += [head, g.to_string(), ""]
+        md += [f"### {head}", "", _markdown(g), ""]
+    tally = verification_tally(timings)
+    txt.append(tally)
+    md += ["### Verification", "", tally.replace("\n", "  \n")]
+    if refused is not None and not refused.empty:
+        t, m = _refused(refused)
+        txt.append(t)
+        md += ["", m]
+    first = timings.iloc[0]
+    prov = (
+        f"GPU: {first.get('gpu_name', '?')} ({first.get('gpu_uuid', '?')}), driver "
+        f"{first.get('driver_version', '?')}, CUDA runtime {first.get('cuda_runtime', '?')}, "
+        f"CuPy {first.get('cupy_version', '?')}"
+    )
+    txt += ["", prov, "cells marked FAIL did not verify; -- = not run", ""]
+    md += ["", prov, ""]
+    return "\n".join(txt), "\n".join(md)
+
+
+def verification_tally(timings: pd.DataFrame) -> str:
+    v = timings["verification"]
+    expected = timings.get("expected", pd.Series(["PASS"] * len(timings)))
+    unexpected = timings[(v != expected) | (v == "ERROR")]
+    lines = [
+        f"{len(timings)} configurations: {int((v == 'PASS').sum())} PASS, "
+        f"{int(((v == 'FAIL') & (expected == 'FAIL')).sum())} FAIL as expected "
+        f"(precondition not met), {len(unexpected)} unexpected "
+        f"(FAIL where PASS was expected, PASS where FAIL was, or ERROR)"
+    ]
+    for _, r in unexpected.head(10).iterrows():
+        detail = r.get("error") if r["verification"] == "ERROR" else r.get("first_mismatches")
+        lines.append(
+            f"  UNEXPECTED {r['verification']}: {r['label']} {r['dtype']} "
+            f"{shape_label(r['m'], r['n'], r['k'])} {r['memory']}: {detail}"
+        )
+    return "\n".join(lines)
