@@ -20,19 +20,10 @@ from pathlib import Path
 import pandas as pd
 from _snakemake import ROOT, run_fresh  # noqa: E402 - the benchmarks' shared helper
 
-AXES = [
-    "variant",
-    "instance",
-    "dtype",
-    "m",
-    "n",
-    "k",
-    "memory",
-    "accumulate",
-    "pad",
-    "transfer",
-    "cache",
-]
+from mmbench.core.axes import COMPARE_KEY
+
+# a configuration, as the pipeline names it across runs (mmbench/core/axes.py)
+AXES = COMPARE_KEY
 
 
 def run(preset: str, work: Path, cores: int, config: list[str]) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mmbench.core.axes import COMPARE_KEY
 from mmbench.core.row import config_id
 from mmbench.core.tables import read_samples
 from mmbench.plan.config import ConfigError
@@ -241,7 +242,8 @@ def judge(base: dict, new: dict, preset: str = "default") -> dict:
     )
 
 
-KEEP = ["variant", "label", "instance", "dtype", "m", "n", "k", "memory", "cache", "pad"]
+# the identifying columns each compared row keeps: the label and the join's axes
+KEEP = ["label", *COMPARE_KEY]
 
 
 def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
