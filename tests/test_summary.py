@@ -1,6 +1,7 @@
 """The summary, rendered from real recorded results (no GPU needed)."""
 
 import pandas as pd
+import pytest
 
 from mmbench.report.summary import render
 
@@ -17,13 +18,14 @@ def test_seed_003_shape_from_the_recorded_main_command():
     assert head.startswith("Kernel time, ms (GFLOPS)")
     cols = txt.splitlines()[1].split()
     assert cols[:3] == ["8000", "10000", "12000"]
-    line = next(x for x in txt.splitlines() if x.startswith("tiled_unguarded"))
-    assert line.split()[1] == "TILE=16"
-    assert "--" not in line.split()[2:8]  # 16x16 ran at 8000, 10000 and 12000
-    line32 = txt.splitlines()[txt.splitlines().index(line) + 1]
-    assert (
-        line32.split()[0] == "TILE=32" and line32.split()[3] == "--"
-    )  # 10000 refused, as in seed 003
+    lines = txt.splitlines()
+    line = next(x for x in lines if x.startswith("tiled_unguarded"))
+    assert line.split()[1:3] == ["TILE=16", "pageable"]  # one row per host-memory mode
+    assert "--" not in line.split()[3:9]  # 16x16 ran at 8000, 10000 and 12000
+    pinned = lines[lines.index(line) + 1].split()
+    assert pinned[0] == "pinned"
+    line32 = lines[lines.index(line) + 2].split()
+    assert line32[:2] == ["TILE=32", "pageable"] and line32[4] == "--"  # 10000 refused (seed 003)
     assert "cublas" in txt
     assert "0 unexpected" in txt
     assert "NVIDIA H100" in txt
@@ -48,3 +50,24 @@ def test_unexpected_failure_is_called_out():
     broken.loc[i, "first_mismatches"] = "0:0: 1 - 2 = -1"
     txt, _ = render(broken)
     assert "1 unexpected" in txt and "UNEXPECTED FAIL: tiled_guarded" in txt
+
+
+def test_every_cell_is_one_configuration_its_time_and_rate_together():
+    """A cell's GFLOPS is its own time's rate (2 n^3 / ms): no cell mixes memory modes."""
+    import re
+
+    timings = pd.read_csv(DATA / "h100-e4b" / "timings.csv")
+    assert timings.memory.nunique() == 2
+    txt, _ = render(timings)
+    table = txt.split("\n\n")[0].splitlines()
+    sizes = [int(x) for x in table[1].split()]
+    checked = 0
+    for line in table[3:]:
+        cells = re.split(r"\s{2,}", line.strip())[-len(sizes) :]
+        for n, cell in zip(sizes, cells, strict=True):
+            got = re.match(r"([0-9.]+) \(([0-9]+)\)", cell)
+            if got:
+                ms, rate = float(got[1]), float(got[2])
+                assert rate == pytest.approx(2 * n**3 / (ms * 1e-3) / 1e9, rel=2e-3), (line, n)
+                checked += 1
+    assert checked > 50

@@ -181,6 +181,30 @@ def test_a_run_that_cannot_reach_a_gpu_fails_at_once_with_the_cause(workdir):
     assert not (workdir / "results" / "runs" / "naive_guarded.csv").exists()
 
 
+def test_a_profile_that_cannot_run_fails_its_job_and_writes_no_table(workdir):
+    """Without a usable GPU the profile job fails with the cause (issue "what a new user hit",
+    point 3): no CSV of "failed" rows is left behind to be taken for a profile, and the next run
+    profiles the configuration again."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            pytest.skip("a GPU is visible here: this test is for machines without one")
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: exactly the case under test
+        pass
+    target = "results/profile/naive_guarded/float32_TILE32_2048x2048x2048.csv"
+    out = snakemake(
+        "--cores", "1", target, "--config", "arch=sm_90", "variants=[naive_guarded]",
+        "profile={variants: [naive_guarded], sizes: [2048], ncu: 'off', nsys: 'off'}",
+        cwd=workdir,
+    )  # fmt: skip
+    assert out.returncode != 0
+    console = out.stdout + out.stderr
+    assert "profile_kernel naive_guarded TILE=32 2048x2048x2048: " in console, console[-3000:]
+    assert "could not run naive_guarded" in console
+    assert not (workdir / target).exists()
+
+
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 def test_a_compile_error_shows_the_compiler_message_on_the_console(workdir):
     src = workdir / "kernels" / "05_tiled_guarded.cu"

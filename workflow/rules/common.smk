@@ -66,10 +66,20 @@ try:
         except ConfigError as err:
             ARCH, ARCH_PROBLEM = None, str(err)
         PLAN = mmplan.expand(config, REGISTRY, ARCH)
+        for line in mmplan.check_something_to_measure(config, PLAN):
+            print(f"mmbench: {line}", file=sys.stderr)
         PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY, ARCH)
         mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
+
+
+# One measurement at a time where nothing says otherwise: `--resources gpu=N` (several GPUs
+# here) or a profile's `resources:` (profiles/slurm: gpu=16) set the total; a plain local run
+# gets gpu=1. (A limit in profiles/default would override the cluster profile's: Snakemake layers
+# the workflow profile over --profile.)
+if "gpu" not in workflow.global_resources:
+    workflow.register_resource("gpu", 1)
 
 
 def arch():

@@ -11,7 +11,7 @@ from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.tables import atomic_write_csv
 from mmbench.measure import gpus
 from mmbench.profile.profilers import METRIC_COLUMNS
-from mmbench.profile.profiling import profile
+from mmbench.profile.profiling import ProfileFailed, profile
 
 
 def main(sm) -> None:
@@ -29,8 +29,13 @@ def main(sm) -> None:
         metric_set=sm.params.metric_set,
     )
     visible = detect_gpus()
-    with gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")) as env:
-        rows = profile(spec, Path(sm.output.reports), sm.params.tools, env)
+    try:
+        with gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")) as env:
+            rows = profile(spec, Path(sm.output.reports), sm.params.tools, env)
+    except (ProfileFailed, gpus.NoGpuVisible) as err:
+        # say why on the console; no table is written, so the next run profiles it again
+        print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)
+        raise SystemExit(1) from None
     axes = conf.axes()
     df = pd.DataFrame([axes | r for r in rows])
     df = df.reindex(columns=list(axes) + METRIC_COLUMNS)

@@ -19,6 +19,10 @@ from mmbench.core.nvidia_smi import detect_gpus
 LOCK_DIR = Path(os.environ.get("MMBENCH_GPU_LOCKS", "/tmp/mmbench-gpu-locks"))
 
 
+class NoGpuVisible(RuntimeError):
+    """The job's environment hides every GPU: waiting for one would never end."""
+
+
 def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[tuple[str, str]]:
     """(value for CUDA_VISIBLE_DEVICES, lock key) of every GPU this job may use, in order."""
     env = os.environ if env is None else env
@@ -27,6 +31,12 @@ def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[
     visible = env.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         ids = [x.strip() for x in visible.split(",") if x.strip()]
+        if not ids:
+            raise NoGpuVisible(
+                f"CUDA_VISIBLE_DEVICES is set to {visible!r}: this job sees no GPU (a SLURM job "
+                "without a GPU allocation, or a container started without GPUs); give the job "
+                "a GPU (sbatch --gpus=1, docker --gpus) or unset CUDA_VISIBLE_DEVICES"
+            )
     else:
         ids = list(by_index) or ["0"]
     host = platform.node()

@@ -82,9 +82,12 @@ def run_job(
         log=logfile,
         source_sha=source_sha,
     )
-    with gpus.acquire(log=log) as gpu_env:
-        _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
-        device = read_journal(journal)[2] or device
+    try:
+        with gpus.acquire(log=log) as gpu_env:
+            _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
+            device = read_journal(journal)[2] or device
+    except gpus.NoGpuVisible as err:
+        raise JobFailed(str(err)) from None
     done = [rows[k] for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
     write_samples(samples_path(out), samples)

@@ -232,6 +232,13 @@ def _param_problems(
                 f"{', '.join(registry)}"
             )
             continue
+        if name not in variants:
+            problems.append(
+                f"config key '{prefix}params.{name}': {name} is not run "
+                f"({prefix}variants = {list(variants)}), so its parameters would choose nothing; "
+                f"add {name} to {prefix}variants or drop {prefix}params.{name}"
+            )
+            continue
         v = registry[name]
         declared = dict(v.params)
         for param, values in chosen.items():

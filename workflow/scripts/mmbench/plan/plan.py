@@ -190,6 +190,34 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
     return plan
 
 
+def empty_variants(cfg: dict, plan: Plan) -> list[str]:
+    """One line per variant of the config that has nothing to run, with the reasons its
+    configurations were refused (a plan can lose a variant to its constraints, its element
+    types, the architecture or its preconditions)."""
+    lines = []
+    for name in cfg["variants"]:
+        if plan.runs.get(name):
+            continue
+        reasons = list(dict.fromkeys(r["reason"] for r in plan.refused if r["variant"] == name))
+        shown = "; ".join(reasons[:3]) + (
+            f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+        )
+        lines.append(f"{name}: nothing to run ({shown or 'no configuration planned'})")
+    return lines
+
+
+def check_something_to_measure(cfg: dict, plan: Plan) -> list[str]:
+    """The variants left with nothing to run (to report); raises ConfigError when the whole
+    plan measures nothing, so that such a run never exits 0."""
+    empty = empty_variants(cfg, plan)
+    if not any(plan.runs.values()):
+        raise ConfigError(
+            "this configuration measures nothing: every configuration of every variant was "
+            "refused before running:\n  " + "\n  ".join(empty)
+        )
+    return empty
+
+
 def check_device_memory(plan: Plan, gib: float, where: str) -> None:
     """Refuses, before any job runs, a configuration whose matrices cannot fit in GPU memory."""
     limit = gib * 2**30

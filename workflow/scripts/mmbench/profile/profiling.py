@@ -20,6 +20,7 @@ from pathlib import Path
 from mmbench import paths
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
+from mmbench.profile.target import NOT_VERIFIED_EXIT
 
 log = logging.getLogger("mmbench.profile.profiling")
 
@@ -33,6 +34,10 @@ def _run(cmd: list[str], env: dict, timeout: int = 1800) -> subprocess.Completed
     return subprocess.run(
         cmd, capture_output=True, text=True, env=paths.child_env(env), timeout=timeout
     )
+
+
+class ProfileFailed(RuntimeError):
+    """The configuration could not be run at all: the job fails, and the next run retries it."""
 
 
 def status(metric: str, tool: str, text: str, version: str = "") -> dict:
@@ -63,8 +68,13 @@ def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
                 status="ok",
             )
         )
-    else:
+    elif proc.returncode == NOT_VERIFIED_EXIT:  # it ran, and its result did not verify
         rows.append(status("event_time", "cuda_events", f"failed: {proc.stderr.strip()[-300:]}"))
+    else:  # it could not run (no GPU, no driver, a lost context): no row may say otherwise
+        raise ProfileFailed(
+            f"the profiler's target program could not run {spec['configuration']['variant']} "
+            f"(exit code {proc.returncode}): {proc.stderr.strip()[-600:]}"
+        )
     mapping = profilers.load_mapping()
     mset = spec["metric_set"]
     ncu = profilers.find_tool("ncu", tools.get("ncu")) if tools.get("ncu") != "off" else None

@@ -113,6 +113,14 @@ def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
     return best[TUNED_COLUMNS].reset_index(drop=True)
 
 
+def _parses(text: str) -> bool:
+    try:
+        parse_params(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_params(text: str) -> dict[str, int]:
     """``BM=128 BN=64`` -> {"BM": 128, "BN": 64} (a row's `params` label)."""
     out = {}
@@ -130,7 +138,14 @@ def read_tuned(path: str | Path) -> pd.DataFrame:
             "by `snakemake --cores 16 --configfile config/presets/tune.yaml` "
             "(results/tune/report/tuned.csv) or the one kept in kernels/tuned.csv"
         )
-    t = pd.read_csv(p, keep_default_na=False)
+    try:
+        t = pd.read_csv(p, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(
+            f"config key 'tuned': {str(path)!r} is not a readable CSV table ({reason}); valid: "
+            f"a tuning table with the columns {', '.join(TUNED_COLUMNS)}"
+        ) from None
     missing = [c for c in ("gpu_name", "variant", "dtype", "params") if c not in t.columns]
     if missing:
         raise ConfigError(
@@ -156,11 +171,28 @@ def tuned_params(
             untuned.append(name)
             continue
         declared = [p for p in v.param_names if p != DTYPE_PARAM]
-        parsed = [parse_params(text) for text in mine.params]
+        try:
+            parsed = [parse_params(text) for text in mine.params]
+        except ValueError:
+            bad = next(i for i, text in zip(mine.index, mine.params, strict=True)
+                       if not _parses(text))  # fmt: skip
+            raise ConfigError(
+                f"config key 'tuned': {path}, line {bad + 2}: {name}'s params "
+                f"{mine.params[bad]!r} is not NAME=value NAME=value ...; valid: e.g. "
+                f"{' '.join(f'{p}={v.values(p)[0]}' for p in declared)}"
+            ) from None
         if any(sorted(p) != sorted(declared) for p in parsed):
             tuned_names = " ".join(sorted(parsed[0]))
             stale.append(f"{name} (tuned: {tuned_names}; registry: {' '.join(declared)})")
             continue
+        for line, dtype, values in zip(mine.index, mine.dtype, parsed, strict=True):
+            for p, x in [(DTYPE_PARAM, dtype), *values.items()]:
+                if x not in v.values(p):
+                    raise ConfigError(
+                        f"config key 'tuned': {path}, line {line + 2}: {name} {p}={x} is not a "
+                        f"value the registry declares; valid values of {p}: "
+                        f"{', '.join(map(str, v.values(p)))} (re-tune, or correct the row)"
+                    )
         chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
         for p in declared:
             chosen[p] = list(dict.fromkeys(values[p] for values in parsed))
@@ -187,6 +219,7 @@ def apply_tuned(cfg: dict, gpus: list[dict], registry: dict[str, Variant]) -> di
     path = cfg.get("tuned") or ""
     if not path:
         return cfg
+    table = read_tuned(path)  # a missing or unreadable table is the first thing to say
     gpu = cfg.get("tuned_gpu") or "auto"
     if gpu == "auto":
         if not gpus:
@@ -196,7 +229,6 @@ def apply_tuned(cfg: dict, gpus: list[dict], registry: dict[str, Variant]) -> di
                 "tuned_gpu='NVIDIA H100 80GB HBM3'"
             )
         gpu = gpus[0]["name"]
-    table = read_tuned(path)
     cfg = dict(cfg)
     pinned = tuned_params(table, gpu, list(cfg["variants"]), registry, path)
     cfg["params"] = {**(cfg.get("params") or {}), **pinned}

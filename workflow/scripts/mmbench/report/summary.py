@@ -49,8 +49,12 @@ def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd
     for key, g in df.groupby(index, sort=False, dropna=False):
         row = {}
         for shape, gs in g.groupby("shape", sort=False):
-            ms = gs[value].median()
-            row[shape] = _cell(ms, gs[gf].median() if gf else None, _outcome(gs))
+            # one configuration's numbers: where a cell holds several (an axis the index does
+            # not name), the one at the middle of their times, its time and rate together
+            ordered_ = gs.sort_values(value, na_position="last")
+            mid = ordered_.iloc[(len(ordered_) - 1) // 2]
+            rate = mid[gf] if gf else None
+            row[shape] = _cell(mid[value], rate, _outcome(gs))
         rows[key] = row
     out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=cols).fillna("--")
     out.index = pd.MultiIndex.from_tuples(list(rows), names=index)
@@ -115,7 +119,13 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
         op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
         dist = part["distribution"].iloc[0]
         head = f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs"
-        extra = [c for c in ("cache", "pad") if c in part and part[c].nunique() > 1]
+        # one row per host-memory mode where the run has several: a kernel's time depends on
+        # where its operands live (managed, mapped), and no cell mixes two modes
+        extra = [c for c in ("memory", "cache", "pad") if c in part and part[c].nunique() > 1]
+        if "memory" in extra:
+            head = head.replace(
+                "median of the timed runs:", "median of the timed runs, per host-memory mode:"
+            )
         k = _pivot(part, KEY + extra, "kernel_ms_median", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
