@@ -34,7 +34,7 @@ rule all:
         [] if RENDER_ONLY else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"],
         profile_targets(),
         report_targets(),
-        figure_targets,
+        output_targets,
         # baseline=...: the comparison with it, in the report too
         [f"{R}/report/compare.html", f"{R}/figures/compare.png"] if BASELINE else [],
 

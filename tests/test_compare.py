@@ -13,7 +13,7 @@ import pytest
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
 
-from .conftest import DATA
+from .conftest import DATA, ROOT
 from .test_workflow import snakemake, workdir  # noqa: F401 - fixture
 
 RUNS = DATA / "compare"
@@ -176,3 +176,26 @@ def test_a_baseline_that_holds_no_run_is_refused_before_any_job(workdir):  # noq
     out = snakemake("-n", "--config", "arch=sm_90", "baseline=previous", cwd=workdir)
     assert out.returncode != 0
     assert "config key 'baseline': previous compares each variant" in out.stdout + out.stderr
+
+
+def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir):  # noqa: F811
+    """Issue "what a new user hit", point 7: no render_only, no arch, no GPU here."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            pytest.skip("a GPU is visible here: this test is for machines without one")
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: the case under test
+        pass
+    _copy_run(workdir, "h100-slowed")
+    out = snakemake(
+        "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
+        "--config", f"baseline={RUNS / 'h100-b'}", cwd=workdir,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
+    assert "nvcc" not in out.stdout + out.stderr  # nothing compiled
+    # the preset's header command, as written there
+    header = (ROOT / "config" / "presets" / "compare.yaml").read_text()
+    command = next(x for x in header.splitlines() if "compare --" in x).lstrip("# ").split()
+    assert command[:4] == ["snakemake", "--cores", "1", "compare"], command

@@ -160,3 +160,93 @@ def test_the_slurm_profile_queues_sixteen_gpu_jobs_and_a_local_run_one(tmp_path)
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert 'Provided resources: gpu=Resource("gpu", 1)' in out.stdout + out.stderr
+
+
+# -- 8. profiling and the report follow the run ---------------------------------------------
+
+
+def test_the_profile_follows_the_runs_variants_unless_the_user_names_its_own():
+    reg = load_registry()
+    readme = dict(variants=["tiled_guarded", "cublas"], tiles=[32], dtypes=["float64"])
+    cfg = validate(dict(readme, arch="sm_90"), reg)
+    assert plan.profile_plan(cfg, reg, "sm_90") == ([], [])  # nothing the run measures
+    # the main experiment profiles seed 002's pair, which it measures
+    main = validate(dict(arch="sm_90", variants=["naive_unguarded", "tiled_unguarded"]), reg)
+    runs, _ = plan.profile_plan(main, reg, "sm_90")
+    assert {(c.variant, c.dtype, dict(c.params)["TILE"]) for c in runs} == {
+        ("naive_unguarded", "float32", 32),
+        ("tiled_unguarded", "float32", 32),
+    }
+    # a preset that names its profile variants (E3f) profiles them, measured or not
+    e3f = validate(dict(main, profile={"variants": ["naive_guarded"]}), reg)
+    runs, _ = plan.profile_plan(e3f, reg, "sm_90", named={"variants"})
+    assert {c.variant for c in runs} == {"naive_guarded"}
+
+
+def test_the_readme_example_compiles_and_profiles_only_what_it_runs():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "arch=sm_90",
+           "variants=[tiled_guarded,cublas]", "tiles=[32]", "dtypes=[float64]"]  # fmt: skip
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "profile_kernel" not in text
+    assert "naive_unguarded" not in text and "tiled_unguarded" not in text
+    assert "float64_TILE32" in text and "float32_TILE32" not in text
+
+
+def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
+    import pandas as pd
+
+    from mmbench.report.catalogue import TABLES, missing
+
+    ladder = pd.read_csv(
+        ROOT / "tests" / "data" / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv"
+    )
+    why = missing(
+        TABLES["unguarded_vs_guarded"], {"timings": ladder[ladder.variant != "tiled_guarded"]}
+    )
+    assert why and "none of seed 002's unguarded and guarded kernels" in why
+    main = pd.read_csv(ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv")
+    assert missing(TABLES["unguarded_vs_guarded"], {"timings": main}) is None
+    table = TABLES["unguarded_vs_guarded"].make({"timings": main})
+    assert set(table.label.str.split().str[0]) <= {
+        "naive_unguarded", "naive_guarded", "tiled_unguarded", "tiled_guarded"
+    }  # fmt: skip
+
+
+# -- the docs' claims that a test can hold ---------------------------------------------------
+
+
+def test_the_readme_lists_every_preset_and_every_rule_environment():
+    readme = (ROOT / "README.md").read_text()
+    presets = sorted(p.stem for p in (ROOT / "config" / "presets").glob("*.yaml"))
+    table = readme[readme.index("## Experiments") : readme.index("Each figure and table")]
+    for name in presets:
+        assert f"`{name}`" in table, f"preset {name} is not in the README's experiments table"
+    for env in sorted((ROOT / "workflow" / "envs").glob("*.yaml")):
+        named = f"`{env.name}`" in readme or f"`workflow/envs/{env.name}`" in readme
+        assert named, f"workflow/envs/{env.name} is not named in the README"
+
+
+def test_the_cluster_doc_counts_what_the_registry_compiles():
+    import re
+
+    text = (ROOT / "docs" / "cluster.md").read_text()
+    counted = int(re.search(r"(\d+) for `compile_all` at sm_90", text).group(1))
+    assert counted == len(plan.all_instantiations(load_registry(), "sm_90"))
+
+
+def test_the_readme_names_every_rule_file_and_the_method_every_metric_set():
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        assert f"workflow/rules/{smk.name}" in readme, smk.name
+    sets = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    names = sets["properties"]["profile"]["properties"]["metric_set"]["enum"]
+    method = (ROOT / "docs" / "method.md").read_text()
+    for name in names:
+        assert f"`{name}`" in method, name

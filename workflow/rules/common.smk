@@ -34,6 +34,8 @@ except ImportError as err:
 
 # The defaults (config/config.yaml) under whatever --configfile and --config give: merged here
 # rather than with `configfile:`, so no run announces a cached copy of config.yaml.
+# the profile: keys the user's own config names (a preset, --config); the others follow the run
+PROFILE_NAMED = frozenset((dict(config).get("profile") or {}).keys())
 config.update(
     mmconfig.merge(
         yaml.safe_load((Path(workflow.basedir) / "config" / "config.yaml").read_text()),
@@ -44,6 +46,23 @@ config.update(
 KERNELS = Path(workflow.basedir) / "kernels"
 REGISTRY_FILE = str(KERNELS / "registry.yaml")
 REGISTRY = load_registry(REGISTRY_FILE)
+
+
+def compare_targets_only():
+    """True when the command line asks for the comparison alone (`snakemake compare`): the
+    targets are read from this process's command line with Snakemake's own parser (the
+    workflow knows its targets only once it is parsed)."""
+    try:
+        from snakemake.cli import parse_args
+
+        targets = set(parse_args(sys.argv[1:])[1].targets or ())
+    except (
+        SystemExit,
+        Exception,
+    ):  # not a snakemake command line (an API call, a test)
+        return False
+    return bool(targets) and targets <= {"compare", "compare_table", "compare_figure"}
+
 
 try:
     config.update(validate(config, REGISTRY, outputs=output_names()))
@@ -65,13 +84,25 @@ try:
             ARCH, ARCH_PROBLEM = mmplan.resolve_arch(config, GPUS), None
         except ConfigError as err:
             ARCH, ARCH_PROBLEM = None, str(err)
+        if ARCH_PROBLEM and BASELINE and compare_targets_only():
+            # comparing this results folder with a baseline needs no GPU and no architecture:
+            # the tables present are this run (as with render_only)
+            RENDER_ONLY = True
+            ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
+            ARCH_PROBLEM = "comparing results folders compiles nothing"
+    if not RENDER_ONLY:
         PLAN = mmplan.expand(config, REGISTRY, ARCH)
         for line in mmplan.check_something_to_measure(config, PLAN):
             print(f"mmbench: {line}", file=sys.stderr)
-        PROFILE, PROFILE_REFUSED = mmplan.profile_plan(config, REGISTRY, ARCH)
+        PROFILE, PROFILE_REFUSED = mmplan.profile_plan(
+            config, REGISTRY, ARCH, PROFILE_NAMED
+        )
         mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
 except ConfigError as err:
-    raise WorkflowError(str(err)) from None
+    # the message alone (key, value, what is valid): no "WorkflowError in file ..." header and
+    # no traceback line, which would point at this file rather than at the user's config
+    print(f"mmbench: {err}", file=sys.stderr)
+    sys.exit(1)
 
 
 # One measurement at a time where nothing says otherwise: `--resources gpu=N` (several GPUs
@@ -232,35 +263,64 @@ def have_profile():
     return bool(PROFILE) or (RENDER_ONLY and Path(f"{R}/tables/roofline.csv").exists())
 
 
-def figures_with_data():
-    """(figures to make, [(figure, why not)]) of this experiment: a figure whose tables hold no
-    data for it is not made (the tables are read once written: checkpoints)."""
+def checked_tables():
+    """The report tables whose data a run may lack and that read only the timings: made when
+    the timings hold rows for them (the others are always made)."""
+    profiled = have_profile()
+    return [
+        t
+        for t in TABLES
+        if set(TABLE_CATALOGUE[t].inputs) <= {"timings"}
+        and (profiled or not TABLE_CATALOGUE[t].needs_profile)
+    ]
+
+
+def outputs_with_data():
+    """(figures to make, tables to make, [(kind, name, why not)]) of this experiment: a figure
+    or a timings table whose data this run lacks is not made (the tables are read once
+    written: checkpoints)."""
     profiled = have_profile()
     wanted = [f for f in FIGURES if profiled or not FIGURE_CATALOGUE[f].needs_profile]
+    tables = checked_tables()
     if not RENDER_ONLY:
-        if wanted:
+        if wanted or tables:
             checkpoints.timings_table.get()
         if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
             checkpoints.roofline_table.get()
-    paths = {}  # every input read once, whatever number of figures share it
-    for f in wanted:
-        paths |= input_paths(FIGURE_CATALOGUE[f])
+    paths = {}  # every input read once, whatever number of outputs share it
+    for o in [FIGURE_CATALOGUE[f] for f in wanted] + [
+        TABLE_CATALOGUE[t] for t in tables
+    ]:
+        paths |= input_paths(o)
     try:
         data = load_inputs(paths, config["gpu_model"])
     except MixedGpuModels as err:
         raise WorkflowError(str(err)) from None
-    made, left = [], []
-    for f in wanted:
-        why = missing(FIGURE_CATALOGUE[f], data)
-        (left.append((f, why)) if why else made.append(f))
-    return made, left
+    figs, tabs, left = [], [], []
+    for kind, names, catalogue in (
+        ("figure", wanted, FIGURE_CATALOGUE),
+        ("table", tables, TABLE_CATALOGUE),
+    ):
+        for name in names:
+            why = missing(catalogue[name], data)
+            if why:
+                left.append((kind, name, why))
+            else:
+                (figs if kind == "figure" else tabs).append(name)
+    return figs, tabs, left
 
 
 def report_targets():
-    """The tables of this experiment; those needing profiler data only when the profile:
-    section is on (or, rendering only, when its tables exist)."""
+    """The tables of this experiment that are made whatever the timings hold (those needing
+    profiler data only when the profile: section is on, or, rendering only, when its tables
+    exist); the timings tables follow once the timings are written (output_targets)."""
     profiled = have_profile()
-    tabs = [t for t in TABLES if profiled or not TABLE_CATALOGUE[t].needs_profile]
+    tabs = [
+        t
+        for t in TABLES
+        if (profiled or not TABLE_CATALOGUE[t].needs_profile)
+        and t not in checked_tables()
+    ]
     if RENDER_ONLY:
         missing_input = [
             p for p in (f"{R}/tables/timings.csv",) if not Path(p).exists()
@@ -274,12 +334,14 @@ def report_targets():
     return [f"{R}/report/{t}.html" for t in tabs]
 
 
-def figure_targets(wildcards):
-    """The figures this run has data for, and the note of those left out, if any (known once
-    the tables are written)."""
-    made, left = figures_with_data()
-    return [f"{R}/figures/{f}.png" for f in made] + (
-        [f"{R}/report/figures_left_out.html"] if left else []
+def output_targets(wildcards):
+    """The figures and timings tables this run has data for, and the note of those left out,
+    if any (known once the tables are written)."""
+    figs, tabs, left = outputs_with_data()
+    return (
+        [f"{R}/figures/{f}.png" for f in figs]
+        + [f"{R}/report/{t}.html" for t in tabs]
+        + ([f"{R}/report/figures_left_out.html"] if left else [])
     )
 
 

@@ -56,7 +56,7 @@ rule table:
 
 
 rule figures_left_out:
-    """One line per figure of this experiment that its data cannot make, and why."""
+    """One line per figure or table of this experiment that its data cannot make, and why."""
     output:
         html=report(
             f"{R}/report/figures_left_out.html",
@@ -73,7 +73,7 @@ rule figures_left_out:
     conda:
         "../envs/plots.yaml"
     params:
-        left=lambda w: figures_with_data()[1],
-        caption="Figures this experiment asks for that its data cannot make, and why.",
+        left=lambda w: outputs_with_data()[2],
+        caption="Figures and tables this experiment asks for that its data cannot make, and why.",
     script:
         "../scripts/figures_left_out.py"

@@ -119,7 +119,26 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "enum":
         return f"{err.instance!r} is not valid; valid values: {', '.join(map(str, s['enum']))}"
     if err.validator == "type":
-        return f"{err.instance!r} is not of type {err.validator_value}"
+        want = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
+        if "boolean" in want:
+            return f"{err.instance!r} is not valid; valid values: true, false"
+        if "object" in want:
+            example = "{name: [values]}" if "additionalProperties" in s else "{key: value}"
+            hint = (
+                "; a mapping needs a space after each colon, e.g. " + example
+                if isinstance(err.instance, str) and ":" in err.instance
+                else f"; valid: a mapping such as {example}"
+            )
+            return f"{err.instance!r} is not a mapping{hint}"
+        return f"{err.instance!r} is not of type {' or '.join(want)}"
+    if err.validator == "pattern":
+        example = s.get("examples", [None])[0] if isinstance(s.get("examples"), list) else None
+        valid = s.get("x-valid") or s.get("description") or f"text matching {err.validator_value}"
+        return f"{err.instance!r} is not valid; valid: {valid}" + (
+            f", e.g. {example}" if example else ""
+        )
     if err.validator in ("minimum", "maximum", "exclusiveMinimum"):
         return f"{err.instance!r} is out of range: {err.message}"
     if err.validator == "minItems" and not err.instance:

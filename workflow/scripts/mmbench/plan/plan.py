@@ -273,17 +273,44 @@ def resolve_memory(cfg: dict, gpus: list[dict]) -> tuple[float, str]:
     return LARGEST_GPU_GIB, "of the largest current GPU (no GPU visible here)"
 
 
+# the profile section's keys that follow the run's own values unless the user names them
+FOLLOWS_THE_RUN = {
+    "variants": "variants",
+    "dtypes": "dtypes",
+    "tiles": "tiles",
+    "coarsen": "coarsen",
+}
+
+
+def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
+    """The profile: section in force.  A key the user's config names (a preset's
+    profile.variants, say) is taken as named; one left at its default profiles only what the
+    run measures: the default's values that the run's own list holds too."""
+    p = dict(cfg["profile"])
+    for key, run_key in FOLLOWS_THE_RUN.items():
+        if key not in named and key in p and run_key in cfg:
+            p[key] = [x for x in p[key] if x in cfg[run_key]]
+    return p
+
+
 def profile_plan(
-    cfg: dict, registry: dict[str, Variant], arch: str | None = None
+    cfg: dict,
+    registry: dict[str, Variant],
+    arch: str | None = None,
+    named: frozenset | set = frozenset(),
 ) -> tuple[list[Configuration], list[dict]]:
     """The configurations of the profile: section (one profiled kernel launch each), and those
-    refused with their reason."""
-    p = cfg["profile"]
+    refused with their reason; `named`: the profile keys the user's config names (the others
+    follow the run: profile_section)."""
+    p = profile_section(cfg, named)
     runs, refused = [], []
     if not p["enabled"]:
         return runs, refused
     for name in p["variants"]:
         v = registry[name]
+        declared = dict(v.params)
+        if any(p.get(key) == [] and param in declared for key, param in SHORTHANDS.items()):
+            continue  # the run measures none of the profile's values of this parameter
         instances, why = buildable(v, p, arch)
         refused += why
         for params, size in itertools.product(instances, p["sizes"]):

@@ -343,10 +343,13 @@ def load_inputs(paths: dict, gpu_model: str | None = None) -> dict:
 
 
 def missing(output: Output, data: dict) -> str | None:
-    """Why this run has no data for a figure (None: it has): the figure's own check, run
-    without plotting."""
+    """Why this run has no data for a figure or table (None: it has): the figure's own check,
+    run without plotting; a table made, and found without rows."""
     try:
-        output.make(data, None)
-    except figures.NoData as err:
+        if output.kind == "figure":
+            output.make(data, None)
+        elif not len(output.make(data)):
+            return "this run has no rows for it"
+    except report_tables.NoData as err:
         return str(err)
     return None

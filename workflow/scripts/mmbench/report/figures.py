@@ -81,8 +81,9 @@ def save(fig, stem: Path) -> list[Path]:
     return paths
 
 
-class NoData(ValueError):
-    """This run has no data for the figure; the message says what it needs."""
+from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
+
+__all__ = ["NoData"]
 
 
 def no_data(title: str, needs: str):
