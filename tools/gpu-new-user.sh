@@ -2,7 +2,7 @@
 # The GPU paths of issue "what a new user hit, second round" on a GPU machine:
 #   point 2: a measurement job that sees no GPU (CUDA_VISIBLE_DEVICES empty) fails at once
 #   point 3: a profile job that cannot run fails, writes no table, and runs again next time
-# Usage (repository root): tools/gpu-new-user.sh OUT
+# Usage (repository root): tools/gpu-new-user.sh OUT [readme]   (readme: point 8 too)
 set -uo pipefail
 out=$1
 mkdir -p "$out"
@@ -25,3 +25,17 @@ python3 -c "
 import pandas as pd
 d = pd.read_csv('$target')
 print(d[['variant', 'metric', 'value', 'status']].to_string(index=False))"
+# point 8: the README example measures, compiles, profiles and reports only what it runs
+if [ "${2:-}" = readme ]; then
+  rm -rf results
+  start=$(date +%s)
+  snakemake --cores 16 --config 'variants=[tiled_guarded,cublas]' 'tiles=[32]' 'dtypes=[float64]' \
+    > "$out/readme-example.log" 2>&1
+  echo "point 8: exit $? after $(($(date +%s) - start)) s"
+  echo "compiled: $(ls results/build/*/*/ 2>/dev/null | grep -c cubin) cubins: $(ls results/build/*/* 2>/dev/null | tr '\n' ' ')"
+  echo "profiled: $(ls results/profile 2>/dev/null | tr '\n' ' ')"
+  echo "report tables: $(ls results/report/*.html 2>/dev/null | xargs -n1 basename | tr '\n' ' ')"
+  echo "figures: $(ls results/figures/*.png 2>/dev/null | xargs -n1 basename | tr '\n' ' ')"
+  cat results/report/figures_left_out.txt 2>/dev/null
+  head -12 results/tables/summary.txt
+fi
