@@ -82,6 +82,7 @@ def save(fig, stem: Path) -> list[Path]:
 
 
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
+from mmbench.report.summary import significant  # noqa: E402
 
 __all__ = ["NoData"]
 
@@ -389,15 +390,18 @@ def time_split(timings, stem):
     d = d[d.m.isin(sizes)]
     order = ladder(d)
     _setup()
+    # each bar is 100% of its configuration's global time, so the copies' share shows at every
+    # size (the point of seed 002's split); the global time itself is written beside the bar
     fig, axes = plt.subplots(
         1,
         len(sizes),
-        figsize=(3.6 * len(sizes) + 2, 0.32 * len(order) + 1.5),
+        figsize=(3.4 * len(sizes) + 2.4, 0.34 * len(order) + 1.8),
         squeeze=False,
         sharey=True,
     )
     for ax, size in zip(axes[0], sizes, strict=True):
-        g = d[d.m == size].set_index("series").reindex(order).fillna(0).reset_index()
+        g = d[d.m == size].set_index("series").reindex(order).reset_index()
+        total = g.h2d_ms_median + g.kernel_ms_median + g.d2h_ms_median
         y = np.arange(len(g))[::-1]
         left = np.zeros(len(g))
         for col, name, colour in (
@@ -405,12 +409,21 @@ def time_split(timings, stem):
             ("kernel_ms_median", "kernel", "C0"),
             ("d2h_ms_median", "DtoH", "C2"),
         ):
-            ax.barh(y, g[col], left=left, color=colour, label=name)
-            left += g[col].to_numpy()
+            share = (100 * g[col] / total).fillna(0).to_numpy()
+            ax.barh(y, share, left=left, color=colour, label=name)
+            left += share
+        for yi, t in zip(y, total, strict=True):
+            text = f"{significant(t, 3)} ms" if t == t else "no verified run"
+            ax.text(101 if t == t else 2, yi, text, va="center", fontsize=7,
+                    color="0.2" if t == t else "0.45")  # fmt: skip
         ax.set_yticks(y, g.series, fontsize=7)
-        ax.set(xlabel="ms", title=f"N = {size}")
-    axes[0][-1].legend(fontsize=8, loc="lower right")
+        ax.set_xlim(0, 125)
+        ax.set_xticks([0, 25, 50, 75, 100])
+        ax.set(xlabel="% of the global time (global ms at the right)", title=f"N = {size}")
     fig.suptitle(f"Where the time goes: HtoD, kernel, DtoH ({d.memory.iloc[0]} memory)")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncol=3, fontsize=8, frameon=False)
     verdict(fig, transfer_share(d[d.m == sizes[-1]]))
     return save(fig, stem)
 
@@ -475,38 +488,51 @@ def ladder_rungs(timings, stem):
         return None
     classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
     sizes = sorted(k.m.unique())
-    widths = [max(3, k[k.precision == c].variant.nunique() + 1) for c in classes]
     _setup()
-    fig, axes = plt.subplots(
-        1,
-        len(classes),
-        figsize=(1.15 * sum(widths) + 1.5, 5.2),
-        gridspec_kw=dict(width_ratios=widths),
-        squeeze=False,
-    )
-    hues = sns.color_palette("crest", n_colors=max(2, len(sizes)))
+    # the class with the most rungs across the top, the others side by side below: a figure
+    # about as wide as the report shows it, so its labels stay readable there
+    widest = max(classes, key=lambda c: k[k.precision == c].variant.nunique())
+    rest = [c for c in classes if c != widest]
+    fig = plt.figure(figsize=(9.5, 4.2 if not rest else 8.2))
+    grid_ = fig.add_gridspec(1 if not rest else 2, max(1, len(rest)))
+    axes = {widest: fig.add_subplot(grid_[0, :])}
+    for i, c in enumerate(rest):
+        axes[c] = fig.add_subplot(grid_[1, i])
+    # one clearly different colour per size (colour-blind safe), the same in every panel
+    cb = sns.color_palette("colorblind")
+    hues = [cb[i % len(cb)] for i in (1, 0, 2, 4, 3)][: max(2, len(sizes))]
     bar = 0.8 / len(sizes)
     notes = []
-    for ax, cls in zip(axes[0], classes, strict=True):
+    for cls in classes:
+        ax = axes[cls]
         part = k[k.precision == cls]
         rungs = list(dict.fromkeys(part.variant))
         reference = part.reference.iloc[0]
+        refs = {n: part[part.m == n].reference_gflops.median() / 1e3 for n in sizes}
+        # the references of the sizes as one line where they agree within 2%
+        if max(refs.values()) <= 1.02 * min(refs.values()):
+            label = f"{reference}, N = {' and '.join(map(str, sizes))}"
+            ax.axhline(np.mean(list(refs.values())), color="0.25", ls="--", lw=1.6, label=label)
+        else:
+            for j, n in enumerate(sizes):
+                ax.axhline(refs[n], color=hues[j], ls=("--", ":")[j % 2], lw=1.8,
+                           label=f"{reference}, N = {n}")  # fmt: skip
         for j, n in enumerate(sizes):
             at = part[part.m == n].set_index("variant").reindex(rungs)
             x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
             ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g == g:
-                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=7)
-            ref = part[part.m == n].reference_gflops.median() / 1e3
-            ax.axhline(ref, color=hues[j], ls="--", lw=1.6, label=f"{reference}, N = {n}")
+                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=9)
         ax.set_xticks(np.arange(len(rungs)))
-        ax.set_xticklabels(rungs, rotation=35, ha="right")
+        ax.set_xticklabels(rungs, rotation=25 if len(rungs) > 3 else 0,
+                           ha="right" if len(rungs) > 3 else "center")  # fmt: skip
         ax.set_xlim(-0.6, len(rungs) - 0.4)
         top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
-        ax.set_ylim(0, (1.3 if len(rungs) >= 4 else 1.45) * top)  # room for the legend
+        legend_rows = 2 + len(sizes) if len(rungs) < 4 else 2
+        ax.set_ylim(0, (1.2 + 0.12 * legend_rows) * top)  # the legend above the lines
         ax.set(title=f"{cls} (vs {reference})", ylabel="kernel TFLOP/s")
-        ax.legend(fontsize=7, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
+        ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
         best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
         notes.append(
             f"{cls}: best rung "
