@@ -69,6 +69,11 @@ def grid(n: int, ncols: int = 3, size=(4.2, 3.2), **kw):
     )
     for ax in axes.flat[n:]:
         ax.set_visible(False)
+    # a panel with no visible panel below it shows its x tick labels (shared x axes hide them
+    # on every row but the last, also where the last row is not full)
+    for i, ax in enumerate(axes.flat[:n]):
+        if i + ncols >= n:
+            ax.xaxis.set_tick_params(labelbottom=True)
     return fig, list(axes.flat[:n])
 
 
@@ -112,9 +117,9 @@ def ladder(d: pd.DataFrame) -> list[str]:
     return list(keys.sort_values(["_r", *params], na_position="first").series)
 
 
-# line styles and markers of the series of one variant, in ladder order
+# line styles and markers of the series of one variant, in ladder order: every series marked
 DASHES = ["-", "--", ":", "-."]
-MARKERS = [None, "o", "^", "s", "D", "v"]
+MARKERS = ["o", "^", "s", "D", "v", "P"]
 
 
 def _lines(ax, d, x, y, lo=None, hi=None):
@@ -125,7 +130,7 @@ def _lines(ax, d, x, y, lo=None, hi=None):
         v = g["variant"].iloc[0]
         i = seen[v] = seen.get(v, -1) + 1
         ls = DASHES[i % len(DASHES)]
-        mk = MARKERS[(i // len(DASHES)) % len(MARKERS)] if i >= len(DASHES) else MARKERS[i % 2]
+        mk = MARKERS[i % len(MARKERS)]
         ax.plot(
             g[x],
             g[y],
@@ -143,6 +148,15 @@ def _lines(ax, d, x, y, lo=None, hi=None):
 
 def square(d: pd.DataFrame) -> pd.DataFrame:
     return d[(d.m == d.n) & (d.n == d.k)]
+
+
+def failed_points(ax, timings: pd.DataFrame, variant: str, x: str, y: str, memory: str) -> None:
+    """The configurations of `variant` that ran but did not verify, as red crosses (at their
+    measured value): a line that stops there does not hide why."""
+    f = timings[(timings.variant == variant) & (timings.verification == "FAIL")]
+    f = square(f[f.memory == memory]) if "memory" in f else square(f)
+    if len(f):
+        ax.plot(f[x], f[y], "x", color="#d62728", markersize=7, mew=2, label="FAIL (not verified)")
 
 
 def time_vs_n(timings, stem, memory="pinned"):
@@ -167,6 +181,7 @@ def time_vs_n(timings, stem, memory="pinned"):
             "kernel_ms_min",
             "kernel_ms_max",
         )
+        failed_points(ax, timings, v, "m", "kernel_ms_median", d.memory.iloc[0])
         ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
         if d.m.max() / d.m.min() > 20:
             ax.set_xscale("log")
@@ -453,24 +468,35 @@ def fraction_of_cublas(timings, stem):
         no_data("Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
     if stem is None:  # the data check only
         return None
+    # one host-memory mode (kernel time does not depend on it, but two would draw each point
+    # twice): pinned where the run has it, named in the title
+    mem = "pinned" if "pinned" in set(d.memory) else d.memory.iloc[0]
+    d = d[d.memory == mem]
     d["series"] = d["label"]
     d = square(d).groupby(["series", "variant", "m"], as_index=False)["fraction"].median()
     d = d.merge(
         measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series")
     )
     _setup()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    _lines(ax, d, "m", "fraction")
-    ax.axhline(1.0, color=palette()["cublas"], lw=2.4, label="cublas = 1")
-    ax.set(
-        xlabel="N (square matrices N x N)",
-        ylabel="kernel GFLOP/s / cuBLAS GFLOP/s (log scale)",
-        yscale="log",
-        title="Performance as a fraction of cuBLAS",
+    # one panel per variant (its parameter values as lines), so that no two series share a
+    # colour and a band; cuBLAS = 1 in every panel
+    kernels = [v for v in variant_order() if v in set(d.variant)]
+    kernels += [v for v in dict.fromkeys(d.variant) if v not in kernels]
+    fig, axes = grid(len(kernels), sharex=True, sharey=True)
+    for ax, v in zip(axes, kernels, strict=True):
+        _lines(ax, d[d.variant == v], "m", "fraction")
+        ax.axhline(1.0, color=palette()["cublas"], lw=2.0, label="cuBLAS = 1")
+        ax.set(title=v, xlabel="N (square matrices N x N)", ylabel="fraction of cuBLAS",
+               yscale="log")  # fmt: skip
+        if d.m.max() / d.m.min() > 20:
+            ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle(
+        f"Kernel GFLOP/s as a fraction of cuBLAS's at the same size and type, {mem} memory "
+        "(log scale)"
     )
-    if d.m.max() / d.m.min() > 20:
-        ax.set_xscale("log")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
     verdict(fig, closest_to_cublas(d))
     return save(fig, stem)
 
@@ -565,7 +591,11 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         return None
     c = ceilings.iloc[0]
     _setup()
-    fig, ax = plt.subplots(figsize=(7, 5))
+    has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
+    # DRAM bytes against the DRAM roof; global-load (L1) bytes in their own panel, where each
+    # kernel's line is the load bandwidth it reached: a point is only ever drawn with its roof
+    fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(12 if has_l1 else 7, 5), squeeze=False)
+    ax = axes[0][0]
     ai = np.logspace(-2, 4, 200)
     for name, peak, ls in (("FP32", c.peak_fp32_gflops, "-"), ("FP64", c.peak_fp64_gflops, "--")):
         ax.plot(
@@ -589,44 +619,39 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
             zorder=3,
             label=f"{name} ({'tensor cores, 2mnk FLOPs' if tensor else 'DRAM bytes'})",
         )
-        if "l1_arithmetic_intensity" in r and pd.notna(r["l1_arithmetic_intensity"]):
-            ax.scatter(
-                r["l1_arithmetic_intensity"],
-                r["achieved_gflops"],
-                facecolors="none",
-                edgecolors=colour,
-                s=60,
-                lw=1.5,
-                zorder=3,
-            )
-            ax.plot(
-                [r["l1_arithmetic_intensity"], r["arithmetic_intensity"]],
-                [r["achieved_gflops"]] * 2,
-                color=colour,
-                lw=0.8,
-                alpha=0.6,
-            )
-    has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
-    if has_l1:
-        ax.scatter(
-            [],
-            [],
-            facecolors="none",
-            edgecolors="0.3",
-            label="same kernel, per L1 global-load byte",
-        )
-    verdict(fig, roofline_note(roof, has_l1))
+        if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")) and not tensor:
+            l1 = axes[0][1]
+            x1 = r["l1_arithmetic_intensity"]
+            bw = r["achieved_gflops"] / x1  # GB/s of global loads through L1
+            l1.plot(ai, np.minimum(r["peak_gflops"], ai * bw), ":", color=colour, lw=1.2)
+            l1.scatter(x1, r["achieved_gflops"], facecolors="none", edgecolors=colour, s=70,
+                       lw=1.8, zorder=3, label=f"{name}: {bw / 1e3:.1f} TB/s of global loads")  # fmt: skip
     ax.set(
         xscale="log",
         yscale="log",
-        xlabel="arithmetic intensity (FLOP per byte)",
+        xlabel="FLOP per DRAM byte",
         ylabel="GFLOP/s",
         title=f"Roofline, {c.gpu_name} (measured ceilings)",
     )
     if len(roof) > 6:  # many kernels: the legend beside the axes, not over the roofs
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     else:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
+    if has_l1:
+        l1 = axes[0][1]
+        l1.axhline(c.peak_fp32_gflops, color="0.3", lw=1.2, label="FP32 roof (FMA units)")
+        l1.set(
+            xscale="log",
+            yscale="log",
+            xlabel="FLOP per global-load byte (through L1; the course's CGMA ratio)",
+            ylabel="GFLOP/s",
+            title="Global loads: each kernel on the load bandwidth it reached",
+            ylim=ax.get_ylim(),
+        )
+        l1.legend(fontsize=7, loc="lower right")
+    if has_l1:
+        fig.tight_layout()
+    verdict(fig, roofline_note(roof, has_l1))
     return save(fig, stem)
 
 
@@ -634,6 +659,29 @@ def _tensor_placed(r) -> bool:
     """A kernel the roofline placed by its product's 2mnk FLOPs: its work ran on the tensor
     cores, which the FMA counters miss (roofline.table)."""
     return str(r.get("flop_source", "")).startswith("2mnk")
+
+
+def bound_in_words(r, has_l1: bool) -> str:
+    """What bounds a kernel, as a course report says it: below the ridge, DRAM bandwidth;
+    above it and within a factor 2 of the FMA roof, the FMA units; above it and far from that
+    roof, neither: something on the chip (no ceiling of it is measured here, so the global-load
+    intensity and bandwidth are given as facts, not as a bound)."""
+    frac = r["fraction_of_attainable"]
+    dram = f"{r['arithmetic_intensity']:.0f} FLOP per DRAM byte"
+    roof = "DRAM roof" if r["bound"] == "memory" else "FMA roof"
+    side = "below the ridge" if r["bound"] == "memory" else "above the ridge"
+    if frac >= 0.5:
+        what = "DRAM-bound" if r["bound"] == "memory" else "compute-bound"
+        return f"{dram}, {side}: {what}, at {frac:.0%} of the {roof}"
+    text = (
+        f"{dram}, {side} yet at {frac:.0%} of the {roof}: bound neither by DRAM nor by the FMA "
+        "units, but on chip (loads, latency)"
+    )
+    l1 = r.get("l1_arithmetic_intensity")
+    if has_l1 and pd.notna(l1):
+        bw = r["achieved_gflops"] / l1 / 1e3
+        text += f"; {l1:.2f} FLOP per global-load byte, {bw:.1f} TB/s of loads through L1 (right)"
+    return text
 
 
 def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
@@ -651,13 +699,7 @@ def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
                 + (" (above the CUDA-core roof)" if above else "")
             )
             continue
-        text = (
-            f"{name}: {r['arithmetic_intensity']:.0f} FLOP/DRAM byte, "
-            f"{r['bound']}-bound, {r['fraction_of_attainable']:.0%} of the attainable rate"
-        )
-        if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")):
-            text += f", {r['l1_arithmetic_intensity']:.2f} FLOP per L1 global-load byte (hollow)"
-        parts.append(text)
+        parts.append(f"{name}: {bound_in_words(r, has_l1)}")
     return "; ".join(parts) + "."
 
 
