@@ -178,3 +178,18 @@ def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):
     assert note.startswith("figure remainder_effect not made: ")
     assert "sizes 1000..1100" in note
     assert "figure remainder_effect not made" in out.stdout + out.stderr  # printed at the end
+
+
+def test_report_tables_print_shares_with_one_decimal_and_name_a_nan_result():
+    import pandas as pd
+
+    from mmbench.report.report_tables import for_people
+
+    df = pd.DataFrame(
+        {"4096: % of ref": [63.0, 62.1], "first_mismatches": ["0:640: 12440.000000 - nan = nan", ""]}
+    )
+    out = for_people(df)
+    assert list(out["4096: % of ref"]) == ["63.0", "62.1"]
+    assert out.first_mismatches[0] == (
+        "0:640: 12440 expected, NaN found (never written, or NaN computed)"
+    )

@@ -69,3 +69,11 @@ def test_int32_results():
     got[1, 1] = np.int32(-4531283)  # the int32 view of the runner's poison sentinel
     v = verify(np, got, ref, ref, 0.0, integer=True)
     assert v.mismatches == 1 and "1:1:" in v.first_mismatches[0]
+
+
+def test_a_nan_result_is_named_not_subtracted():
+    from mmbench.measure.verify import format_mismatch
+
+    line = format_mismatch(3, 640, 12440.0, float("nan"), False)
+    assert line == "3:640: 12440 expected, NaN found (never written, or NaN computed)"
+    assert format_mismatch(0, 1, 5.0, 4.0, True) == "0:1: 5 - 4 = 1"

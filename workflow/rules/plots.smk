@@ -22,6 +22,7 @@ rule figure:
     conda:
         "../envs/plots.yaml"
     params:
+        experiment=lambda w: FIGURE_CATALOGUE[w.figure].experiment,
         caption=lambda w: caption(FIGURE_CATALOGUE[w.figure]),
         gpu_model=config["gpu_model"],
     script:
@@ -49,6 +50,7 @@ rule table:
     conda:
         "../envs/plots.yaml"
     params:
+        experiment=lambda w: TABLE_CATALOGUE[w.table].experiment,
         caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
         gpu_model=config["gpu_model"],
     script:

@@ -27,7 +27,11 @@ class Verification:
 
 
 def format_mismatch(row: int, col: int, expected: float, got: float, integer: bool) -> str:
-    """One line of seed 002's report: ``row:col: expected - got = diff``."""
+    """One line of seed 002's report: ``row:col: expected - got = diff``.  A NaN result is the
+    poison C holds before the run (or a NaN the kernel wrote): it says so rather than
+    ``nan = nan``."""
+    if got != got:
+        return f"{row}:{col}: {expected:g} expected, NaN found (never written, or NaN computed)"
     if integer:
         return f"{row}:{col}: {int(expected)} - {int(got)} = {int(expected) - int(got)}"
     return f"{row}:{col}: {expected:.6f} - {got:.6f} = {expected - got:.6f}"

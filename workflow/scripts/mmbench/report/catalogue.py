@@ -294,8 +294,10 @@ def names() -> dict[str, list[str]]:
 
 
 def caption(o: Output) -> str:
-    """The report caption: experiment label, then what it shows and what the report concluded."""
-    return f"**{o.experiment}**: {o.caption}"
+    """The report caption: what it shows and what the report concluded, plain text (the report
+    shows job parameters as they are; workflow/report/output.rst sets the experiment label, a
+    parameter of its own, in bold before it)."""
+    return o.caption
 
 
 class MixedGpuModels(ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -27,11 +28,31 @@ def for_people(df: pd.DataFrame) -> pd.DataFrame:
     can mix counts and rates, as the metrics table does), empty cells blank."""
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype.kind == "f" or out[c].dtype == object:
+        percent = "%" in str(c)  # a share column: one decimal in every cell (63.0, 62.1)
+        if (
+            out[c].dtype.kind == "f"
+            or pd.api.types.is_string_dtype(out[c])
+            or out[c].dtype == object
+        ):
             out[c] = [
-                ("" if pd.isna(x) else _number(x)) if not isinstance(x, str) else x for x in out[c]
+                ("" if pd.isna(x) else (f"{x:.1f}" if percent else _number(x)))
+                if not isinstance(x, str)
+                else _nan_mismatch(x)
+                for x in out[c]
             ]
     return out
+
+
+_NAN_MISMATCH = re.compile(r"(\d+:\d+): (-?[0-9.]+) - nan = nan")
+
+
+def _nan_mismatch(text: str) -> str:
+    """A first mismatch recorded as ``row:col: 12440.000000 - nan = nan`` (results written
+    before the wording below) said as the runner now says it: C held its NaN poison there."""
+    return _NAN_MISMATCH.sub(
+        lambda m: f"{m[1]}: {float(m[2]):g} expected, NaN found (never written, or NaN computed)",
+        text,
+    )
 
 
 def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
@@ -47,7 +68,9 @@ def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
         f"<html><head><meta charset='utf-8'><title>{title}</title><style>"
         "body{font-family:sans-serif} table.mmbench{border-collapse:collapse;font-size:13px}"
         "table.mmbench td,table.mmbench th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
-        f"</style></head><body><h3>{title}</h3>{html}</body></html>"
+        "table.mmbench td{overflow-wrap:anywhere;max-width:28em}"
+        ".scroll{max-width:100%;overflow-x:auto}"
+        f"</style></head><body><h3>{title}</h3><div class='scroll'>{html}</div></body></html>"
     )
     paths["tex"].write_text(df.to_latex(index=False, na_rep="--", caption=title, escape=True))
     return list(paths.values())
