@@ -133,3 +133,17 @@ def test_a_tuning_table_older_than_the_registry_is_refused(tmp_path):
     ):
         ladder.apply_tuned(dict(variants=["mma_f64"], tuned=str(old), tuned_gpu="NVIDIA H100 80GB HBM3"),
                            [], load_registry())  # fmt: skip
+
+
+def test_the_ladder_doc_table_quotes_the_tuned_parameters():
+    """docs/ladder.md's table names each rung's tuned instantiation as kernels/tuned.csv does
+    (the warp-tiled rows leave out TM = 8 and TN = 4, which the doc states once)."""
+    doc = (ROOT / "docs" / "ladder.md").read_text()
+    registry = load_registry()
+    table = [x for x in doc.splitlines() if x.startswith("| ")]
+    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv", keep_default_na=False)
+    for r in tuned.itertuples():
+        source = registry[r.variant].source
+        line = next(x for x in table if f"`{source}`" in x)
+        quoted = line.split("|")[4].strip()
+        assert r.params.startswith(quoted), (r.variant, r.params, quoted)

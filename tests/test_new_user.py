@@ -212,7 +212,7 @@ def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
     main = pd.read_csv(ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv")
     assert missing(TABLES["unguarded_vs_guarded"], {"timings": main}) is None
     table = TABLES["unguarded_vs_guarded"].make({"timings": main})
-    assert set(table.label.str.split().str[0]) <= {
+    assert set(table.kernel.str.split().str[0]) <= {
         "naive_unguarded", "naive_guarded", "tiled_unguarded", "tiled_guarded"
     }  # fmt: skip
 

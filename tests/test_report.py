@@ -186,7 +186,10 @@ def test_report_tables_print_shares_with_one_decimal_and_name_a_nan_result():
     from mmbench.report.report_tables import for_people
 
     df = pd.DataFrame(
-        {"4096: % of ref": [63.0, 62.1], "first_mismatches": ["0:640: 12440.000000 - nan = nan", ""]}
+        {
+            "4096: % of ref": [63.0, 62.1],
+            "first_mismatches": ["0:640: 12440.000000 - nan = nan", ""],
+        }
     )
     out = for_people(df)
     assert list(out["4096: % of ref"]) == ["63.0", "62.1"]

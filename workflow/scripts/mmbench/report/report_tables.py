@@ -68,7 +68,7 @@ def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
         f"<html><head><meta charset='utf-8'><title>{title}</title><style>"
         "body{font-family:sans-serif} table.mmbench{border-collapse:collapse;font-size:13px}"
         "table.mmbench td,table.mmbench th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
-        "table.mmbench td{overflow-wrap:anywhere;max-width:28em}"
+        "table.mmbench td{white-space:nowrap}table.mmbench td:last-child{white-space:normal;min-width:16em}"
         ".scroll{max-width:100%;overflow-x:auto}"
         f"</style></head><body><h3>{title}</h3><div class='scroll'>{html}</div></body></html>"
     )
@@ -127,7 +127,18 @@ def unguarded_vs_guarded(timings: pd.DataFrame) -> pd.DataFrame:
     out["first_mismatches"] = (
         out["first_mismatches"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
     )
-    return out
+    # names a reader scans across a report-wide table
+    return out.rename(
+        columns={
+            "label": "kernel",
+            "global_ms_median": "global ms",
+            "kernel_ms_median": "kernel ms",
+            "global_gflops": "global GFLOP/s",
+            "kernel_gflops": "kernel GFLOP/s",
+            "verification": "verdict",
+            "first_mismatches": "first mismatch",
+        }
+    )
 
 
 def time_split(timings: pd.DataFrame) -> pd.DataFrame:
