@@ -195,6 +195,13 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
     assert "nvcc" not in out.stdout + out.stderr  # nothing compiled
+    # its HTML report, for the comparison target (as README and the preset's header say)
+    report = snakemake(
+        "--report", "compare.html", "compare", "--configfile", "config/presets/compare.yaml",
+        "--config", f"baseline={RUNS / 'h100-b'}", cwd=workdir,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert (workdir / "compare.html").stat().st_size > 100_000
     # the preset's header command, as written there
     header = (ROOT / "config" / "presets" / "compare.yaml").read_text()
     command = next(x for x in header.splitlines() if "compare --" in x).lstrip("# ").split()
