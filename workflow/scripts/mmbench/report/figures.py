@@ -150,6 +150,16 @@ def square(d: pd.DataFrame) -> pd.DataFrame:
     return d[(d.m == d.n) & (d.n == d.k)]
 
 
+def log_sizes(ax, lo: float, hi: float) -> None:
+    """A log-scale size axis labelled at the powers of two in range, as plain numbers, minor
+    ticks unlabelled (labels at every minor tick overlap)."""
+    ax.set_xscale("log")
+    ticks = [2**i for i in range(0, 20) if lo <= 2**i <= hi]
+    ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.0f}"))
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+
+
 def failed_points(ax, timings: pd.DataFrame, variant: str, x: str, y: str, memory: str) -> None:
     """The configurations of `variant` that ran but did not verify, as red crosses (at their
     measured value): a line that stops there does not hide why."""
@@ -489,8 +499,7 @@ def fraction_of_cublas(timings, stem):
         ax.set(title=v, xlabel="N (square matrices N x N)", ylabel="fraction of cuBLAS",
                yscale="log")  # fmt: skip
         if d.m.max() / d.m.min() > 20:
-            ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+            log_sizes(ax, d.m.min(), d.m.max())
         ax.legend(fontsize=7, loc="best")
     fig.suptitle(
         f"Kernel GFLOP/s as a fraction of cuBLAS's at the same size and type, {mem} memory "
