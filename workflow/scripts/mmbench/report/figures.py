@@ -194,7 +194,7 @@ def time_vs_n(timings, stem, memory="pinned"):
         failed_points(ax, timings, v, "m", "kernel_ms_median", d.memory.iloc[0])
         ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
         if d.m.max() / d.m.min() > 20:
-            ax.set_xscale("log")
+            log_sizes(ax, d.m.min(), d.m.max())
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(
         f"Kernel time vs n, {d.memory.iloc[0]} memory (log scale; band: min..max of the timed "
