@@ -154,7 +154,6 @@ AXES: tuple[Axis, ...] = (
     ),
     Axis("notes", str, "why a FAIL is expected", "", identity=False, compare=False),
 )
-BY_NAME = {a.name: a for a in AXES}
 
 # the instantiation's slug stands for the compile-time parameters in every key
 INSTANCE = "instance"

@@ -98,10 +98,6 @@ class ElementType:
     # to round to nearest: the bound then takes two units of roundoff per add, not one
     sums_on_tensor_cores: bool = False
 
-    @property
-    def mixed(self) -> bool:
-        return self.input != self.output
-
     def precision_class(self, math: str) -> str | None:
         return dict(self.classes).get(math or "ieee")
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 OPERANDS = ("A", "B", "C")
-# the integer names every expression of a launch may use, besides the parameters
-PROBLEM_NAMES = ("m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 SWIZZLES = (0, 32, 64, 128)
 ARG_KINDS = ("pointer", "int", "tensor_map", "workspace")
 
@@ -93,20 +91,27 @@ class LaunchSpec:
         return out
 
 
-def check_tensor_map(t: TensorMap, nbytes: int, align: int = 16) -> list[str]:
-    """Why the tensor-memory accelerator cannot describe this operand (empty: it can), from the
-    CUDA driver's rules for cuTensorMapEncodeTiled: box edges 1..256 elements, the box's inner
-    edge a multiple of 16 bytes, the row pitch a multiple of 16 bytes."""
+def check_box(box_rows: int, box_cols: int, swizzle: int, nbytes: int) -> list[str]:
+    """Why the tensor-memory accelerator cannot load boxes of this shape (empty: it can), from
+    the CUDA driver's rules for cuTensorMapEncodeTiled: box edges 1..256 elements, the box's
+    inner edge a multiple of 16 bytes and within the swizzle span.  Known from the registry
+    entry alone, so an instantiation is refused before it is built."""
     out = []
-    for edge, name in ((t.box_rows, "box rows"), (t.box_cols, "box cols")):
+    for edge, name in ((box_rows, "box rows"), (box_cols, "box cols")):
         if not 1 <= edge <= 256:
             out.append(f"{name} = {edge}: must be 1..256")
-    if (t.box_cols * nbytes) % 16:
-        out.append(f"box cols x {nbytes} B = {t.box_cols * nbytes} B: must be a multiple of 16")
+    if (box_cols * nbytes) % 16:
+        out.append(f"box cols x {nbytes} B = {box_cols * nbytes} B: must be a multiple of 16")
+    if swizzle not in SWIZZLES:
+        out.append(f"swizzle {swizzle}: valid values {SWIZZLES}")
+    elif swizzle and box_cols * nbytes > swizzle:
+        out.append(f"box cols x {nbytes} B exceeds the {swizzle}-byte swizzle span")
+    return out
+
+
+def check_tensor_map(t: TensorMap, nbytes: int, align: int = 16) -> list[str]:
+    """check_box, and the operand's row pitch: a multiple of 16 bytes."""
+    out = check_box(t.box_rows, t.box_cols, t.swizzle, nbytes)
     if (t.ld * nbytes) % align:
-        out.append(f"leading dimension {t.ld} x {nbytes} B: must be a multiple of {align} B")
-    if t.swizzle not in SWIZZLES:
-        out.append(f"swizzle {t.swizzle}: valid values {SWIZZLES}")
-    elif t.swizzle and t.box_cols * nbytes > t.swizzle:
-        out.append(f"box cols x {nbytes} B exceeds the {t.swizzle}-byte swizzle span")
+        out.insert(0, f"leading dimension {t.ld} x {nbytes} B: must be a multiple of {align} B")
     return out

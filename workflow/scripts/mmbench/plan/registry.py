@@ -30,6 +30,7 @@ from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, params_label, slug
 from mmbench.core.elements import ELEMENT_TYPES, element_type
 from mmbench.core.launch_spec import (
+    ARG_KINDS,
     OPERANDS,
     Arg,
     Int,
@@ -37,7 +38,7 @@ from mmbench.core.launch_spec import (
     Pointer,
     TensorMap,
     Workspace,
-    check_tensor_map,
+    check_box,
 )
 
 # The course kernels' argument list (common.cuh's MM_PARAMS), the default of `args`; a bare name
@@ -204,17 +205,17 @@ class Variant:
             )
         size = math.prod(self.cluster_of(params))
         if size > arith.MAX_PORTABLE_CLUSTER:
-            out.append(f"a cluster of {size} blocks, over the portable limit of 8")
+            out.append(
+                f"a cluster of {size} blocks, over the portable limit of "
+                f"{arith.MAX_PORTABLE_CLUSTER}"
+            )
         for arg in self.args:
             if isinstance(arg, tuple) and arg[0] == "tensor_map":
                 settings = dict(arg[1])
-                box = self._box(settings, names)
                 op = settings["tensor_map"]
                 nbytes = names["out_bytes"] if op == "C" else names["elem_bytes"]
-                probe = TensorMap(op, 1, 1, 16, *box, settings.get("swizzle", 0), "")
-                out += [
-                    f"tensor map of {probe.operand}: {r}" for r in check_tensor_map(probe, nbytes)
-                ]
+                box = check_box(*self._box(settings, names), settings.get("swizzle", 0), nbytes)
+                out += [f"tensor map of {op}: {r}" for r in box]
         static = self.static_shared_bytes(params)
         if static > arith.STATIC_SHARED_LIMIT:
             out.append(f"needs {static} B of static shared memory, over the 48 KiB limit")
@@ -393,11 +394,12 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
     return variants
 
 
-def _argument(entry) -> str | tuple[str, dict]:
-    """A registry `args` item: a bare name, or (kind, its settings) for the typed kinds."""
+def _argument(entry) -> str | tuple[str, tuple]:
+    """A registry `args` item: a bare name, or (kind, its settings as pairs) for the typed
+    kinds."""
     if isinstance(entry, str):
         return entry
-    kind = next(k for k in ("pointer", "int", "tensor_map", "workspace") if k in entry)
+    kind = next(k for k in ARG_KINDS if k in entry)
     frozen = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in entry.items())
     return kind, frozen  # hashable, as a Variant is
 
