@@ -289,3 +289,11 @@ def test_figures_and_tables_refuse_mixed_models_unless_one_is_named(tmp_path):
     assert len(got) == len(t) and set(got[GPU_KEY]) == {"NVIDIA H200"}
     with pytest.raises(MixedGpuModels, match="'NVIDIA A100' measured no row"):
         load_inputs({"timings": path}, "NVIDIA A100")
+
+
+def test_the_matrix_sum_is_exact_on_integers_and_one_rounding_otherwise():
+    assert arith.exact_expected("float32", "int09", 9, False, "add")
+    assert arith.tolerance_scale("float32", "int09", 9, False, "add") == 0.0
+    assert not arith.exact_expected("float32", "uniform", 9, False, "add")
+    assert arith.tolerance_scale("float32", "uniform", 9, False, "add") == 2.0**-24
+    assert arith.tolerance_scale("int32", "int09", 9, False, "add") == 0.0

@@ -49,12 +49,17 @@ def matrix_elements(m: int, n: int, k: int) -> tuple[int, int, int]:
     return m * k, k * n, m * n
 
 
-def exact_expected(dtype: str, distribution: str, k: int, accumulate: bool) -> bool:
+def exact_expected(
+    dtype: str, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
+) -> bool:
     """True when every partial sum is exactly representable, so the product must match the
     float64 reference bit for bit: integer arithmetic always; floats with integer inputs (int09)
     that the input type holds exactly, while k * 9 * 9 (+ 9) stays below 2^p of the sums' type
-    (seed 000 rounds its inputs for this reason)."""
+    (seed 000 rounds its inputs for this reason).  The matrix sum C = A + B: exact on integer
+    inputs or an integer output."""
     e, d = element_type(dtype), _distribution(distribution)
+    if operation == "add":
+        return d.integer or e.output.integer
     if e.accumulator.integer:
         return True
     if not d.integer or not e.input.exactly_holds(d.integer_max):
@@ -93,10 +98,10 @@ def tolerance_scale(
     their type, and their products are exact in FP32.
     """
     e = element_type(dtype)
+    if exact_expected(dtype, distribution, k, accumulate, operation):
+        return 0.0
     if operation == "add":  # one rounding of an exact sum
         return e.output.unit_roundoff
-    if exact_expected(dtype, distribution, k, accumulate):
-        return 0.0
     u = e.accumulator.unit_roundoff * (2 if e.sums_on_tensor_cores else 1)
     steps = k + 2
     gamma = steps * u / (1 - steps * u)

@@ -71,18 +71,10 @@ class Inputs:
     def draw(cls, conf, freivalds_vectors: int) -> Inputs:
         a, b, c0 = make_inputs(conf)
         nonneg = bool(a.min() >= 0 and b.min() >= 0 and (c0 is None or c0.min() >= 0))
-        add = conf.operation == "add"
-        exact = arith.exact_expected(conf.dtype, conf.distribution, conf.k, conf.accumulate)
-        if add:  # one addition: exact for integers, one rounding otherwise
-            exact = (
-                distribution(conf.distribution).integer or element_type(conf.dtype).output.integer
-            )
-        gamma = arith.tolerance_scale(
-            conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation, conf.math
-        )
-        if add and exact:
-            gamma = 0.0
-        vectors = freivalds_vectors if not add else 0
+        shape = (conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation)
+        exact = arith.exact_expected(*shape)
+        gamma = arith.tolerance_scale(*shape, conf.math)
+        vectors = freivalds_vectors if conf.operation != "add" else 0
         return cls(a, b, c0, nonneg, exact, gamma, vectors, conf.seed)
 
     def probes(self) -> list:
