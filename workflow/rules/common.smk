@@ -315,11 +315,11 @@ def report_targets():
     profiler data only when the profile: section is on, or, rendering only, when its tables
     exist); the timings tables follow once the timings are written (output_targets)."""
     profiled = have_profile()
+    checked = checked_tables()
     tabs = [
         t
         for t in TABLES
-        if (profiled or not TABLE_CATALOGUE[t].needs_profile)
-        and t not in checked_tables()
+        if (profiled or not TABLE_CATALOGUE[t].needs_profile) and t not in checked
     ]
     if RENDER_ONLY:
         missing_input = [

@@ -149,6 +149,9 @@ class Placement:
     """Base: A, B, C as seen by the kernel (`kernel_mats`), and the pass segments."""
 
     memory = ""
+    # the kernel uses the host's matrices in place (managed, mapped): their rows are aligned as
+    # the kernel declares; otherwise only the device copies are (device_matrix)
+    in_place = False
 
     def __init__(
         self, cp, conf, a, b, c0, guard: int, buffers: HostBuffers | None = None, align: int = 1
@@ -162,6 +165,9 @@ class Placement:
         self.align = align
         n, k, pad = conf.n, conf.k, conf.pad
         self.host_ld = (k + pad, n + pad, n + pad)
+        if self.in_place:
+            lds = zip(self.host_ld, "ABC", strict=True)
+            self.host_ld = tuple(self.aligned_ld(ld, role) for ld, role in lds)
         self.keep = []  # allocations that must outlive the views
 
     # views the kernel uses: (A, B, C) as Matrix objects in memory the GPU can address
@@ -201,8 +207,7 @@ class Placement:
         return self.input_dtype if role[-1] in "AaBb" else self.output_dtype
 
     def aligned_ld(self, ld: int, role: str) -> int:
-        size = np.dtype(self.dtype_of(role)).itemsize
-        return round_up(ld, max(self.align // size, 1)) if self.align > size else ld
+        return round_up(ld, self.align // np.dtype(self.dtype_of(role)).itemsize)
 
     def host_matrix(self, kind: str, role: str, rows: int, cols: int, ld: int) -> Matrix:
         flat = self.buffers.get(kind, role, rows * ld + 2 * self.guard, self.dtype_of(role))
@@ -300,13 +305,11 @@ class CopyPlacement(Placement):
 class ManagedPlacement(Placement):
     """Managed (unified) memory, used in place; pages start on the host before every pass."""
 
+    in_place = True
+
     def __init__(self, cp, conf, a, b, c0, guard, buffers=None, align=1):
         super().__init__(cp, conf, a, b, c0, guard, buffers, align)
         m, n, k = conf.m, conf.n, conf.k
-        # used in place: the host's rows are the kernel's, aligned as it declares
-        self.host_ld = tuple(
-            self.aligned_ld(ld, r) for ld, r in zip(self.host_ld, "ABC", strict=True)
-        )
         lda, ldb, ldc = self.host_ld
         self.memory = conf.memory
         self.prefetch = conf.memory == "managed_prefetch"
@@ -353,12 +356,10 @@ class MappedPlacement(Placement):
     """Zero-copy: pinned host memory the kernel reads and writes directly over the bus."""
 
     memory = "mapped"
+    in_place = True
 
     def __init__(self, cp, conf, a, b, c0, guard, buffers=None, align=1):
         super().__init__(cp, conf, a, b, c0, guard, buffers, align)
-        self.host_ld = tuple(
-            self.aligned_ld(ld, r) for ld, r in zip(self.host_ld, "ABC", strict=True)
-        )
         self.hA, self.hB, self.hC = self.host_operands("pinned")
         self.kernel_mats = (self.hA, self.hB, self.hC)
 

@@ -155,7 +155,7 @@ class Runner:
         lds = (conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad)
         align = self.variant.alignment(conf.instance_params)
         e = element_type(conf.dtype)
-        multiple = max(align // min(e.input.nbytes, e.output.nbytes), 1)
+        multiple = align // min(e.input.nbytes, e.output.nbytes)  # round_up: <= 1 is none
         guard = arith.guard_elements(rows, cols, *lds, multiple=multiple)
         # instantiations with the same reach share the placement (its buffers, guard zones and
         # filled host operands): the verified pass resets guards and C, every pass copies A, B

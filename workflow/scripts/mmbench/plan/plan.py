@@ -274,12 +274,7 @@ def resolve_memory(cfg: dict, gpus: list[dict]) -> tuple[float, str]:
 
 
 # the profile section's keys that follow the run's own values unless the user names them
-FOLLOWS_THE_RUN = {
-    "variants": "variants",
-    "dtypes": "dtypes",
-    "tiles": "tiles",
-    "coarsen": "coarsen",
-}
+FOLLOWS_THE_RUN = ("variants", "dtypes", "tiles", "coarsen")
 
 
 def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
@@ -287,9 +282,9 @@ def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
     profile.variants, say) is taken as named; one left at its default profiles only what the
     run measures: the default's values that the run's own list holds too."""
     p = dict(cfg["profile"])
-    for key, run_key in FOLLOWS_THE_RUN.items():
-        if key not in named and key in p and run_key in cfg:
-            p[key] = [x for x in p[key] if x in cfg[run_key]]
+    for key in FOLLOWS_THE_RUN:
+        if key not in named and key in p and key in cfg:
+            p[key] = [x for x in p[key] if x in cfg[key]]
     return p
 
 
