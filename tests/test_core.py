@@ -24,6 +24,7 @@ from mmbench.core.elements import ELEMENT_TYPES, SCALARS, element_type
 from mmbench.core.launch_spec import TensorMap, check_tensor_map
 from mmbench.core.row import AXES as ROW_AXES
 from mmbench.core.row import COLUMNS, CONFIG_ID, config_id
+from mmbench.core.sampling import LOADS
 from mmbench.plan.compile import define_flags
 from mmbench.plan.config import load_schema
 from mmbench.plan.registry import RegistryError, load_registry
@@ -59,7 +60,8 @@ def test_keys_come_from_the_declared_flags():
 def test_the_config_schema_takes_its_allowed_values_from_the_declarations():
     props = load_schema()["properties"]
     assert props["dtypes"]["items"]["enum"] == list(ELEMENT_TYPES)
-    assert props["distribution"]["enum"] == list(DISTRIBUTIONS)
+    assert props["distribution"]["items"]["enum"] == list(DISTRIBUTIONS)
+    assert props["load"]["items"]["enum"] == list(LOADS)
     memory = next(a for a in AXES if a.name == "memory")
     assert props["memory"]["items"]["enum"] == list(memory.values)
 

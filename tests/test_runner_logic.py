@@ -10,6 +10,7 @@ from mmbench.core.row import COLUMNS, Row, error_row, ordered
 from mmbench.measure.oracle import make_inputs
 from mmbench.measure.runner import describe
 from mmbench.measure.timing import (
+    Kernel,
     Sampling,
     enough,
     launches_before_timed,
@@ -81,19 +82,21 @@ def test_progress_line_from_a_recorded_row():
     assert "FAIL" in line and "first: 0:640:" in line
 
 
-def test_sampling_loop_stops_by_the_rule_and_keeps_what_is_sampled_after_each_pass():
+def test_sampling_loop_stops_by_the_rule_and_keeps_the_clock_read_after_each_pass():
     passes = iter([(0.5, 10.0, 0.25)] * 100)
-    got = measure(
-        lambda: next(passes),
-        Sampling(min_samples=3, max_samples=100, min_time_s=0.05),
-        after_each=lambda: {"sm": 1980},
-    )
+    kernel = Kernel(lambda: next(passes), lambda: False, None, None, None, lambda: 1980.0)
+    got = measure(kernel, "burst", Sampling(min_samples=3, max_samples=100, min_time_s=0.05))
     assert got.kernel == [10.0] * 5  # 5 passes of 10.75 ms reach 0.05 s
-    assert got.glob == [10.75] * 5 and len(got.after) == 5
+    assert got.glob == [10.75] * 5 and got.clock == [1980.0] * 5
     cols = got.columns()
     assert (
         cols["samples"] == 5 and cols["kernel_ms_median"] == 10.0 and cols["h2d_ms_median"] == 0.5
     )
+    # a 10 ms kernel is its own batch: no batched samples
+    assert cols["batch_samples"] == 0 and got.kept() == {
+        "kernel_ms": [10.0] * 5,
+        "sm_clock_mhz": [1980.0] * 5,
+    }
 
 
 def test_a_row_is_the_configuration_axes_then_the_declared_columns():
@@ -152,9 +155,16 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
     assert noise([5.0]) == float("inf")
 
 
-def test_an_unknown_timing_strategy_is_refused_with_the_valid_ones():
-    with pytest.raises(ValueError, match="valid values: passes"):
-        measure(lambda: (0.0, 1.0, 0.0), Sampling(strategy="graph"))
+def test_an_unknown_load_is_refused_with_the_valid_ones():
+    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None, None)
+    with pytest.raises(ValueError, match="valid values: burst, sustained"):
+        measure(kernel, "graph", Sampling())
+
+
+def test_a_sustained_load_needs_a_kernel_it_can_repeat():
+    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None, None)
+    with pytest.raises(ValueError, match="cold cache"):
+        measure(kernel, "sustained", Sampling())
 
 
 def test_the_profiled_launch_is_the_first_timed_one():

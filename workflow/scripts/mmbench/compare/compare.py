@@ -217,18 +217,46 @@ def _timing(robust, key: str, kernel_ms: list[float], clock_mhz: list[float]):
     )
 
 
+# the kinds of timed sample a samples file can hold: name -> (times, clocks) keys (timing.Samples)
+SAMPLE_KINDS = {"single": ("kernel_ms", "sm_clock_mhz"), "batched": ("batch_ms", "batch_clock_mhz")}
+
+
+def spread(ms: list[float]) -> float:
+    """Width of nvbench's timing interval [min, q3] relative to the median."""
+    if len(ms) < 2:
+        return math.inf
+    q3, med = np.percentile(ms, [75, 50])
+    return float((q3 - min(ms)) / med) if med > 0 else math.inf
+
+
+def quieter(base: dict, new: dict) -> str:
+    """The kind of sample both runs hold whose wider interval of the two is the narrower (a
+    short kernel's batched samples, usually: timing.py)."""
+    kinds = [k for k, (t, _) in SAMPLE_KINDS.items() if base.get(t) and new.get(t)]
+    if not kinds:
+        return "single"
+    return min(
+        kinds, key=lambda k: max(spread(base[SAMPLE_KINDS[k][0]]), spread(new[SAMPLE_KINDS[k][0]]))
+    )
+
+
 def judge(base: dict, new: dict, preset: str = "default") -> dict:
-    """The verdict on one configuration from its two sample sets ({kernel_ms, sm_clock_mhz})
-    and the numbers nvbench's criterion used."""
+    """The verdict on one configuration from its two sample sets (timing.Samples.kept), on the
+    quieter kind of sample both hold, and the numbers nvbench's criterion used."""
     robust = _criterion()
     thresholds = robust.get_comparison_thresholds(preset)
-    r = _timing(robust, "base", base["kernel_ms"], base.get("sm_clock_mhz", []))
-    c = _timing(robust, "new", new["kernel_ms"], new.get("sm_clock_mhz", []))
+    kind = quieter(base, new)
+    times, clocks = SAMPLE_KINDS[kind]
+    r = _timing(robust, "base", base[times], base.get(clocks, []))
+    c = _timing(robust, "new", new[times], new.get(clocks, []))
     out = robust.compare_gpu_timings(r, c, thresholds)
     status = out.status.value if hasattr(out.status, "value") else str(out.status)
     lo, hi = out.frac_diff_interval or (math.nan, math.nan)
     return dict(
         verdict=VERDICTS.get(status, "UNSURE"),
+        samples_kind=kind,
+        base_samples=len(base[times]),
+        this_samples=len(new[times]),
         nvbench_status=status,
         reason=out.reason.code,
         reason_text=out.reason.message,
@@ -355,6 +383,7 @@ SHOWN = {
     "ratio": "ratio",
     "change": "change interval",
     "reason": "nvbench's reason",
+    "samples_kind": "samples of",
     "samples": "samples",
 }
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from .distributions import DISTRIBUTIONS
 from .elements import ELEMENT_TYPES
+from .sampling import LOADS
 
 
 class _Required:
@@ -117,6 +118,15 @@ AXES: tuple[Axis, ...] = (
         ("warm", "cold"),
         config_key="cache",
         label=lambda x: "cold" if x == "cold" else "",
+    ),
+    Axis(
+        "load",
+        str,
+        "burst or sustained load while timed (core/sampling.py)",
+        "burst",
+        tuple(LOADS),
+        config_key="load",
+        label=lambda x: "" if x == "burst" else x,
     ),
     Axis(
         "distribution",

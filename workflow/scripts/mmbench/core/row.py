@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 import pandas as pd
 
 from .axes import AXES as DECLARED_AXES
-from .axes import COMPARE_KEY
+from .axes import COMPARE_KEY, REQUIRED
 
 NAN = math.nan
 
@@ -63,13 +63,30 @@ class Row:
     global_ms_iqr: float = NAN
     kernel_gflops: float = NAN
     global_gflops: float = NAN
-    # clocks (device.clock_columns)
+    # batched samples and the sustained load (timing.Samples.columns)
+    batch_size: float = NAN
+    batch_samples: int = 0
+    batch_ms_median: float = NAN
+    batch_ms_iqr: float = NAN
+    settle_s: float = NAN
+    settled: str = ""
+    window_s: float = NAN
+    duty: float = NAN
+    # clocks of the timed kernels (telemetry.columns: read while a timed kernel ran)
+    telemetry_reads: float = NAN
     sm_clock_mhz: float = NAN
+    sm_clock_mhz_min: float = NAN
     mem_clock_mhz: float = NAN
     temperature_c: float = NAN
-    power_w: float = NAN
-    throttled_samples: float = NAN
-    throttle_reasons: str = ""
+    below_max_clock: float = NAN
+    slowdown_reasons: str = ""
+    # power and energy (sustained load only: the kernel back to back through the window)
+    power_w_median: float = NAN
+    power_w_min: float = NAN
+    energy_power_w: float = NAN
+    energy_window_s: float = NAN
+    energy_j_per_product: float = NAN
+    gflops_per_w: float = NAN
     # the harness's own cost
     gpu_busy_ms: float = NAN
     verify_ms: float = NAN
@@ -113,10 +130,33 @@ def _id_part(value) -> str:
     return str(value)
 
 
+# an axis a table of an older version lacks reads as its default (a run recorded before the
+# `load` axis existed was a burst run), so old results folders still compare
+_ID_DEFAULTS = {
+    a.name: a.default for a in DECLARED_AXES if not isinstance(a.default, type(REQUIRED))
+}
+
+
 def config_id(row) -> str:
     """The configuration's name across runs, the same from a journal row (Python values) and
     from a row of timings.csv (pandas' types)."""
-    return "|".join(_id_part(row[c]) for c in CONFIG_ID)
+    return "|".join(_id_part(row[c] if c in row else _ID_DEFAULTS[c]) for c in CONFIG_ID)
+
+
+# axes added to the configuration id since samples files were first written, oldest first: an id
+# of an older file lacks the last of these, which upgrade_id() puts back with their defaults
+ADDED_TO_ID = ["load"]
+
+
+def upgrade_id(old: str) -> str:
+    """A configuration id from an older samples file, in today's form."""
+    parts = old.split("|")
+    missing = len(CONFIG_ID) - len(parts)
+    if missing <= 0 or missing > len(ADDED_TO_ID):
+        return old
+    for name in ADDED_TO_ID[-missing:]:
+        parts.insert(CONFIG_ID.index(name), _id_part(_ID_DEFAULTS[name]))
+    return "|".join(parts)
 
 
 def error_row(axes: dict, message: str, **more) -> dict:

@@ -1,13 +1,40 @@
-"""How a configuration is sampled: the settings of the timing (config `sampling:`) and the
-timing strategies' names, declared once (measure/timing.py implements each)."""
+"""How a configuration is sampled: the settings of the timing (config `sampling:`) and the loads
+a kernel is timed under, declared once (the `load` axis takes its values from LOADS;
+measure/timing.py implements each, measure/telemetry.py reads the clocks, power and energy).
+
+Two questions, two loads:
+    burst      what one call costs when the GPU is fresh: timed passes, host work (inputs
+               reset, NVML read) between them, so the clocks stay up.  The reports' seed
+               experiments and the edit loop's comparisons use it.
+    sustained  what a steady workload sees: the kernel runs back to back until the SM clock
+               has settled (SETTLE RULE below), then the timed batches run back to back with no
+               host work between them; clocks, power and energy are those of that window.
+
+Batches (both loads): a sample that times `batch` back-to-back launches behind a blocking
+kernel (nvbench's batch measurement), the launch's time being the batch's over its count;
+`batch_size()` says how many.
+
+SETTLE RULE (sustained): the SM clock is read every telemetry interval while the kernel runs
+back to back; the load has settled when the medians of the last two windows of
+`settle_window_s` differ by at most one clock step (15 MHz on an H100; the GPU's own step
+otherwise), and at least `settle_min_s` has passed; after `settle_max_s` the timed window
+starts anyway and the row says `settled = False`.
+
+ENERGY RULE: NVML's total-energy counter advances in steps (every 100 ms on an H100, measured);
+the energy of the timed window is taken between the first and the last step seen inside it, and
+is reported only when at least `energy_min_steps` steps fall inside it (timing of a step is
+known to one telemetry read, a few ms: 10 steps keep that under 1%).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-# name -> what it does (the config schema's allowed values of sampling.strategy)
-STRATEGY_NAMES = {
-    "passes": "one timed pass after another, host work (inputs reset, NVML read) between them",
+# the load axis's values: name -> the question it answers
+LOADS = {
+    "burst": "timed passes with host work between them: one call on a fresh GPU",
+    "sustained": "back to back until the clocks settle, then timed back to back: a steady workload",
 }
 
 
@@ -21,4 +48,22 @@ class Sampling:
     stop: str = "count"  # "count": min_samples and min_time_s; "noise": the kernel's noise
     max_noise: float = 0.005  # "noise": relative standard deviation of the mean
     noise_min_samples: int = 3
-    strategy: str = "passes"  # how the passes are timed: STRATEGIES
+    # batches: a sample of launches back to back spans at least this much GPU time; a kernel
+    # this long or longer is its own batch (batch_size 1)
+    batch_min_ms: float = 1.0
+    batch_max: int = 500  # launches queued behind one blocking kernel at most
+    # sustained load (SETTLE RULE, ENERGY RULE above)
+    settle_window_s: float = 0.5
+    settle_min_s: float = 1.0
+    settle_max_s: float = 30.0
+    sustained_window_s: float = 1.5  # the timed window at least
+    energy_min_steps: int = 10
+    telemetry_interval_ms: float = 2.0  # pause between two telemetry reads
+
+
+def batch_size(launch_ms: float, s: Sampling) -> int:
+    """Launches per batched sample: enough that the batch spans s.batch_min_ms of GPU time,
+    capped at s.batch_max; 1 for a kernel at least that long (or of unknown length)."""
+    if not launch_ms > 0 or launch_ms >= s.batch_min_ms:
+        return 1
+    return max(1, min(s.batch_max, math.ceil(s.batch_min_ms / launch_ms)))

@@ -45,8 +45,11 @@ def write_samples(path: str | Path, samples: list[dict]) -> None:
 
 
 def read_samples(path: str | Path) -> dict[str, dict]:
-    """config_id -> {kernel_ms, sm_clock_mhz} from write_samples' file."""
-    return {r["id"]: r for r in json.loads(gzip.decompress(Path(path).read_bytes()))}
+    """config_id -> {kernel_ms, sm_clock_mhz, ...} from write_samples' file (an older file's ids
+    in today's form: row.upgrade_id)."""
+    from .row import upgrade_id
+
+    return {upgrade_id(r["id"]): r for r in json.loads(gzip.decompress(Path(path).read_bytes()))}
 
 
 def concat_csv(paths: list[str | Path]) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """The device a job measures on: its deviceQuery facts (E4c, the run manifest), the provenance
-recorded on every row (GPU, UUID, driver, runtime, CuPy, host), and NVML's clocks, temperature,
-power and throttle reasons sampled after each timed pass."""
+recorded on every row (GPU, UUID, driver, runtime, CuPy, host), and NVML's reads of clocks,
+temperature, power, clock-event reasons and energy (measure/telemetry.py reads them during the
+timed window)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,6 @@ import os
 import platform
 
 log = logging.getLogger("mmbench.measure.device")
-
-# NVML clock-event reasons that mean the GPU ran below its clocks: SW power cap, HW slowdown,
-# SW thermal, HW thermal, HW power brake (idle, application-clock and sync-boost are not).
-THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 
 # cudaDeviceAttr values (driver_types.h; stable across CUDA versions)
 DEVICE_ATTRIBUTES = {
@@ -124,35 +121,52 @@ class Nvml:
             log.warning("NVML unavailable (%s): no clocks, temperature or power recorded", err)
             return cls()
 
-    def sample(self) -> dict | None:
+    def sm_clock(self) -> float | None:
+        """The SM clock now (read after each timed sample: compare's cycles = time x clock)."""
         if self.handle is None:
             return None
+        return float(self.nv.nvmlDeviceGetClockInfo(self.handle, self.nv.NVML_CLOCK_SM))
+
+    def read(self, with_energy: bool = False) -> dict:
+        """One telemetry read (measure/telemetry.py): clocks, temperature, instantaneous power
+        (NVML_FI_DEV_POWER_INSTANT; the 1 s average where the driver lacks it), clock-event
+        reasons and, when asked (it costs about 4 ms), the total-energy counter in mJ."""
         nv, h = self.nv, self.handle
         reasons_fn = (
             getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
             or nv.nvmlDeviceGetCurrentClocksThrottleReasons
         )
+        power = float("nan")
+        field = getattr(nv, "NVML_FI_DEV_POWER_INSTANT", None)
+        if field is not None:
+            value = nv.nvmlDeviceGetFieldValues(h, [field])[0]
+            if value.nvmlReturn == 0:
+                power = value.value.uiVal / 1000.0
+        if power != power:
+            power = nv.nvmlDeviceGetPowerUsage(h) / 1000.0
         return dict(
             sm=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
             mem=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
             temp=nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
-            power=nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            power=power,
             reasons=int(reasons_fn(h)),
+            energy=float(nv.nvmlDeviceGetTotalEnergyConsumption(h))
+            if with_energy
+            else float("nan"),
         )
 
+    def max_sm_clock(self) -> float:
+        if self.handle is None:
+            return float("nan")
+        return float(self.nv.nvmlDeviceGetMaxClockInfo(self.handle, self.nv.NVML_CLOCK_SM))
 
-def clock_columns(samples: list[dict]) -> dict:
-    """Row columns from the NVML samples of the timed passes: median clocks, temperature and
-    power, and how many samples NVML flagged as throttled (power cap, thermal, HW slowdown)."""
-    if not samples:
-        return {}
-    import numpy as np
-
-    return dict(
-        sm_clock_mhz=float(np.median([x["sm"] for x in samples])),
-        mem_clock_mhz=float(np.median([x["mem"] for x in samples])),
-        temperature_c=float(np.median([x["temp"] for x in samples])),
-        power_w=float(np.median([x["power"] for x in samples])),
-        throttled_samples=sum(bool(x["reasons"] & THROTTLE_MASK) for x in samples),
-        throttle_reasons=hex(int(np.bitwise_or.reduce([x["reasons"] for x in samples]))),
-    )
+    def clock_step_mhz(self, default: float) -> float:
+        """The smallest step of the GPU's SM clock table (15 MHz on an H100)."""
+        try:
+            nv, h = self.nv, self.handle
+            mem = nv.nvmlDeviceGetSupportedMemoryClocks(h)[0]
+            table = sorted(set(nv.nvmlDeviceGetSupportedGraphicsClocks(h, mem)))
+            steps = [b - a for a, b in zip(table, table[1:], strict=False) if b > a]
+            return float(min(steps)) if steps else default
+        except Exception:  # noqa: BLE001 - the table is optional
+            return default

@@ -31,11 +31,19 @@ from mmbench.core.axes import Configuration
 from mmbench.core.axes import describe as describe_axes
 from mmbench.core.elements import element_type
 from mmbench.core.row import SAMPLES, Row, error_row
-from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, clock_columns, device_facts
+from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
 from mmbench.measure.launch import Modules, Operand, launcher
 from mmbench.measure.oracle import Inputs, Reference, group_key
 from mmbench.measure.placement import HostBuffers, device_pointer, make_placement
-from mmbench.measure.timing import PassTimer, Sampling, launches_before_timed, measure
+from mmbench.measure.telemetry import DEFAULT_CLOCK_STEP_MHZ, Telemetry
+from mmbench.measure.timing import (
+    Batcher,
+    Kernel,
+    PassTimer,
+    Sampling,
+    launches_before_timed,
+    measure,
+)
 from mmbench.plan.registry import Variant
 
 log = logging.getLogger("mmbench.measure.runner")
@@ -71,6 +79,13 @@ class Runner:
             DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
         )
         self.timer = PassTimer(cp, self.stream, l2)
+        device_id = cp.cuda.Device().id
+        self.telemetry = Telemetry(
+            self.nvml, sampling.telemetry_interval_ms, lambda: cp.cuda.Device(device_id).use()
+        )
+        self.max_clock = self.nvml.max_sm_clock()
+        self.clock_step = self.nvml.clock_step_mhz(DEFAULT_CLOCK_STEP_MHZ)
+        self._batcher: Batcher | None | bool = False  # made on first use (batcher())
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
@@ -137,6 +152,17 @@ class Runner:
         except Exception as again:  # noqa: BLE001
             return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
 
+    def batcher(self) -> Batcher | None:
+        """The blocking kernel's batcher (compiled by NVRTC on first use; None where it cannot
+        be: then no batched samples, and a sustained load is an error row)."""
+        if self._batcher is False:
+            try:
+                self._batcher = Batcher(self.cp, self.stream)
+            except Exception as err:  # noqa: BLE001
+                log.warning("no batched samples: the blocking kernel failed to build (%s)", err)
+                self._batcher = None
+        return self._batcher
+
     # -- per group and per placement ------------------------------------------------------------
     def draw(self, conf: Configuration) -> Future:
         """The host inputs of conf's group, drawn on the inputs thread."""
@@ -183,6 +209,9 @@ class Runner:
             self.stream,
         )  # fmt: skip
         cold = conf.cache == "cold"
+        # back to back needs a warm cache and a launch (a library call has no grid of its own)
+        nothing = spec.empty and self.variant.backend != "cublas"
+        repeatable = not cold and not nothing
 
         def one_pass():
             return self.timer.one_pass(pl, launch, cold)
@@ -200,14 +229,31 @@ class Runner:
             checked, verify_ms = ref.check_device(cp, host_c)
             for _ in range(launches_before_timed(self.sampling) - 1):
                 busy += sum(one_pass())
-            timed = measure(one_pass, self.sampling, self.nvml.sample)
-            busy += sum(timed.glob)
+            kernel = Kernel(
+                one_pass,
+                self.timer.in_kernel,
+                launch=launch if repeatable else None,
+                batcher=self.batcher() if repeatable else None,
+                telemetry=self.telemetry,
+                clock_after=self.nvml.sm_clock,
+                max_clock_mhz=self.max_clock,
+                clock_step_mhz=self.clock_step,
+            )
+            timed = measure(kernel, conf.load, self.sampling)
+            busy += timed.gpu_ms()
             verdict = ref.columns(checked, verify_ms, freivalds.result(), outside)
         finally:
             wait([freivalds])  # never two checks at once, whatever failed
         del host_c
         timings = timed.columns()
         nflop = arith.flops(conf.m, conf.n, conf.k, conf.accumulate, conf.operation)
+        gflops = arith.gflops(nflop, timings["kernel_ms_median"])
+        watts = timings.get("energy_power_w", float("nan"))
+        if watts == watts:  # the energy rule held: the window's mean power, kernels back to back
+            timings |= dict(
+                energy_j_per_product=watts * timings["kernel_ms_median"] / 1e3,
+                gflops_per_w=gflops / watts,
+            )
         lda, ldb, ldc = pl.host_ld
         return Row(
             axes=self.axes(conf),
@@ -218,9 +264,8 @@ class Runner:
             **spec.describe(),
             **verdict,
             **timings,
-            kernel_gflops=arith.gflops(nflop, timings["kernel_ms_median"]),
+            kernel_gflops=gflops,
             global_gflops=arith.gflops(nflop, timings["global_ms_median"]),
-            **clock_columns(timed.after),
             gpu_busy_ms=busy,
             **self.provenance(),
         ).to_dict() | {SAMPLES: timed.kept()}
@@ -248,10 +293,17 @@ def describe(row: dict) -> str:
     head = describe_axes(row)
     if row.get("verification") == "ERROR":
         return f"{head}: ERROR {row.get('error', '')}"
-    text = (
-        f"{head}: kernel {row['kernel_ms_median']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS), "
-        f"global {row['global_ms_median']:.3f} ms, {row['verification']}"
-    )
+    text = f"{head}: kernel {row['kernel_ms_median']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS)"
+    if row["global_ms_median"] == row["global_ms_median"]:
+        text += f", global {row['global_ms_median']:.3f} ms"
+    if row.get("batch_samples") and row.get("load") == "burst":
+        text += f", batched {row['batch_ms_median']:.4f} ms (x{row['batch_size']:.0f})"
+    if row.get("load") == "sustained":
+        settle = "settled" if row.get("settled") == "True" else "NOT settled"
+        text += f", {settle} after {row['settle_s']:.1f} s, {row.get('sm_clock_mhz', 0):.0f} MHz"
+        if row.get("power_w_median") == row.get("power_w_median"):
+            text += f", {row['power_w_median']:.0f} W"
+    text += f", {row['verification']}"
     if row["verification"] == "FAIL":
         text += f" ({row['mismatches']} mismatches, {row['oob_writes']} writes outside C"
         text += f", Freivalds {row.get('freivalds', '?')}"

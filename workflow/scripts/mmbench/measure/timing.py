@@ -1,27 +1,43 @@
-"""How long a kernel takes: one timing interface, `measure(one_pass, sampling)`, whose strategy
-the sampling settings name (STRATEGIES, declared once), the stopping rules, and the summary of
-the samples (nvbench's practice: warm up, then sample until a minimum count and a minimum of GPU
-time, report median, min, max and IQR).
+"""How long a kernel takes: one timing interface, `measure(kernel, load, sampling)`, with one
+strategy per load (core/sampling.LOADS, which also says which question each answers), the
+stopping rules, and the summary of the samples (nvbench's practice: warm up, then sample until
+a minimum count and a minimum of GPU time, report median, min, max and IQR).
 
 The runner and the profiler's target program (which runs the runner on one configuration) both
 time through here, so a profiled launch is a measured one.
 
 Strategies:
-    passes  the first: timed passes one after another, each host-to-device copy, kernel and
-            device-to-host copy in its segments (PassTimer), host work between passes (inputs
-            reset, NVML read), until the stopping rule says enough.
+    burst      timed passes one after another, each host-to-device copy, kernel and
+               device-to-host copy in its segments (PassTimer), host work between passes (inputs
+               reset, NVML read), until the stopping rule says enough.  Then, for a kernel
+               shorter than sampling.batch_min_ms with a warm cache, batched samples: each
+               times `batch_size()` launches queued behind a blocking kernel (Batcher), so the
+               launches run back to back whatever the host's launch cost; the launch's time is
+               the batch's over its count.  The single-launch samples stay the row's
+               kernel_ms; compare uses whichever kind is quieter.
+    sustained  batches back to back, the next queued while one runs, until the settle rule holds
+               (measure/telemetry.settled), then timed batches back to back for at least
+               sampling.sustained_window_s.  kernel_ms is the launch's time in those batches;
+               copies are not timed (their host work would let the GPU cool), so the copy and
+               global columns are empty.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from dataclasses import dataclass
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from mmbench.core.sampling import STRATEGY_NAMES, Sampling
+from mmbench.core.sampling import LOADS, Sampling, batch_size
+from mmbench.measure import telemetry as tm
 
 __all__ = ["Sampling"]
+log = logging.getLogger("mmbench.measure.timing")
 
 
 def noise(samples_ms: list[float]) -> float:
@@ -76,6 +92,11 @@ class PassTimer:
         self.flush_bytes = 2 * int(l2_bytes)  # a memset of twice the L2, as nvbench
         self.scratch = None
 
+    def in_kernel(self) -> bool:
+        """The pass's kernel is running now (asked from the telemetry thread)."""
+        ev = self.events
+        return ev["e1b"].done and not ev["e2"].done
+
     def one_pass(self, placement, launch, cold: bool) -> tuple[float, float, float]:
         """(h2d, kernel, d2h) milliseconds of one pass."""
         cp, s, ev = self.cp, self.stream, self.events
@@ -89,7 +110,8 @@ class PassTimer:
         after_flush = ev["e1"]
         if cold:
             cp.cuda.runtime.memsetAsync(self.scratch.data.ptr, 0, self.flush_bytes, s.ptr)
-            ev["e1b"].record(s)
+        ev["e1b"].record(s)
+        if cold:
             after_flush = ev["e1b"]
         with s:
             launch()
@@ -101,27 +123,133 @@ class PassTimer:
         return el(ev["e0"], ev["e1"]), el(after_flush, ev["e2"]), el(ev["e2"], ev["e3"])
 
 
+# The blocking kernel of batched samples (nvbench's blocking_kernel): it waits until the host has
+# queued the whole batch behind it and raised `released` to this batch's ticket, so the batch's
+# launches run back to back however long the host takes to queue them.  It gives up after
+# `timeout_ns` (a batch longer than the launch queue would otherwise never be released).
+BLOCKER_SOURCE = r"""
+extern "C" __global__ void mmbench_block(const volatile unsigned long long* released,
+                                         unsigned long long ticket, unsigned long long timeout_ns,
+                                         unsigned int* timed_out) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (*released < ticket) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > timeout_ns) { atomicAdd(timed_out, 1u); return; }
+        __nanosleep(1000);
+    }
+}
+"""
+BLOCK_TIMEOUT_S = 10.0
+
+
+class Batcher:
+    """Queues batches of launches behind the blocking kernel, on one stream."""
+
+    def __init__(self, cp, stream):
+        import cupyx
+
+        self.cp, self.stream = cp, stream
+        # [released ticket, timed-out count] in pinned host memory, which the device reads and
+        # writes at the same address (unified addressing)
+        self.words = cupyx.empty_pinned(2, dtype=np.uint64)
+        self.words[:] = 0
+        address = self.words.ctypes.data
+        self.released, self.timed_out = np.uint64(address), np.uint64(address + 8)
+        self.kernel = cp.RawKernel(BLOCKER_SOURCE, "mmbench_block")
+        self.ticket = 0
+
+    def queue(self, launch: Callable[[], None], count: int) -> tuple:
+        """Queues one batch of `count` launches; returns its (start, end) events.  The launches
+        run once the batch is released; the timed-out count is checked by `check()`."""
+        cp, s = self.cp, self.stream
+        self.ticket += 1
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        with s:
+            self.kernel(
+                (1,), (1,),
+                (self.released, np.uint64(self.ticket), np.uint64(int(BLOCK_TIMEOUT_S * 1e9)),
+                 self.timed_out),
+            )  # fmt: skip
+            start.record(s)
+            for _ in range(count):
+                launch()
+            end.record(s)
+        self.words[0] = self.ticket  # release it
+        return start, end
+
+    def check(self) -> None:
+        if self.words[1]:
+            raise RuntimeError(
+                f"a batch was not queued within {BLOCK_TIMEOUT_S:.0f} s (the launch queue is "
+                f"full?): lower sampling.batch_max"
+            )
+
+
+@dataclass
+class Kernel:
+    """What a strategy times: one pass (copies, kernel, copies: PassTimer), the kernel's launch
+    alone (None where it cannot be repeated back to back: a cold cache, an empty launch), and
+    the tools: the batcher, the telemetry reader and the NVML read after each timed sample."""
+
+    one_pass: Callable[[], tuple[float, float, float]]
+    in_pass_kernel: Callable[[], bool]
+    launch: Callable[[], None] | None
+    batcher: Batcher | None
+    telemetry: tm.Telemetry | None
+    clock_after: Callable[[], float | None] = lambda: None
+    max_clock_mhz: float = math.nan
+    clock_step_mhz: float = tm.DEFAULT_CLOCK_STEP_MHZ
+
+
 @dataclass
 class Samples:
-    """The timed passes of one configuration (milliseconds) and what was sampled after each."""
+    """The timed samples of one configuration (milliseconds), the SM clock after each, the
+    batched ones, and the telemetry of the timed window."""
 
-    kernel: list[float]
-    h2d: list[float]
-    d2h: list[float]
-    glob: list[float]
-    after: list
+    kernel: list[float] = field(default_factory=list)
+    h2d: list[float] = field(default_factory=list)
+    d2h: list[float] = field(default_factory=list)
+    glob: list[float] = field(default_factory=list)
+    clock: list[float] = field(default_factory=list)
+    batch: list[float] = field(default_factory=list)  # per launch, one per batch
+    batch_clock: list[float] = field(default_factory=list)
+    batch_size: int = 0
+    load: str = "burst"
+    telemetry: dict = field(default_factory=dict)  # telemetry.columns()
+    trace: dict = field(default_factory=dict)  # Trace.kept() of a sustained load
+    settle_s: float = math.nan
+    settled: bool | None = None
+    window_s: float = math.nan
+    duty: float = math.nan
 
     def kept(self) -> dict:
-        """The samples a comparison of runs needs (compare.py): each timed kernel's time and the
-        SM clock NVML read after its pass (nvbench's cycles = time x clock)."""
-        return dict(
+        """The samples a comparison of runs needs (compare.py): each single launch's time and
+        the SM clock NVML read after it (nvbench's cycles = time x clock), the batched
+        per-launch times likewise, and a sustained load's telemetry trace."""
+        out = dict(
             kernel_ms=[round(x, 6) for x in self.kernel],
-            sm_clock_mhz=[a["sm"] for a in self.after if a and "sm" in a],
+            sm_clock_mhz=[c for c in self.clock if c is not None],
         )
+        if self.batch_size:
+            out["batch_size"] = self.batch_size
+        if self.batch:
+            out |= dict(
+                batch_ms=[round(x, 7) for x in self.batch],
+                batch_clock_mhz=[c for c in self.batch_clock if c is not None],
+            )
+        if self.trace:
+            out["trace"] = self.trace
+        return out
+
+    def gpu_ms(self) -> float:
+        """GPU time of the timed samples: passes, and every launch of every batch."""
+        launches = self.kernel if self.load == "sustained" else self.batch
+        return sum(self.glob) + sum(launches) * (self.batch_size or 0)
 
     def columns(self) -> dict:
-        ks, gs = summarize(self.kernel), summarize(self.glob)
-        return dict(
+        ks, gs, bs = summarize(self.kernel), summarize(self.glob), summarize(self.batch)
+        out = dict(
             samples=len(self.kernel),
             kernel_ms_median=ks["median"],
             kernel_ms_min=ks["min"],
@@ -133,32 +261,151 @@ class Samples:
             global_ms_min=gs["min"],
             global_ms_max=gs["max"],
             global_ms_iqr=gs["iqr"],
+            batch_size=self.batch_size or math.nan,
+            batch_samples=len(self.batch),
+            batch_ms_median=bs["median"],
+            batch_ms_iqr=bs["iqr"],
+            settle_s=self.settle_s,
+            settled="" if self.settled is None else str(self.settled),
+            window_s=self.window_s,
+            duty=self.duty,
         )
+        return out | self.telemetry
 
 
-class Passes:
-    """Timed passes until the stopping rule says enough; `after_each()` (NVML, say) is called
-    after every pass and what it returns is kept (None is dropped)."""
+class Burst:
+    """Timed passes until the stopping rule says enough, then batched samples of a short kernel
+    (module docstring).  NVML's SM clock is read after every timed sample."""
 
-    name = "passes"
+    name = "burst"
 
-    def measure(self, one_pass, sampling: Sampling, after_each=None) -> Samples:
-        return _passes(one_pass, sampling, after_each)
+    def measure(self, k: Kernel, s: Sampling) -> Samples:
+        out = Samples(load=self.name)
+        if k.telemetry:
+            k.telemetry.start(k.in_pass_kernel)
+        try:
+            while not enough(out.glob, s, out.kernel):
+                h2d, kernel, d2h = k.one_pass()
+                out.clock.append(k.clock_after())
+                out.kernel.append(kernel)
+                out.h2d.append(h2d)
+                out.d2h.append(d2h)
+                out.glob.append(h2d + kernel + d2h)
+        finally:
+            trace = k.telemetry.stop() if k.telemetry else None
+        if trace is not None:
+            out.telemetry = tm.columns(trace, k.max_clock_mhz, power=False)
+        after = [c for c in out.clock if c is not None]
+        if "sm_clock_mhz" not in out.telemetry and after:
+            # kernels shorter than a telemetry interval: the clock NVML read right after each
+            # (the clock moves in steps of milliseconds, not microseconds)
+            out.telemetry |= dict(sm_clock_mhz=float(np.median(after)), sm_clock_mhz_min=min(after))
+        count = batch_size(float(np.median(out.kernel)), s) if out.kernel else 1
+        if count > 1 and k.launch is not None and k.batcher is not None:
+            out.batch_size = count
+            totals: list[float] = []
+            while not enough(totals, s):
+                start, end = k.batcher.queue(k.launch, count)
+                end.synchronize()
+                k.batcher.check()
+                ms = k.batcher.cp.cuda.get_elapsed_time(start, end)
+                totals.append(ms)
+                out.batch.append(ms / count)
+                out.batch_clock.append(k.clock_after())
+        return out
 
 
-STRATEGIES = {s.name: s for s in (Passes(),)}
-assert set(STRATEGIES) == set(STRATEGY_NAMES), "every declared strategy is implemented here"
+class Sustained:
+    """Batches back to back until the settle rule holds, then the timed window (module
+    docstring).  Two batches are in flight at a time: the next is queued while one runs."""
+
+    name = "sustained"
+    BATCHES_PER_WINDOW = 50  # the window's batches: enough samples for a median and IQR
+
+    def measure(self, k: Kernel, s: Sampling) -> Samples:
+        if k.launch is None or k.batcher is None:
+            raise ValueError(
+                "load=sustained runs the kernel back to back, which this configuration cannot "
+                "do (a cold cache flushes L2 before each launch; an empty grid launches nothing; "
+                "or the blocking kernel failed to build: see the log): use load=burst for it"
+            )
+        cp = k.batcher.cp
+        # one launch's time from a pass, then batches of about window / 50 (batch_min_ms at least)
+        h2d, first, d2h = k.one_pass()
+        window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
+        per_window = math.ceil(window_ms / (self.BATCHES_PER_WINDOW * max(first, 1e-4)))
+        count = max(batch_size(first, s), min(s.batch_max, per_window))
+        out = Samples(load=self.name, batch_size=count)
+        flight: deque = deque()  # (start, end, timed) of the queued batches
+
+        def busy() -> bool:
+            return any(a.done and not b.done for a, b, _ in list(flight))
+
+        t0 = time.monotonic()
+        if k.telemetry:
+            k.telemetry.start(busy, energy=True)
+        timed, window_start, window_end = False, math.nan, math.nan
+        gpu_ms = 0.0
+        try:
+            while True:
+                flight.append((*k.batcher.queue(k.launch, count), timed))
+                if len(flight) < 2:
+                    continue
+                start, end, was_timed = flight[0]
+                end.synchronize()  # still in flight while it runs: busy() sees it
+                flight.popleft()
+                k.batcher.check()
+                now = time.monotonic()
+                ms = cp.cuda.get_elapsed_time(start, end)
+                if was_timed:
+                    if math.isnan(window_start):
+                        window_start = now - ms / 1e3
+                    out.kernel.append(ms / count)
+                    gpu_ms += ms
+                    window_end = now
+                    if (gpu_ms >= window_ms and len(out.kernel) >= s.min_samples) or len(
+                        out.kernel
+                    ) >= max(s.max_samples, self.BATCHES_PER_WINDOW * 2):
+                        break
+                elif not timed:
+                    waited = now - t0
+                    done = (
+                        k.telemetry is not None
+                        and k.telemetry.available
+                        and tm.settled(k.telemetry.snapshot(), t0, s, k.clock_step_mhz)
+                    )
+                    if (
+                        done
+                        or waited >= s.settle_max_s
+                        or not (k.telemetry and k.telemetry.available)
+                    ):
+                        timed, out.settle_s, out.settled = True, waited, bool(done)
+            for _start, end, _ in flight:  # the batch queued last runs out untimed
+                end.synchronize()
+        finally:
+            trace = k.telemetry.stop() if k.telemetry else None
+        out.window_s = window_end - window_start
+        out.duty = gpu_ms / 1e3 / out.window_s if out.window_s > 0 else math.nan
+        if trace is not None and len(trace["t"]):
+            out.telemetry = tm.columns(
+                trace, k.max_clock_mhz, power=True, window=(window_start, window_end),
+                min_steps=s.energy_min_steps,
+            )  # fmt: skip
+            out.trace = trace.kept(since=t0)
+        return out
 
 
-def measure(one_pass, sampling: Sampling, after_each=None) -> Samples:
-    """The timed samples of one configuration, by the strategy its sampling names."""
+STRATEGIES = {s.name: s for s in (Burst(), Sustained())}
+assert set(STRATEGIES) == set(LOADS), "every declared load has its strategy here"
+
+
+def measure(kernel: Kernel, load: str, sampling: Sampling) -> Samples:
+    """The timed samples of one configuration under `load` (core/sampling.LOADS)."""
     try:
-        strategy = STRATEGIES[sampling.strategy]
+        strategy = STRATEGIES[load]
     except KeyError:
-        raise ValueError(
-            f"unknown timing strategy {sampling.strategy!r}; valid values: {', '.join(STRATEGIES)}"
-        ) from None
-    return strategy.measure(one_pass, sampling, after_each)
+        raise ValueError(f"unknown load {load!r}; valid values: {', '.join(STRATEGIES)}") from None
+    return strategy.measure(kernel, sampling)
 
 
 def launches_before_timed(sampling: Sampling) -> int:
@@ -166,17 +413,3 @@ def launches_before_timed(sampling: Sampling) -> int:
     passes less one (the verified pass warms up too).  Nsight Compute skips these and profiles
     the next (profiling.py)."""
     return 1 + max(0, sampling.warmup - 1)
-
-
-def _passes(one_pass, sampling: Sampling, after_each=None) -> Samples:
-    out = Samples([], [], [], [], [])
-    while not enough(out.glob, sampling, out.kernel):
-        h2d, kernel, d2h = one_pass()
-        extra = after_each() if after_each else None
-        if extra is not None:
-            out.after.append(extra)
-        out.kernel.append(kernel)
-        out.h2d.append(h2d)
-        out.d2h.append(d2h)
-        out.glob.append(h2d + kernel + d2h)
-    return out

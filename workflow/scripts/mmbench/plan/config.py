@@ -13,7 +13,6 @@ from mmbench import paths
 from mmbench.core.axes import allowed_values
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
-from mmbench.core.sampling import STRATEGY_NAMES
 from mmbench.plan.registry import DTYPE_PARAM, Variant
 
 # The config's shorthands for parameter values: key -> the parameter it chooses, for every
@@ -35,12 +34,10 @@ def load_schema(
     schema = yaml.safe_load(paths.schema_path("config").read_text())
     props = schema["properties"]
     # the vocabularies declared once (core/): element types, input distributions, axes' values,
-    # timing strategies
-    for key in ("dtypes", "memory", "cache"):
+    # loads
+    for key in ("dtypes", "memory", "cache", "load", "distribution"):
         props[key]["items"] = {"enum": allowed_values(key)}
-    props["distribution"]["enum"] = allowed_values("distribution")
     props["profile"]["properties"]["dtypes"]["items"] = {"enum": allowed_values("dtypes")}
-    props["sampling"]["properties"]["strategy"]["enum"] = list(STRATEGY_NAMES)
     if registry is not None:
         props["variants"]["items"] = {"enum": list(registry)}
         props["profile"]["properties"]["variants"]["items"] = {"enum": list(registry)}
@@ -215,14 +212,20 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             f"config key 'sampling.max_samples': {s['max_samples']} is below "
             f"sampling.noise_min_samples = {s['noise_min_samples']} (stop: noise)"
         )
-    d = distribution(cfg["distribution"])
     integer_types = [t for t in cfg["dtypes"] if element_type(t).input.integer]
-    if integer_types and not d.for_integer_types:
-        fit = [x for x, y in DISTRIBUTIONS.items() if y.for_integer_types]
+    for d in map(distribution, cfg["distribution"]):
+        if integer_types and not d.for_integer_types:
+            fit = [x for x, y in DISTRIBUTIONS.items() if y.for_integer_types]
+            problems.append(
+                f"config key 'distribution': {d.name!r} ({d.description}) cannot fill "
+                f"{', '.join(integer_types)} matrices; use distribution={' or '.join(fit)} or "
+                f"drop {', '.join(integer_types)} from dtypes"
+            )
+    if "sustained" in cfg["load"] and "cold" in cfg["cache"]:
         problems.append(
-            f"config key 'distribution': {d.name!r} ({d.description}) cannot fill "
-            f"{', '.join(integer_types)} matrices; use distribution={' or '.join(fit)} or drop "
-            f"{', '.join(integer_types)} from dtypes"
+            "config key 'load': sustained runs each kernel back to back, which a cold cache "
+            "(L2 flushed before every launch) cannot; use load=[burst] with cache=[cold], or "
+            "cache=[warm] with load=[sustained]"
         )
     if not cfg["render_only"]:
         from mmbench.plan.compile import arch_problem, supported_archs

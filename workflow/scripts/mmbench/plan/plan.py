@@ -145,12 +145,16 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
         v = registry[name]
         runs: list[Configuration] = []
         instances, refused = buildable(v, cfg, arch)
-        base = dict(distribution=cfg["distribution"], seed=cfg["seed"])
-        plan.refused += [dict(r, **base) for r in refused]
+        plan.refused += [dict(r, seed=cfg["seed"]) for r in refused]
         for params in instances:
             accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
-            for (m, n, k), acc, (mem, pad, transfer), cache in itertools.product(
-                shapes, accumulate, layouts(cfg), cfg.get("cache", ["warm"])
+            for (m, n, k), acc, (mem, pad, transfer), cache, load, dist in itertools.product(
+                shapes,
+                accumulate,
+                layouts(cfg),
+                cfg.get("cache", ["warm"]),
+                cfg.get("load", ["burst"]),
+                cfg["distribution"],
             ):
                 unmet = v.unmet(params, m, n, k)
                 conf = Configuration.of(
@@ -161,13 +165,14 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     k=k,
                     accumulate=acc,
                     memory=mem,
-                    distribution=cfg["distribution"],
+                    distribution=dist,
                     seed=cfg["seed"],
                     operation=v.operation,
                     math=v.math,
                     pad=pad,
                     transfer=transfer,
                     cache=cache,
+                    load=load,
                     precondition_met=not unmet,
                     expected="FAIL" if unmet else "PASS",
                     notes="; ".join(unmet),
