@@ -1,37 +1,57 @@
-"""The course kernels' kernel-time medians of two runs of the main command, side by side:
-`python3 tools/compare_medians.py BEFORE.csv AFTER.csv` prints one line per configuration
-(variant, parameters, size, memory mode), the ratio after / before, and the largest deviation."""
+"""The kernel-time medians of two runs, configuration by configuration:
+`python3 tools/compare_medians.py BEFORE.csv AFTER.csv [--within PCT] [--where COL=VALUE ...]`
+prints one line per configuration in both (variant, parameters, element type, shape, memory
+mode, inputs, load), the ratio after / before, the largest deviation and how many configurations
+deviate by more than PCT percent (default 2); exits 1 if any does.  --where keeps the rows whose
+column has that value (e.g. --where load=sustained distribution=normal)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pandas as pd
 
-KEY = ["variant", "params", "m", "memory"]
+KEY = ["variant", "params", "dtype", "m", "n", "k", "memory", "distribution", "load"]
 
 
-def main(before: str, after: str) -> int:
-    a = pd.read_csv(before, keep_default_na=False)
-    b = pd.read_csv(after, keep_default_na=False)
-    a = a[a.verification != "ERROR"]
-    b = b[b.verification != "ERROR"]
-    both = a.merge(b, on=KEY, suffixes=("_before", "_after"))
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--within", type=float, default=2.0, help="percent")
+    ap.add_argument("--where", nargs="*", default=[], help="COL=VALUE")
+    a = ap.parse_args()
+    tables = []
+    for path in (a.before, a.after):
+        t = pd.read_csv(path, keep_default_na=False)
+        t = t[t.verification != "ERROR"]
+        for cond in a.where:
+            col, _, value = cond.partition("=")
+            t = t[t[col].astype(str) == value]
+        tables.append(t)
+    before, after = tables
+    key = [c for c in KEY if c in before and c in after]
+    both = before.merge(after, on=key, suffixes=("_before", "_after"))
+    if both.empty:
+        print("no configuration in both runs")
+        return 1
     both["ratio"] = both.kernel_ms_median_after / both.kernel_ms_median_before
-    both = both.sort_values(KEY)
-    print(f"{'variant':<16} {'params':<18} {'m':>6} {'memory':<9} {'before ms':>10} "
-          f"{'after ms':>10} {'after/before':>12}")  # fmt: skip
+    both = both.sort_values(key)
+    shown = [c for c in key if c not in ("n", "k")]
+    print("  ".join(shown) + "  before_ms  after_ms  after/before")
     for _, r in both.iterrows():
-        print(f"{r.variant:<16} {r.params:<18} {r.m:>6} {r.memory:<9} "
-              f"{r.kernel_ms_median_before:>10.3f} {r.kernel_ms_median_after:>10.3f} "
-              f"{r.ratio:>12.4f}")  # fmt: skip
+        cells = [str(r[c]) for c in shown]
+        print("  ".join(cells) + f"  {r.kernel_ms_median_before:.4f}  "
+              f"{r.kernel_ms_median_after:.4f}  {r.ratio:.4f}")  # fmt: skip
     dev = (both.ratio - 1).abs()
     worst = both.loc[dev.idxmax()]
-    print(f"{len(both)} configurations in both ({len(a)} before, {len(b)} after); largest "
-          f"deviation {100 * dev.max():.2f}% ({worst.variant} {worst.params} {worst.m} "
-          f"{worst.memory}); {int((dev > 0.02).sum())} beyond 2%")  # fmt: skip
-    return 0
+    beyond = int((dev > a.within / 100).sum())
+    print(f"{len(both)} configurations in both ({len(before)} before, {len(after)} after); "
+          f"largest deviation {100 * dev.max():.2f}% ({' '.join(str(worst[c]) for c in shown)}); "
+          f"{beyond} beyond {a.within:g}%")  # fmt: skip
+    return 1 if beyond else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    sys.exit(main())

@@ -9,7 +9,13 @@
 #                                    instantiation of each rung at 33 x 31 x 37
 #   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
 #                                    (results/tune/report/tuned.csv if present, else
-#                                    kernels/tuned.csv), profiled with Nsight Compute
+#                                    kernels/tuned.csv), profiled with Nsight Compute; stopped
+#                                    at LIMIT seconds (default 560) and resumed by running the
+#                                    stage again on the same machine
+#   tools/gpu-ladder.sh OUT again    the ladder's normal-input, sustained configurations at 4096
+#                                    and 8192 once more (results/ladder_again), and each one's
+#                                    deviation from the ladder run (issue "numbers that hold on
+#                                    real data": within 1%)
 # OUT receives the logs, the tables and the figures of each stage.
 set -uo pipefail
 out=$1
@@ -45,13 +51,27 @@ elif [ "$stage" = ladder ]; then
   tuned=kernels/tuned.csv
   [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
   start=$(date +%s)
-  snakemake --cores 16 --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
-    > "$out/ladder.log" 2>&1
-  echo "ladder: exit $? after $(($(date +%s) - start)) s (tuned parameters: $tuned)"
+  timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete \
+    --configfile config/presets/ladder.yaml --config "tuned=$tuned" >> "$out/ladder.log" 2>&1
+  rc=$?
+  echo "ladder: exit $rc after $(($(date +%s) - start)) s (tuned parameters: $tuned)"
+  [ $rc = 124 ] && { echo "stopped at the limit: run the stage again to resume"; tail -3 "$out/ladder.log"; exit 0; }
   grep -h "configurations:" results/ladder/tables/summary.txt
   keep results/ladder ladder
   for t in ladder ladder_profile; do
     echo "== $t"
     cat "results/ladder/report/$t.md" 2>/dev/null
   done
+elif [ "$stage" = again ]; then
+  tuned=kernels/tuned.csv
+  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
+  start=$(date +%s)
+  snakemake --cores 16 --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
+    experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
+    profile='{enabled: false}' report='{figures: [ladder], tables: [ladder]}' \
+    > "$out/again.log" 2>&1
+  echo "again: exit $? after $(($(date +%s) - start)) s"
+  keep results/ladder_again ladder_again
+  python3 tools/compare_medians.py results/ladder/tables/timings.csv \
+    results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
 fi

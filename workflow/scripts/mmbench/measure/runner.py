@@ -109,7 +109,8 @@ class Runner:
         order = sorted(groups.values(), key=lambda g: -footprint(g[0]))
         upcoming = self.draw(order[0][0]) if order else None
         for i, group in enumerate(order):
-            group.sort(key=lambda c: (c.memory, c.pad, c.transfer))  # one placement at a time
+            # one placement at a time; bursts before the sustained load heats the GPU
+            group.sort(key=lambda c: (c.memory, c.pad, c.transfer, c.load != "burst"))
             # on the inputs thread, in this order: this group's probes (needed once the first
             # result is there), then the next group's inputs (while this group is measured)
             probes = self.drawing.submit(lambda inputs: inputs.result().probes(), upcoming)

@@ -134,7 +134,19 @@ FIGURES: dict[str, Output] = {
             "Each rung of the ladder (one kernel file each, its tuned instantiation) in TFLOP/s "
             "at each square size, with its percentage of the cuBLAS reference of its precision "
             "class: SGEMM for the FP32 rungs on the CUDA cores, SGEMM in TF32 mode for the TF32 "
-            "tensor-core rung, DGEMM for FP64. docs/ladder.md tells the story rung by rung.",
+            "tensor-core rung, DGEMM for FP64. docs/ladder.md tells the story rung by rung. "
+            "Where the run measured normal inputs under sustained load, those are shown.",
+        ),
+        _fig(
+            "ladder_load",
+            "new (ladder)",
+            lambda d, stem: figures.ladder_load(d["timings"], stem),
+            ["timings"],
+            "What the data and the power limit do to each rung",
+            "Each rung and its cuBLAS reference at the largest ladder size, in TFLOP/s under "
+            "integers 0-9 timed in bursts (a fresh GPU, low-entropy data: the reports' setting) "
+            "and under normal inputs timed sustained (the clocks settled at the power limit), "
+            "each bar labelled with the SM clock it ran at and, sustained, the board power.",
         ),
         _fig(
             "roofline",
@@ -222,10 +234,13 @@ TABLES: dict[str, Output] = {
             "new (ladder)",
             lambda d: ladder.table(d["timings"]),
             ["timings"],
-            "The ladder to cuBLAS: GFLOP/s, % of the reference and gain per rung",
+            "The ladder to cuBLAS: GFLOP/s, % of the reference, gain and GFLOP/s per watt per rung",
             "Per precision class and rung: the idea (the first line of its kernel file), its "
-            "tuned parameters, and at each size its GFLOP/s, its percentage of the cuBLAS "
-            "reference of its class, and its gain over the rung before it.",
+            "tuned parameters, and at each size, under the condition named in `measured on` "
+            "(normal inputs, sustained load, where the run has it), its GFLOP/s, its percentage "
+            "of the cuBLAS reference of its class, its gain over the rung before it and its "
+            "GFLOP/s per watt (energy counter over the timed window); beside them the GFLOP/s "
+            "and percentage on integers 0-9 timed in bursts, where the run measured those too.",
         ),
         _tab(
             "ladder_profile",

@@ -521,6 +521,8 @@ def ladder_rungs(timings, stem):
         no_data("The ladder to cuBLAS", "kernels and their cuBLAS reference at N >= 1024")
     if stem is None:  # the data check only
         return None
+    head = lad.conditions(k)[0]
+    k = lad.under(k, head)
     classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
     sizes = sorted(k.m.unique())
     _setup()
@@ -576,9 +578,90 @@ def ladder_rungs(timings, stem):
                 for r in best.itertuples()
             )
         )
-    fig.suptitle("The ladder to cuBLAS: each rung's best instantiation (% of its reference)")
+    fig.suptitle(
+        "The ladder to cuBLAS: each rung's best instantiation (% of its reference), "
+        f"{lad.condition_words(head)}"
+    )
     fig.tight_layout()
     verdict(fig, "; ".join(notes) + ".")
+    return save(fig, stem)
+
+
+def ladder_load(timings, stem):
+    """New: what the data and the power limit do to each rung.  Per precision class, each rung's
+    best instantiation and its cuBLAS reference at the largest ladder size, in TFLOP/s under
+    (integers, burst) and (normal inputs, sustained), each bar labelled with the SM clock it ran
+    at (and the board power, sustained)."""
+    from mmbench.report import ladder as lad
+
+    every = lad.with_math(timings)
+    every = every[(every.verification == "PASS") & (every.get("operation", "gemm") == "gemm")]
+    every = lad.ladder_sizes(every)
+    pair = [lad.BESIDE, lad.HEADLINE]
+    have = {c for c in pair if not lad.under(every, c).empty}
+    if have != set(pair):
+        no_data(
+            "Integers in bursts against normal inputs sustained",
+            "the ladder's rungs and references measured under both (distribution=[int09, "
+            "normal], load=[burst, sustained], as config/presets/ladder.yaml does)",
+        )
+    if stem is None:
+        return None
+    n = int(every.m.max())
+    at = every[every.m == n]
+    # each rung's instantiation: the fastest under the headline condition, the same beside it
+    pick = lad.under(at, lad.HEADLINE).sort_values("kernel_gflops").groupby(
+        ["variant", "dtype"]).tail(1)[["variant", "dtype", "instance"]]  # fmt: skip
+    at = at.merge(pick, on=["variant", "dtype", "instance"])
+    classes = [c for c in lad.CLASS_ORDER if c in set(at.precision)]
+    counts = {c: at[at.precision == c].variant.nunique() for c in classes}
+    _setup()
+    fig, axes = plt.subplots(
+        len(classes), 1, figsize=(9.5, 1.2 + 0.62 * sum(counts.values()) + 0.5 * len(classes)),
+        gridspec_kw={"height_ratios": [counts[c] for c in classes]}, squeeze=False,
+    )  # fmt: skip
+    cb = sns.color_palette("colorblind")
+    colours = {lad.BESIDE: cb[7], lad.HEADLINE: cb[0]}
+    notes = []
+    for ax, cls in zip(axes[:, 0], classes, strict=True):
+        part = at[at.precision == cls]
+        rungs = list(dict.fromkeys(sorted(part.variant, key=lambda v: (
+            part[part.variant == v].backend.iloc[0] == "cublas", lad.ladder_rank([v])[0]))))  # fmt: skip
+        y = np.arange(len(rungs))
+        top = part.kernel_gflops.max() / 1e3
+        for j, cond in enumerate(pair):
+            rows = lad.under(part, cond).set_index("variant").reindex(rungs)
+            off = (j - 0.5) * 0.4
+            ax.barh(y + off, rows.kernel_gflops / 1e3, height=0.38, color=colours[cond],
+                    label=lad.condition_words(cond))  # fmt: skip
+            for yi, r in zip(y + off, rows.itertuples(), strict=True):
+                if r.kernel_gflops != r.kernel_gflops:
+                    continue
+                text = f"{r.kernel_gflops / 1e3:.1f}  {r.sm_clock_mhz:.0f} MHz"
+                power = getattr(r, "power_w_median", float("nan"))
+                if power == power:
+                    text += f", {power:.0f} W"
+                ax.text(r.kernel_gflops / 1e3 + top * 0.01, yi, text, va="center", fontsize=8.5)
+        ax.set_yticks(y)
+        ax.set_yticklabels(rungs)
+        ax.invert_yaxis()
+        ax.set_xlim(0, top * 1.45)
+        ax.set(title=f"{cls}, N = {n}", xlabel="kernel TFLOP/s" if ax is axes[-1, 0] else "")
+        h = lad.under(part, lad.HEADLINE).set_index("variant").kernel_gflops
+        bz = lad.under(part, lad.BESIDE).set_index("variant").kernel_gflops
+        change = (h / bz - 1).dropna()
+        if len(change):
+            worst = change.idxmin()
+            notes.append(f"{cls}: {worst} {change[worst]:+.0%}, {change.idxmax()} "
+                         f"{change.max():+.0%}")  # fmt: skip
+    axes[0, 0].legend(fontsize=9, loc="lower right")
+    fig.suptitle(f"Integers in bursts against normal inputs sustained, N = {n}")
+    fig.tight_layout()
+    verdict(
+        fig,
+        "Normal inputs under sustained load against integers in bursts, largest and smallest "
+        "change per class: " + "; ".join(notes) + ".",
+    )
     return save(fig, stem)
 
 

@@ -48,11 +48,41 @@ def ladder_rank(variants) -> list[int]:
     return [order.get(v, len(order)) for v in variants]
 
 
+# what a rate was measured under: the inputs and the load (core/distributions.py, core/sampling.py)
+CONDITION = ["distribution", "load"]
+# the ladder's headline condition where the run has it (real data, a steady workload), and the
+# one shown beside it (the reports' integers, one call on a fresh GPU)
+HEADLINE = ("normal", "sustained")
+BESIDE = ("int09", "burst")
+
+
+def condition_words(cond: tuple) -> str:
+    return f"{cond[0]} inputs, {cond[1]}"
+
+
+def conditions(d: pd.DataFrame) -> tuple[tuple, tuple | None]:
+    """(headline, beside) of a table: HEADLINE where measured, else the condition with the most
+    rows; BESIDE where measured and not the headline, else None."""
+    have = d.groupby(CONDITION).size() if not d.empty else pd.Series(dtype=int)
+    present = set(have.index)
+    head = HEADLINE if HEADLINE in present else (have.idxmax() if len(have) else BESIDE)
+    return tuple(head), (BESIDE if BESIDE in present and BESIDE != head else None)
+
+
+def under(d: pd.DataFrame, cond: tuple | None) -> pd.DataFrame:
+    """The rows measured under one condition."""
+    if cond is None:
+        return d.iloc[0:0]
+    return d[(d.distribution == cond[0]) & (d.load == cond[1])]
+
+
 def with_math(timings: pd.DataFrame) -> pd.DataFrame:
-    """The table with its `math` and `backend` columns filled from the registry (runs recorded
-    before the column existed are all IEEE)."""
+    """The table with its `math`, `backend`, `distribution` and `load` columns filled (from the
+    registry, or as the runs recorded before the column existed were: IEEE, int09, burst)."""
     reg = load_registry()
     d = timings.copy()
+    for col, before in (("distribution", "int09"), ("load", "burst")):
+        d[col] = d[col].fillna(before) if col in d else before
     by_name = {n: v.math for n, v in reg.items()}
     d["math"] = [
         m if isinstance(m, str) and m else by_name.get(v, "ieee")
@@ -70,10 +100,15 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     d = with_math(timings)
     d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
     ref = d[d.backend == "cublas"]
-    # a kernel's reference is cuBLAS on the same GPU model, element type, math and shape
-    keys = ["dtype", "math", "m", "n", "k"] + ([GPU_KEY] if GPU_KEY in d else [])
+    # a kernel's reference is cuBLAS on the same GPU model, element type, math, shape, inputs
+    # and load
+    keys = ["dtype", "math", "m", "n", "k", *CONDITION] + ([GPU_KEY] if GPU_KEY in d else [])
+    if "gflops_per_w" not in ref:
+        ref = ref.assign(gflops_per_w=float("nan"))
     rates = ref.groupby(keys).agg(
-        reference=("variant", "first"), reference_gflops=("kernel_gflops", "median")
+        reference=("variant", "first"),
+        reference_gflops=("kernel_gflops", "median"),
+        reference_gflops_per_w=("gflops_per_w", "median"),
     )
     k = d[d.backend != "cublas"].join(rates, on=keys)
     k["fraction"] = k.kernel_gflops / k.reference_gflops
@@ -85,7 +120,7 @@ def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
     k = with_reference(timings)
     if k.empty:
         return k
-    by = ["variant", "dtype", "m", "n", "k"] + ([GPU_KEY] if GPU_KEY in k else [])
+    by = ["variant", "dtype", "m", "n", "k", *CONDITION] + ([GPU_KEY] if GPU_KEY in k else [])
     k = k.sort_values("kernel_gflops").groupby(by).tail(1)
     k = k.assign(_rank=ladder_rank(k.variant))
     return k.sort_values(["_rank", "m", "n", "k"]).drop(columns="_rank")
@@ -96,6 +131,7 @@ def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
     tuning size (the largest square size of the run unless given), with how many
     instantiations were measured there."""
     k = with_reference(timings)
+    k = under(k, conditions(k)[0])  # tuned under the headline condition
     sq = k[(k.m == k.n) & (k.n == k.k)]
     if sq.empty:
         return pd.DataFrame(columns=TUNED_COLUMNS)
@@ -271,12 +307,19 @@ def ladder_sizes(k: pd.DataFrame) -> pd.DataFrame:
 
 
 def table(timings: pd.DataFrame) -> pd.DataFrame:
-    """One row per rung and precision class: its idea, the instantiation, and per square size
-    the GFLOP/s, the percentage of its cuBLAS reference and the gain over the rung before it."""
-    k = ladder_sizes(best_per_rung(timings))
+    """One row per rung and precision class: its idea, the instantiation, and per square size,
+    under the headline condition (conditions()), the GFLOP/s, the percentage of its cuBLAS
+    reference, the gain over the rung before it and the GFLOP/s per watt (sustained rows), then
+    the GFLOP/s and percentage under the condition beside it (integers, burst)."""
+    every = ladder_sizes(best_per_rung(timings))
+    if every.empty:
+        return pd.DataFrame()
+    head, beside = conditions(every)
+    k, b = under(every, head), under(every, beside)
     if k.empty:
         return pd.DataFrame()
     sizes = sorted(k.m.unique())
+    tag = f"{beside[0]} {beside[1]}" if beside else ""
     rows = []
     for prec in CLASS_ORDER:
         part = k[k.precision == prec]
@@ -289,34 +332,53 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
                 "idea": idea(variant),
                 "parameters": " / ".join(dict.fromkeys(mine.params.fillna("").astype(str))),
                 "reference": mine.reference.iloc[0],
+                "measured on": condition_words(head),
             }
             for n in sizes:
-                at = mine[mine.m == n]
-                if at.empty:
-                    row |= {f"{n}: GFLOP/s": None, f"{n}: % of ref": None, f"{n}: gain": None}
-                    continue
-                r = at.iloc[0]
-                gain = r.kernel_gflops / previous[n] if n in previous else None
+                at, other = mine[mine.m == n], b[(b.variant == variant) & (b.m == n)]
+                r = at.iloc[0] if len(at) else None
+                gain = r.kernel_gflops / previous[n] if r is not None and n in previous else None
                 row |= {
-                    f"{n}: GFLOP/s": round(float(r.kernel_gflops)),
-                    f"{n}: % of ref": round(100 * float(r.fraction), 1),
+                    f"{n}: GFLOP/s": _round(r, "kernel_gflops"),
+                    f"{n}: % of ref": _round(r, "fraction", 100, 1),
                     f"{n}: gain": None if gain is None else f"x{gain:.2f}",
+                    f"{n}: GFLOP/s per W": _round(r, "gflops_per_w", 1, 1),
                 }
-                previous[n] = float(r.kernel_gflops)
+                if beside:
+                    o = other.iloc[0] if len(other) else None
+                    row |= {
+                        f"{n}: {tag} GFLOP/s": _round(o, "kernel_gflops"),
+                        f"{n}: {tag} % of ref": _round(o, "fraction", 100, 1),
+                    }
+                if r is not None:
+                    previous[n] = float(r.kernel_gflops)
             rows.append(row)
-        refs = k[k.precision == prec].drop_duplicates(["m"])
+        refs = part.drop_duplicates(["m"])
         if not refs.empty:
             row = {"precision": prec, "rung": refs.reference.iloc[0], "idea": "the line to beat"}
-            row |= {"parameters": "", "reference": ""}
+            row |= {"parameters": "", "reference": "", "measured on": condition_words(head)}
             for n in sizes:
                 at = refs[refs.m == n]
-                row[f"{n}: GFLOP/s"] = (
-                    round(float(at.reference_gflops.iloc[0])) if len(at) else None
-                )
-                row[f"{n}: % of ref"] = 100.0 if len(at) else None
+                r = at.iloc[0] if len(at) else None
+                row[f"{n}: GFLOP/s"] = _round(r, "reference_gflops")
+                row[f"{n}: % of ref"] = 100.0 if r is not None else None
                 row[f"{n}: gain"] = None
+                row[f"{n}: GFLOP/s per W"] = _round(r, "reference_gflops_per_w", 1, 1)
+                if beside:
+                    o = b[(b.precision == prec) & (b.m == n)].drop_duplicates(["m"])
+                    o = o.iloc[0] if len(o) else None
+                    row[f"{n}: {tag} GFLOP/s"] = _round(o, "reference_gflops")
+                    row[f"{n}: {tag} % of ref"] = 100.0 if o is not None else None
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _round(r, col: str, scale: float = 1, digits: int = 0):
+    """A rounded number of a row (None where the row or the number is missing)."""
+    if r is None or col not in r or r[col] != r[col]:
+        return None
+    x = float(r[col]) * scale
+    return round(x) if digits == 0 else round(x, digits)
 
 
 # -- what limits each rung (Nsight Compute) ---------------------------------------------------

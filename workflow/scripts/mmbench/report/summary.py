@@ -114,11 +114,16 @@ def _refused(refused: pd.DataFrame) -> tuple[str, str]:
 def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[str, str]:
     df = in_ladder_order(timings)
     df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
+    if "load" not in df:  # recorded before loads existed: bursts
+        df["load"] = "burst"
     txt, md = [], []
-    for (dtype, acc), part in df.groupby(["dtype", "accumulate"], sort=False):
+    groups = ["dtype", "accumulate", "distribution", "load"]
+    for (dtype, acc, dist, load), part in df.groupby(groups, sort=False):
         op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
-        dist = part["distribution"].iloc[0]
-        head = f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs"
+        head = (
+            f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs, "
+            f"{load} load"
+        )
         # one row per host-memory mode where the run has several: a kernel's time depends on
         # where its operands live (managed, mapped), and no cell mixes two modes
         extra = [c for c in ("memory", "cache", "pad") if c in part and part[c].nunique() > 1]
@@ -129,6 +134,8 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
         k = _pivot(part, KEY + extra, "kernel_ms_median", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
+        if load != "burst":
+            continue  # copies are timed in bursts only (measure/timing.py)
         head = "Global time (H2D + kernel + D2H), ms (GFLOPS), per host-memory mode"
         extra = [c for c in ("cache", "pad", "transfer") if c in part and part[c].nunique() > 1]
         g = _pivot(part, KEY + ["memory"] + extra, "global_ms_median", "global_gflops")
