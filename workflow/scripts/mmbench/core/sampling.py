@@ -16,8 +16,8 @@ kernel (nvbench's batch measurement), the launch's time being the batch's over i
 
 SETTLE RULE (sustained): the SM clock is read every telemetry interval while the kernel runs
 back to back; the load has settled when the medians of the last two windows of
-`settle_window_s` differ by at most one clock step (15 MHz on an H100; the GPU's own step
-otherwise), and at least `settle_min_s` has passed; after `settle_max_s` the timed window
+`settle_window_s` (1 s) differ by at most one clock step (15 MHz on an H100; the GPU's own
+step otherwise), and at least `settle_min_s` (2 s) has passed; after `settle_max_s` the timed window
 starts anyway and the row says `settled = False`.
 
 ENERGY RULE: NVML's total-energy counter advances in steps (every 100 ms on an H100, measured);
@@ -53,10 +53,13 @@ class Sampling:
     batch_min_ms: float = 1.0
     batch_max: int = 500  # launches queued behind one blocking kernel at most
     # sustained load (SETTLE RULE, ENERGY RULE above)
-    settle_window_s: float = 0.5
-    settle_min_s: float = 1.0
+    settle_window_s: float = 1.0
+    settle_min_s: float = 2.0
     settle_max_s: float = 30.0
-    sustained_window_s: float = 1.5  # the timed window at least
+    sustained_window_s: float = 3.0  # the timed window at least
+    # a sustained sample spans at least this much GPU time, so that each averages over the
+    # power controller's clock changes (about every 100 ms on an H100 at its power limit)
+    sustained_batch_ms: float = 100.0
     energy_min_steps: int = 10
     telemetry_interval_ms: float = 2.0  # pause between two telemetry reads
 

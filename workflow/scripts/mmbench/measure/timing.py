@@ -15,9 +15,9 @@ Strategies:
                launches run back to back whatever the host's launch cost; the launch's time is
                the batch's over its count.  The single-launch samples stay the row's
                kernel_ms; compare uses whichever kind is quieter.
-    sustained  batches back to back, the next queued while one runs, until the settle rule holds
-               (measure/telemetry.settled), then timed batches back to back for at least
-               sampling.sustained_window_s.  kernel_ms is the launch's time in those batches;
+    sustained  batches of sampling.sustained_batch_ms back to back, the next queued while one
+               runs, until the settle rule holds (measure/telemetry.settled), then timed batches
+               back to back for at least sampling.sustained_window_s.  kernel_ms is the launch's time in those batches;
                copies are not timed (their host work would let the GPU cool), so the copy and
                global columns are empty.
 """
@@ -320,7 +320,6 @@ class Sustained:
     docstring).  Two batches are in flight at a time: the next is queued while one runs."""
 
     name = "sustained"
-    BATCHES_PER_WINDOW = 50  # the window's batches: enough samples for a median and IQR
 
     def measure(self, k: Kernel, s: Sampling) -> Samples:
         if k.launch is None or k.batcher is None:
@@ -330,11 +329,11 @@ class Sustained:
                 "or the blocking kernel failed to build: see the log): use load=burst for it"
             )
         cp = k.batcher.cp
-        # one launch's time from a pass, then batches of about window / 50 (batch_min_ms at least)
+        # one launch's time from a pass, then batches of sustained_batch_ms (batch_max at most)
         h2d, first, d2h = k.one_pass()
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
-        per_window = math.ceil(window_ms / (self.BATCHES_PER_WINDOW * max(first, 1e-4)))
-        count = max(batch_size(first, s), min(s.batch_max, per_window))
+        count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
+        most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
         out = Samples(load=self.name, batch_size=count)
         flight: deque = deque()  # (start, end, timed) of the queued batches
 
@@ -363,9 +362,8 @@ class Sustained:
                     out.kernel.append(ms / count)
                     gpu_ms += ms
                     window_end = now
-                    if (gpu_ms >= window_ms and len(out.kernel) >= s.min_samples) or len(
-                        out.kernel
-                    ) >= max(s.max_samples, self.BATCHES_PER_WINDOW * 2):
+                    n = len(out.kernel)
+                    if (gpu_ms >= window_ms and n >= s.min_samples) or n >= most:
                         break
                 elif not timed:
                     waited = now - t0
