@@ -28,11 +28,56 @@ def test_each_rung_is_compared_with_the_cublas_of_its_precision_class(timings):
     refs = k.drop_duplicates("variant").set_index("variant").reference
     assert refs["mma_tf32"] == "cublas_tf32"
     assert refs["mma_f64"] == "cublas" and refs["warptile_db"] == "cublas"
-    f64 = k[(k.variant == "mma_f64") & (k.m == 4096)].iloc[0]
-    dgemm = timings[
-        (timings.variant == "cublas") & (timings.dtype == "float64") & (timings.m == 4096)
-    ]
-    assert f64.reference_gflops == pytest.approx(dgemm.kernel_gflops.median())
+    # the reference is the same GPU model, shape, inputs and load
+    for dist, load in [("normal", "sustained"), ("int09", "burst"), ("normal", "burst")]:
+        f64 = k[(k.variant == "mma_f64") & (k.m == 4096) & (k.distribution == dist)
+                & (k.load == load)].iloc[0]  # fmt: skip
+        dgemm = timings[
+            (timings.variant == "cublas") & (timings.dtype == "float64") & (timings.m == 4096)
+            & (timings.distribution == dist) & (timings.load == load)
+        ]  # fmt: skip
+        assert len(dgemm) == 1
+        assert f64.reference_gflops == pytest.approx(dgemm.kernel_gflops.iloc[0])
+
+
+def test_the_ladder_headlines_normal_inputs_sustained_with_integer_bursts_beside(timings):
+    """The recorded H100 ladder measured every rung under int09/normal x burst/sustained: the
+    table's headline columns are normal inputs, sustained (with GFLOP/s per watt), the integer
+    burst figures beside them, each percentage against cuBLAS under the same condition."""
+    t = ladder.table(timings).set_index("rung")
+    assert set(t["measured on"]) == {"normal inputs, sustained"}
+    k = ladder.with_reference(timings)
+    for rung, cond, col in [("mma_f64", ("normal", "sustained"), "8192: % of ref"),
+                            ("mma_f64", ("int09", "burst"), "8192: int09 burst % of ref")]:  # fmt: skip
+        r = ladder.under(k, cond)
+        r = r[(r.variant == rung) & (r.m == 8192)].iloc[0]
+        assert t.loc[rung, col] == pytest.approx(100 * r.fraction, abs=0.06)
+    watts = timings[(timings.variant == "cublas") & (timings.dtype == "float64")
+                    & (timings.m == 8192) & (timings.load == "sustained")
+                    & (timings.distribution == "normal")].iloc[0]  # fmt: skip
+    fp64 = t[t.precision == "FP64"]
+    assert fp64.loc["cublas", "8192: GFLOP/s per W"] == pytest.approx(watts.gflops_per_w, abs=0.06)
+    # what the data and the power limit do: DGEMM on normal inputs, sustained, is well below
+    # integers in bursts (the issue's 63.6 -> 51.2 TFLOP/s), SGEMM on the CUDA cores is not
+    assert (
+        fp64.loc["cublas", "8192: GFLOP/s"] < 0.9 * fp64.loc["cublas", "8192: int09 burst GFLOP/s"]
+    )
+    fp32 = t[t.precision == "FP32"]
+    assert fp32.loc["cublas", "8192: GFLOP/s"] == pytest.approx(
+        fp32.loc["cublas", "8192: int09 burst GFLOP/s"], rel=0.02
+    )
+
+
+def test_two_sustained_runs_on_normal_inputs_agree_within_one_percent(timings):
+    """The ladder's normal-input, sustained configurations at 4096 and 8192 measured again
+    right after the ladder run (tools/gpu-ladder.sh again), on the same H100."""
+    again = pd.read_csv(RUN.parents[1] / "ladder_again" / "tables" / "timings.csv")
+    key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
+    first = timings[(timings.load == "sustained") & (timings.distribution == "normal")]
+    both = first.merge(again, on=key, suffixes=("", "_again"))
+    assert len(both) == 26  # 10 rungs and 3 references, at 4096 and 8192
+    ratio = both.kernel_ms_median_again / both.kernel_ms_median
+    assert (abs(ratio - 1) < 0.01).all(), both.loc[abs(ratio - 1) >= 0.01, key]
 
 
 def test_tf32_tolerance_covers_truncated_inputs_and_int09_stays_exact():

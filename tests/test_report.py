@@ -126,7 +126,7 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
     [
         ("e3c", ["gflops_vs_n", "global_vs_kernel", "fraction_of_cublas"]),
         ("e3d", ["remainder_effect"]),
-        ("ladder", ["ladder", "roofline"]),
+        ("ladder", ["ladder", "ladder_load", "roofline"]),
     ],
 )
 def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):

@@ -654,13 +654,15 @@ def ladder_load(timings, stem):
             worst = change.idxmin()
             notes.append(f"{cls}: {worst} {change[worst]:+.0%}, {change.idxmax()} "
                          f"{change.max():+.0%}")  # fmt: skip
-    axes[0, 0].legend(fontsize=9, loc="lower right")
-    fig.suptitle(f"Integers in bursts against normal inputs sustained, N = {n}")
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.suptitle(f"Integers in bursts against normal inputs sustained, N = {n}", y=0.995)
+    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=10, frameon=False,
+               bbox_to_anchor=(0.5, 0.975))  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 0.955))
     verdict(
         fig,
-        "Normal inputs under sustained load against integers in bursts, largest and smallest "
-        "change per class: " + "; ".join(notes) + ".",
+        "Normal inputs under sustained load against integers in bursts, the largest drop and "
+        "the smallest change per class: " + "; ".join(notes) + ".",
     )
     return save(fig, stem)
 
