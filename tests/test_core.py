@@ -266,7 +266,8 @@ def test_the_ladder_compares_each_kernel_with_cublas_on_its_own_gpu_model():
     h200 = k[k[GPU_KEY] == "NVIDIA H200"]
     assert len(h100) == len(h200) > 0
     # same cuBLAS on both, kernels 1.5x faster on the second: its fractions are 1.5x, not mixed
-    merged = h100.merge(h200, on=["variant", "instance", "m", "n", "k"], suffixes=("", "_b"))
+    key = ["variant", "instance", "m", "n", "k", "distribution", "load"]
+    merged = h100.merge(h200, on=key, suffixes=("", "_b"))
     assert np.allclose(merged.fraction_b, 1.5 * merged.fraction)
     assert (merged.reference_gflops == merged.reference_gflops_b).all()
 

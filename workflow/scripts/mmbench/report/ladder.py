@@ -370,7 +370,11 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
                     row[f"{n}: {tag} GFLOP/s"] = _round(o, "reference_gflops")
                     row[f"{n}: {tag} % of ref"] = 100.0 if o is not None else None
             rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # the numbers first, right after the rung (a reader sees them without scrolling), then
+    # what the rung is
+    words = ["reference", "measured on", "parameters", "idea"]
+    return out[["precision", "rung", *[c for c in out.columns if c[:1].isdigit()], *words]]
 
 
 def _round(r, col: str, scale: float = 1, digits: int = 0):

@@ -28,7 +28,8 @@ def for_people(df: pd.DataFrame) -> pd.DataFrame:
     can mix counts and rates, as the metrics table does), empty cells blank."""
     out = df.copy()
     for c in out.columns:
-        percent = "%" in str(c)  # a share column: one decimal in every cell (63.0, 62.1)
+        # a share or an efficiency column: one decimal in every cell (63.0, 62.1; 28.0, 17.2)
+        percent = "%" in str(c) or "per W" in str(c)
         if (
             out[c].dtype.kind == "f"
             or pd.api.types.is_string_dtype(out[c])
