@@ -119,3 +119,14 @@ def test_e3f_table_and_roofline_from_recorded_metrics():
     assert tiled.achieved_gflops > roof.iloc[0].achieved_gflops
     assert tiled.arithmetic_intensity == pytest.approx(tiled.flops / tiled.dram_bytes)
     assert tiled.bound == "compute" and 0 < tiled.fraction_of_attainable < 1
+
+
+def test_a_profiled_run_takes_no_batched_samples():
+    """The profiler's target times the passes only: batches of back-to-back launches (and their
+    blocking kernel) would enter Nsight Systems' and CUPTI's activity tables."""
+    from mmbench.core.sampling import batch_size
+    from mmbench.profile.target import sampling_of
+
+    for timed in (True, False):
+        s = sampling_of({"sampling": {"batch_min_ms": 1.0}}, timed)
+        assert batch_size(0.01, s) == 1
