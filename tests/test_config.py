@@ -141,3 +141,21 @@ def test_arch_auto_without_gpu_asks_for_a_name(registry):
     assert plan.resolve_arch(cfg, [{"compute_cap": "9.0"}]) == "sm_90"
     assert plan.resolve_arch(validate(cli("arch=sm_80"), registry), []) == "sm_80"
     assert plan.resolve_memory(cfg, [])[0] == plan.LARGEST_GPU_GIB
+
+
+def test_inputs_and_loads_take_one_value_or_a_list_and_are_checked(registry):
+    """`distribution=normal` (a string from the command line or a file) is a list of one; a
+    load outside burst/sustained names the valid ones; a sustained load with a cold cache is
+    refused before any GPU time (back to back, L2 cannot be flushed before each launch)."""
+    base = {"arch": "sm_90"}
+    cfg = validate(base | parse_config(["distribution=normal", "load=[burst,sustained]"]), registry)
+    assert cfg["distribution"] == ["normal"] and cfg["load"] == ["burst", "sustained"]
+    assert validate(base, registry)["load"] == ["burst"]
+    with pytest.raises(ConfigError, match=r"config key 'load\[0\]'.*burst.*sustained"):
+        validate(base | {"load": ["steady"]}, registry)
+    with pytest.raises(ConfigError, match="sustained runs each kernel back to back"):
+        validate(base | {"load": ["sustained"], "cache": ["cold"]}, registry)
+    p = plan.expand(validate(base | {"distribution": ["int09", "normal"], "load": ["burst",
+                    "sustained"], "variants": ["cublas"], "sizes": [64]}, registry), registry)  # fmt: skip
+    got = {(c.distribution, c.load) for c in p.runs["cublas"]}
+    assert got == {(d, x) for d in ("int09", "normal") for x in ("burst", "sustained")}

@@ -117,3 +117,16 @@ def test_an_unthrottled_kernel_runs_at_the_maximum_clock_with_no_reason():
     fp32 = t[(t.load == "sustained") & (t.variant == "tiled_guarded") & (t.m == 8192)].iloc[0]
     assert fp32.below_max_clock == 0 and fp32.sm_clock_mhz == 1980
     assert len(trace["t"]) > 100 and r.duty > 0.99
+
+
+def test_a_trace_survives_the_samples_file_and_the_progress_line_names_the_load():
+    from mmbench.measure.runner import describe
+
+    r, x = sustained("cublas", "float64", 8192)
+    trace = tm.Trace.from_kept(x["trace"])
+    again = tm.Trace.from_kept(trace.kept(since=0.0))
+    for f in ("t", "sm", "power", "energy", "busy"):
+        assert np.allclose(again[f], trace[f], atol=1e-3, equal_nan=True), f
+    line = describe(r.to_dict())
+    assert "normal" in line and "sustained" in line and "settled after 3.0 s" in line
+    assert "1605 MHz" in line and "698 W" in line and "global" not in line
