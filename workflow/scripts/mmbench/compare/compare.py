@@ -7,7 +7,7 @@ The criterion is nvbench's robust comparison (``nvbench-compare-robust``, NVIDIA
 * each run's timing interval is [min, q3] of its timed kernel samples, its centre the median;
 * FASTER / SLOWER only when the two intervals are separated by a clear gap (default: more than
   0.5% of the faster one) *and* the gap is confirmed in cycle space (time x SM clock, from the
-  SM clock NVML read after each timed pass), so a clock change alone is not a kernel change;
+  SM clock NVML read after each timed pass or batch), so a clock change alone is not a kernel change;
 * SAME when the samples of each run are covered by the other's within 0.5% (nearest neighbour
   in log space, 97% of samples and 80% of distinct values), in time and in cycles;
 * UNSURE (nvbench's AMBG) otherwise: neither a clear gap nor clear agreement.
