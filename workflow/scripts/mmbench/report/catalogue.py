@@ -57,8 +57,37 @@ class Output:
         return bool(PROFILE_INPUTS & set(self.inputs))
 
 
-def _fig(name, experiment, make, inputs, title, caption) -> Output:
+def _fig(name, experiment, make, inputs, title, caption, conditions=False) -> Output:
+    """A figure; one made from the timings shows the rows of one condition (inputs and load:
+    one_condition) unless it compares conditions itself (`conditions`)."""
+    if "timings" in inputs and not conditions:
+        make = one_condition(make)
     return Output(name, "figure", experiment, make, tuple(inputs), title, caption)
+
+
+def one_condition(make: Callable) -> Callable:
+    """`make` on the timings of one condition, inputs and load (the ladder's headline where
+    measured: ladder.conditions), with the figure's note naming it and, where the run measured
+    others, how many."""
+
+    def made(data: dict, stem):
+        t = data.get("timings")
+        if t is None or t.empty:
+            return make(data, stem)
+        filled = ladder.with_math(t)
+        (dist, load), _ = ladder.conditions(filled)
+        keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
+        others = len(filled.groupby(ladder.CONDITION)) - 1
+        words = f"{dist} inputs, {load} load"
+        if others:
+            words += f"; {others} other condition{'s' if others > 1 else ''} not shown"
+        token = figures.CONDITION.set(words)
+        try:
+            return make(data | {"timings": t[keep]}, stem)
+        finally:
+            figures.CONDITION.reset(token)
+
+    return made
 
 
 def _tab(name, experiment, make, inputs, title, caption) -> Output:
@@ -147,6 +176,7 @@ FIGURES: dict[str, Output] = {
             "integers 0-9 timed in bursts (a fresh GPU, low-entropy data: the reports' setting) "
             "and under normal inputs timed sustained (the clocks settled at the power limit), "
             "each bar labelled with the SM clock it ran at and, sustained, the board power.",
+            conditions=True,
         ),
         _fig(
             "roofline",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -45,14 +46,21 @@ def _setup():
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
 
 
+# the inputs and load of the rows a figure shows ("int09 inputs, burst load"), set by the output
+# catalogue around each figure it makes from the timings (catalogue.one_condition)
+CONDITION: ContextVar[str] = ContextVar("condition", default="")
+
+
 def verdict(fig, text: str) -> None:
     """What this run says about the report's conclusion, printed under the figure, wrapped to
-    the figure's width."""
+    the figure's width, naming the inputs and load it was measured under."""
     width = max(60, int(fig.get_figwidth() * 14))  # characters of 9-point text per line
+    cond = CONDITION.get()
+    head = f"This run ({cond}): " if cond else "This run: "
     fig.text(
         0.01,
         -0.02,
-        textwrap.fill("This run: " + text, width),
+        textwrap.fill(head + text, width),
         ha="left",
         va="top",
         fontsize=9,
