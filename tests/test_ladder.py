@@ -214,3 +214,12 @@ def test_a_figure_shows_one_condition_and_its_note_names_it(timings):
     main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     catalogue.one_condition(make)({"timings": main.drop(columns="load", errors="ignore")}, None)
     assert seen["cond"] == "int09 inputs, burst load" and len(seen["t"]) == len(main)
+
+
+def test_a_rate_table_shows_one_condition_and_says_which(timings):
+    from mmbench.report.catalogue import TABLES
+
+    t = TABLES["kernel_times"].make({"timings": timings})
+    assert set(t["measured on"]) == {"normal inputs, sustained load"}
+    main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    assert "measured on" not in TABLES["kernel_times"].make({"timings": main}).columns

@@ -90,8 +90,36 @@ def one_condition(make: Callable) -> Callable:
     return made
 
 
+# the tables of rates that show one condition (inputs and load) at a time: the others list every
+# configuration (verification, provenance, device_properties) or compare conditions themselves
+# (ladder, tuned)
+RATE_TABLES = ("kernel_times", "matrix_sum", "unguarded_vs_guarded", "time_split",
+               "leading_dimensions")  # fmt: skip
+
+
 def _tab(name, experiment, make, inputs, title, caption) -> Output:
+    if name in RATE_TABLES:
+        make = one_condition_table(make)
     return Output(name, "table", experiment, make, tuple(inputs), title, caption)
+
+
+def one_condition_table(make: Callable) -> Callable:
+    """`make` on the timings of one condition (as one_condition for figures); where the run
+    holds several, the table's first column says which it shows."""
+
+    def made(data: dict):
+        t = data.get("timings")
+        if t is None or t.empty:
+            return make(data)
+        filled = ladder.with_math(t)
+        (dist, load), _ = ladder.conditions(filled)
+        keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
+        out = make(data | {"timings": t[keep]})
+        if len(filled.groupby(ladder.CONDITION)) > 1 and len(out):
+            out.insert(0, "measured on", f"{dist} inputs, {load} load")
+        return out
+
+    return made
 
 
 FIGURES: dict[str, Output] = {
