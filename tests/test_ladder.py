@@ -217,9 +217,11 @@ def test_a_figure_shows_one_condition_and_its_note_names_it(timings):
 
 
 def test_a_rate_table_shows_one_condition_and_says_which(timings):
-    from mmbench.report.catalogue import TABLES
+    from mmbench.report.catalogue import TABLES, title_of
 
     t = TABLES["kernel_times"].make({"timings": timings})
     assert set(t["measured on"]) == {"normal inputs, sustained load"}
     main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
-    assert "measured on" not in TABLES["kernel_times"].make({"timings": main}).columns
+    one = TABLES["kernel_times"].make({"timings": main})
+    assert "measured on" not in one.columns  # one condition: the title names it
+    assert title_of(TABLES["kernel_times"], one).endswith("(int09 inputs, burst load)")

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from mmbench.report.catalogue import TABLES, load_inputs
+from mmbench.report.catalogue import TABLES, load_inputs, title_of
 from mmbench.report.report_tables import write
 
 
@@ -11,7 +11,8 @@ def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     table = TABLES[sm.wildcards.table]
     data = load_inputs({name: sm.input[name] for name in table.inputs}, sm.params.gpu_model)
-    write(table.make(data), Path(sm.output.html).with_suffix(""), table.title)
+    made = table.make(data)
+    write(made, Path(sm.output.html).with_suffix(""), title_of(table, made))
 
 
 main(snakemake)  # noqa: F821

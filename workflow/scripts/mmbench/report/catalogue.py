@@ -65,6 +65,12 @@ def _fig(name, experiment, make, inputs, title, caption, conditions=False) -> Ou
     return Output(name, "figure", experiment, make, tuple(inputs), title, caption)
 
 
+def title_of(output: Output, table: pd.DataFrame) -> str:
+    """A table's title, with the inputs and load of its rows where it shows one condition."""
+    cond = table.attrs.get("condition")
+    return f"{output.title} ({cond})" if cond else output.title
+
+
 def one_condition(make: Callable) -> Callable:
     """`make` on the timings of one condition, inputs and load (the ladder's headline where
     measured: ladder.conditions), with the figure's note naming it and, where the run measured
@@ -104,8 +110,8 @@ def _tab(name, experiment, make, inputs, title, caption) -> Output:
 
 
 def one_condition_table(make: Callable) -> Callable:
-    """`make` on the timings of one condition (as one_condition for figures); where the run
-    holds several, the table's first column says which it shows."""
+    """`make` on the timings of one condition (as one_condition for figures); its title names
+    it (title_of), and where the run holds several the table's first column says which."""
 
     def made(data: dict):
         t = data.get("timings")
@@ -115,8 +121,10 @@ def one_condition_table(make: Callable) -> Callable:
         (dist, load), _ = ladder.conditions(filled)
         keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
         out = make(data | {"timings": t[keep]})
+        words = f"{dist} inputs, {load} load"
         if len(filled.groupby(ladder.CONDITION)) > 1 and len(out):
-            out.insert(0, "measured on", f"{dist} inputs, {load} load")
+            out.insert(0, "measured on", words)
+        out.attrs["condition"] = words  # the title names it (title_of)
         return out
 
     return made
