@@ -136,24 +136,35 @@ class Nvml:
             getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
             or nv.nvmlDeviceGetCurrentClocksThrottleReasons
         )
-        power = float("nan")
-        field = getattr(nv, "NVML_FI_DEV_POWER_INSTANT", None)
-        if field is not None:
-            value = nv.nvmlDeviceGetFieldValues(h, [field])[0]
-            if value.nvmlReturn == 0:
-                power = value.value.uiVal / 1000.0
-        if power != power:
-            power = nv.nvmlDeviceGetPowerUsage(h) / 1000.0
         return dict(
             sm=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
             mem=nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
             temp=nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
-            power=power,
+            power=self._power(),
             reasons=int(reasons_fn(h)),
-            energy=float(nv.nvmlDeviceGetTotalEnergyConsumption(h))
-            if with_energy
-            else float("nan"),
+            energy=self._energy() if with_energy else float("nan"),
         )
+
+    def _power(self) -> float:
+        """Instantaneous board power in W; the 1 s average where the field is missing; NaN where
+        the GPU reports no power at all (clocks are still read)."""
+        nv, h = self.nv, self.handle
+        field = getattr(nv, "NVML_FI_DEV_POWER_INSTANT", None)
+        try:
+            if field is not None:
+                value = nv.nvmlDeviceGetFieldValues(h, [field])[0]
+                if value.nvmlReturn == 0:
+                    return value.value.uiVal / 1000.0
+            return nv.nvmlDeviceGetPowerUsage(h) / 1000.0
+        except Exception:  # noqa: BLE001 - NVMLError_NotSupported on some boards
+            return float("nan")
+
+    def _energy(self) -> float:
+        """The total-energy counter in mJ (NaN where the GPU has none: no energy columns)."""
+        try:
+            return float(self.nv.nvmlDeviceGetTotalEnergyConsumption(self.handle))
+        except Exception:  # noqa: BLE001 - NVMLError_NotSupported before Volta
+            return float("nan")
 
     def max_sm_clock(self) -> float:
         if self.handle is None:
