@@ -24,7 +24,6 @@ Strategies:
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from collections import deque
@@ -37,7 +36,6 @@ from mmbench.core.sampling import LOADS, Sampling, batch_size
 from mmbench.measure import telemetry as tm
 
 __all__ = ["Sampling"]
-log = logging.getLogger("mmbench.measure.timing")
 
 
 def noise(samples_ms: list[float]) -> float:

@@ -71,25 +71,31 @@ def title_of(output: Output, table: pd.DataFrame) -> str:
     return f"{output.title} ({cond})" if cond else output.title
 
 
+def headline_rows(timings: pd.DataFrame) -> tuple[pd.DataFrame, str, int]:
+    """The rows of one condition, inputs and load (the ladder's headline where measured:
+    ladder.conditions), its words ("int09 inputs, burst load") and how many other conditions
+    the run holds."""
+    filled = ladder.with_math(timings)  # a run recorded before the load axis reads as burst
+    (dist, load), _ = ladder.conditions(filled)
+    keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
+    others = len(filled.groupby(ladder.CONDITION)) - 1
+    return timings[keep], f"{dist} inputs, {load} load", others
+
+
 def one_condition(make: Callable) -> Callable:
-    """`make` on the timings of one condition, inputs and load (the ladder's headline where
-    measured: ladder.conditions), with the figure's note naming it and, where the run measured
-    others, how many."""
+    """`make` on the timings of one condition (headline_rows), with the figure's note naming it
+    and, where the run measured others, how many."""
 
     def made(data: dict, stem):
         t = data.get("timings")
         if t is None or t.empty:
             return make(data, stem)
-        filled = ladder.with_math(t)
-        (dist, load), _ = ladder.conditions(filled)
-        keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
-        others = len(filled.groupby(ladder.CONDITION)) - 1
-        words = f"{dist} inputs, {load} load"
+        rows, words, others = headline_rows(t)
         if others:
             words += f"; {others} other condition{'s' if others > 1 else ''} not shown"
         token = figures.CONDITION.set(words)
         try:
-            return make(data | {"timings": t[keep]}, stem)
+            return make(data | {"timings": rows}, stem)
         finally:
             figures.CONDITION.reset(token)
 
@@ -117,12 +123,9 @@ def one_condition_table(make: Callable) -> Callable:
         t = data.get("timings")
         if t is None or t.empty:
             return make(data)
-        filled = ladder.with_math(t)
-        (dist, load), _ = ladder.conditions(filled)
-        keep = ((filled.distribution == dist) & (filled.load == load)).to_numpy()
-        out = make(data | {"timings": t[keep]})
-        words = f"{dist} inputs, {load} load"
-        if len(filled.groupby(ladder.CONDITION)) > 1 and len(out):
+        rows, words, others = headline_rows(t)
+        out = make(data | {"timings": rows})
+        if others and len(out):
             out.insert(0, "measured on", words)
         out.attrs["condition"] = words  # the title names it (title_of)
         return out
