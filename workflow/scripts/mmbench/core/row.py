@@ -148,6 +148,16 @@ def config_id(row) -> str:
 ADDED_TO_ID = ["load"]
 
 
+def with_added_axes(df: pd.DataFrame) -> pd.DataFrame:
+    """A table with the axes added since results were first recorded (ADDED_TO_ID) filled with
+    their defaults where a run lacks them: a run recorded before `load` existed was a burst."""
+    out = df.copy()
+    for name in ADDED_TO_ID:
+        default = _ID_DEFAULTS[name]
+        out[name] = out[name].fillna(default) if name in out else default
+    return out
+
+
 def upgrade_id(old: str) -> str:
     """A configuration id from an older samples file, in today's form."""
     parts = old.split("|")

@@ -22,6 +22,7 @@ import pandas as pd
 from mmbench.core.axes import GPU_KEY
 from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
+from mmbench.core.row import with_added_axes
 from mmbench.plan.config import ConfigError
 from mmbench.plan.registry import DTYPE_PARAM, Variant, load_registry
 
@@ -80,9 +81,8 @@ def with_math(timings: pd.DataFrame) -> pd.DataFrame:
     """The table with its `math`, `backend`, `distribution` and `load` columns filled (from the
     registry, or as the runs recorded before the column existed were: IEEE, int09, burst)."""
     reg = load_registry()
-    d = timings.copy()
-    for col, before in (("distribution", "int09"), ("load", "burst")):
-        d[col] = d[col].fillna(before) if col in d else before
+    d = with_added_axes(timings)  # load: burst, for runs recorded before it
+    d["distribution"] = d["distribution"].fillna("int09") if "distribution" in d else "int09"
     by_name = {n: v.math for n, v in reg.items()}
     d["math"] = [
         m if isinstance(m, str) and m else by_name.get(v, "ieee")

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
-from mmbench.core.row import parameter_columns
+from mmbench.core.row import parameter_columns, with_added_axes
 
 # rows of the summary: the variant and its compile-time parameters (e.g. "TILE=32 COARSEN=4")
 KEY = ["variant", "params"]
@@ -114,8 +114,7 @@ def _refused(refused: pd.DataFrame) -> tuple[str, str]:
 def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[str, str]:
     df = in_ladder_order(timings)
     df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
-    if "load" not in df:  # recorded before loads existed: bursts
-        df["load"] = "burst"
+    df = with_added_axes(df)  # a run recorded before loads existed: bursts
     txt, md = [], []
     groups = ["dtype", "accumulate", "distribution", "load"]
     for (dtype, acc, dist, load), part in df.groupby(groups, sort=False):
