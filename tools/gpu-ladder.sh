@@ -2,13 +2,16 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only
+#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only (with
+#                                    PARAMS='{...}' in place of the preset's params); writes
+#                                    results/tuned_merged.csv: kernels/tuned.csv with this tune's
+#                                    rows in place of its variants' rows
 #   tools/gpu-ladder.sh OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
 #                                    A.B, odd shapes and leading dimensions)
 #   tools/gpu-ladder.sh OUT memcheck compute-sanitizer memcheck of the first and the tuned
 #                                    instantiation of each rung at 33 x 31 x 37
 #   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
-#                                    (results/tune/report/tuned.csv if present, else
+#                                    (results/tuned_merged.csv if present, else
 #                                    kernels/tuned.csv), profiled with Nsight Compute; stopped
 #                                    at LIMIT seconds (default 560) and resumed by running the
 #                                    stage again on the same machine
@@ -30,26 +33,39 @@ keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and sam
 }
 if [ "$stage" = tune ]; then
   start=$(date +%s)
-  snakemake --cores 16 --configfile config/presets/tune.yaml ${VARIANTS:+--config "variants=$VARIANTS"} \
-    > "$out/tune.log" 2>&1
+  snakemake --cores 16 --configfile config/presets/tune.yaml \
+    ${VARIANTS:+--config "variants=$VARIANTS" ${PARAMS:+"params=$PARAMS"}} > "$out/tune.log" 2>&1
   echo "tune: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
   cat results/tune/report/tuned.md
+  # kernels/tuned.csv with this tune's rows in place of its variants' rows for this GPU model:
+  # what the ladder stage uses, and what to commit as kernels/tuned.csv
+  python3 - "$out" <<'PY'
+import sys
+import pandas as pd
+old, new = pd.read_csv("kernels/tuned.csv"), pd.read_csv("results/tune/report/tuned.csv")
+keys = set(zip(new.gpu_name, new.variant, new.dtype))
+kept = old[[k not in keys for k in zip(old.gpu_name, old.variant, old.dtype)]]
+merged = pd.concat([kept, new], ignore_index=True)
+merged.to_csv("results/tuned_merged.csv", index=False)
+merged.to_csv(f"{sys.argv[1]}/tuned_merged.csv", index=False)
+print(f"results/tuned_merged.csv: {len(kept)} rows kept, {len(new)} from this tune")
+PY
 elif [ "$stage" = test ]; then
   python3 -m pytest -q -m gpu tests/test_gpu.py -k tensor_core_rungs 2>&1 | tail -25
 elif [ "$stage" = memcheck ]; then
   tuned=kernels/tuned.csv
-  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
+  [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
   python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
-    warptile warptile_db mma_tf32 wgmma_tf32 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
+    warptile warptile_db mma_tf32 wgmma_tf32 persistent_tf32 ws_bf16 persistent_bf16 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
     > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
   cat "$out/memcheck.log"
 elif [ "$stage" = ladder ]; then
   tuned=kernels/tuned.csv
-  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
+  [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete \
     --configfile config/presets/ladder.yaml --config "tuned=$tuned" >> "$out/ladder.log" 2>&1
@@ -64,7 +80,7 @@ elif [ "$stage" = ladder ]; then
   done
 elif [ "$stage" = again ]; then
   tuned=kernels/tuned.csv
-  [ -f results/tune/report/tuned.csv ] && tuned=results/tune/report/tuned.csv
+  [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
   snakemake --cores 16 --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
     experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \

@@ -59,7 +59,8 @@ def launcher(
         spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
         pointers = tuple(operands[x].ptr for x in "ABC")
         return cublas_launcher(cp, conf, pointers, lds, stream, v.math), spec
-    spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
+    spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
     fn = modules.function(cubin, v.symbol)
     if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
         fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes

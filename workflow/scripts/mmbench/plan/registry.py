@@ -248,9 +248,11 @@ class Variant:
             raise RegistryError(f"variant {self.name!r} has no instantiation {name!r}") from None
 
     # -- launching -----------------------------------------------------------------------------
-    def launch(self, params: dict, m: int, n: int, k: int):
-        """(grid, block) as 3-tuples for a problem C[m x n] = A[m x k] . B[k x n]."""
-        names = self.names(params, m=m, n=n, k=k)
+    def launch(self, params: dict, m: int, n: int, k: int, sms: int = 1):
+        """(grid, block) as 3-tuples for a problem C[m x n] = A[m x k] . B[k x n] on a GPU of
+        `sms` multiprocessors (a persistent kernel's grid is sized by it; 1 where no GPU is at
+        hand, in planning and validation)."""
+        names = self.names(params, m=m, n=n, k=k, sms=sms)
         grid = tuple(int(evaluate(e, **names)) for e in self.grid) + (1,) * (3 - len(self.grid))
         block = tuple(int(evaluate(e, **names)) for e in self.block) + (1,) * (3 - len(self.block))
         return grid, block
@@ -280,10 +282,11 @@ class Variant:
         k: int,
         lds: tuple[int, int, int],
         accumulate: bool,
+        sms: int = 1,
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
         memory and every argument by kind (core/launch_spec.py), from the registry entry."""
-        grid, block = self.launch(params, m, n, k)
+        grid, block = self.launch(params, m, n, k, sms)
         lda, ldb, ldc = lds
         names = self.names(
             params, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)

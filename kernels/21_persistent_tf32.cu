@@ -1,0 +1,158 @@
+// TF32 on Hopper's road: persistent_bf16's structure (TMA ring with mbarriers, a producer
+// warpgroup and two consumer warpgroups with setmaxnreg, one block per multiprocessor walking
+// grouped tiles, one k-tile of wgmmas in flight) for float32 matrices on the TF32 tensor cores.
+//
+// wgmma takes TF32 operands from shared memory only K-major (K contiguous).  A (m x k,
+// row-major) is K-major; B (k x n, row-major) is not, and is not transposed anywhere: the kernel
+// computes C^T = B^T . A^T, so that A is wgmma's shared-memory operand (a [BM][32] tile with
+// 128-byte swizzle, described by a matrix descriptor) and B^T is wgmma's register operand, which
+// each consumer thread reads from the B tile in shared memory (4 words per k8 step, rounded with
+// cvt.rna), for the next k-tile while the tensor cores work on this one.  Each consumer
+// warpgroup owns 64 columns of C (the rows of its m64nBMk8 products) and all BM rows.
+//
+// The B tile comes in boxes of 32 columns with 128-byte swizzle (16-byte units of a row XORed
+// with the row's index mod 8).  Which column of C each of a warp's 16 product rows holds is
+// chosen so that the 32 lanes' reads of a k8 step fall in 32 different banks: lane (g, t) reads
+// row k = t (+4) and column 16 (g / 4) + 4 e + g % 4 (+ 8 for the warp's second half of the box),
+// e = 0 for product row g, 1 for row g + 8; the epilogue maps the rows back.
+#include "hopper.cuh"
+
+#ifndef BM
+#error "BM, STAGES and GROUP must be defined"
+#endif
+
+constexpr int BK = 32, BN = 128, CONSUMERS = 2;
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr unsigned A_BYTES = BM * BK * 4, B_BYTES = BK * BN * 4, B_BOX = BK * 32 * 4;
+constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
+static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
+static_assert(sizeof(elem_t) == 4 && sizeof(out_t) == 4, "float32 in and out");
+
+__device__ __forceinline__ void tile_of(int t, int rows, int cols, int &tm, int &tn) {
+    const int per_group = GROUP * cols;
+    const int first = (t / per_group) * GROUP;
+    const int height = min(rows - first, GROUP);
+    tm = first + (t % per_group) % height;
+    tn = (t % per_group) / height;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    persistent_tf32(const __grid_constant__ CUtensorMap mapA,
+                    const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
+                    int K, int ldc, int accumulate) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    unsigned char *smem = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+    unsigned char *As = smem;                     // STAGES x [BM][32] float
+    unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x 4 x [32][32] float
+
+    const int wg = threadIdx.x / 128;
+    const int rows = (M + BM - 1) / BM, cols = (N + BN - 1) / BN;
+    const int tiles = rows * cols;
+    const int ktiles = (K + BK - 1) / BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrier_init(&full[s], 1);
+            barrier_init(&empty[s], CONSUMERS);
+        }
+        barrier_init_fence();
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // producer
+        setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            unsigned it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int tm, tn;
+                tile_of(t, rows, cols, tm, tn);
+                const int row0 = tm * BM, col0 = tn * BN;
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
+                    barrier_expect(&full[s], STAGE_BYTES);
+                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, row0);
+#pragma unroll
+                    for (int j = 0; j < BN / 32; ++j)
+                        tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s], col0 + 32 * j,
+                                 kt * BK);
+                }
+            }
+        }
+    } else {  // consumers
+        setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
+        const int t = q;  // the k of a lane's B^T fragment (the mma.sync layout's "t")
+        // this thread's four B^T fragment words of k8 step 0, as byte offsets in a B stage:
+        // box 2c + w / 2, row k = t + 4 hi, 16-byte unit u_e ^ (k % 8), word g % 4
+        unsigned frag[2][2];  // [hi][e]
+#pragma unroll
+        for (int hi = 0; hi < 2; ++hi)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int u = 2 * (w % 2) + 4 * (g / 4) + e;
+                const int k = t + 4 * hi;
+                frag[hi][e] = (2 * c + w / 2) * B_BOX + k * 128 + ((u ^ k) * 16) + (g % 4) * 4;
+            }
+        auto load_fragments = [&](unsigned (&a)[BK / 8][4], int s) {
+            const unsigned char *b = Bs + s * B_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; ++kk) {  // 8 rows further: 1024 bytes, same swizzle
+                a[kk][0] = to_tf32(*reinterpret_cast<const float *>(b + frag[0][0] + kk * 1024));
+                a[kk][1] = to_tf32(*reinterpret_cast<const float *>(b + frag[0][1] + kk * 1024));
+                a[kk][2] = to_tf32(*reinterpret_cast<const float *>(b + frag[1][0] + kk * 1024));
+                a[kk][3] = to_tf32(*reinterpret_cast<const float *>(b + frag[1][1] + kk * 1024));
+            }
+        };
+        float d[BM / 2];
+        unsigned a0[BK / 8][4], a1[BK / 8][4];
+        unsigned it = 0;
+        // one k-tile: its stage has landed; B^T into registers, the wgmmas issued; then the
+        // previous k-tile's wgmmas are waited for, which frees its stage and its registers
+        auto step = [&](unsigned (&a)[BK / 8][4], int kt) {
+            const int s = it % STAGES;
+            barrier_wait(&full[s], (it / STAGES) & 1);
+            load_fragments(a, s);
+            const unsigned at = smem_addr(As + s * A_BYTES);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; ++kk)
+                wgmma_tf32_rs<BM>(d, a[kk], descriptor_sw128(at + kk * 32), kt > 0 || kk > 0);
+            wgmma_commit();
+            wgmma_wait<1>();
+            if (kt > 0 && t0 == 0) barrier_arrive(&empty[(it - 1) % STAGES]);
+            ++it;
+        };
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int tm, tn;
+            tile_of(tile, rows, cols, tm, tn);
+            const int row0 = tm * BM, col0 = tn * BN;
+            int kt = 0;
+            for (; kt + 1 < ktiles; kt += 2) {
+                step(a0, kt);
+                step(a1, kt + 1);
+            }
+            if (kt < ktiles) step(a0, kt);
+            wgmma_wait<0>();
+            accumulators_fence<BM / 2>(d);
+            if (t0 == 0) barrier_arrive(&empty[(it - 1) % STAGES]);
+            // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
+            // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)
+            const int colw = col0 + 64 * c + 32 * (w / 2) + 8 * (w % 2) + 16 * (g / 4) + g % 4;
+#pragma unroll
+            for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int row = row0 + 8 * j + 2 * q + e % 2;
+                    const int col = colw + 4 * (e / 2);
+                    if (row < M && col < N) {
+                        out_t *p = C + static_cast<long long>(row) * ldc + col;
+                        *p = accumulate ? *p + d[4 * j + e] : d[4 * j + e];
+                    }
+                }
+        }
+    }
+}
