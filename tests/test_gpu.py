@@ -439,7 +439,15 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
 
 @pytest.mark.parametrize(
     "variant",
-    ["mma_tf32", "wgmma_tf32", "persistent_tf32", "ws_bf16", "persistent_bf16", "mma_f64", "cublas_tf32"],
+    [
+        "mma_tf32",
+        "wgmma_tf32",
+        "persistent_tf32",
+        "ws_bf16",
+        "persistent_bf16",
+        "mma_f64",
+        "cublas_tf32",
+    ],
 )
 def test_tensor_core_rungs_verify_with_rounded_sums_and_odd_leading_dimensions(
     registry, arch, tmp_path, variant
