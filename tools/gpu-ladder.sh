@@ -2,8 +2,7 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only (with
-#                                    PARAMS='{...}' in place of the preset's params); writes
+#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only; writes
 #                                    results/tuned_merged.csv: kernels/tuned.csv with this tune's
 #                                    rows in place of its variants' rows
 #   tools/gpu-ladder.sh OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
@@ -33,8 +32,20 @@ keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and sam
 }
 if [ "$stage" = tune ]; then
   start=$(date +%s)
-  snakemake --cores 16 --configfile config/presets/tune.yaml \
-    ${VARIANTS:+--config "variants=$VARIANTS" ${PARAMS:+"params=$PARAMS"}} > "$out/tune.log" 2>&1
+  preset=config/presets/tune.yaml
+  if [ -n "${VARIANTS:-}" ]; then  # the preset with those variants and their params only
+    preset=results/tune_subset.yaml
+    mkdir -p results
+    python3 - "$VARIANTS" <<'PY'
+import sys
+import yaml
+config = yaml.safe_load(open("config/presets/tune.yaml"))
+config["variants"] = sys.argv[1].strip("[]").replace(" ", "").split(",")
+config["params"] = {v: p for v, p in config.get("params", {}).items() if v in config["variants"]}
+yaml.safe_dump(config, open("results/tune_subset.yaml", "w"))
+PY
+  fi
+  snakemake --cores 16 --configfile "$preset" > "$out/tune.log" 2>&1
   echo "tune: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
