@@ -13,7 +13,8 @@
 #                                    (results/tuned_merged.csv if present, else
 #                                    kernels/tuned.csv), profiled with Nsight Compute; stopped
 #                                    at LIMIT seconds (default 560) and resumed by running the
-#                                    stage again on the same machine
+#                                    stage again on the same machine; VARIANTS=[a,b,cublas] for
+#                                    some rungs only
 #   tools/gpu-ladder.sh OUT again    the ladder's normal-input, sustained configurations at 4096
 #                                    and 8192 once more (results/ladder_again), and each one's
 #                                    deviation from the ladder run (issue "numbers that hold on
@@ -25,6 +26,33 @@ stage=$2
 mkdir -p "$out"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
+subset() {  # PRESET -> the preset itself, or with VARIANTS (e.g. [a,b,cublas]) a copy that runs
+            # those variants only, their params and profile settings with them (and with
+            # CUBLAS=[bfloat16] cuBLAS in those element types only)
+  [ -z "${VARIANTS:-}" ] && { echo "$1"; return; }
+  mkdir -p results
+  python3 - "$1" "$VARIANTS" "${CUBLAS:-}" <<'PY'
+import sys
+from pathlib import Path
+import yaml
+path, variants = sys.argv[1], sys.argv[2].strip("[]").replace(" ", "").split(",")
+config = yaml.safe_load(open(path))
+config["variants"] = variants
+config["params"] = {v: p for v, p in config.get("params", {}).items() if v in variants}
+profile = config.get("profile", {})
+if profile.get("variants"):
+    profile["variants"] = [v for v in profile["variants"] if v in variants]
+    profile["params"] = {v: p for v, p in profile.get("params", {}).items() if v in variants}
+if sys.argv[3] and "cublas" in variants:  # CUBLAS=[bfloat16]: the references' element types
+    dtypes = sys.argv[3].strip("[]").replace(" ", "").split(",")
+    config["params"]["cublas"] = {"dtype": dtypes}
+    if "cublas" in profile.get("params", {}):
+        profile["params"]["cublas"] = {"dtype": dtypes}
+out = Path("results") / f"{Path(path).stem}_subset.yaml"
+yaml.safe_dump(config, open(out, "w"))
+print(out)
+PY
+}
 keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and samples, report,
           # figures; at most 8 files come back from the device machine)
   tar czf "$out/$2.tgz" --exclude="*.journal*" -C "$(dirname "$1")" \
@@ -32,19 +60,7 @@ keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and sam
 }
 if [ "$stage" = tune ]; then
   start=$(date +%s)
-  preset=config/presets/tune.yaml
-  if [ -n "${VARIANTS:-}" ]; then  # the preset with those variants and their params only
-    preset=results/tune_subset.yaml
-    mkdir -p results
-    python3 - "$VARIANTS" <<'PY'
-import sys
-import yaml
-config = yaml.safe_load(open("config/presets/tune.yaml"))
-config["variants"] = sys.argv[1].strip("[]").replace(" ", "").split(",")
-config["params"] = {v: p for v, p in config.get("params", {}).items() if v in config["variants"]}
-yaml.safe_dump(config, open("results/tune_subset.yaml", "w"))
-PY
-  fi
+  preset=$(subset config/presets/tune.yaml)
   snakemake --cores 16 --configfile "$preset" > "$out/tune.log" 2>&1
   echo "tune: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/tune/tables/summary.txt
@@ -79,7 +95,7 @@ elif [ "$stage" = ladder ]; then
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete \
-    --configfile config/presets/ladder.yaml --config "tuned=$tuned" >> "$out/ladder.log" 2>&1
+    --configfile "$(subset config/presets/ladder.yaml)" --config "tuned=$tuned" >> "$out/ladder.log" 2>&1
   rc=$?
   echo "ladder: exit $rc after $(($(date +%s) - start)) s (tuned parameters: $tuned)"
   [ $rc = 124 ] && { echo "stopped at the limit: run the stage again to resume"; tail -3 "$out/ladder.log"; exit 0; }
