@@ -15,10 +15,14 @@
 // chosen so that the 32 lanes' reads of a k8 step fall in 32 different banks: lane (g, t) reads
 // row k = t (+4) and column 16 (g / 4) + 4 e + g % 4 (+ 8 for the warp's second half of the box),
 // e = 0 for product row g, 1 for row g + 8; the epilogue maps the rows back.
+//
+// CLUSTER blocks side by side along n share each A tile (the larger one: BM x 32 floats against
+// 32 x 128): each loads 1/CLUSTER of its rows and the copy engine multicasts them into every
+// block of the cluster; a stage is refilled only when the consumers of every block released it.
 #include "hopper.cuh"
 
 #ifndef BM
-#error "BM, STAGES and GROUP must be defined"
+#error "BM, STAGES, CLUSTER and GROUP must be defined"
 #endif
 
 constexpr int BK = 32, BN = 128, CONSUMERS = 2;
@@ -26,7 +30,12 @@ constexpr int THREADS = 128 * (CONSUMERS + 1);
 constexpr unsigned A_BYTES = BM * BK * 4, B_BYTES = BK * BN * 4, B_BOX = BK * 32 * 4;
 constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
 static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
+constexpr int A_ROWS = BM / CLUSTER;  // rows of the A tile each block of a cluster loads
 static_assert(sizeof(elem_t) == 4 && sizeof(out_t) == 4, "float32 in and out");
+static_assert(A_ROWS % 8 == 0, "whole 1024-byte swizzle periods per block's part of A");
+// registers after setmaxnreg (128 (P + 2 C) <= 65536): the clustered producer needs more than 40
+// (ptxas, CUDA 13.0: 24 bytes spilled at 40)
+constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1 ? 224 : 232;
 
 __device__ __forceinline__ void tile_of(int t, int rows, int cols, int &tm, int &tn) {
     const int per_group = GROUP * cols;
@@ -48,32 +57,40 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x 4 x [32][32] float
 
     const int wg = threadIdx.x / 128;
-    const int rows = (M + BM - 1) / BM, cols = (N + BN - 1) / BN;
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+    const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+    const int rows = (M + BM - 1) / BM, cols = (N + BN * CLUSTER - 1) / (BN * CLUSTER);
     const int tiles = rows * cols;
     const int ktiles = (K + BK - 1) / BK;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS);
+            barrier_init(&empty[s], CONSUMERS * CLUSTER);
         }
         barrier_init_fence();
     }
-    __syncthreads();
+    if (CLUSTER > 1) cluster_sync();  // every block's barriers exist before any remote use
+    else __syncthreads();
 
     if (wg == 0) {  // producer
-        setmaxnreg_dec<40>();
+        setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            for (int t = cluster; t < tiles; t += clusters) {
                 int tm, tn;
                 tile_of(t, rows, cols, tm, tn);
-                const int row0 = tm * BM, col0 = tn * BN;
+                const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
                     barrier_expect(&full[s], STAGE_BYTES);
-                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, row0);
+                    unsigned char *a = As + s * A_BYTES + rank * A_ROWS * 128;
+                    if (CLUSTER > 1)
+                        tma_load_multicast(a, &mapA, &full[s], kt * BK, row0 + rank * A_ROWS,
+                                           (1u << CLUSTER) - 1);
+                    else
+                        tma_load(a, &mapA, &full[s], kt * BK, row0);
 #pragma unroll
                     for (int j = 0; j < BN / 32; ++j)
                         tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s], col0 + 32 * j,
@@ -82,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
         }
     } else {  // consumers
-        setmaxnreg_inc<232>();
+        setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
         const int t = q;  // the k of a lane's B^T fragment (the mma.sync layout's "t")
@@ -107,6 +124,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 a[kk][3] = to_tf32(*reinterpret_cast<const float *>(b + frag[1][1] + kk * 1024));
             }
         };
+        auto release = [&](int s) {  // the wgmmas that read stage s are done
+            if (t0 == 0) {
+                if (CLUSTER > 1)
+#pragma unroll
+                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
+                else
+                    barrier_arrive(&empty[s]);
+            }
+        };
         float d[BM / 2];
         unsigned a0[BK / 8][4], a1[BK / 8][4];
         unsigned it = 0;
@@ -123,13 +149,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 wgmma_tf32_rs<BM>(d, a[kk], descriptor_sw128(at + kk * 32), kt > 0 || kk > 0);
             wgmma_commit();
             wgmma_wait<1>();
-            if (kt > 0 && t0 == 0) barrier_arrive(&empty[(it - 1) % STAGES]);
+            if (kt > 0) release((it - 1) % STAGES);
             ++it;
         };
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        for (int tile = cluster; tile < tiles; tile += clusters) {
             int tm, tn;
             tile_of(tile, rows, cols, tm, tn);
-            const int row0 = tm * BM, col0 = tn * BN;
+            const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
             int kt = 0;
             for (; kt + 1 < ktiles; kt += 2) {
                 step(a0, kt);
@@ -138,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             if (kt < ktiles) step(a0, kt);
             wgmma_wait<0>();
             accumulators_fence<BM / 2>(d);
-            if (t0 == 0) barrier_arrive(&empty[(it - 1) % STAGES]);
+            release((it - 1) % STAGES);
             // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
             // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)
             const int colw = col0 + 64 * c + 32 * (w / 2) + 8 * (w % 2) + 16 * (g / 4) + g % 4;
@@ -154,5 +180,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     }
                 }
         }
+    }
+    if (CLUSTER > 1) {  // no block leaves while another may still write to its shared memory
+        __syncwarp();
+        cluster_sync();
     }
 }
