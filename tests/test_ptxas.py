@@ -40,3 +40,31 @@ def test_recorded_resources_table_matches_registry(registry):
         v = registry[r["variant"]]
         params = v.instance(r["instance"])
         assert r["shared_bytes"] == v.static_shared_bytes(params), r["instance"]
+
+
+HOPPER_RUNGS = ["ws_bf16", "persistent_bf16", "persistent_tf32"]
+
+
+@pytest.mark.parametrize("variant", HOPPER_RUNGS)
+def test_every_instantiation_of_the_hopper_rungs_builds_without_spills(tmp_path, registry, variant):
+    """Each buildable instantiation (what the tune preset runs) compiles for sm_90a with its
+    declared static shared memory and no spills: the registers setmaxnreg hands each warpgroup
+    hold its accumulators and copies (the constraints keep out what would not)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    v = registry[variant]
+    todo = [p for p in v.instantiations() if not v.rejected(p, 227 * 1024)]
+    assert todo
+
+    def build(i_params):
+        i, params = i_params
+        cmd = nvcc_command(ROOT / "kernels" / v.source, tmp_path / f"{i}.cubin", v.arch, params)
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        (rec,) = parse_ptxas(out.stderr)
+        return params, rec
+
+    with ThreadPoolExecutor(2) as pool:
+        for params, rec in pool.map(build, enumerate(todo)):
+            assert rec["arch"] == "sm_90a"
+            assert rec["shared_bytes"] == v.static_shared_bytes(params), params
+            assert (rec["spill_store_bytes"], rec["stack_bytes"]) == (0, 0), params

@@ -57,6 +57,22 @@ def test_kernel00_launch_is_floor_and_kernel01_is_ceil_as_in_seed_002(registry):
     )
 
 
+def test_a_persistent_grid_is_one_block_per_multiprocessor_in_whole_clusters(registry):
+    """The persistent rungs' grid is sized by the GPU's multiprocessor count (`sms`), never more
+    blocks than there are tiles, and whole clusters."""
+    v = registry["persistent_tf32"]
+    p = {"dtype": "float32", "BM": 256, "STAGES": 4, "CLUSTER": 2, "GROUP": 8}
+    assert v.launch(p, 8192, 8192, 8192, sms=132) == ((132, 1, 1), (384, 1, 1))
+    assert v.launch(p, 8192, 8192, 8192, sms=133) == ((132, 1, 1), (384, 1, 1))
+    # 2 x 3 tiles of 256 x 128, clusters of 2 along n: 2 x 2 cluster tiles
+    assert v.launch(p, 500, 300, 64, sms=132)[0] == (8, 1, 1)
+    assert v.launch(p, 1, 1, 1, sms=132)[0] == (2, 1, 1)
+    assert v.cluster_of(p) == (2, 1, 1)
+    one = registry["persistent_bf16"]
+    q = {"dtype": "bfloat16", "BM": 128, "BN": 256, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
+    assert one.launch(q, 4096, 4096, 4096, sms=114)[0] == (114, 1, 1)
+
+
 def test_preconditions(registry):
     t32 = {"dtype": "float32", "TILE": 32}
     assert registry["tiled_unguarded"].unmet(t32, 640, 640, 640) == []
