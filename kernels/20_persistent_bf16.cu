@@ -32,15 +32,6 @@ static_assert(BN % 64 == 0 && BN <= 256, "wgmma n of 64..256 in whole 64-column 
 static_assert(BOXES % CLUSTER == 0, "the B boxes divide among the cluster's blocks");
 static_assert(sizeof(elem_t) == 2 && sizeof(out_t) == 4, "bfloat16 in, float32 out");
 
-// cluster tile t -> (first block row, block column), GROUP cluster-tile rows at a time
-__device__ __forceinline__ void tile_of(int t, int rows, int cols, int &tm, int &tn) {
-    const int per_group = GROUP * cols;
-    const int first = (t / per_group) * GROUP;
-    const int height = min(rows - first, GROUP);
-    tm = first + (t % per_group) % height;
-    tn = (t % per_group) / height;
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_bf16(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
@@ -75,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             unsigned it = 0;  // k-tiles issued so far: the ring position
             for (int t = cluster; t < tiles; t += clusters) {
                 int tm, tn;
-                tile_of(t, rows, cols, tm, tn);
+                grouped_tile<GROUP>(t, rows, cols, tm, tn);
                 const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES;
@@ -113,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         unsigned it = 0;
         for (int t = cluster; t < tiles; t += clusters) {
             int tm, tn;
-            tile_of(t, rows, cols, tm, tn);
+            grouped_tile<GROUP>(t, rows, cols, tm, tn);
             const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int s = it % STAGES;

@@ -37,14 +37,6 @@ static_assert(A_ROWS % 8 == 0, "whole 1024-byte swizzle periods per block's part
 // (ptxas, CUDA 13.0: 24 bytes spilled at 40)
 constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1 ? 224 : 232;
 
-__device__ __forceinline__ void tile_of(int t, int rows, int cols, int &tm, int &tn) {
-    const int per_group = GROUP * cols;
-    const int first = (t / per_group) * GROUP;
-    const int height = min(rows - first, GROUP);
-    tm = first + (t % per_group) % height;
-    tn = (t % per_group) / height;
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
@@ -79,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             unsigned it = 0;
             for (int t = cluster; t < tiles; t += clusters) {
                 int tm, tn;
-                tile_of(t, rows, cols, tm, tn);
+                grouped_tile<GROUP>(t, rows, cols, tm, tn);
                 const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES;
@@ -154,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         };
         for (int tile = cluster; tile < tiles; tile += clusters) {
             int tm, tn;
-            tile_of(tile, rows, cols, tm, tn);
+            grouped_tile<GROUP>(tile, rows, cols, tm, tn);
             const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
             int kt = 0;
             for (; kt + 1 < ktiles; kt += 2) {

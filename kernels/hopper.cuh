@@ -13,6 +13,7 @@
 //                transposes itself for 16-bit types), and TF32 with A in registers (TF32
 //                operands in shared memory must be K-major)
 //   setmaxnreg   a warpgroup gives up (producer) or takes (consumers) registers at run time
+//   grouped_tile the order a persistent kernel walks its output tiles in
 //
 // Accumulator layout of a warpgroup's 64 x N product (PTX ISA, "wgmma 64xNx16 D"): thread
 // 32 w + 4 g + q (warp w, lane group g, quad q) holds d[4 j + e] = D[16 w + g + 8 (e / 2)]
@@ -111,6 +112,20 @@ __device__ __forceinline__ unsigned cluster_blocks() {
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::
                      : "memory");
+}
+
+// -- persistent kernels ----------------------------------------------------------------------
+// tile t of a rows x cols grid of tiles, walked in groups of ROWS tile rows (the grouped order
+// of Triton's matmul tutorial): blocks working at the same time share rows of A and columns of
+// B in L2
+// (the template parameter is not named GROUP: the kernels get that as a macro)
+template <int ROWS>
+__device__ __forceinline__ void grouped_tile(int t, int rows, int cols, int &tm, int &tn) {
+    const int per_group = ROWS * cols;
+    const int first = (t / per_group) * ROWS;
+    const int height = min(rows - first, ROWS);
+    tm = first + (t % per_group) % height;
+    tn = (t % per_group) / height;
 }
 
 // -- registers -------------------------------------------------------------------------------

@@ -28,10 +28,12 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
 subset() {  # PRESET -> the preset itself, or with VARIANTS (e.g. [a,b,cublas]) a copy that runs
             # those variants only, their params and profile settings with them (and with
-            # CUBLAS=[bfloat16] cuBLAS in those element types only)
+            # CUBLAS=[bfloat16] cuBLAS in those element types only; with SIZES=[4096] those
+            # sizes only: a tune whose rungs were verified at the odd sizes already, e.g. by
+            # tools/gpu-hopper.sh dev, without settling the GPU for each of them)
   [ -z "${VARIANTS:-}" ] && { echo "$1"; return; }
   mkdir -p results
-  python3 - "$1" "$VARIANTS" "${CUBLAS:-}" <<'PY'
+  python3 - "$1" "$VARIANTS" "${CUBLAS:-}" "${SIZES:-}" <<'PY'
 import sys
 from pathlib import Path
 import yaml
@@ -43,6 +45,9 @@ profile = config.get("profile", {})
 if profile.get("variants"):
     profile["variants"] = [v for v in profile["variants"] if v in variants]
     profile["params"] = {v: p for v, p in profile.get("params", {}).items() if v in variants}
+if sys.argv[4]:  # SIZES=[4096]: these square sizes only, no other shapes
+    config["sizes"] = [int(x) for x in sys.argv[4].strip("[]").replace(" ", "").split(",")]
+    config["shapes"] = []
 if sys.argv[3] and "cublas" in variants:  # CUBLAS=[bfloat16]: the references' element types
     dtypes = sys.argv[3].strip("[]").replace(" ", "").split(",")
     config["params"]["cublas"] = {"dtype": dtypes}
