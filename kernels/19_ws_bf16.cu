@@ -50,14 +50,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int ktiles = (K + BK - 1) / BK;
 
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS);
-        }
-        barrier_init_fence();
-    }
-    __syncthreads();
+    ring_init(full, empty, STAGES, CONSUMERS, 1);
 
     if (wg == 0) {  // producer
         setmaxnreg_dec<PRODUCER_REGS>();

@@ -55,15 +55,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int tiles = rows * cols;
     const int ktiles = (K + BK - 1) / BK;
 
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            barrier_init(&full[s], 1);
-            barrier_init(&empty[s], CONSUMERS * CLUSTER);
-        }
-        barrier_init_fence();
-    }
-    if (CLUSTER > 1) cluster_sync();  // every block's barriers exist before any remote use
-    else __syncthreads();
+    ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
 
     if (wg == 0) {  // producer
         setmaxnreg_dec<PRODUCER_REGS>();

@@ -114,6 +114,22 @@ __device__ __forceinline__ void cluster_sync() {
                      : "memory");
 }
 
+// A ring of `stages` shared-memory stages: full[s] completes when the producer's arrival and the
+// copy engine's bytes are in, empty[s] after `releases` consumer arrivals.  Initialised by one
+// thread, visible to the block (with ctas > 1: to every block of the cluster) on return.
+__device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty, int stages,
+                                          unsigned releases, int ctas) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            barrier_init(&full[s], 1);
+            barrier_init(&empty[s], releases);
+        }
+        barrier_init_fence();
+    }
+    if (ctas > 1) cluster_sync();  // every block's barriers exist before any remote use
+    else __syncthreads();
+}
+
 // -- persistent kernels ----------------------------------------------------------------------
 // tile t of a rows x cols grid of tiles, walked in groups of ROWS tile rows (the grouped order
 // of Triton's matmul tutorial): blocks working at the same time share rows of A and columns of
