@@ -73,6 +73,16 @@ __device__ __forceinline__ void barrier_wait(uint64_t *bar, unsigned parity) {
         : "memory");
 }
 
+// orders this thread's earlier shared-memory accesses (generic proxy: ld.shared, st.shared)
+// before later accesses of the async proxy (TMA copies) that a barrier hands them to: a stage
+// read with plain loads must be fenced by each reading thread before it is released to the
+// producer.  Measured on an H100: ws_f64 releases a stage right after its fragment loads;
+// without this fence 3 of its 22 instantiations had rows of stale fragments at 4096 (and 3 at
+// 4097), with it all 22 PASSed there and in every later run.
+__device__ __forceinline__ void proxy_fence_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 // -- the tensor-memory accelerator -----------------------------------------------------------
 // the box at (column, row) of a 2-D tensor map into shared memory, completing on `bar`
 __device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *map, uint64_t *bar, int col,

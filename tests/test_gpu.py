@@ -446,6 +446,7 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
         "ws_bf16",
         "persistent_bf16",
         "mma_f64",
+        "ws_f64",
         "cublas_tf32",
     ],
 )

@@ -42,7 +42,7 @@ def test_recorded_resources_table_matches_registry(registry):
         assert r["shared_bytes"] == v.static_shared_bytes(params), r["instance"]
 
 
-HOPPER_RUNGS = ["ws_bf16", "persistent_bf16", "persistent_tf32"]
+HOPPER_RUNGS = ["ws_bf16", "persistent_bf16", "persistent_tf32", "ws_f64"]
 
 
 @pytest.mark.parametrize("variant", HOPPER_RUNGS)

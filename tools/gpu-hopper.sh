@@ -3,7 +3,7 @@
 # TMA + wgmma rungs, one device call per stage.
 #   tools/gpu-hopper.sh OUT dev VARIANTS DTYPES [SIZES]
 #       every instantiation of VARIANTS (e.g. [ws_bf16,cublas]: name the cuBLAS reference too)
-#       for DTYPES (e.g. [bfloat16]; cuBLAS runs those) at SIZES (default [1,31,33,4096,8192] and 1000 x 1100 x 37), int09 inputs in
+#       for DTYPES (e.g. [bfloat16]; cuBLAS runs those) at SIZES (default [1,31,33,4096,4097,8192] and 1000 x 1100 x 37), int09 inputs in
 #       bursts (the quick look; the ladder measures normal inputs, sustained); prints each
 #       instantiation's verification and GFLOP/s per size, and cuBLAS's
 #   tools/gpu-hopper.sh OUT memcheck VARIANTS...
@@ -18,11 +18,13 @@ shift 2
 mkdir -p "$out"
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 if [ "$stage" = dev ]; then
-  variants=$1 dtypes=$2 sizes=${3:-[1,31,33,4096,8192]}
+  variants=$1 dtypes=$2 sizes=${3:-[1,31,33,4096,4097,8192]}
   start=$(date +%s)
   rm -rf results/dev
+  params="${PARAMS:-}"  # cuBLAS (where named) in DTYPES
+  [[ "$variants" == *cublas* ]] && params="cublas: {dtype: $dtypes}${params:+, $params}"
   snakemake --cores 16 --config experiment=dev "variants=$variants" "dtypes=$dtypes" \
-    "params={cublas: {dtype: $dtypes}${PARAMS:+, $PARAMS}}" \
+    "params={$params}" \
     "sizes=$sizes" 'shapes=[[1000,1100,37]]' 'profile={enabled: false}' 'memory=[pinned]' \
     'report={figures: [], tables: []}' > "$out/dev.log" 2>&1
   echo "dev: exit $? after $(($(date +%s) - start)) s"

@@ -2,7 +2,9 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only; writes
+#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only;
+#                                    stopped at LIMIT seconds (default 560) and resumed by
+#                                    running the stage again on the same machine; writes
 #                                    results/tuned_merged.csv: kernels/tuned.csv with this tune's
 #                                    rows in place of its variants' rows
 #   tools/gpu-ladder.sh OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
@@ -66,8 +68,11 @@ keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and sam
 if [ "$stage" = tune ]; then
   start=$(date +%s)
   preset=$(subset config/presets/tune.yaml)
-  snakemake --cores 16 --configfile "$preset" > "$out/tune.log" 2>&1
-  echo "tune: exit $? after $(($(date +%s) - start)) s"
+  timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete --configfile "$preset" \
+    >> "$out/tune.log" 2>&1
+  rc=$?
+  echo "tune: exit $rc after $(($(date +%s) - start)) s"
+  [ $rc = 124 ] && { echo "stopped at the limit: run the stage again to resume"; tail -3 "$out/tune.log"; exit 0; }
   grep -h "configurations:" results/tune/tables/summary.txt
   keep results/tune tune
   cat results/tune/report/tuned.md
@@ -91,7 +96,7 @@ elif [ "$stage" = memcheck ]; then
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
   python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
-    warptile warptile_db mma_tf32 wgmma_tf32 persistent_tf32 ws_bf16 persistent_bf16 mma_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
+    warptile warptile_db mma_tf32 wgmma_tf32 persistent_tf32 ws_bf16 persistent_bf16 mma_f64 ws_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
     > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
   cat "$out/memcheck.log"

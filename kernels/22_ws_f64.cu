@@ -1,0 +1,190 @@
+// FP64 on Hopper's road: the double-precision tensor cores (DMMA) have no wgmma form, so the
+// products stay warp-wide mma.sync.m16n8k8.f64 (as mma_f64 and cuBLAS's own Hopper DGEMM), but
+// the tiles reach shared memory the Hopper way: a producer warpgroup issues TMA copies with
+// 128-byte swizzle into a STAGES-deep ring of full/empty mbarriers, and the consumer warps, given
+// the registers the producer gives up (setmaxnreg), only load fragments and multiply.  The
+// kernel is persistent (BLOCKS blocks per multiprocessor, walking the output tiles in groups of
+// 8 tile rows), so one tile's epilogue overlaps the next tile's first copies, and the consumers
+// spend no instructions on addresses of global memory or on guards: what lies past the matrix
+// arrives as zeros.
+//
+// mma_f64 pads its tile rows to spread a fragment load over the banks; a swizzled TMA tile
+// cannot be padded, so the rows and columns each lane reads are chosen instead.  A k-tile is 16
+// doubles (one 128-byte swizzle row): the A tile is [BM][16], the B tile BN / 16 boxes of
+// [16][16], and the copy engine stores 16-byte unit u of row r at unit u ^ (r % 8).  A lane
+// (group g, place t) of an m16n8k8 step reads A at mma row g -> tile row 2 (g % 4) + g / 4 and B
+// at mma column g -> tile column 8 ((g / 2) % 2) + 2 (g / 4) + g % 2 (+ 4 for odd n8 steps, in
+// 16-column pairs of steps): each half warp's sixteen 8-byte reads then cover the 32 banks
+// once.  A lane's two results of a row stay side by side in C (mma columns 2t and 2t + 1 map to
+// adjacent tile columns), so the epilogue stores them as one 16-byte double2 where C allows.
+#include "hopper.cuh"
+
+#ifndef BM
+#error "BM, BN, WM, WN, STAGES and BLOCKS must be defined"
+#endif
+
+constexpr int BK = 16;  // doubles per k-tile: one 128-byte swizzle row
+constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
+constexpr int THREADS = 128 + 32 * WARPS;  // a producer warpgroup, then the consumer warps
+constexpr int MI = WM / 16, NI = WN / 8;   // m16n8 products per warp tile
+constexpr unsigned A_BYTES = BM * BK * 8, B_BOX = BK * 16 * 8, B_BYTES = BK * BN * 8;
+constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
+static_assert(sizeof(elem_t) == 8 && sizeof(out_t) == 8, "float64 in and out");
+static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "whole warp tiles");
+static_assert(WARPS % 4 == 0, "setmaxnreg works on whole warpgroups of consumers");
+static_assert(BN % 16 == 0 && BM <= 256, "the TMA boxes: A [BM][16], B [16][16]");
+// registers after setmaxnreg: a block holds 65536 / BLOCKS of them (THREADS * the launch bound);
+// the producer keeps 40, the consumers share the rest in steps of 8
+constexpr int REGS = 65536 / BLOCKS / THREADS;
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = ((REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS)) / 8 * 8 > 232
+                                  ? 232
+                                  : ((REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS)) / 8 * 8;
+static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and their fragments");
+
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
+    ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
+           out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    unsigned char *smem = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+    unsigned char *As = smem;                     // STAGES x [BM][16] double
+    unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BN / 16 x [16][16] double
+
+    const int rows = (M + BM - 1) / BM, cols = (N + BN - 1) / BN;
+    const int tiles = rows * cols;
+    const int ktiles = (K + BK - 1) / BK;
+
+    ring_init(full, empty, STAGES, WARPS, 1);
+
+    if (threadIdx.x < 128) {  // producer
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            unsigned it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int tm, tn;
+                grouped_tile<8>(t, rows, cols, tm, tn);
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
+                    barrier_expect(&full[s], STAGE_BYTES);
+                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, tm * BM);
+#pragma unroll
+                    for (int j = 0; j < BN / 16; ++j)
+                        tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s], tn * BN + 16 * j,
+                                 kt * BK);
+                }
+            }
+        }
+    } else {  // consumers
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int warp = threadIdx.x / 32 - 4, lane = threadIdx.x % 32;
+        const int g = lane / 4, t = lane % 4;
+        const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+        const int r = 2 * (g % 4) + g / 4;                     // the tile row of mma row g
+        const int p = 8 * ((g / 2) % 2) + 2 * (g / 4) + g % 2;  // the tile column of mma column g
+        // byte offsets in a stage of this lane's fragment words at k-step kk = 0; further rows
+        // of A (16-row steps, the + 8 half) and further 16-column B boxes add whole 1024-byte
+        // swizzle periods and boxes, which keep the swizzle
+        // A: [k8 step][h: column t or t + 4]; B: [k8 step][h: row t or t + 4][n8 step parity:
+        // column p or p + 4, inside the swizzle, so not a fixed byte distance]
+        unsigned offA[2][2], offB[2][2][2];
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int ca = 8 * ks + 4 * h + t;  // A's column (k)
+                offA[ks][h] = (wm0 + r) * 128 + (((ca / 2) ^ r) * 16) + (ca % 2) * 8;
+                const int k = 8 * ks + 4 * h + t;  // B's row
+#pragma unroll
+                for (int jp = 0; jp < 2; ++jp) {
+                    const int n = p + 4 * jp;  // B's column in its 16-column box
+                    offB[ks][h][jp] =
+                        (wn0 / 16) * B_BOX + k * 128 + (((n / 2) ^ (k % 8)) * 16) + (n % 2) * 8;
+                }
+            }
+        double acc[MI][NI][4];
+        unsigned it = 0;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int tm, tn;
+            grouped_tile<8>(tile, rows, cols, tm, tn);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NI; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                const int s = it % STAGES;
+                barrier_wait(&full[s], (it / STAGES) & 1);
+                const unsigned char *a = As + s * A_BYTES;
+                const unsigned char *b = Bs + s * B_BYTES;
+#pragma unroll
+                for (int ks = 0; ks < 2; ++ks) {
+                    double af[MI][4], bf[NI][2];
+#pragma unroll
+                    for (int i = 0; i < MI; ++i)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const unsigned char *q = a + offA[ks][h] + i * 16 * 128;
+                            af[i][2 * h] = *reinterpret_cast<const double *>(q);
+                            af[i][2 * h + 1] = *reinterpret_cast<const double *>(q + 8 * 128);
+                        }
+#pragma unroll
+                    for (int j = 0; j < NI; ++j)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h)  // n8 step j: box j / 2
+                            bf[j][h] = *reinterpret_cast<const double *>(
+                                b + offB[ks][h][j % 2] + (j / 2) * B_BOX);
+                    if (ks == 1) {  // every fragment of the stage is loaded: release it
+                        proxy_fence_async();  // (before the copy engine may overwrite it)
+                        __syncwarp();
+                        if (lane == 0) barrier_arrive(&empty[s]);
+                    }
+#pragma unroll
+                    for (int i = 0; i < MI; ++i)
+#pragma unroll
+                        for (int j = 0; j < NI; ++j)
+                            asm volatile(
+                                "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 "
+                                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                                : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
+                                  "+d"(acc[i][j][3])
+                                : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
+                                  "d"(bf[j][0]), "d"(bf[j][1]));
+                }
+            }
+            // lane (g, t) holds mma rows g, g + 8 and columns 2t, 2t + 1 of each m16n8 product:
+            // tile rows r, r + 8 and the adjacent tile columns 8 (t % 2) + 2 (t / 2) (+ 1)
+            const long long row0 = static_cast<long long>(tm) * BM + wm0 + r;
+            const int col0 = tn * BN + wn0 + 8 * (t % 2) + 2 * (t / 2);
+            const bool pairs = (ldc % 2) == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int hi = 0; hi < 2; ++hi) {
+                    const long long row = row0 + 16 * i + 8 * hi;
+                    if (row >= M) continue;
+#pragma unroll
+                    for (int j = 0; j < NI; ++j) {
+                        const int col = col0 + 16 * (j / 2) + 4 * (j % 2);
+                        double v0 = acc[i][j][2 * hi], v1 = acc[i][j][2 * hi + 1];
+                        out_t *q = C + row * ldc + col;
+                        if (pairs && col + 1 < N) {
+                            double2 *q2 = reinterpret_cast<double2 *>(q);
+                            if (accumulate) {
+                                const double2 old = *q2;
+                                v0 += old.x;
+                                v1 += old.y;
+                            }
+                            *q2 = make_double2(v0, v1);
+                        } else {
+                            if (col < N) q[0] = accumulate ? q[0] + v0 : v0;
+                            if (col + 1 < N) q[1] = accumulate ? q[1] + v1 : v1;
+                        }
+                    }
+                }
+        }
+    }
+}
