@@ -103,13 +103,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
                               "+d"(acc[i][j][3])
                             : "d"(af[i][0]), "d"(af[i][1]), "d"(bf[j][0]));
                     else if constexpr (MMAK == 8)
-                        asm volatile(
-                            "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-                            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                            : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
-                              "+d"(acc[i][j][3])
-                            : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
-                              "d"(bf[j][0]), "d"(bf[j][1]));
+                        mma_f64_m16n8k8(acc[i][j], reinterpret_cast<const double (&)[4]>(af[i]),
+                                        reinterpret_cast<const double (&)[2]>(bf[j]));
                     else
                         asm volatile(
                             "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "

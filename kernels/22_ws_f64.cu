@@ -145,14 +145,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
 #pragma unroll
                     for (int i = 0; i < MI; ++i)
 #pragma unroll
-                        for (int j = 0; j < NI; ++j)
-                            asm volatile(
-                                "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 "
-                                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                                : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
-                                  "+d"(acc[i][j][3])
-                                : "d"(af[i][0]), "d"(af[i][1]), "d"(af[i][2]), "d"(af[i][3]),
-                                  "d"(bf[j][0]), "d"(bf[j][1]));
+                        for (int j = 0; j < NI; ++j) mma_f64_m16n8k8(acc[i][j], af[i], bf[j]);
                 }
             }
             // lane (g, t) holds mma rows g, g + 8 and columns 2t, 2t + 1 of each m16n8 product:

@@ -37,3 +37,15 @@ typedef ACC_T acc_t;
 __device__ __forceinline__ void store_result(elem_t *C, long long idx, elem_t v, int accumulate) {
     C[idx] = accumulate ? C[idx] + v : v;
 }
+
+// One FP64 tensor-core product (DMMA, sm_90 and newer): d (16 x 8) += a (16 x 8) . b (8 x 8), in
+// the mma.sync fragment layout (lane (g, t): a = A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4];
+// b = B[t][g], B[t + 4][g]; d = D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1])
+__device__ __forceinline__ void mma_f64_m16n8k8(double (&d)[4], const double (&a)[4],
+                                                const double (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
