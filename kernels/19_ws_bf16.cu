@@ -40,9 +40,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    // the swizzle pattern repeats every 1024 bytes: stages start 1024-byte aligned
-    unsigned char *smem = reinterpret_cast<unsigned char *>(
-        (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+    unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][64] bfloat16
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BN/64 x [64][64] bfloat16
 

@@ -33,13 +33,12 @@ static_assert(sizeof(elem_t) == 8 && sizeof(out_t) == 8, "float64 in and out");
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "whole warp tiles");
 static_assert(WARPS % 4 == 0, "setmaxnreg works on whole warpgroups of consumers");
 static_assert(BN % 16 == 0 && BM <= 256, "the TMA boxes: A [BM][16], B [16][16]");
-// registers after setmaxnreg: a block holds 65536 / BLOCKS of them (THREADS * the launch bound);
-// the producer keeps 40, the consumers share the rest in steps of 8
+// registers after setmaxnreg: a block holds at most REGS per thread (the launch bound's share of
+// the 65536); the producer keeps 40, the consumers share the rest in steps of 8, at most 232
 constexpr int REGS = 65536 / BLOCKS / THREADS;
 constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = ((REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS)) / 8 * 8 > 232
-                                  ? 232
-                                  : ((REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS)) / 8 * 8;
+constexpr int CONSUMER_SHARE = (REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS) / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_SHARE > 232 ? 232 : CONSUMER_SHARE;
 static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and their fragments");
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
@@ -47,8 +46,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
            out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    unsigned char *smem = reinterpret_cast<unsigned char *>(
-        (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+    unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][16] double
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BN / 16 x [16][16] double
 

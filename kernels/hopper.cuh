@@ -28,6 +28,14 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// the first 1024-byte boundary at or after p: the 128-byte swizzle repeats every 1024 bytes, so
+// swizzled tiles (and the stages holding them) start there (the dynamic shared memory the
+// registry declares has 1024 bytes to spare for it)
+__device__ __forceinline__ unsigned char *align_1024(unsigned char *p) {
+    return reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(p) + 1023) &
+                                             ~static_cast<uintptr_t>(1023));
+}
+
 // -- mbarriers -------------------------------------------------------------------------------
 __device__ __forceinline__ void barrier_init(uint64_t *bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
