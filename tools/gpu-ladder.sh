@@ -81,7 +81,9 @@ if [ "$stage" = tune ]; then
   python3 - "$out" <<'PY'
 import sys
 import pandas as pd
-old, new = pd.read_csv("kernels/tuned.csv"), pd.read_csv("results/tune/report/tuned.csv")
+# read as text: the kept rows are written back exactly as they were
+read = lambda path: pd.read_csv(path, dtype=str, keep_default_na=False)
+old, new = read("kernels/tuned.csv"), read("results/tune/report/tuned.csv")
 keys = set(zip(new.gpu_name, new.variant, new.dtype))
 kept = old[[k not in keys for k in zip(old.gpu_name, old.variant, old.dtype)]]
 merged = pd.concat([kept, new], ignore_index=True)
