@@ -159,3 +159,26 @@ def test_inputs_and_loads_take_one_value_or_a_list_and_are_checked(registry):
                     "sustained"], "variants": ["cublas"], "sizes": [64]}, registry), registry)  # fmt: skip
     got = {(c.distribution, c.load) for c in p.runs["cublas"]}
     assert got == {(d, x) for d in ("int09", "normal") for x in ("burst", "sustained")}
+
+
+def test_sustained_sizes_settle_only_the_sizes_named(registry):
+    """sustained_sizes: the odd sizes are measured in bursts only, the named square sizes under
+    both loads; a size that is not a square size of the run, or a sustained-only load that
+    would leave a product unmeasured, is refused with the valid values."""
+    base = {"arch": "sm_90", "variants": ["cublas"], "sizes": [31, 4096], "shapes": [[9, 8, 7]]}
+    cfg = validate(base | cli("load=[burst,sustained]", "sustained_sizes=[4096]"), registry)
+    runs = plan.expand(cfg, registry).runs["cublas"]
+    got = sorted({(c.m, c.n, c.k, c.load) for c in runs})
+    assert got == [(9, 8, 7, "burst"), (31, 31, 31, "burst"), (4096, 4096, 4096, "burst"),
+                   (4096, 4096, 4096, "sustained")]  # fmt: skip
+    unset = plan.expand(validate(base | {"load": ["burst", "sustained"]}, registry), registry)
+    assert len({(c.m, c.load) for c in unset.runs["cublas"]}) == 6  # empty: all, both loads
+    with pytest.raises(
+        ConfigError, match=r"'sustained_sizes': 4097 is not a square size.*31, 4096"
+    ):
+        validate(base | {"load": ["burst", "sustained"], "sustained_sizes": [4097]}, registry)
+    with pytest.raises(ConfigError, match=r"leaves \[\[31, 31, 31\], \[9, 8, 7\]\] with no load"):
+        validate(base | {"load": ["sustained"], "sustained_sizes": [4096]}, registry)
+    # a burst-only run ignores it (the ladder preset with --config load=[burst])
+    burst = plan.expand(validate(base | {"sustained_sizes": [4096]}, registry), registry)
+    assert {c.load for c in burst.runs["cublas"]} == {"burst"}

@@ -221,6 +221,7 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
                 f"{', '.join(integer_types)} matrices; use distribution={' or '.join(fit)} or "
                 f"drop {', '.join(integer_types)} from dtypes"
             )
+    problems += _sustained_size_problems(cfg)
     if "sustained" in cfg["load"] and "cold" in cfg["cache"]:
         problems.append(
             "config key 'load': sustained runs each kernel back to back, which a cold cache "
@@ -238,6 +239,30 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
         problems += _param_problems(
             cfg["profile"], registry, "profile.", cfg["profile"]["variants"]
         )
+    return problems
+
+
+def _sustained_size_problems(cfg: dict) -> list[str]:
+    """sustained_sizes must name square sizes of the run, and leave every product a load."""
+    chosen = cfg["sustained_sizes"]
+    if not chosen or "sustained" not in cfg["load"]:
+        return []
+    from mmbench.plan.plan import shapes_of
+
+    squares = [m for m, n, k in shapes_of(cfg) if m == n == k]
+    problems = [
+        f"config key 'sustained_sizes': {s} is not a square size of this run; valid values: "
+        f"{', '.join(map(str, squares))}"
+        for s in chosen
+        if s not in squares
+    ]
+    if cfg["load"] == ["sustained"]:
+        left = [list(p) for p in shapes_of(cfg) if not (p[0] == p[1] == p[2] and p[0] in chosen)]
+        if left:
+            problems.append(
+                f"config key 'sustained_sizes': {chosen} leaves {left} with no load "
+                f"(load = ['sustained']); add burst to load, or those sizes to sustained_sizes"
+            )
     return problems
 
 

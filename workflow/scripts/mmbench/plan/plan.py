@@ -40,6 +40,13 @@ def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
     return list(dict.fromkeys(out))
 
 
+def sustained_at(cfg: dict, m: int, n: int, k: int) -> bool:
+    """Whether the product m x n x k is measured under sustained load when load lists it:
+    sustained_sizes names the square sizes that are (empty: every product)."""
+    chosen = cfg.get("sustained_sizes") or []
+    return not chosen or (m == n == k and m in chosen)
+
+
 COPY_MODES = ("pageable", "pinned")
 
 
@@ -156,6 +163,8 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 cfg.get("load", ["burst"]),
                 cfg["distribution"],
             ):
+                if load == "sustained" and not sustained_at(cfg, m, n, k):
+                    continue
                 unmet = v.unmet(params, m, n, k)
                 conf = Configuration.of(
                     name,
