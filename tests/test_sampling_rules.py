@@ -128,5 +128,5 @@ def test_a_trace_survives_the_samples_file_and_the_progress_line_names_the_load(
     for f in ("t", "sm", "power", "energy", "busy"):
         assert np.allclose(again[f], trace[f], atol=1e-3, equal_nan=True), f
     line = describe(r.to_dict())
-    assert "normal" in line and "sustained" in line and "settled after 3.0 s" in line
-    assert "1605 MHz" in line and "698 W" in line and "global" not in line
+    assert "normal" in line and "sustained" in line and "settled after 2.1 s" in line
+    assert "1635 MHz" in line and "713 W" in line and "global" not in line

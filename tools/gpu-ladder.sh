@@ -121,7 +121,7 @@ elif [ "$stage" = again ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
-  snakemake --cores 16 --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
+  snakemake --cores 16 --rerun-incomplete --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
     experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
     profile='{enabled: false}' report='{figures: [ladder], tables: [ladder]}' \
     > "$out/again.log" 2>&1

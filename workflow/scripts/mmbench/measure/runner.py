@@ -300,7 +300,8 @@ def describe(row: dict) -> str:
     if row.get("batch_samples") and row.get("load") == "burst":
         text += f", batched {row['batch_ms_median']:.4f} ms (x{row['batch_size']:.0f})"
     if row.get("load") == "sustained":
-        settle = "settled" if row.get("settled") == "True" else "NOT settled"
+        # "True" as measured, or a bool where the row was read back from a table
+        settle = "settled" if str(row.get("settled")) == "True" else "NOT settled"
         text += f", {settle} after {row['settle_s']:.1f} s, {row.get('sm_clock_mhz', 0):.0f} MHz"
         if row.get("power_w_median") == row.get("power_w_median"):
             text += f", {row['power_w_median']:.0f} W"

@@ -539,7 +539,9 @@ def ladder_rungs(timings, stem):
     widest = max(classes, key=lambda c: k[k.precision == c].variant.nunique())
     rest = [c for c in classes if c != widest]
     fig = plt.figure(figsize=(9.5, 4.2 if not rest else 8.2))
-    grid_ = fig.add_gridspec(1 if not rest else 2, max(1, len(rest)))
+    # the lower panels as wide as their rungs need (at least two rungs' width each)
+    width = [max(2, k[k.precision == c].variant.nunique()) for c in rest] or [1]
+    grid_ = fig.add_gridspec(1 if not rest else 2, max(1, len(rest)), width_ratios=width)
     axes = {widest: fig.add_subplot(grid_[0, :])}
     for i, c in enumerate(rest):
         axes[c] = fig.add_subplot(grid_[1, i])
@@ -568,10 +570,11 @@ def ladder_rungs(timings, stem):
             ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g == g:
-                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=9)
+                    ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=8.5,
+                            bbox=dict(facecolor="white", edgecolor="none", pad=0.4, alpha=0.85))  # fmt: skip
         ax.set_xticks(np.arange(len(rungs)))
-        ax.set_xticklabels(rungs, rotation=25 if len(rungs) > 3 else 0,
-                           ha="right" if len(rungs) > 3 else "center")  # fmt: skip
+        tilt = len(rungs) > 3 or (cls != widest and len(rungs) > 2)  # labels side by side
+        ax.set_xticklabels(rungs, rotation=25 if tilt else 0, ha="right" if tilt else "center")
         ax.set_xlim(-0.6, len(rungs) - 0.4)
         top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
         legend_rows = 2 + len(sizes) if len(rungs) < 4 else 2
@@ -789,19 +792,30 @@ def bound_in_words(r, has_l1: bool) -> str:
 def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
     """Where each profiled kernel sits, from the roofline table: its bound and the fraction of
     the attainable rate it reaches; with L1 intensities, how far tiling moves it.  Tensor-core
-    kernels are measured against no ceiling (only the CUDA cores' are measured)."""
-    parts = []
+    kernels are measured against no ceiling (only the CUDA cores' are measured): they are named
+    together, fastest first, with their rates and whether they pass the CUDA-core roof."""
+    parts, tensor = [], []
     many = len(roof) > 6
     for _, r in roof.iterrows():
         name = f"{r['variant']} {r['dtype']}" if many else f"{r['label']} N={int(r['m'])}"
         if _tensor_placed(r):
-            above = r["achieved_gflops"] > r["peak_gflops"]
-            parts.append(
-                f"{name}: tensor cores, {r['achieved_gflops'] / 1e3:.1f} TFLOP/s"
-                + (" (above the CUDA-core roof)" if above else "")
-            )
+            tensor.append((r["achieved_gflops"], name, r["achieved_gflops"] > r["peak_gflops"]))
             continue
         parts.append(f"{name}: {bound_in_words(r, has_l1)}")
+    if tensor:
+        tensor.sort(reverse=True)
+        above = sum(a for _, _, a in tensor)
+        parts.append(
+            "on the tensor cores (placed by 2mnk FLOPs; no tensor-core ceiling is measured), "
+            + ", ".join(f"{name} {g / 1e3:.1f}" for g, name, _ in tensor)
+            + " TFLOP/s"
+            + (
+                f": {'all' if above == len(tensor) else above} of {len(tensor)} above the "
+                "CUDA-core roof"
+                if above
+                else ""
+            )
+        )
     return "; ".join(parts) + "."
 
 
