@@ -699,7 +699,11 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     has_l1 = "l1_arithmetic_intensity" in roof and roof["l1_arithmetic_intensity"].notna().any()
     # DRAM bytes against the DRAM roof; global-load (L1) bytes in their own panel, where each
     # kernel's line is the load bandwidth it reached: a point is only ever drawn with its roof
-    fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(12 if has_l1 else 7, 5), squeeze=False)
+    beside = len(roof) > 6 and not has_l1  # many kernels: the legend beside the axes
+    width = 12 if has_l1 else 13 if beside else 7
+    fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(width, 5), squeeze=False)
+    if beside:  # the figure holds the legend, so the note below wraps to the whole width
+        fig.subplots_adjust(left=0.06, right=0.5)
     ax = axes[0][0]
     ai = np.logspace(-2, 4, 200)
     for name, peak, ls in (("FP32", c.peak_fp32_gflops, "-"), ("FP64", c.peak_fp64_gflops, "--")):
