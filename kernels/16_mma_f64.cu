@@ -51,12 +51,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
         else copy_tile_elementwise<BK, BN, THREADS, LayoutB>(bs, B, k0, col0, K, N, ldb);
     };
     double acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+    zero_fragments(acc);
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {

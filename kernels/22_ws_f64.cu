@@ -107,12 +107,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int tm, tn;
             grouped_tile<8>(tile, rows, cols, tm, tn);
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-                for (int j = 0; j < NI; ++j)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+            zero_fragments(acc);
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int s = it % STAGES;
                 barrier_wait(&full[s], (it / STAGES) & 1);

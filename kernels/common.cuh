@@ -49,3 +49,15 @@ __device__ __forceinline__ void mma_f64_m16n8k8(double (&d)[4], const double (&a
         : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
         : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 }
+
+// A warp's mma.sync accumulators, MI x NI fragments of four, set to zero (mma_tf32, mma_f64,
+// ws_f64)
+template <typename T, int MI, int NI>
+__device__ __forceinline__ void zero_fragments(T (&acc)[MI][NI][4]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
+}
