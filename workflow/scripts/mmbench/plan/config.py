@@ -247,9 +247,10 @@ def _sustained_size_problems(cfg: dict) -> list[str]:
     chosen = cfg["sustained_sizes"]
     if not chosen or "sustained" not in cfg["load"]:
         return []
-    from mmbench.plan.plan import shapes_of
+    from mmbench.plan.plan import shapes_of, sustained_at
 
-    squares = [m for m, n, k in shapes_of(cfg) if m == n == k]
+    shapes = shapes_of(cfg)
+    squares = [m for m, n, k in shapes if m == n == k]
     problems = [
         f"config key 'sustained_sizes': {s} is not a square size of this run; valid values: "
         f"{', '.join(map(str, squares))}"
@@ -257,7 +258,7 @@ def _sustained_size_problems(cfg: dict) -> list[str]:
         if s not in squares
     ]
     if cfg["load"] == ["sustained"]:
-        left = [list(p) for p in shapes_of(cfg) if not (p[0] == p[1] == p[2] and p[0] in chosen)]
+        left = [list(p) for p in shapes if not sustained_at(cfg, *p)]
         if left:
             problems.append(
                 f"config key 'sustained_sizes': {chosen} leaves {left} with no load "
