@@ -12,6 +12,7 @@ from mmbench.measure.runner import describe
 from mmbench.measure.timing import (
     Kernel,
     Sampling,
+    Site,
     enough,
     launches_before_timed,
     measure,
@@ -137,6 +138,32 @@ def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
     assert u.gamma == arith.tolerance_scale("float32", "uniform", 20, False, "gemm", "ieee")
     s = Inputs.draw(conf(m=40, n=30, k=30, operation="add"), 2)
     assert s.probes() == [] and s.exact and s.gamma == 0.0
+
+
+def test_the_passes_take_the_placements_in_turn():
+    """Four placements, one 10 ms kernel each a little slower than the last: pass i runs on
+    placement i mod 4, so the samples (and their interval) span all four."""
+    used = []
+
+    def on(p):
+        def one_pass():
+            used.append(p)
+            return (0.5, 10.0 + p / 100, 0.25)
+
+        return one_pass
+
+    kernel = Kernel(
+        on(0), lambda: False, None, None, None, lambda: 1980.0,
+        more=[Site(on(p), None) for p in (1, 2, 3)],
+    )  # fmt: skip
+    got = measure(kernel, "burst", Sampling(min_samples=6, max_samples=100, min_time_s=0.0))
+    assert used == [0, 1, 2, 3, 0, 1]
+    assert got.kernel == [10.0, 10.01, 10.02, 10.03, 10.0, 10.01]
+    assert got.columns()["placements"] == 4 and got.kept()["placements"] == 4
+    # one placement: as before, and the samples file does not say so
+    one = Kernel(on(0), lambda: False, None, None, None, lambda: 1980.0)
+    got = measure(one, "burst", Sampling(min_samples=2, max_samples=100, min_time_s=0.0))
+    assert got.columns()["placements"] == 1 and "placements" not in got.kept()
 
 
 def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():

@@ -5,8 +5,10 @@
 #   the edit loop: tools/slowdown.py slows tiled_guarded, run C re-measures only it, the
 #   summary prints before -> after, `compare` with baseline=previous and fail_on=slower exits 1,
 #   and C against B shows what changed verdict.
-# Usage (repository root): tools/gpu-compare.sh OUTDIR [ab|edit|once]...   (once: one run only,
-# e.g. on another GPU model; its results go to OUTDIR/<gpu>.tar.gz)
+# Usage (repository root): tools/gpu-compare.sh OUTDIR [cool|ab|edit|once]...   (once: one run
+# only, e.g. on another GPU model; its results go to OUTDIR/<gpu>.tar.gz; cool: wait until the
+# GPU is at most 40 C, 180 s at most, so that run A does not start on a GPU that sustained load
+# has just heated: docs/method.md)
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
@@ -22,6 +24,14 @@ timed() {  # name, snakemake args...
 }
 for stage in "$@"; do
   case $stage in
+  cool)
+    for _ in $(seq 36); do
+      t=$(nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader,nounits | head -1)
+      [ "$t" -le 40 ] && break
+      sleep 5
+    done
+    echo "cool: GPU at $t C"
+    ;;
   ab)
     timed run_a --cores 16
     grep -h "configurations:" $R/tables/summary.txt

@@ -21,6 +21,10 @@
 #                                    and 8192 once more (results/ladder_again), and each one's
 #                                    deviation from the ladder run (issue "numbers that hold on
 #                                    real data": within 1%)
+#   tools/gpu-ladder.sh OUT pair     the same configurations twice, one run right after the
+#                                    other (results/ladder_again, its first run kept in
+#                                    results/ladder_pair_a), and each one's deviation between
+#                                    the two: the same check without a ladder run before it
 # OUT receives the logs, the tables and the figures of each stage.
 set -uo pipefail
 out=$1
@@ -117,16 +121,29 @@ elif [ "$stage" = ladder ]; then
     echo "== $t"
     cat "results/ladder/report/$t.md" 2>/dev/null
   done
-elif [ "$stage" = again ]; then
+elif [ "$stage" = again ] || [ "$stage" = pair ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
-  start=$(date +%s)
-  snakemake --cores 16 --rerun-incomplete --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
-    experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
-    profile='{enabled: false}' report='{figures: [ladder], tables: [ladder]}' \
-    > "$out/again.log" 2>&1
-  echo "again: exit $? after $(($(date +%s) - start)) s"
-  keep results/ladder_again ladder_again
-  python3 tools/compare_medians.py results/ladder/tables/timings.csv \
-    results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
+  sustained() {  # log name, more snakemake arguments
+    local start=$(date +%s) name=$1; shift
+    snakemake --cores 16 --rerun-incomplete --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
+      experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
+      profile='{enabled: false}' report='{figures: [ladder], tables: [ladder]}' "$@" \
+      > "$out/$name.log" 2>&1
+    echo "$name: exit $? after $(($(date +%s) - start)) s"
+  }
+  if [ "$stage" = again ]; then
+    sustained again
+    keep results/ladder_again ladder_again
+    python3 tools/compare_medians.py results/ladder/tables/timings.csv \
+      results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
+  else
+    sustained pair_a
+    rm -rf results/ladder_pair_a && cp -r results/ladder_again results/ladder_pair_a
+    sustained pair_b --forcerun measure_variant
+    keep results/ladder_pair_a ladder_pair_a
+    keep results/ladder_again ladder_pair_b
+    python3 tools/compare_medians.py results/ladder_pair_a/tables/timings.csv \
+      results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
+  fi
 fi

@@ -14,6 +14,13 @@ Batches (both loads): a sample that times `batch` back-to-back launches behind a
 kernel (nvbench's batch measurement), the launch's time being the batch's over its count;
 `batch_size()` says how many.
 
+PLACEMENTS (both loads): a configuration's samples run from `placements` (4) places in turn,
+each a fresh allocation of A, B and C in GPU memory (all alive together) with a stream and a
+load of the kernel's code of its own; every place's result is verified.  Two processes timing
+the same short kernel on the same data differ by up to 3% (set by the stream and code each
+starts with), while one process's samples spread by 0.1-0.4%; from several places, a run's
+interval covers that, and two runs sample the same spread.
+
 SETTLE RULE (sustained): the SM clock is read every telemetry interval while the kernel runs
 back to back; the load has settled when the medians of the last two windows of
 `settle_window_s` (1 s) differ by at most one clock step (15 MHz on an H100; the GPU's own
@@ -52,6 +59,8 @@ class Sampling:
     # this long or longer is its own batch (batch_size 1)
     batch_min_ms: float = 1.0
     batch_max: int = 500  # launches queued behind one blocking kernel at most
+    # the samples run from this many places in turn (PLACEMENTS above)
+    placements: int = 4
     # sustained load (SETTLE RULE, ENERGY RULE above)
     settle_window_s: float = 1.0
     settle_min_s: float = 2.0

@@ -51,14 +51,16 @@ def launcher(
     cubin: str | None,
     operands: dict[str, Operand],
     stream,
+    cublas_handle: int | None = None,
 ) -> tuple[Callable[[], None], LaunchSpec]:
     """(launch, spec) of one configuration; launch() enqueues the kernel on `stream`.  `v` is
-    the variant's registry entry, `operands` A, B and C as the kernel sees them."""
+    the variant's registry entry, `operands` A, B and C as the kernel sees them; a library call
+    goes through `cublas_handle` (None: CuPy's)."""
     lds = tuple(operands[x].ld for x in "ABC")
     if v.backend == "cublas":
         spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
         pointers = tuple(operands[x].ptr for x in "ABC")
-        return cublas_launcher(cp, conf, pointers, lds, stream, v.math), spec
+        return cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle), spec
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
     spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
     fn = modules.function(cubin, v.symbol)
@@ -207,7 +209,7 @@ _MATH_MODES = {"ieee": 0, "tf32": 3}  # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_
 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 68, -1
 
 
-def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee"):
+def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=None):
     """cuBLAS GEMM with explicit leading dimensions.  Row-major C = A.B is column-major
     C^T = B^T.A^T, so B and A swap places.  The element type's declaration says how
     (core/elements.py): cublas<t>gemm for one type (math "ieee" is cuBLAS's default mode, no
@@ -219,7 +221,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee"):
     e = element_type(conf.dtype)
     if e.cublas is None:
         raise ValueError(f"cuBLAS has no GEMM for {conf.dtype}")
-    handle = cp.cuda.device.get_cublas_handle()
+    handle = handle or cp.cuda.device.get_cublas_handle()
     scale = e.accumulator.np_dtype
     alpha = np.array(1, scale)
     beta = np.array(1 if conf.accumulate else 0, scale)

@@ -23,6 +23,7 @@ untouched: both count as writes outside the matrix.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 
 import numpy as np
@@ -186,6 +187,11 @@ class Placement:
         """C (m x n) as the host sees it after the pass."""
         raise NotImplementedError
 
+    def moved(self) -> Placement | None:
+        """The same operands in a fresh allocation of the memory the kernel reads, the host
+        side shared (timing.py's placements); None where there is nothing to move."""
+        return None
+
     def outside_writes(self) -> int:
         return sum(x.outside_writes() for x in self.all_mats())
 
@@ -242,15 +248,31 @@ class CopyPlacement(Placement):
             self.hC0 = self.host_matrix(conf.memory, "C0", m, n, ldc)
             self.hC0.grid[:, :n] = c0
         strided = conf.transfer == "strided"
-        dld = (lda, ldb, ldc) if strided else (k, n, n)
-        self.dA = self.device_matrix("A", m, k, dld[0])
-        self.dB = self.device_matrix("B", k, n, dld[1])
-        self.dC = self.device_matrix("C", m, n, dld[2])
-        self.kernel_mats = (self.dA, self.dB, self.dC)
+        self.dld = (lda, ldb, ldc) if strided else (k, n, n)
+        self._allocate()
         self.pack = {}
         if conf.transfer == "pack":  # seed 004's buffer, of the same memory kind
             for name, (rows, cols) in dict(a=(m, k), b=(k, n), c=(m, n)).items():
                 self.pack[name] = self.host_matrix(conf.memory, f"pack {name}", rows, cols, cols)
+
+    def _allocate(self) -> None:
+        m, n, k = self.conf.m, self.conf.n, self.conf.k
+        self.dA = self.device_matrix("A", m, k, self.dld[0])
+        self.dB = self.device_matrix("B", k, n, self.dld[1])
+        self.dC = self.device_matrix("C", m, n, self.dld[2])
+        self.kernel_mats = (self.dA, self.dB, self.dC)
+
+    def moved(self) -> CopyPlacement:
+        """Fresh device matrices holding this placement's A and B (copied on the device: a
+        batch may run on them before any pass has); the host operands (and packing buffers)
+        are shared."""
+        other = copy.copy(self)
+        other.keep = []
+        other._allocate()
+        for dst, src in ((other.dA, self.dA), (other.dB, self.dB)):
+            dst.inner[...] = src.inner
+        self.cp.cuda.Device().synchronize()
+        return other
 
     def all_mats(self):
         return (self.dA, self.dB, self.dC, self.hC)
@@ -323,6 +345,15 @@ class ManagedPlacement(Placement):
             self.mats.append(Matrix(np, flat, rows, cols, ld, guard))
         self.kernel_mats = tuple(self.mats)
         self.device_id = cp.cuda.Device().id
+
+    def moved(self) -> ManagedPlacement:
+        """Fresh managed allocations, filled from the host's inputs (as every pass refills
+        them)."""
+        other = ManagedPlacement(
+            self.cp, self.conf, self.a, self.b, self.c0, self.guard, self.buffers, self.align
+        )
+        other.reset()
+        return other
 
     def reset(self):
         A, B, C = self.mats

@@ -1,8 +1,10 @@
 """Measures the configurations of one variant in one CUDA context (the worker process's job).
 
 Per configuration (nvbench's order): place the inputs (placement.py), launch once and verify that
-result twice (oracle.py), then time passes until the stopping rule says enough (timing.py),
-sampling NVML after each (device.py), and write one Row (row.py).  Configurations sharing inputs
+result twice (oracle.py), place the operands again for each other place the samples run from
+(sampling.placements: a fresh allocation on a lane of its own, Lane), then time passes until
+the stopping rule says enough (timing.py), sampling NVML after each (device.py), check every
+other place's result, and write one Row (row.py).  Configurations sharing inputs
 (same shape, element type, inputs) share one reference, built once.  A failing configuration
 becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
 ends this process after its row is written, and jobs.py starts a new one for the rest.
@@ -41,9 +43,11 @@ from mmbench.measure.timing import (
     Kernel,
     PassTimer,
     Sampling,
+    Site,
     launches_before_timed,
     measure,
 )
+from mmbench.measure.verify import Verification
 from mmbench.plan.registry import Variant
 
 log = logging.getLogger("mmbench.measure.runner")
@@ -71,21 +75,21 @@ class Runner:
         self.cubins = cubins  # instantiation slug -> cubin path
         self.sampling = sampling
         self.freivalds_vectors = freivalds_vectors
-        self.modules = Modules(cp)
-        self.stream = cp.cuda.Stream(non_blocking=True)
         self.facts = device_facts(cp) | (provenance or {})
         self.nvml = Nvml.open(cp.cuda.Device().pci_bus_id)
         l2 = cp.cuda.runtime.deviceGetAttribute(
             DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
         )
-        self.timer = PassTimer(cp, self.stream, l2)
+        # where the samples run from, one lane per placement (sampling.placements); the first
+        # also runs the verified pass, the warm-up and every untimed step
+        self.lanes = [Lane(cp, l2, first=i == 0) for i in range(max(1, sampling.placements))]
+        self.stream, self.timer = self.lanes[0].stream, self.lanes[0].timer
         device_id = cp.cuda.Device().id
         self.telemetry = Telemetry(
             self.nvml, sampling.telemetry_interval_ms, lambda: cp.cuda.Device(device_id).use()
         )
         self.max_clock = self.nvml.max_sm_clock()
         self.clock_step = self.nvml.clock_step_mhz(DEFAULT_CLOCK_STEP_MHZ)
-        self._batcher: Batcher | None | bool = False  # made on first use (batcher())
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
@@ -153,17 +157,6 @@ class Runner:
         except Exception as again:  # noqa: BLE001
             return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
 
-    def batcher(self) -> Batcher | None:
-        """The blocking kernel's batcher (compiled by NVRTC on first use; None where it cannot
-        be: then no batched samples, and a sustained load is an error row)."""
-        if self._batcher is False:
-            try:
-                self._batcher = Batcher(self.cp, self.stream)
-            except Exception as err:  # noqa: BLE001
-                log.warning("no batched samples: the blocking kernel failed to build (%s)", err)
-                self._batcher = None
-        return self._batcher
-
     # -- per group and per placement ------------------------------------------------------------
     def draw(self, conf: Configuration) -> Future:
         """The host inputs of conf's group, drawn on the inputs thread."""
@@ -195,27 +188,51 @@ class Runner:
             state["placement_key"] = key
         return state["placement"]
 
+    def moved(self, pl, count: int) -> list:
+        """`count` more placements of the operands (sampling.placements), fewer where device
+        memory runs out (said in the log; the row's `placements` says how many were used) or
+        none where the kernel uses host memory in place.  Each holds fresh device memory while
+        the earlier ones are alive, so no two share an address."""
+        out = []
+        for _ in range(count):
+            try:
+                other = pl.moved()
+            except self.cp.cuda.memory.OutOfMemoryError:
+                log.warning(
+                    "placements: device memory holds %d of the %d asked for this configuration",
+                    len(out) + 1, count + 1,
+                )  # fmt: skip
+                break
+            if other is None:
+                break
+            out.append(other)
+        return out
+
     # -- one configuration ------------------------------------------------------------------------
     def measure(self, conf: Configuration, state: dict) -> dict:
         cp = self.cp
         ref = self.reference(conf, state)
         pl = self.placement(conf, state, ref)
-        mats = pl.kernel_mats
-        operands = {
-            x: Operand(device_pointer(cp, mat), mat.ld) for x, mat in zip("ABC", mats, strict=True)
-        }
-        # the launch, described once (registry -> LaunchSpec) and prepared once
-        launch, spec = launcher(
-            cp, self.variant, conf, self.modules, self.cubins.get(conf.instance), operands,
-            self.stream,
-        )  # fmt: skip
         cold = conf.cache == "cold"
+
+        def site(p, lane):
+            """(one pass, launch, spec) on placement p from its lane: the launch, described once
+            (registry -> LaunchSpec) and prepared once."""
+            operands = {
+                x: Operand(device_pointer(cp, mat), mat.ld)
+                for x, mat in zip("ABC", p.kernel_mats, strict=True)
+            }
+            go, spec = launcher(
+                cp, self.variant, conf, lane.modules, self.cubins.get(conf.instance), operands,
+                lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
+            )  # fmt: skip
+            return (lambda: lane.timer.one_pass(p, go, cold)), go, spec
+
+        one_pass, launch, spec = site(pl, self.lanes[0])
+        mats = pl.kernel_mats
         # back to back needs a warm cache and a launch (a library call has no grid of its own)
         nothing = spec.empty and self.variant.backend != "cublas"
         repeatable = not cold and not nothing
-
-        def one_pass():
-            return self.timer.one_pass(pl, launch, cold)
 
         # the verified pass, checked on the device now and by Freivalds on the host during the
         # timed passes, on a copy (the passes write their results into the same buffer)
@@ -230,18 +247,40 @@ class Runner:
             checked, verify_ms = ref.check_device(cp, host_c)
             for _ in range(launches_before_timed(self.sampling) - 1):
                 busy += sum(one_pass())
+            others = self.moved(pl, len(self.lanes) - 1)
+            lanes = self.lanes[1 : 1 + len(others)]
+            sites = [site(p, lane) for p, lane in zip(others, lanes, strict=True)]
             kernel = Kernel(
                 one_pass,
-                self.timer.in_kernel,
+                lambda: any(lane.timer.in_kernel() for lane in self.lanes),
                 launch=launch if repeatable else None,
-                batcher=self.batcher() if repeatable else None,
+                batcher=self.lanes[0].batcher() if repeatable else None,
                 telemetry=self.telemetry,
                 clock_after=self.nvml.sm_clock,
                 max_clock_mhz=self.max_clock,
                 clock_step_mhz=self.clock_step,
+                more=[
+                    Site(p, go if repeatable else None, lane.batcher() if repeatable else None)
+                    for (p, go, _), lane in zip(sites, lanes, strict=True)
+                ],
             )
             timed = measure(kernel, conf.load, self.sampling)
             busy += timed.gpu_ms()
+            freivalds.result()  # the host copy is free again
+            used = max(
+                0, timed.placements - 1
+            )  # a long kernel's few samples may not reach them all
+            for p, (again, _, _) in zip(others[:used], sites[:used], strict=True):
+                # each other placement's result, checked on the device as the first's was
+                if conf.accumulate:  # its launches added to C: one more pass from C0
+                    busy += sum(again())
+                else:
+                    p.d2h(self.stream)
+                    self.stream.synchronize()
+                np.copyto(host_c, p.result())
+                result, ms = ref.check_device(cp, host_c)
+                checked, verify_ms = worse(checked, result), verify_ms + ms
+                outside += p.outside_writes()
             verdict = ref.columns(checked, verify_ms, freivalds.result(), outside)
         finally:
             wait([freivalds])  # never two checks at once, whatever failed
@@ -282,6 +321,48 @@ class Runner:
 
     def error_row(self, conf: Configuration, message: str) -> dict:
         return error_row(self.axes(conf), message, **self.provenance())
+
+
+class Lane:
+    """Where one placement's samples run from: a stream of its own, with the pass timer's
+    events and the blocking kernel's batcher on it, its own load of the kernels' code and its
+    own cuBLAS handle (the first lane: CuPy's).
+    Two processes measuring the same kernel on the same data differ by up to 3% on kernels of
+    10-50 us, and one process's runners (each with its stream, batcher and module loads) differ
+    as much (benchmarks/run_to_run.py), so each placement has a lane of its own."""
+
+    def __init__(self, cp, l2_bytes: int, first: bool = False):
+        self.cp = cp
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.timer = PassTimer(cp, self.stream, l2_bytes)
+        self.modules = Modules(cp)
+        self._batcher: Batcher | None | bool = False  # made on first use (batcher())
+        self._cublas: int | None = None
+        self.first = first
+
+    def cublas_handle(self) -> int | None:
+        """This lane's cuBLAS handle, made on first use (None for the first lane: CuPy's)."""
+        if self._cublas is None and not self.first:
+            from cupy_backends.cuda.libs import cublas
+
+            self._cublas = cublas.create()
+        return self._cublas
+
+    def batcher(self) -> Batcher | None:
+        """The blocking kernel's batcher (compiled by NVRTC on first use; None where it cannot
+        be: then no batched samples, and a sustained load is an error row)."""
+        if self._batcher is False:
+            try:
+                self._batcher = Batcher(self.cp, self.stream)
+            except Exception as err:  # noqa: BLE001
+                log.warning("no batched samples: the blocking kernel failed to build (%s)", err)
+                self._batcher = None
+        return self._batcher
+
+
+def worse(a: Verification, b: Verification) -> Verification:
+    """Of two placements' verifications, the first that failed (else the first)."""
+    return b if a.passed and not b.passed else a
 
 
 def footprint(conf: Configuration) -> int:

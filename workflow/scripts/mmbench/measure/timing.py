@@ -3,6 +3,17 @@ strategy per load (core/sampling.LOADS, which also says which question each answ
 stopping rules, and the summary of the samples (nvbench's practice: warm up, then sample until
 a minimum count and a minimum of GPU time, report median, min, max and IQR).
 
+Placements (both loads): a configuration's samples run from `sampling.placements` places in
+turn (a burst's pass i and batch i from place i mod K; a sustained load's batches likewise,
+from its first settling batch, one after another).  Each place is a fresh allocation of the
+operands in GPU memory and a lane of the runner's (its own stream, blocking kernel and load of
+the kernels' code); the first is the verified one.  Two processes measuring the same short
+kernel differ by up to 3%, set when each builds its stream and loads its code, as one
+process's fresh runners do (benchmarks/run_to_run.py); samples taken from several places make
+the interval cover that, and two runs then sample the same spread.  A batch starts with one
+untimed launch where there are several places, so its timed launches find their operands in
+L2 as a single place's do.
+
 The runner and the profiler's target program (which runs the runner on one configuration) both
 time through here, so a profiled launch is a measured one.
 
@@ -17,9 +28,9 @@ Strategies:
                kernel_ms; compare uses whichever kind is quieter.
     sustained  batches of sampling.sustained_batch_ms back to back, the next queued while one
                runs, until the settle rule holds (measure/telemetry.settled), then timed batches
-               back to back for at least sampling.sustained_window_s.  kernel_ms is the launch's time in those batches;
-               copies are not timed (their host work would let the GPU cool), so the copy and
-               global columns are empty.
+               back to back for at least sampling.sustained_window_s.  kernel_ms is the
+               launch's time in those batches; copies are not timed (their host work would
+               let the GPU cool), so the copy and global columns are empty.
 """
 
 from __future__ import annotations
@@ -157,18 +168,26 @@ class Batcher:
         self.kernel = cp.RawKernel(BLOCKER_SOURCE, "mmbench_block")
         self.ticket = 0
 
-    def queue(self, launch: Callable[[], None], count: int) -> tuple:
-        """Queues one batch of `count` launches; returns its (start, end) events.  The launches
-        run once the batch is released; the timed-out count is checked by `check()`."""
+    def queue(
+        self, launch: Callable[[], None], count: int, warm: bool = False, after=None
+    ) -> tuple:
+        """Queues one batch of `count` launches (after one untimed launch if `warm`, and after
+        the event `after` of another stream's batch, so that batches on several streams run
+        one after another); returns its (start, end) events.  The launches run once the batch
+        is released; the timed-out count is checked by `check()`."""
         cp, s = self.cp, self.stream
         self.ticket += 1
         start, end = cp.cuda.Event(), cp.cuda.Event()
+        if after is not None:
+            s.wait_event(after)
         with s:
             self.kernel(
                 (1,), (1,),
                 (self.released, np.uint64(self.ticket), np.uint64(int(BLOCK_TIMEOUT_S * 1e9)),
                  self.timed_out),
             )  # fmt: skip
+            if warm:
+                launch()
             start.record(s)
             for _ in range(count):
                 launch()
@@ -187,8 +206,10 @@ class Batcher:
 @dataclass
 class Kernel:
     """What a strategy times: one pass (copies, kernel, copies: PassTimer), the kernel's launch
-    alone (None where it cannot be repeated back to back: a cold cache, an empty launch), and
-    the tools: the batcher, the telemetry reader and the NVML read after each timed sample."""
+    alone (None where it cannot be repeated back to back: a cold cache, an empty launch), the
+    same two on each other placement of the operands (`more`, taken in turn with the first),
+    and the tools: the batcher, the telemetry reader and the NVML read after each timed
+    sample."""
 
     one_pass: Callable[[], tuple[float, float, float]]
     in_pass_kernel: Callable[[], bool]
@@ -198,6 +219,21 @@ class Kernel:
     clock_after: Callable[[], float | None] = lambda: None
     max_clock_mhz: float = math.nan
     clock_step_mhz: float = tm.DEFAULT_CLOCK_STEP_MHZ
+    more: list[Site] = field(default_factory=list)
+
+    def sites(self) -> list[Site]:
+        """Every placement's (one pass, launch), the first (verified) one first."""
+        return [Site(self.one_pass, self.launch, self.batcher), *self.more]
+
+
+@dataclass
+class Site:
+    """One placement of the operands: a timed pass on it, its launch alone (or None) and the
+    batcher on its stream (None: the kernel's)."""
+
+    one_pass: Callable[[], tuple[float, float, float]]
+    launch: Callable[[], None] | None
+    batcher: Batcher | None = None
 
 
 @dataclass
@@ -213,6 +249,7 @@ class Samples:
     batch: list[float] = field(default_factory=list)  # per launch, one per batch
     batch_clock: list[float] = field(default_factory=list)
     batch_size: int = 0
+    placements: int = 1  # the operands' placements the samples took in turn (the first ones)
     load: str = "burst"
     telemetry: dict = field(default_factory=dict)  # telemetry.columns()
     trace: dict = field(default_factory=dict)  # Trace.kept() of a sustained load
@@ -231,6 +268,8 @@ class Samples:
         )
         if self.batch_size:
             out["batch_size"] = self.batch_size
+        if self.placements > 1:
+            out["placements"] = self.placements
         if self.batch:
             out |= dict(
                 batch_ms=[round(x, 7) for x in self.batch],
@@ -263,6 +302,7 @@ class Samples:
             batch_samples=len(self.batch),
             batch_ms_median=bs["median"],
             batch_ms_iqr=bs["iqr"],
+            placements=self.placements,
             settle_s=self.settle_s,
             settled="" if self.settled is None else str(self.settled),
             window_s=self.window_s,
@@ -278,12 +318,13 @@ class Burst:
     name = "burst"
 
     def measure(self, k: Kernel, s: Sampling) -> Samples:
+        sites = k.sites()
         out = Samples(load=self.name)
         if k.telemetry:
             k.telemetry.start(k.in_pass_kernel)
         try:
             while not enough(out.glob, s, out.kernel):
-                h2d, kernel, d2h = k.one_pass()
+                h2d, kernel, d2h = sites[len(out.kernel) % len(sites)].one_pass()
                 out.clock.append(k.clock_after())
                 out.kernel.append(kernel)
                 out.h2d.append(h2d)
@@ -303,13 +344,16 @@ class Burst:
             out.batch_size = count
             totals: list[float] = []
             while not enough(totals, s):
-                start, end = k.batcher.queue(k.launch, count)
+                site = sites[len(totals) % len(sites)]
+                batcher = site.batcher or k.batcher
+                start, end = batcher.queue(site.launch, count, warm=len(sites) > 1)
                 end.synchronize()
-                k.batcher.check()
-                ms = k.batcher.cp.cuda.get_elapsed_time(start, end)
+                batcher.check()
+                ms = batcher.cp.cuda.get_elapsed_time(start, end)
                 totals.append(ms)
                 out.batch.append(ms / count)
                 out.batch_clock.append(k.clock_after())
+        out.placements = min(len(sites), max(len(out.kernel), len(out.batch)))
         return out
 
 
@@ -327,16 +371,18 @@ class Sustained:
                 "or the blocking kernel failed to build: see the log): use load=burst for it"
             )
         cp = k.batcher.cp
+        sites = [x for x in k.sites() if x.launch is not None]
         # one launch's time from a pass, then batches of sustained_batch_ms (batch_max at most)
         h2d, first, d2h = k.one_pass()
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
         count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
         most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
         out = Samples(load=self.name, batch_size=count)
-        flight: deque = deque()  # (start, end, timed) of the queued batches
+        flight: deque = deque()  # (start, end, timed, batcher) of the queued batches
+        queued = 0
 
         def busy() -> bool:
-            return any(a.done and not b.done for a, b, _ in list(flight))
+            return any(a.done and not b.done for a, b, _, _ in list(flight))
 
         t0 = time.monotonic()
         if k.telemetry:
@@ -345,13 +391,21 @@ class Sustained:
         gpu_ms = 0.0
         try:
             while True:
-                flight.append((*k.batcher.queue(k.launch, count), timed))
+                # batches take the placements in turn, from the first timed one on (the settling
+                # ones too: each heats the GPU the same)
+                site = sites[queued % len(sites)]
+                queued += 1
+                batcher = site.batcher or k.batcher
+                # after the batch before, which may be on another placement's stream
+                after = flight[-1][1] if flight and len(sites) > 1 else None
+                events = batcher.queue(site.launch, count, warm=len(sites) > 1, after=after)
+                flight.append((*events, timed, batcher))
                 if len(flight) < 2:
                     continue
-                start, end, was_timed = flight[0]
+                start, end, was_timed, batcher = flight[0]
                 end.synchronize()  # still in flight while it runs: busy() sees it
                 flight.popleft()
-                k.batcher.check()
+                batcher.check()
                 now = time.monotonic()
                 ms = cp.cuda.get_elapsed_time(start, end)
                 if was_timed:
@@ -376,8 +430,9 @@ class Sustained:
                         or not (k.telemetry and k.telemetry.available)
                     ):
                         timed, out.settle_s, out.settled = True, waited, bool(done)
-            for _start, end, _ in flight:  # the batch queued last runs out untimed
+            for _start, end, _, _ in flight:  # the batch queued last runs out untimed
                 end.synchronize()
+            out.placements = min(len(sites), queued)
         finally:
             trace = k.telemetry.stop() if k.telemetry else None
         out.window_s = window_end - window_start

@@ -50,12 +50,14 @@ def main(argv: list[str]) -> int:
 def sampling_of(spec: dict, timed_run: bool):
     """The run's sampling settings, its warm-up as the profile section says; a timed run (event
     or CUPTI) takes at least EVENT_SAMPLES samples, a profiled one as few as the rule allows.
-    No batched samples: the profilers and the activity tables see the timed passes only."""
+    No batched samples and one placement: the profilers and the activity tables see the timed
+    passes on the verified operands only."""
     from mmbench.measure.timing import Sampling
 
     s = Sampling(**spec.get("sampling", {}))
     s.warmup = int(spec.get("warmup", s.warmup))
     s.batch_min_ms = 0.0  # batch_size() is then 1: no batches
+    s.placements = 1  # the profiled launches on the verified placement
     if timed_run:
         s.min_samples = max(s.min_samples, EVENT_SAMPLES)
     else:  # under a profiler each timed launch may be replayed: one is enough
