@@ -68,7 +68,7 @@ class Row:
     batch_samples: int = 0
     batch_ms_median: float = NAN
     batch_ms_iqr: float = NAN
-    placements: float = NAN  # allocations of the operands the samples took in turn
+    placements: float = NAN  # places the samples ran from in turn (sampling.placements)
     settle_s: float = NAN
     settled: str = ""
     window_s: float = NAN

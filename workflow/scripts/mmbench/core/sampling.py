@@ -17,9 +17,10 @@ kernel (nvbench's batch measurement), the launch's time being the batch's over i
 PLACEMENTS (both loads): a configuration's samples run from `placements` (4) places in turn,
 each a fresh allocation of A, B and C in GPU memory (all alive together) with a stream and a
 load of the kernel's code of its own; every place's result is verified.  Two processes timing
-the same short kernel on the same data differ by up to 3% (set by the stream and code each
-starts with), while one process's samples spread by 0.1-0.4%; from several places, a run's
-interval covers that, and two runs sample the same spread.
+the same short kernel on the same data differ by up to 3% (set when each starts), while one
+process's samples spread by 0.1-0.4%; samples from several places let a run's interval cover
+part of that (on an H100 the processes' difference fell to 1-1.7% for cuBLAS at 512 and 768,
+docs/method.md), not all of it.
 
 SETTLE RULE (sustained): the SM clock is read every telemetry interval while the kernel runs
 back to back; the load has settled when the medians of the last two windows of

@@ -260,16 +260,15 @@ class Runner:
                 max_clock_mhz=self.max_clock,
                 clock_step_mhz=self.clock_step,
                 more=[
-                    Site(p, go if repeatable else None, lane.batcher() if repeatable else None)
-                    for (p, go, _), lane in zip(sites, lanes, strict=True)
+                    Site(again, go if repeatable else None, lane.batcher() if repeatable else None)
+                    for (again, go, _), lane in zip(sites, lanes, strict=True)
                 ],
             )
             timed = measure(kernel, conf.load, self.sampling)
             busy += timed.gpu_ms()
             freivalds.result()  # the host copy is free again
-            used = max(
-                0, timed.placements - 1
-            )  # a long kernel's few samples may not reach them all
+            # a long kernel's few samples may not reach every place: check those they reached
+            used = max(0, timed.placements - 1)
             for p, (again, _, _) in zip(others[:used], sites[:used], strict=True):
                 # each other placement's result, checked on the device as the first's was
                 if conf.accumulate:  # its launches added to C: one more pass from C0

@@ -8,9 +8,9 @@ turn (a burst's pass i and batch i from place i mod K; a sustained load's batche
 from its first settling batch, one after another).  Each place is a fresh allocation of the
 operands in GPU memory and a lane of the runner's (its own stream, blocking kernel and load of
 the kernels' code); the first is the verified one.  Two processes measuring the same short
-kernel differ by up to 3%, set when each builds its stream and loads its code, as one
-process's fresh runners do (benchmarks/run_to_run.py); samples taken from several places make
-the interval cover that, and two runs then sample the same spread.  A batch starts with one
+kernel differ by up to 3%, set when each starts, and one process's fresh runners differ as
+much (benchmarks/run_to_run.py); samples taken from several places let the interval cover part
+of that, not all of it (docs/method.md).  A batch starts with one
 untimed launch where there are several places, so its timed launches find their operands in
 L2 as a single place's do.
 
