@@ -14,10 +14,13 @@ by the time of the measurement.
 H100, 2026-11-23 (docs/method.md, Placements): with one placement, cuBLAS at 512 and 768
 differed by 2.7% and 3.3% between 4 processes while each process's rounds agreed within
 0.1-0.8%; with --fresh the rounds spread by up to 1.4% and 3 processes agreed within
-0.13-0.35%; with --placements 4, 3 processes differed by 1.67% and 1.02%.
+0.13-0.35%; with --placements 4, 3 processes differed by 1.67% and 1.02%.  With --probe
+(6 processes): NVML read 1980 MHz, the probe measured 1973.4 to 1995.0 MHz by process, and the
+process at 1995 ran every kernel about 0.8% faster; in cycles the custom kernels' processes
+agreed within 0.32-0.43% (in time 0.77-1.15%), cuBLAS at 512 still 3.3%.
 
     python3 benchmarks/run_to_run.py [--processes 4] [--rounds 4] [--pause 2] [--placements 1]
-                                     [--fresh]
+                                     [--fresh] [--probe]
 """
 
 from __future__ import annotations
@@ -43,10 +46,58 @@ CONFIGS = [
     ("tiled_guarded", 512, {"TILE": 32}),
     ("tiled_guarded", 768, {"TILE": 32}),
     ("coarsened", 768, {"TILE": 16, "COARSEN": 4}),
+    ("naive_xrow", 1024, {"TILE": 16}),
+    ("naive_guarded", 1024, {"TILE": 16}),
 ]
 
+# the SM clock the kernels really ran at: clock64() cycles over %globaltimer nanoseconds in one
+# block that spins for a given number of cycles (NVML reports the clock it set, in 15 MHz steps)
+PROBE = r"""
+extern "C" __global__ void probe(long long cycles, unsigned long long* out) {
+    unsigned long long t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    long long c0 = clock64(), c1 = c0;
+    while (c1 - c0 < cycles) c1 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (threadIdx.x == 0) { out[0] = (unsigned long long)(c1 - c0); out[1] = t1 - t0; }
+}
+"""
 
-def child(rounds: int, pause: float, placements: int, fresh: bool) -> dict:
+
+def effective_mhz(cp, spins: int = 5) -> dict[str, float]:
+    """The SM clock by three rulers: clock64() cycles over %globaltimer ns (median of `spins`
+    probes of 40 M cycles, about 20 ms), over CUDA events around the same probes, and over the
+    host's clock around one probe of 1 G cycles (about 0.5 s; the launch's microseconds are
+    2e-5 of it)."""
+    kernel = cp.RawKernel(PROBE, "probe")
+    out = cp.zeros(2, dtype=cp.uint64)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    timer, events = [], []
+    for _ in range(spins):
+        start.record()
+        kernel((1,), (32,), (np.int64(40_000_000), out))
+        end.record()
+        end.synchronize()
+        cycles, ns = (int(x) for x in out.get())
+        timer.append(cycles / ns * 1e3)
+        events.append(cycles / (cp.cuda.get_elapsed_time(start, end) * 1e3))
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter_ns()
+    kernel((1,), (32,), (np.int64(1_000_000_000), out))
+    cp.cuda.Device().synchronize()
+    host_ns = time.perf_counter_ns() - t0
+    cycles, ns = (int(x) for x in out.get())
+    return {
+        "SM clock by %globaltimer (MHz)": float(np.median(timer)),
+        "SM clock by CUDA events (MHz)": float(np.median(events)),
+        "SM clock by the host's clock (MHz)": cycles / host_ns * 1e3,
+        "%globaltimer over the host's clock": ns / host_ns,
+    }
+
+
+def child(rounds: int, pause: float, placements: int, fresh: bool, probe: bool) -> dict:
+    import cupy as cp
+
     from mmbench.core.axes import Configuration
     from mmbench.measure.runner import Runner
     from mmbench.measure.timing import Sampling
@@ -87,7 +138,11 @@ def child(rounds: int, pause: float, placements: int, fresh: bool) -> dict:
         for key, c in confs.items():
             rows: list[dict] = []
             made[c.variant].run([c], lambda _c, row, rows=rows: rows.append(row))
-            out[key].append(float(rows[0]["batch_ms_median"]))
+            ms = float(rows[0]["batch_ms_median"])  # a long kernel has no batched samples
+            out[key].append(1e3 * (ms if ms == ms else float(rows[0]["kernel_ms_median"])))
+        if probe:
+            for k, v in effective_mhz(cp).items():
+                out.setdefault(k, []).append(v)
         time.sleep(pause)
     return out
 
@@ -102,16 +157,20 @@ def main() -> int:
         "--fresh", action="store_true",
         help="a new runner each round: its own stream, blocking kernel and module loads",
     )  # fmt: skip
+    ap.add_argument(
+        "--probe", action="store_true",
+        help="also the SM clock the kernels ran at, from clock64() over %%globaltimer",
+    )  # fmt: skip
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.rounds, args.pause, args.placements, args.fresh)))
+        print(json.dumps(child(args.rounds, args.pause, args.placements, args.fresh, args.probe)))
         return 0
     runs = []
     for _ in range(args.processes):
         cmd = [sys.executable, __file__, "--child", "--rounds", str(args.rounds),
                "--pause", str(args.pause), "--placements", str(args.placements),
-               *(["--fresh"] if args.fresh else [])]  # fmt: skip
+               *(["--fresh"] if args.fresh else []), *(["--probe"] if args.probe else [])]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
             print(done.stderr[-3000:])
@@ -124,11 +183,20 @@ def main() -> int:
         print(key)
         medians = []
         for p, run in enumerate(runs):
-            r = np.array(run[key]) * 1e3
+            r = np.array(run[key])
             medians.append(float(np.median(r)))
-            print(f"  process {p}: " + " ".join(f"{x:.3f}" for x in r)
+            print(f"  process {p}: " + " ".join(f"{x:.5f}" if x < 10 else f"{x:.3f}" for x in r)
                   + f"; rounds spread {100 * (r.max() / r.min() - 1):.2f}%")  # fmt: skip
         print(f"  between the processes' medians: {100 * (max(medians) / min(medians) - 1):.2f}%")
+    probe = "SM clock by %globaltimer (MHz)"
+    if probe in runs[0]:  # does the clock the kernels really ran at explain the processes?
+        print("in cycles (median time x median effective clock of each process), megacycles:")
+        for key in runs[0]:
+            if "clock" in key:
+                continue
+            cyc = [np.median(run[key]) * np.median(run[probe]) * 1e-6 for run in runs]
+            print(f"  {key}: " + " ".join(f"{c:.5g}" for c in cyc)
+                  + f"; between the processes: {100 * (max(cyc) / min(cyc) - 1):.2f}%")  # fmt: skip
     return 0
 
 

@@ -206,3 +206,82 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
     header = (ROOT / "config" / "presets" / "compare.yaml").read_text()
     command = next(x for x in header.splitlines() if "compare --" in x).lstrip("# ").split()
     assert command[:4] == ["snakemake", "--cores", "1", "compare"], command
+
+
+# h100-probe-a, -b: the compare preset twice on an H100 with the clock probe (tools/gpu-compare.sh,
+# 2026-11-23); NVML read 1980 MHz throughout, the probe measured 1995 MHz in run A's coarsened and
+# naive_xrow jobs and 1980 MHz everywhere else
+def test_runs_with_the_clock_probe_are_judged_in_time_and_in_cycles():
+    a, b = run("h100-probe-a"), run("h100-probe-b")
+    one = next(iter(a.samples.values()))
+    assert 1900 < one["sm_clock_probe_mhz"] < 2100 and one["nvml_clock_at_probe_mhz"] > 0
+    table = compare.compare(a, b)
+    assert table.cycles_verdict.notna().all() and table.time_verdict.notna().all()
+    assert (table.base_clock_mhz.between(1900, 2100)).all()
+    for r in table.itertuples():
+        assert r.verdict == compare.combined(r.time_verdict, r.cycles_verdict)
+    # judged on batched samples, the table's medians and ratio are the batched ones
+    batched = table[table.samples_kind == "batched"].iloc[0]
+    cid = batched.config_id
+    assert batched.base_ms == pytest.approx(float(pd.Series(a.samples[cid]["batch_ms"]).median()))
+    text = compare.summary(table, compare.header(a, b))
+    assert (
+        "measured 1980.0 MHz" in text and "56 configurations judged in time and in cycles" in text
+    )
+
+
+def test_the_recorded_clock_step_is_not_reported_as_slower_kernels():
+    a, b = run("h100-probe-a"), run("h100-probe-b")
+    table = compare.compare(a, b)
+    moved = table[table.variant.isin(["coarsened", "naive_xrow"])]
+    assert (moved.base_clock_mhz.round() == 1995).all()
+    assert (moved.this_clock_mhz.round() == 1980).all()
+    # in time, run B is slower wherever the clock moved; in cycles it is the same
+    assert (moved.time_verdict == "SLOWER").sum() >= 10
+    assert not table.verdict.isin(["FASTER", "SLOWER"]).any()
+    text = compare.summary(table, compare.header(a, b))
+    assert "19 of them SAME in cycles only" in text
+    assert "0 SLOWER, 0 FASTER, 12 UNSURE, 44 SAME" in text
+
+
+def _clock_moved(r, factor):
+    """Run r as if its GPU had run every SM-bound kernel `factor` faster: the times over factor,
+    the probe's clock times factor (NVML reading the same, as it did on the H100)."""
+    moved = compare.Run(r.name + " clock moved", r.rows.copy(), {})
+    for cid, s in r.samples.items():
+        t = dict(s)
+        for key in ("kernel_ms", "batch_ms"):
+            if key in t:
+                t[key] = [x / factor for x in t[key]]
+        t["sm_clock_probe_mhz"] = s["sm_clock_probe_mhz"] * factor
+        moved.samples[cid] = t
+    return moved
+
+
+def test_a_clock_the_gpu_moved_is_not_a_faster_kernel():
+    """One 15 MHz step above NVML's 1980 MHz (the probe measured 1995 MHz on an H100 while NVML
+    read 1980): in time every configuration is faster, in cycles the same."""
+    a = run("h100-probe-a")
+    table = compare.compare(a, _clock_moved(a, 1995 / 1980))
+    assert set(table.verdict) == {"SAME"}, table.verdict.value_counts()
+    assert (table.time_verdict != "SAME").sum() > 40
+    text = compare.summary(table, compare.header(a, _clock_moved(a, 1995 / 1980)))
+    assert "SAME in cycles only" in text
+
+
+def test_a_slowdown_shows_in_time_and_in_cycles():
+    """The same run with every kernel 10% slower and the clock unchanged: SLOWER everywhere."""
+    a = run("h100-probe-a")
+    # times 10% longer (factor 1/1.1), the probe's clock put back to what it measured
+    slow = _clock_moved(a, 1 / 1.10)
+    for s in slow.samples.values():
+        s["sm_clock_probe_mhz"] *= 1.10
+    table = compare.compare(a, slow)
+    assert set(table.verdict) == {"SLOWER"}, table.verdict.value_counts()
+    assert set(table.cycles_verdict) == {"SLOWER"}
+
+
+def test_the_combined_verdict():
+    assert compare.combined("SAME", "UNSURE") == "SAME" == compare.combined("FASTER", "SAME")
+    assert compare.combined("SLOWER", "SLOWER") == "SLOWER"
+    assert compare.combined("SLOWER", "UNSURE") == "UNSURE" == compare.combined("FASTER", "SLOWER")

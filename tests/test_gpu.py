@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from mmbench.core.axes import Configuration
+from mmbench.core.row import SAMPLES
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
@@ -270,6 +271,10 @@ def test_every_memory_mode_and_transfer_verifies(registry, arch, tmp_path, varia
     assert by[("pinned", 16, "copy2d")]["kernel_ld"] == "100/200/200"
     assert all(r["freivalds"] == "PASS" for r in rows)
     assert all(r["sm_clock_mhz"] > 0 for r in rows)
+    # the clock probe measured the clock the samples left the GPU at: NVML's within a few steps
+    assert all(abs(r["sm_clock_probe_mhz"] / r["sm_clock_mhz"] - 1) < 0.05 for r in rows), [
+        (r["sm_clock_probe_mhz"], r["sm_clock_mhz"]) for r in rows
+    ]
     # the passes took the placements in turn (FAST takes 2 or 3 samples), each verified (C +=
     # A.B: each took one more pass from C0); mapped memory is used in place: one placement
     for r in rows:
@@ -290,6 +295,10 @@ def test_a_short_kernel_gets_batched_samples_beside_its_single_launches(registry
     assert r["verification"] == "PASS" and r["batch_samples"] >= 5
     assert r["batch_size"] > 10 and r["batch_ms_median"] <= r["kernel_ms_median"]
     assert r["sm_clock_mhz"] > 0 and r["placements"] == 4
+    assert abs(r["sm_clock_probe_mhz"] / r["sm_clock_mhz"] - 1) < 0.05
+    kept = r[SAMPLES]  # what compare reads: the probe's clock and NVML's beside it
+    assert kept["sm_clock_probe_mhz"] == pytest.approx(r["sm_clock_probe_mhz"], abs=1e-3)
+    assert kept["nvml_clock_at_probe_mhz"] > 0
 
 
 def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, arch, tmp_path):
@@ -308,6 +317,8 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
     assert abs(r["energy_power_w"] / r["power_w_median"] - 1) < 0.1
     assert r["gflops_per_w"] == pytest.approx(r["kernel_gflops"] / r["energy_power_w"])
     assert r["global_ms_median"] != r["global_ms_median"]  # copies are not timed
+    # no clock probe after a sustained load: the clock leaves the power limit's once it stops
+    assert r["sm_clock_probe_mhz"] != r["sm_clock_probe_mhz"]
 
 
 def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):

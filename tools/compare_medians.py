@@ -39,11 +39,19 @@ def main() -> int:
     both["ratio"] = both.kernel_ms_median_after / both.kernel_ms_median_before
     both = both.sort_values(key)
     shown = [c for c in key if c not in ("n", "k")]
-    print("  ".join(shown) + "  before_ms  after_ms  after/before")
+    # the SM clock of each: NVML's median while the timed kernels ran, the probe's after them
+    clocks = [c for c in ("sm_clock_mhz", "sm_clock_probe_mhz") if f"{c}_before" in both]
+
+    def mhz(r, c):
+        before, after = (pd.to_numeric(r[f"{c}_{x}"], errors="coerce") for x in ("before", "after"))
+        return f"  {c} {before:.0f} -> {after:.0f}" if before == before else ""
+
+    print("  ".join(shown) + "  before_ms  after_ms  after/before  clocks (MHz)")
     for _, r in both.iterrows():
         cells = [str(r[c]) for c in shown]
         print("  ".join(cells) + f"  {r.kernel_ms_median_before:.4f}  "
-              f"{r.kernel_ms_median_after:.4f}  {r.ratio:.4f}")  # fmt: skip
+              f"{r.kernel_ms_median_after:.4f}  {r.ratio:.4f}"
+              + "".join(mhz(r, c) for c in clocks))  # fmt: skip
     dev = (both.ratio - 1).abs()
     worst = both.loc[dev.idxmax()]
     beyond = int((dev > a.within / 100).sum())

@@ -25,6 +25,10 @@
 #                                    other (results/ladder_again, its first run kept in
 #                                    results/ladder_pair_a), and each one's deviation between
 #                                    the two: the same check without a ladder run before it
+#   tools/gpu-ladder.sh OUT pair_a   pair in two device calls (each run measures for about
+#   tools/gpu-ladder.sh OUT pair_b   345 s): pair_a is the first run (OUT/ladder_pair_a.tgz);
+#                                    pair_b needs it in results/ladder_pair_a (unpack the tgz
+#                                    into results/ and carry it) and runs the second
 # OUT receives the logs, the tables and the figures of each stage.
 set -uo pipefail
 out=$1
@@ -121,7 +125,7 @@ elif [ "$stage" = ladder ]; then
     echo "== $t"
     cat "results/ladder/report/$t.md" 2>/dev/null
   done
-elif [ "$stage" = again ] || [ "$stage" = pair ]; then
+elif [ "$stage" = again ] || [ "$stage" = pair ] || [ "$stage" = pair_a ] || [ "$stage" = pair_b ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   sustained() {  # log name, more snakemake arguments
@@ -138,11 +142,17 @@ elif [ "$stage" = again ] || [ "$stage" = pair ]; then
     python3 tools/compare_medians.py results/ladder/tables/timings.csv \
       results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
   else
-    sustained pair_a
-    rm -rf results/ladder_pair_a && cp -r results/ladder_again results/ladder_pair_a
+    if [ "$stage" != pair_b ]; then
+      sustained pair_a
+      rm -rf results/ladder_pair_a && cp -r results/ladder_again results/ladder_pair_a
+      keep results/ladder_pair_a ladder_pair_a
+      [ "$stage" = pair_a ] && exit 0
+    fi
+    [ -f results/ladder_pair_a/tables/timings.csv ] || {
+      echo "pair_b: no results/ladder_pair_a/tables/timings.csv (run pair_a, unpack its tgz into results/)"; exit 2; }
     sustained pair_b --forcerun measure_variant
-    keep results/ladder_pair_a ladder_pair_a
     keep results/ladder_again ladder_pair_b
+    python3 -c "import pandas as p; print('GPUs:', *{p.read_csv(f).gpu_uuid[0] for f in ('results/ladder_pair_a/tables/timings.csv', 'results/ladder_again/tables/timings.csv')})"
     python3 tools/compare_medians.py results/ladder_pair_a/tables/timings.csv \
       results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
   fi

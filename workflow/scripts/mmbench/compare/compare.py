@@ -65,6 +65,7 @@ class Run:
             else {}
         )
         clock = pd.to_numeric(r.get("sm_clock_mhz"), errors="coerce")
+        probe = pd.to_numeric(r.get("sm_clock_probe_mhz", pd.Series(dtype=float)), errors="coerce")
         return dict(
             run=self.name,
             gpu=one("gpu_name"),
@@ -73,6 +74,7 @@ class Run:
             sm_clock_mhz=float(clock.median())
             if clock is not None and clock.notna().any()
             else None,
+            sm_clock_probe_mhz=float(probe.median()) if probe.notna().any() else None,
             sources=sources,
         )
 
@@ -240,33 +242,105 @@ def quieter(base: dict, new: dict) -> str:
     )
 
 
+def measured_clocks(samples: dict, clocks: str) -> list[float] | None:
+    """The SM clock each sample ran at, measured: NVML's clock after each sample scaled by the
+    clock probe's reading over NVML's at the probe (telemetry.ClockProbe); None for samples
+    recorded without the probe."""
+    probe, nvml = samples.get("sm_clock_probe_mhz"), samples.get("nvml_clock_at_probe_mhz")
+    after = samples.get(clocks, [])
+    ok = [x for x in (probe, nvml) if isinstance(x, int | float) and math.isfinite(x) and x > 0]
+    if len(ok) < 2 or not after:
+        return None
+    return [c * probe / nvml for c in after]
+
+
+def _verdict(robust, thresholds, base_values, new_values, base_clocks=None, new_clocks=None):
+    """nvbench's verdict on two sample sets; without clocks, on the values alone (a constant
+    clock, so that its cycle confirmations hold whenever the values' verdict does)."""
+    r = _timing(
+        robust,
+        "base",
+        base_values,
+        [1.0] * len(base_values) if base_clocks is None else base_clocks,
+    )
+    c = _timing(
+        robust, "new", new_values, [1.0] * len(new_values) if new_clocks is None else new_clocks
+    )
+    out = robust.compare_gpu_timings(r, c, thresholds)
+    status = out.status.value if hasattr(out.status, "value") else str(out.status)
+    return VERDICTS.get(status, "UNSURE"), status, out, r, c
+
+
+def combined(in_time: str, in_cycles: str) -> str:
+    """The verdict from the time and the cycles (time x measured clock) verdicts: SAME if either
+    is (a kernel bound by memory keeps its time when the SM clock moves, one bound by the SMs
+    keeps its cycles); FASTER or SLOWER only if both say so; UNSURE otherwise."""
+    if "SAME" in (in_time, in_cycles):
+        return "SAME"
+    return in_time if in_time == in_cycles else "UNSURE"
+
+
 def judge(base: dict, new: dict, preset: str = "default") -> dict:
     """The verdict on one configuration from its two sample sets (timing.Samples.kept), on the
-    quieter kind of sample both hold, and the numbers nvbench's criterion used."""
+    quieter kind of sample both hold, and the numbers nvbench's criterion used.
+
+    Where both runs measured the SM clock (the clock probe), the time and the cycles (time x
+    measured clock) are judged apart and combined (`combined`): the clock a GPU runs at is not
+    the code's doing, and NVML does not report all of its moves.  Otherwise nvbench judges the
+    time, confirming gaps and sameness in cycles from NVML's clock."""
     robust = _criterion()
     thresholds = robust.get_comparison_thresholds(preset)
     kind = quieter(base, new)
     times, clocks = SAMPLE_KINDS[kind]
-    r = _timing(robust, "base", base[times], base.get(clocks, []))
-    c = _timing(robust, "new", new[times], new.get(clocks, []))
-    out = robust.compare_gpu_timings(r, c, thresholds)
-    status = out.status.value if hasattr(out.status, "value") else str(out.status)
+    bc, nc = measured_clocks(base, clocks), measured_clocks(new, clocks)
+    extra: dict = {}
+    if (
+        bc is not None
+        and nc is not None
+        and len(bc) == len(base[times])
+        and len(nc) == len(new[times])
+    ):
+        t_verdict, status, out, r, c = _verdict(robust, thresholds, base[times], new[times])
+        cy_verdict, cy_status, cy_out, _, _ = _verdict(
+            robust, thresholds,
+            [t * f for t, f in zip(base[times], bc, strict=True)],
+            [t * f for t, f in zip(new[times], nc, strict=True)],
+        )  # fmt: skip
+        verdict = combined(t_verdict, cy_verdict)
+        reason = f"time: {out.reason.code}; cycles: {cy_out.reason.code}"
+        extra = dict(
+            time_verdict=t_verdict,
+            cycles_verdict=cy_verdict,
+            base_clock_mhz=float(np.median(bc)),
+            this_clock_mhz=float(np.median(nc)),
+        )
+    else:
+        verdict, status, out, r, c = _verdict(
+            robust, thresholds, base[times], new[times], base.get(clocks, []),
+            new.get(clocks, []),
+        )  # fmt: skip
+        reason = out.reason.code
     lo, hi = out.frac_diff_interval or (math.nan, math.nan)
-    return dict(
-        verdict=VERDICTS.get(status, "UNSURE"),
-        samples_kind=kind,
-        base_samples=len(base[times]),
-        this_samples=len(new[times]),
-        nvbench_status=status,
-        reason=out.reason.code,
-        reason_text=out.reason.message,
-        base_interval_ms=f"[{r.minimum * 1e3:.6g}, {r.third_quartile * 1e3:.6g}]",
-        this_interval_ms=f"[{c.minimum * 1e3:.6g}, {c.third_quartile * 1e3:.6g}]",
-        base_noise=out.ref_noise,
-        this_noise=out.cmp_noise,
-        change_low=lo,
-        change_high=hi,
-        clear_gap=thresholds.clear_gap_relative,
+    return (
+        dict(
+            verdict=verdict,
+            samples_kind=kind,
+            base_samples=len(base[times]),
+            this_samples=len(new[times]),
+            base_ms=float(np.median(base[times])),
+            this_ms=float(np.median(new[times])),
+            nvbench_status=status,
+            reason=reason,
+            reason_text=out.reason.message,
+            base_interval_ms=f"[{r.minimum * 1e3:.6g}, {r.third_quartile * 1e3:.6g}]",
+            this_interval_ms=f"[{c.minimum * 1e3:.6g}, {c.third_quartile * 1e3:.6g}]",
+            base_noise=out.ref_noise,
+            this_noise=out.cmp_noise,
+            change_low=lo,
+            change_high=hi,
+            clear_gap=thresholds.clear_gap_relative,
+        )
+        | extra
     )
 
 
@@ -291,9 +365,6 @@ def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
             base_samples=len(base.samples.get(cid, {}).get("kernel_ms", [])),
             this_samples=len(new.samples.get(cid, {}).get("kernel_ms", [])),
         )
-        row["ratio"] = (
-            row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
-        )
         if b is None or n is None:
             row |= dict(verdict="BASELINE ONLY" if n is None else "THIS RUN ONLY", reason="")
         elif cid not in base.samples or cid not in new.samples:
@@ -301,6 +372,9 @@ def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
             row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
         else:
             row |= judge(base.samples[cid], new.samples[cid], preset)
+        row["ratio"] = (
+            row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -322,9 +396,16 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     b, n = head["baseline"], head["this_run"]
     lines = [
         f"Comparison of runs: baseline {b['run']} vs this run {n['run']}",
-        f"  baseline GPU: {b['gpu']} (driver {b['driver']}, SM clock {_mhz(b['sm_clock_mhz'])})",
-        f"  this run GPU: {n['gpu']} (driver {n['driver']}, SM clock {_mhz(n['sm_clock_mhz'])})",
+        f"  baseline GPU: {b['gpu']} (driver {b['driver']}, SM clock {_clocks(b)})",
+        f"  this run GPU: {n['gpu']} (driver {n['driver']}, SM clock {_clocks(n)})",
     ]
+    if "cycles_verdict" in table:
+        judged = table[table.cycles_verdict.notna()]
+        by_cycles = (judged.time_verdict != "SAME") & (judged.cycles_verdict == "SAME")
+        lines.append(
+            f"  {len(judged)} configurations judged in time and in cycles (the SM clock measured "
+            f"in both runs); {int(by_cycles.sum())} of them SAME in cycles only"
+        )
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
     both = [v for v in n["sources"] if v in b["sources"]]
@@ -382,6 +463,10 @@ SHOWN = {
     "this_ms": "this run ms",
     "ratio": "ratio",
     "change": "change interval",
+    "time_verdict": "in time",
+    "cycles_verdict": "in cycles",
+    "base_clock_mhz": "baseline SM MHz (measured)",
+    "this_clock_mhz": "this run SM MHz (measured)",
     "reason": "nvbench's reason",
     "samples_kind": "samples of",
     "samples": "samples",
@@ -403,6 +488,12 @@ def html(table: pd.DataFrame, text: str) -> str:
     body = t.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0)
     style = "<style>td, th { white-space: nowrap; padding: 1px 8px; }</style>"
     return f"{style}\n<pre>{escape(text)}</pre>\n{body}\n"
+
+
+def _clocks(facts: dict) -> str:
+    """NVML's median SM clock, and the clock probe's where it measured one."""
+    nvml, probe = _mhz(facts["sm_clock_mhz"]), facts.get("sm_clock_probe_mhz")
+    return nvml if probe is None or math.isnan(probe) else f"{nvml}, measured {probe:.1f} MHz"
 
 
 def _mhz(v) -> str:

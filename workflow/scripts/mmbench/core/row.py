@@ -77,6 +77,7 @@ class Row:
     telemetry_reads: float = NAN
     sm_clock_mhz: float = NAN
     sm_clock_mhz_min: float = NAN
+    sm_clock_probe_mhz: float = NAN  # measured right after a burst's samples (ClockProbe)
     mem_clock_mhz: float = NAN
     temperature_c: float = NAN
     below_max_clock: float = NAN

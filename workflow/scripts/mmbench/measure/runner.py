@@ -37,7 +37,7 @@ from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
 from mmbench.measure.launch import Modules, Operand, launcher
 from mmbench.measure.oracle import Inputs, Reference, group_key
 from mmbench.measure.placement import HostBuffers, device_pointer, make_placement
-from mmbench.measure.telemetry import DEFAULT_CLOCK_STEP_MHZ, Telemetry
+from mmbench.measure.telemetry import DEFAULT_CLOCK_STEP_MHZ, ClockProbe, Telemetry
 from mmbench.measure.timing import (
     Batcher,
     Kernel,
@@ -88,6 +88,7 @@ class Runner:
         self.telemetry = Telemetry(
             self.nvml, sampling.telemetry_interval_ms, lambda: cp.cuda.Device(device_id).use()
         )
+        self.probe = clock_probe(cp, self.stream, self.nvml.sm_clock)
         self.max_clock = self.nvml.max_sm_clock()
         self.clock_step = self.nvml.clock_step_mhz(DEFAULT_CLOCK_STEP_MHZ)
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
@@ -259,6 +260,7 @@ class Runner:
                 clock_after=self.nvml.sm_clock,
                 max_clock_mhz=self.max_clock,
                 clock_step_mhz=self.clock_step,
+                probe=self.probe,
                 more=[
                     Site(again, go if repeatable else None, lane.batcher() if repeatable else None)
                     for (again, go, _), lane in zip(sites, lanes, strict=True)
@@ -357,6 +359,16 @@ class Lane:
                 log.warning("no batched samples: the blocking kernel failed to build (%s)", err)
                 self._batcher = None
         return self._batcher
+
+
+def clock_probe(cp, stream, nvml_clock) -> ClockProbe | None:
+    """The SM clock probe (telemetry.ClockProbe; None where NVRTC cannot build it: then rows
+    have no sm_clock_probe_mhz and compare judges with NVML's clock, as before)."""
+    try:
+        return ClockProbe(cp, stream, nvml_clock)
+    except Exception as err:  # noqa: BLE001
+        log.warning("no SM clock probe: its kernel failed to build (%s)", err)
+        return None
 
 
 def worse(a: Verification, b: Verification) -> Verification:

@@ -239,3 +239,46 @@ class Telemetry:
                 log.warning("NVML read failed (%s); no more telemetry in this window", err)
                 return
             time.sleep(self.interval)
+
+
+# The SM clock the kernels ran at, measured: one block spins for PROBE_CYCLES clock64() cycles
+# and reads %globaltimer (ns) around the spin.  NVML reports the clock it set, which is not
+# always the clock the SMs ran at: on an H100 (driver 580) NVML read 1980 MHz throughout while
+# this probe measured 1973-2008 MHz, constant for seconds, and the kernels' times moved with it
+# (docs/method.md, "The clock the kernels ran at").
+PROBE_SOURCE = r"""
+extern "C" __global__ void mmbench_clock_probe(long long cycles, unsigned long long* out) {
+    unsigned long long t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    long long c0 = clock64(), c1 = c0;
+    while (c1 - c0 < cycles) c1 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (threadIdx.x == 0) { out[0] = (unsigned long long)(c1 - c0); out[1] = t1 - t0; }
+}
+"""
+PROBE_CYCLES = 10_000_000  # 5 ms at 2 GHz: %globaltimer's microsecond steps are 2e-4 of it
+
+
+def probe_mhz(cycles: int, ns: int) -> float:
+    """The clock a probe measured: its clock64() cycles over its %globaltimer nanoseconds."""
+    return cycles / ns * 1e3 if ns > 0 else float("nan")
+
+
+class ClockProbe:
+    """Measures the SM clock on `stream` (PROBE_SOURCE), and what NVML reads right after."""
+
+    def __init__(self, cp, stream, nvml_clock: Callable[[], float | None]):
+        self.cp, self.stream, self.nvml_clock = cp, stream, nvml_clock
+        self.kernel = cp.RawKernel(PROBE_SOURCE, "mmbench_clock_probe")
+        self.out = cp.zeros(2, dtype=cp.uint64)
+
+    def __call__(self) -> tuple[float, float | None]:
+        """(the measured SM clock, NVML's SM clock right after), both in MHz; run right after
+        a burst's timed samples, so the GPU is in the state they left it in (not after a
+        sustained load: its clock rises as soon as the load stops)."""
+        with self.stream:
+            self.kernel((1,), (32,), (np.int64(PROBE_CYCLES), self.out))
+        self.stream.synchronize()
+        nvml = self.nvml_clock()
+        cycles, ns = (int(x) for x in self.out.get(stream=self.stream))
+        return probe_mhz(cycles, ns), nvml

@@ -208,8 +208,8 @@ class Kernel:
     """What a strategy times: one pass (copies, kernel, copies: PassTimer), the kernel's launch
     alone (None where it cannot be repeated back to back: a cold cache, an empty launch), the
     same two on each other placement of the operands (`more`, taken in turn with the first),
-    and the tools: the batcher, the telemetry reader and the NVML read after each timed
-    sample."""
+    and the tools: the batcher, the telemetry reader, the NVML read after each timed sample
+    and the clock probe."""
 
     one_pass: Callable[[], tuple[float, float, float]]
     in_pass_kernel: Callable[[], bool]
@@ -220,6 +220,8 @@ class Kernel:
     max_clock_mhz: float = math.nan
     clock_step_mhz: float = tm.DEFAULT_CLOCK_STEP_MHZ
     more: list[Site] = field(default_factory=list)
+    # the SM clock measured right after the timed samples, and NVML's then (telemetry.ClockProbe)
+    probe: Callable[[], tuple[float, float | None]] | None = None
 
     def sites(self) -> list[Site]:
         """Every placement's (one pass, launch), the first (verified) one first."""
@@ -257,11 +259,21 @@ class Samples:
     settled: bool | None = None
     window_s: float = math.nan
     duty: float = math.nan
+    probe_mhz: float = math.nan  # the SM clock the probe measured after a burst's samples
+    probe_nvml_mhz: float = math.nan  # NVML's SM clock right after the probe
+
+    def clock_probe(self, k: Kernel) -> None:
+        """The SM clock, measured right after the timed samples (telemetry.ClockProbe)."""
+        if k.probe is not None:
+            mhz, nvml = k.probe()
+            self.probe_mhz = mhz
+            self.probe_nvml_mhz = math.nan if nvml is None else nvml
 
     def kept(self) -> dict:
         """The samples a comparison of runs needs (compare.py): each single launch's time and
         the SM clock NVML read after it (nvbench's cycles = time x clock), the batched
-        per-launch times likewise, and a sustained load's telemetry trace."""
+        per-launch times likewise, the clock probe's reading and NVML's beside it (compare.py
+        scales NVML's clocks by their ratio), and a sustained load's telemetry trace."""
         out = dict(
             kernel_ms=[round(x, 6) for x in self.kernel],
             sm_clock_mhz=[c for c in self.clock if c is not None],
@@ -274,6 +286,11 @@ class Samples:
             out |= dict(
                 batch_ms=[round(x, 7) for x in self.batch],
                 batch_clock_mhz=[c for c in self.batch_clock if c is not None],
+            )
+        if self.probe_mhz == self.probe_mhz:
+            out |= dict(
+                sm_clock_probe_mhz=round(self.probe_mhz, 3),
+                nvml_clock_at_probe_mhz=self.probe_nvml_mhz,
             )
         if self.trace:
             out["trace"] = self.trace
@@ -308,7 +325,7 @@ class Samples:
             window_s=self.window_s,
             duty=self.duty,
         )
-        return out | self.telemetry
+        return out | self.telemetry | dict(sm_clock_probe_mhz=self.probe_mhz)
 
 
 class Burst:
@@ -353,6 +370,7 @@ class Burst:
                 totals.append(ms)
                 out.batch.append(ms / count)
                 out.batch_clock.append(k.clock_after())
+        out.clock_probe(k)
         out.placements = min(len(sites), max(len(out.kernel), len(out.batch)))
         return out
 
@@ -432,6 +450,9 @@ class Sustained:
                         timed, out.settle_s, out.settled = True, waited, bool(done)
             for _start, end, _, _ in flight:  # the batch queued last runs out untimed
                 end.synchronize()
+            # no clock probe: the moment the load stops, the clock leaves the power limit's
+            # (H100: NVML read cuBLAS TF32 at 1425 MHz through the window, the probe right
+            # after measured 1650); the telemetry read during the window is its clock record
             out.placements = min(len(sites), queued)
         finally:
             trace = k.telemetry.stop() if k.telemetry else None
