@@ -218,6 +218,22 @@ def test_a_compile_error_shows_the_compiler_message_on_the_console(workdir):
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+def test_an_edit_older_than_its_cubin_is_compiled_again(workdir):
+    """A tree copied or checked out keeps its files' times: an edited kernel older than the
+    cubin built from the old text must still be built again (its sources' hash is a param)."""
+    cubin = "results/build/sm_90/tiled_guarded/float32_TILE16.cubin"
+    built = snakemake("--cores", "1", cubin, cwd=workdir)
+    assert built.returncode == 0, built.stderr[-3000:]
+    src = workdir / "kernels" / "05_tiled_guarded.cu"
+    stamp = (workdir / cubin).stat().st_mtime - 3600
+    src.write_text(src.read_text() + "\n// an edit\n")
+    os.utime(src, (stamp, stamp))
+    again = snakemake("-n", "--cores", "1", cubin, cwd=workdir)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Params have changed since last execution" in again.stdout + again.stderr
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     """The measurement tables of a real run (recorded on the H100) in place: the run compiles,
     aggregates through the timings checkpoint, makes the figures its data allows and says which

@@ -1,6 +1,8 @@
 # Configuration (coerced, validated against workflow/schemas/config.schema.yaml), the registry,
 # the plan of configurations, the output catalogue, and the input functions the other rule
 # files use.
+import functools
+import hashlib
 import os
 import shlex
 import sys
@@ -142,6 +144,23 @@ def kernel_source(wildcards):
 
 def kernel_headers(wildcards):
     return [str(p) for p in kernel_dependencies(kernel_source(wildcards))[1:]]
+
+
+def sources_sha(wildcards):
+    """The kernel's source and headers, hashed: a compile's params, so that an edit reruns it
+    even where the edited file is older than the cubin (Snakemake's mtime trigger misses that:
+    a copied or checked-out tree keeps its files' times while results/build/ stays).  Found from
+    the wildcards, not the job's input: Snakemake's params trigger skips params derived from
+    input."""
+    return _sources_sha((kernel_source(wildcards), *kernel_headers(wildcards)))
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_sha(paths: tuple) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def nvcc(wildcards, input, output):

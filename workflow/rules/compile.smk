@@ -18,6 +18,7 @@ rule compile_kernel:
         "../envs/compile.yaml"
     params:
         nvcc=nvcc,
+        sources=sources_sha,
     shell:
         # on failure, the compiler's first error lines go to the console too
         "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas} || "
