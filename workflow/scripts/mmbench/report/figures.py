@@ -849,21 +849,30 @@ def compare(table: pd.DataFrame, head: dict, stem):
     ax.axvline(1, color="black", lw=0.8)
     y = {s: i for i, s in enumerate(order)}
     rng = np.random.default_rng(0)
+    # SAME in cycles only (compare.combined): the time moved with the measured SM clock
+    by_cycles = (
+        (d.verdict == "SAME") & (d.time_verdict != "SAME") & d.time_verdict.notna()
+        if "time_verdict" in d
+        else pd.Series(False, index=d.index)
+    )
     for v, colour in COMPARE_COLOURS.items():
-        g = d[d.verdict == v]
-        if g.empty:
-            continue
-        jitter = rng.uniform(-0.18, 0.18, len(g))
-        ax.scatter(
-            g.ratio,
-            [y[s] + j for s, j in zip(g.series, jitter, strict=True)],
-            s=22,
-            color=colour,
-            label=f"{v} ({len(g)})",
-            zorder=3,
-            edgecolor="white",
-            linewidth=0.4,
-        )
+        for hollow in (False, True):
+            g = d[(d.verdict == v) & (by_cycles == hollow)]
+            if g.empty:
+                continue
+            jitter = rng.uniform(-0.18, 0.18, len(g))
+            ax.scatter(
+                g.ratio,
+                [y[s] + j for s, j in zip(g.series, jitter, strict=True)],
+                s=22,
+                color="white" if hollow else colour,
+                label=f"{v} in cycles only, the clock moved ({len(g)})"
+                if hollow
+                else f"{v} ({len(g)})",
+                zorder=3,
+                edgecolor=colour if hollow else "white",
+                linewidth=1.0 if hollow else 0.4,
+            )
     ax.set_yticks(range(len(order)), order)
     ax.invert_yaxis()
     ax.set_xscale("log")
@@ -883,6 +892,14 @@ def compare(table: pd.DataFrame, head: dict, stem):
     counts = d.verdict.value_counts()
     note = ", ".join(f"{counts[v]} {v}" for v in COMPARE_COLOURS if v in counts)
     note = f"{len(d)} configurations in both runs: {note}."
+    if by_cycles.any():
+        moved = d[by_cycles]
+        note += (
+            f" {int(by_cycles.sum())} of the SAME are the same in cycles only (hollow): their "
+            f"time moved with the SM clock the probe measured ({moved.base_clock_mhz.min():.0f}"
+            f"-{moved.base_clock_mhz.max():.0f} MHz in the baseline, "
+            f"{moved.this_clock_mhz.min():.0f}-{moved.this_clock_mhz.max():.0f} MHz in this run)."
+        )
     if not head.get("same_gpu", True):
         note += " The runs are on different GPUs, so the verdicts compare the GPUs."
     only = len(table) - len(d)
