@@ -50,26 +50,15 @@ CONFIGS = [
     ("naive_guarded", 1024, {"TILE": 16}),
 ]
 
-# the SM clock the kernels really ran at: clock64() cycles over %globaltimer nanoseconds in one
-# block that spins for a given number of cycles (NVML reports the clock it set, in 15 MHz steps)
-PROBE = r"""
-extern "C" __global__ void probe(long long cycles, unsigned long long* out) {
-    unsigned long long t0, t1;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    long long c0 = clock64(), c1 = c0;
-    while (c1 - c0 < cycles) c1 = clock64();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    if (threadIdx.x == 0) { out[0] = (unsigned long long)(c1 - c0); out[1] = t1 - t0; }
-}
-"""
-
 
 def effective_mhz(cp, spins: int = 5) -> dict[str, float]:
     """The SM clock by three rulers: clock64() cycles over %globaltimer ns (median of `spins`
     probes of 40 M cycles, about 20 ms), over CUDA events around the same probes, and over the
     host's clock around one probe of 1 G cycles (about 0.5 s; the launch's microseconds are
     2e-5 of it)."""
-    kernel = cp.RawKernel(PROBE, "probe")
+    from mmbench.measure.telemetry import PROBE_SOURCE  # the pipeline's clock probe
+
+    kernel = cp.RawKernel(PROBE_SOURCE, "mmbench_clock_probe")
     out = cp.zeros(2, dtype=cp.uint64)
     start, end = cp.cuda.Event(), cp.cuda.Event()
     timer, events = [], []
