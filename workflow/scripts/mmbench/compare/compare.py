@@ -257,15 +257,11 @@ def measured_clocks(samples: dict, clocks: str) -> list[float] | None:
 def _verdict(robust, thresholds, base_values, new_values, base_clocks=None, new_clocks=None):
     """nvbench's verdict on two sample sets; without clocks, on the values alone (a constant
     clock, so that its cycle confirmations hold whenever the values' verdict does)."""
-    r = _timing(
-        robust,
-        "base",
-        base_values,
-        [1.0] * len(base_values) if base_clocks is None else base_clocks,
-    )
-    c = _timing(
-        robust, "new", new_values, [1.0] * len(new_values) if new_clocks is None else new_clocks
-    )
+
+    def timing(key, values, clocks):
+        return _timing(robust, key, values, [1.0] * len(values) if clocks is None else clocks)
+
+    r, c = timing("base", base_values, base_clocks), timing("new", new_values, new_clocks)
     out = robust.compare_gpu_timings(r, c, thresholds)
     status = out.status.value if hasattr(out.status, "value") else str(out.status)
     return VERDICTS.get(status, "UNSURE"), status, out, r, c

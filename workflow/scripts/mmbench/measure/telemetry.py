@@ -270,6 +270,7 @@ class ClockProbe:
     def __init__(self, cp, stream, nvml_clock: Callable[[], float | None]):
         self.cp, self.stream, self.nvml_clock = cp, stream, nvml_clock
         self.kernel = cp.RawKernel(PROBE_SOURCE, "mmbench_clock_probe")
+        self.kernel.compile()  # now, not at the first call: a failure here is the runner's to catch
         self.out = cp.zeros(2, dtype=cp.uint64)
 
     def __call__(self) -> tuple[float, float | None]:

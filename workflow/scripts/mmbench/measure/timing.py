@@ -166,6 +166,7 @@ class Batcher:
         address = self.words.ctypes.data
         self.released, self.timed_out = np.uint64(address), np.uint64(address + 8)
         self.kernel = cp.RawKernel(BLOCKER_SOURCE, "mmbench_block")
+        self.kernel.compile()  # now, not at the first batch: Lane.batcher() catches a failure
         self.ticket = 0
 
     def queue(
