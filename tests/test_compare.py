@@ -9,6 +9,7 @@ import warnings
 
 import pandas as pd
 import pytest
+import yaml
 
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
@@ -219,7 +220,10 @@ def test_runs_with_the_clock_probe_are_judged_in_time_and_in_cycles():
     assert table.cycles_verdict.notna().all() and table.time_verdict.notna().all()
     assert (table.base_clock_mhz.between(1900, 2100)).all()
     for r in table.itertuples():
-        assert r.verdict == compare.combined(r.time_verdict, r.cycles_verdict)
+        assert r.nvbench_verdict == compare.combined(r.time_verdict, r.cycles_verdict)
+    # without the tolerance the verdict is nvbench's
+    bare = compare.compare(a, b, tolerance=0.0)
+    assert (bare.verdict == bare.nvbench_verdict).all()
     # judged on batched samples, the table's medians and ratio are the batched ones
     batched = table[table.samples_kind == "batched"].iloc[0]
     cid = batched.config_id
@@ -240,7 +244,12 @@ def test_the_recorded_clock_step_is_not_reported_as_faster_kernels():
     assert not table.verdict.isin(["FASTER", "SLOWER"]).any()
     text = compare.summary(table, compare.header(a, b))
     assert "22 of them SAME in cycles only" in text
-    assert "0 SLOWER, 0 FASTER, 15 UNSURE, 41 SAME" in text
+    # nvbench's criterion alone leaves 15 UNSURE: processes differing by more than a run's
+    # interval is wide, by less than the tolerance
+    assert "15 configurations SAME only within it; nvbench's criterion alone: 0 SLOWER, 0 " in text
+    assert "0 SLOWER, 0 FASTER, 0 UNSURE, 56 SAME" in text
+    bare = compare.summary(compare.compare(a, b, tolerance=0.0), compare.header(a, b))
+    assert "0 SLOWER, 0 FASTER, 15 UNSURE, 41 SAME" in bare
 
 
 def _clock_moved(r, factor):
@@ -284,3 +293,52 @@ def test_the_combined_verdict():
     assert compare.combined("SAME", "UNSURE") == "SAME" == compare.combined("FASTER", "SAME")
     assert compare.combined("SLOWER", "SLOWER") == "SLOWER"
     assert compare.combined("SLOWER", "UNSURE") == "UNSURE" == compare.combined("FASTER", "SLOWER")
+
+
+def test_the_tolerance_is_the_smallest_change_reported():
+    t = compare.tolerated
+    assert t("UNSURE", (-0.004, 0.002), 0.005) == "SAME" == t("SAME", (0.2, 0.3), 0.05)
+    assert t("UNSURE", (-0.004, 0.006), 0.005) == "UNSURE" == t("UNSURE", None, 0.05)
+    assert (
+        t("SLOWER", (0.051, 0.07), 0.05) == "SLOWER" and t("SLOWER", (0.03, 0.07), 0.05) == "UNSURE"
+    )
+    assert t("FASTER", (-0.07, -0.051), 0.05) == "FASTER"
+    # without a tolerance, nvbench's verdict
+    assert (
+        t("UNSURE", (-0.001, 0.001), 0.0) == "UNSURE" and t("SLOWER", (0.01, 0.02), 0) == "SLOWER"
+    )
+
+
+def _slowed(r, slower):
+    """Run r with every kernel `slower` times as long at the clock its probe measured."""
+    slow = _clock_moved(r, 1 / slower)
+    for s in slow.samples.values():
+        s["sm_clock_probe_mhz"] *= slower
+    return slow
+
+
+def test_a_slowdown_beyond_the_tolerance_is_slower():
+    """3% slower, tolerance 1%: SLOWER wherever the change interval lies beyond 1%; the one
+    configuration whose baseline interval is 2% wide (cuBLAS at 768) reaches into it: UNSURE."""
+    a = run("h100-probe-a")
+    table = compare.compare(a, _slowed(a, 1.03), tolerance=0.01)
+    assert (table.verdict == "SLOWER").sum() >= 50
+    assert (table[table.verdict != "SLOWER"].change_low < 0.01).all()
+    assert set(table.verdict) <= {"SLOWER", "UNSURE"}
+
+
+def test_a_slowdown_within_the_tolerance_is_not_reported():
+    """3% slower, tolerance 5%: nvbench's criterion finds it nearly everywhere; the comparison
+    reports no change, SAME where the change interval lies within 5%, UNSURE where it reaches
+    beyond."""
+    a = run("h100-probe-a")
+    table = compare.compare(a, _slowed(a, 1.03))
+    assert (table.nvbench_verdict == "SLOWER").sum() >= 50
+    assert set(table.verdict) <= {"SAME", "UNSURE"} and (table.verdict == "SAME").sum() >= 50
+    assert (table[table.verdict == "UNSURE"].change_high > 0.05).all()
+
+
+def test_the_configs_default_tolerance_is_the_comparisons():
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    tolerance = schema["properties"]["compare"]["properties"]["tolerance"]
+    assert tolerance["default"] == compare.TOLERANCE

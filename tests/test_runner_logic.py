@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 
 from mmbench.core.axes import Configuration
-from mmbench.core.row import COLUMNS, Row, error_row, ordered
+from mmbench.core.row import COLUMNS, Row, error_row, ordered, upgraded
 from mmbench.measure.oracle import make_inputs
 from mmbench.measure.runner import describe
 from mmbench.measure.timing import (
     Kernel,
+    Samples,
     Sampling,
     Site,
     enough,
@@ -74,8 +75,10 @@ def test_summarize():
 
 
 def test_progress_line_from_a_recorded_row():
-    df = pd.read_csv(
-        DATA / "h100-main" / "results" / "tables" / "timings.csv", keep_default_na=False
+    df = upgraded(
+        pd.read_csv(
+            DATA / "h100-main" / "results" / "tables" / "timings.csv", keep_default_na=False
+        )
     )
     row = df[(df.variant == "naive_unguarded") & (df.m == 641)].iloc[0].to_dict()
     line = describe(row)
@@ -199,3 +202,13 @@ def test_the_profiled_launch_is_the_first_timed_one():
     assert launches_before_timed(Sampling(warmup=1)) == 1
     assert launches_before_timed(Sampling(warmup=3)) == 3
     assert launches_before_timed(Sampling(warmup=0)) == 1
+
+
+def test_the_rows_kernel_time_is_the_median_of_a_burst_and_the_mean_of_a_sustained_load():
+    """At the power limit the clock moves every ~70 ms: a sustained window's batches take
+    bimodal times, and the row's time is their mean (the window's GPU time over its launches)."""
+    times = [1.0] * 6 + [1.2] * 4  # median 1.0, mean 1.08
+    for load, want in (("burst", 1.0), ("sustained", 1.08)):
+        cols = Samples(load=load, kernel=list(times)).columns()
+        assert cols["kernel_ms"] == pytest.approx(want)
+        assert cols["kernel_ms_median"] == 1.0 and cols["kernel_ms_mean"] == pytest.approx(1.08)

@@ -39,7 +39,7 @@ main)
   cat "$dir/results/tables/summary.txt" | head -40
   ;;
 compare)
-  python3 tools/compare_medians.py "$3" "$4"
+  python3 tools/compare_times.py "$3" "$4"
   ;;
 tests)
   python3 -m pytest -q -m gpu tests/ 2>&1 | tail -15

@@ -139,7 +139,7 @@ elif [ "$stage" = again ] || [ "$stage" = pair ] || [ "$stage" = pair_a ] || [ "
   if [ "$stage" = again ]; then
     sustained again
     keep results/ladder_again ladder_again
-    python3 tools/compare_medians.py results/ladder/tables/timings.csv \
+    python3 tools/compare_times.py results/ladder/tables/timings.csv \
       results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
   else
     if [ "$stage" != pair_b ]; then
@@ -153,7 +153,7 @@ elif [ "$stage" = again ] || [ "$stage" = pair ] || [ "$stage" = pair_a ] || [ "
     sustained pair_b --forcerun measure_variant
     keep results/ladder_again ladder_pair_b
     python3 -c "import pandas as p; print('GPUs:', *{p.read_csv(f).gpu_uuid[0] for f in ('results/ladder_pair_a/tables/timings.csv', 'results/ladder_again/tables/timings.csv')})"
-    python3 tools/compare_medians.py results/ladder_pair_a/tables/timings.csv \
+    python3 tools/compare_times.py results/ladder_pair_a/tables/timings.csv \
       results/ladder_again/tables/timings.csv --within 1 --where load=sustained distribution=normal
   fi
 fi

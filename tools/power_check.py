@@ -63,7 +63,7 @@ def main() -> int:
     smi_w, smi_mhz = np.median(reads[window, 1]), np.median(reads[window, 2])
     gap = r["power_w_median"] / smi_w - 1
     print(
-        f"{a.variant} {a.dtype} {a.size} {a.distribution}, sustained: {r['kernel_ms_median']:.3f} ms, "
+        f"{a.variant} {a.dtype} {a.size} {a.distribution}, sustained: {r['kernel_ms']:.3f} ms (mean), "
         f"{r['kernel_gflops'] / 1e3:.1f} TFLOP/s, settled={r['settled']} after "
         f"{r['settle_s']:.1f} s, window {r['window_s']:.2f} s (duty {r['duty']:.3f})\n"
         f"  recorded:   power median {r['power_w_median']:.1f} W (min {r['power_w_min']:.1f}), "

@@ -68,5 +68,6 @@ rule summary:
         # the results folder (its archive/ holds earlier kernel sources' rows)
         results=lambda w, output: str(Path(output.txt).parent.parent),
         criterion=config["compare"]["criterion"],
+        tolerance=config["compare"]["tolerance"],
     script:
         "../scripts/summary.py"

@@ -30,11 +30,14 @@ rule compare_table:
         # the results folder (its archive/ holds earlier kernel sources' rows)
         results=lambda w, output: str(Path(output.csv).parent.parent),
         criterion=config["compare"]["criterion"],
+        tolerance=config["compare"]["tolerance"],
         caption=(
             "Each configuration of this run against the baseline: both kernel medians, their "
             "ratio and the verdict of nvbench's robust comparison on the two sets of timed "
             "samples (FASTER or SLOWER only with a clear gap between the [min, q3] intervals "
-            "that the SM clock does not explain; UNSURE where the evidence is not clear)."
+            "that the SM clock does not explain), with compare.tolerance as the smallest change "
+            "reported: SAME also where the change interval lies within it, FASTER or SLOWER only "
+            "where it lies wholly beyond; UNSURE where the evidence is not clear."
         ),
     script:
         "../scripts/compare_runs.py"
@@ -62,7 +65,8 @@ rule compare_figure:
     params:
         caption=(
             "This run's kernel median over the baseline's, per configuration, grouped by "
-            "variant; the band is nvbench's clear-gap threshold, colours are the verdicts."
+            "variant; the dark band is nvbench's clear-gap threshold, the light one the "
+            "tolerance (compare.tolerance), colours are the verdicts."
         ),
     script:
         "../scripts/compare_figure.py"

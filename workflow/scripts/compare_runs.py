@@ -20,9 +20,11 @@ def main(sm) -> None:
         )
     else:
         base = compare.load_folder(sm.params.baseline)
-    table = compare.compare(base, new, sm.params.criterion)
+    table = compare.compare(base, new, sm.params.criterion, sm.params.tolerance)
     head = compare.header(base, new) | dict(
-        criterion=sm.params.criterion, counts=compare.counts(table)
+        criterion=sm.params.criterion,
+        tolerance=sm.params.tolerance,
+        counts=compare.counts(table),
     )
     text = compare.summary(table, head)
     atomic_write_csv(table, sm.output.csv)

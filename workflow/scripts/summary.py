@@ -19,7 +19,10 @@ def main(sm) -> None:
     txt, md = render(timings, refused)
     # the edit loop: a re-measured kernel against its previous source, before -> after
     edits = compare.edits(
-        sm.params.results, [Path(t) for t in sm.input.tables], sm.params.criterion
+        sm.params.results,
+        [Path(t) for t in sm.input.tables],
+        sm.params.criterion,
+        sm.params.tolerance,
     )
     if edits:
         txt += "\n" + edits + "\n"

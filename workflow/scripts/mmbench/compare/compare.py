@@ -12,6 +12,16 @@ The criterion is nvbench's robust comparison (``nvbench-compare-robust``, NVIDIA
   in log space, 97% of samples and 80% of distinct values), in time and in cycles;
 * UNSURE (nvbench's AMBG) otherwise: neither a clear gap nor clear agreement.
 
+Then the tolerance (config ``compare.tolerance``, TOLERANCE): the smallest change the comparison
+of two runs reports.  Two processes measuring the same code differ by more than one process's
+samples spread: on an H100, ten processes of the compare preset put the same configuration's
+median (in cycles) within 0.6% of each other for most configurations, and up to 2.6-4.4% apart
+for cuBLAS at 512 and 768 and naive_guarded at 512 (docs/method.md), while one run's [min, q3]
+is 0.05-0.3% wide.  So nvbench's verdict, which sees one process per run, takes the tolerance
+as an equivalence margin (as criterion.rs's noise threshold or asv's factor do): SAME also where
+the whole change interval (the interval edges' differences) lies within +-tolerance; FASTER or
+SLOWER only where it lies wholly beyond; UNSURE otherwise.  Tolerance 0 is nvbench's verdict.
+
 A run is a results folder: its ``runs/<variant>.csv`` tables and ``runs/<variant>.samples.json.gz``
 samples (jobs.py writes both), or an archived measurement (``archive/<variant>/<source hash>/``,
 measure.py keeps one per kernel source).  Configurations are matched on row.CONFIG_ID.
@@ -29,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from mmbench.core.axes import COMPARE_KEY
-from mmbench.core.row import config_id
+from mmbench.core.row import config_id, upgraded
 from mmbench.core.tables import read_samples
 from mmbench.plan.config import ConfigError
 
@@ -37,6 +47,9 @@ from mmbench.plan.config import ConfigError
 VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
 ORDER = ["SLOWER", "FASTER", "UNSURE", "SAME", "BASELINE ONLY", "THIS RUN ONLY"]
 PRESETS = ("default", "strict", "permissive")
+# compare.tolerance's default (module docstring): above the largest difference between two
+# processes of the same code measured on an H100 (4.4%), below the edit loop's 10% slowdowns
+TOLERANCE = 0.05
 
 
 class NoRun(ValueError):
@@ -95,7 +108,7 @@ def load_tables(tables: list[Path], name: str) -> Run:
         s = t.with_name(t.stem + ".samples.json.gz")
         if s.exists():
             samples |= read_samples(s)
-    return Run(name, _measured([pd.read_csv(t) for t in tables], name), samples)
+    return Run(name, _measured([upgraded(pd.read_csv(t)) for t in tables], name), samples)
 
 
 def load_folder(folder: str | Path) -> Run:
@@ -107,7 +120,7 @@ def load_folder(folder: str | Path) -> Run:
         return load_tables(tables, str(folder))
     timings = folder / "tables" / "timings.csv"
     if timings.exists():
-        return Run(str(folder), _measured([pd.read_csv(timings)], str(folder)))
+        return Run(str(folder), _measured([upgraded(pd.read_csv(timings))], str(folder)))
     raise NoRun(
         f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv and "
         f"{folder}/tables/timings.csv); give the results folder of an earlier run, or "
@@ -267,6 +280,18 @@ def _verdict(robust, thresholds, base_values, new_values, base_clocks=None, new_
     return VERDICTS.get(status, "UNSURE"), status, out, r, c
 
 
+def tolerated(verdict: str, change: tuple | None, tolerance: float) -> str:
+    """nvbench's verdict with the tolerance (module docstring): SAME where nvbench's is SAME or
+    the whole change interval lies within +-tolerance; FASTER / SLOWER where nvbench's is and the
+    whole interval lies beyond it; UNSURE otherwise."""
+    lo, hi = change or (math.nan, math.nan)
+    if verdict == "SAME" or (-tolerance <= lo and hi <= tolerance):
+        return "SAME"
+    if (verdict == "FASTER" and hi < -tolerance) or (verdict == "SLOWER" and lo > tolerance):
+        return verdict
+    return "UNSURE"
+
+
 def combined(in_time: str, in_cycles: str) -> str:
     """The verdict from the time and the cycles (time x measured clock) verdicts: SAME if either
     is (a kernel bound by memory keeps its time when the SM clock moves, one bound by the SMs
@@ -276,14 +301,15 @@ def combined(in_time: str, in_cycles: str) -> str:
     return in_time if in_time == in_cycles else "UNSURE"
 
 
-def judge(base: dict, new: dict, preset: str = "default") -> dict:
+def judge(base: dict, new: dict, preset: str = "default", tolerance: float = TOLERANCE) -> dict:
     """The verdict on one configuration from its two sample sets (timing.Samples.kept), on the
     quieter kind of sample both hold, and the numbers nvbench's criterion used.
 
     Where both runs measured the SM clock (the clock probe), the time and the cycles (time x
     measured clock) are judged apart and combined (`combined`): the clock a GPU runs at is not
     the code's doing, and NVML does not report all of its moves.  Otherwise nvbench judges the
-    time, confirming gaps and sameness in cycles from NVML's clock."""
+    time, confirming gaps and sameness in cycles from NVML's clock.  Each of nvbench's verdicts
+    then takes the tolerance (`tolerated`); `nvbench_verdict` keeps the one without it."""
     robust = _criterion()
     thresholds = robust.get_comparison_thresholds(preset)
     kind = quieter(base, new)
@@ -302,7 +328,11 @@ def judge(base: dict, new: dict, preset: str = "default") -> dict:
             [t * f for t, f in zip(base[times], bc, strict=True)],
             [t * f for t, f in zip(new[times], nc, strict=True)],
         )  # fmt: skip
-        verdict = combined(t_verdict, cy_verdict)
+        raw = combined(t_verdict, cy_verdict)
+        verdict = combined(
+            tolerated(t_verdict, out.frac_diff_interval, tolerance),
+            tolerated(cy_verdict, cy_out.frac_diff_interval, tolerance),
+        )
         reason = f"time: {out.reason.code}; cycles: {cy_out.reason.code}"
         extra = dict(
             time_verdict=t_verdict,
@@ -311,15 +341,18 @@ def judge(base: dict, new: dict, preset: str = "default") -> dict:
             this_clock_mhz=float(np.median(nc)),
         )
     else:
-        verdict, status, out, r, c = _verdict(
+        raw, status, out, r, c = _verdict(
             robust, thresholds, base[times], new[times], base.get(clocks, []),
             new.get(clocks, []),
         )  # fmt: skip
+        verdict = tolerated(raw, out.frac_diff_interval, tolerance)
         reason = out.reason.code
     lo, hi = out.frac_diff_interval or (math.nan, math.nan)
     return (
         dict(
             verdict=verdict,
+            nvbench_verdict=raw,
+            tolerance=tolerance,
             samples_kind=kind,
             base_samples=len(base[times]),
             this_samples=len(new[times]),
@@ -344,7 +377,9 @@ def judge(base: dict, new: dict, preset: str = "default") -> dict:
 KEEP = ["label", *COMPARE_KEY]
 
 
-def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
+def compare(
+    base: Run, new: Run, preset: str = "default", tolerance: float = TOLERANCE
+) -> pd.DataFrame:
     """One row per configuration in either run: both medians, their ratio (this / baseline),
     the verdict and the numbers the criterion used; a configuration in one run only says so."""
     rows = []
@@ -367,7 +402,7 @@ def compare(base: Run, new: Run, preset: str = "default") -> pd.DataFrame:
             missing = "the baseline" if cid not in base.samples else "this run"
             row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
         else:
-            row |= judge(base.samples[cid], new.samples[cid], preset)
+            row |= judge(base.samples[cid], new.samples[cid], preset, tolerance)
         row["ratio"] = (
             row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
         )
@@ -386,6 +421,18 @@ def counts(table: pd.DataFrame) -> dict[str, int]:
     return {v: int(got.get(v, 0)) for v in ORDER}
 
 
+def within_tolerance(table: pd.DataFrame) -> pd.Series:
+    """The configurations SAME by the tolerance only (nvbench's verdict, clock-measured or not,
+    is not SAME)."""
+    if "nvbench_verdict" not in table:
+        return pd.Series(False, index=table.index)
+    return (
+        (table.verdict == "SAME")
+        & table.nvbench_verdict.notna()
+        & (table.nvbench_verdict != "SAME")
+    )
+
+
 def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     """The console summary: both runs, the verdict counts, and the configurations that changed
     (slowest first)."""
@@ -401,6 +448,14 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
         lines.append(
             f"  {len(judged)} configurations judged in time and in cycles (the SM clock measured "
             f"in both runs); {int(by_cycles.sum())} of them SAME in cycles only"
+        )
+    if "nvbench_verdict" in table and table.nvbench_verdict.notna().any():
+        tol = float(table.tolerance.dropna().iloc[0])
+        raw = table.nvbench_verdict.value_counts()
+        tally = ", ".join(f"{int(raw.get(v, 0))} {v}" for v in ORDER[:4])
+        lines.append(
+            f"  tolerance +-{tol:.1%} (compare.tolerance): {int(within_tolerance(table).sum())} "
+            f"configurations SAME only within it; nvbench's criterion alone: {tally}"
         )
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
@@ -421,7 +476,9 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     return "\n".join(lines)
 
 
-def edits(results: str | Path, tables: list[Path], preset: str = "default") -> str:
+def edits(
+    results: str | Path, tables: list[Path], preset: str = "default", tolerance: float = TOLERANCE
+) -> str:
     """For the end-of-run summary: each variant whose kernel source changed since an archived
     measurement, before -> after per configuration with the verdicts ('' if none)."""
     if not tables:
@@ -431,7 +488,7 @@ def edits(results: str | Path, tables: list[Path], preset: str = "default") -> s
         base, hashes = previous(results, new)
     except NoRun:
         return ""
-    table = compare(base, new, preset)
+    table = compare(base, new, preset, tolerance)
     now = new.facts()["sources"]
     lines = []
     for variant, old in hashes.items():
@@ -459,6 +516,7 @@ SHOWN = {
     "this_ms": "this run ms",
     "ratio": "ratio",
     "change": "change interval",
+    "nvbench_verdict": "nvbench's verdict",
     "time_verdict": "in time",
     "cycles_verdict": "in cycles",
     "base_clock_mhz": "baseline SM MHz (measured)",

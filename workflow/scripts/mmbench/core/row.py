@@ -51,7 +51,11 @@ class Row:
     error: str = ""
     # timings (timing.Samples.columns)
     samples: int = 0
+    # the kernel time the row's rates come from: the samples' median (burst) or mean
+    # (sustained), core/sampling.STATISTIC
+    kernel_ms: float = NAN
     kernel_ms_median: float = NAN
+    kernel_ms_mean: float = NAN
     kernel_ms_min: float = NAN
     kernel_ms_max: float = NAN
     kernel_ms_iqr: float = NAN
@@ -152,8 +156,9 @@ ADDED_TO_ID = ["load"]
 
 def with_added_axes(df: pd.DataFrame) -> pd.DataFrame:
     """A table with the axes added since results were first recorded (ADDED_TO_ID) filled with
-    their defaults where a run lacks them: a run recorded before `load` existed was a burst."""
-    out = df.copy()
+    their defaults where a run lacks them: a run recorded before `load` existed was a burst;
+    and the columns added since (upgraded)."""
+    out = upgraded(df).copy()
     for name in ADDED_TO_ID:
         default = _ID_DEFAULTS[name]
         out[name] = out[name].fillna(default) if name in out else default
@@ -183,6 +188,14 @@ PARAM_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 def parameter_columns(df: pd.DataFrame) -> list[str]:
     """The compile-time parameter columns of a table (TILE, COARSEN, BM, ...)."""
     return [c for c in df.columns if PARAM_NAME.match(str(c))]
+
+
+def upgraded(df: pd.DataFrame) -> pd.DataFrame:
+    """A table written before a column existed, in today's form: kernel_ms (the time its rates
+    came from) is the median there, as its kernel_gflops were."""
+    if "kernel_ms" not in df.columns and "kernel_ms_median" in df.columns:
+        df = df.assign(kernel_ms=df.kernel_ms_median)
+    return df
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:

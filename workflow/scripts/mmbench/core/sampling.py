@@ -10,6 +10,9 @@ Two questions, two loads:
                has settled (SETTLE RULE below), then the timed batches run back to back with no
                host work between them; clocks, power and energy are those of that window.
 
+The row's kernel time (kernel_ms, and its rates) is the samples' median under burst load and
+their mean under sustained load (STATISTIC below).
+
 Batches (both loads): a sample that times `batch` back-to-back launches behind a blocking
 kernel (nvbench's batch measurement), the launch's time being the batch's over its count;
 `batch_size()` says how many.
@@ -44,6 +47,13 @@ LOADS = {
     "burst": "timed passes with host work between them: one call on a fresh GPU",
     "sustained": "back to back until the clocks settle, then timed back to back: a steady workload",
 }
+# the statistic of a configuration's timed samples that its row's kernel_ms (and every rate
+# computed from it) is, per load.  Burst: the median, robust to a pass that an interrupt or a
+# clock change hit.  Sustained: the mean, i.e. the window's GPU time over its launches: at the
+# power limit the SM clock moves every ~70 ms (H100: 1335-1605 MHz within one second of cuBLAS
+# TF32), so the median of a few dozen 100 ms batches lands on whichever clock step is most
+# frequent, and two runs' medians were up to 2.2% apart where their means were 0.5% apart
+STATISTIC = {"burst": "median", "sustained": "mean"}
 
 
 @dataclass

@@ -54,7 +54,9 @@ def read_samples(path: str | Path) -> dict[str, dict]:
 
 def concat_csv(paths: list[str | Path]) -> pd.DataFrame:
     """Concatenates the per-job tables (empty ones included) into one tidy table."""
-    frames = [pd.read_csv(p) for p in paths if Path(p).stat().st_size > 0]
+    from .row import upgraded
+
+    frames = [upgraded(pd.read_csv(p)) for p in paths if Path(p).stat().st_size > 0]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame()

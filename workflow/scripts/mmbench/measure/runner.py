@@ -288,11 +288,12 @@ class Runner:
         del host_c
         timings = timed.columns()
         nflop = arith.flops(conf.m, conf.n, conf.k, conf.accumulate, conf.operation)
-        gflops = arith.gflops(nflop, timings["kernel_ms_median"])
+        # the load's statistic of the samples (core/sampling.STATISTIC)
+        gflops = arith.gflops(nflop, timings["kernel_ms"])
         watts = timings.get("energy_power_w", float("nan"))
         if watts == watts:  # the energy rule held: the window's mean power, kernels back to back
             timings |= dict(
-                energy_j_per_product=watts * timings["kernel_ms_median"] / 1e3,
+                energy_j_per_product=watts * timings["kernel_ms"] / 1e3,
                 gflops_per_w=gflops / watts,
             )
         lda, ldb, ldc = pl.host_ld
@@ -386,7 +387,7 @@ def describe(row: dict) -> str:
     head = describe_axes(row)
     if row.get("verification") == "ERROR":
         return f"{head}: ERROR {row.get('error', '')}"
-    text = f"{head}: kernel {row['kernel_ms_median']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS)"
+    text = f"{head}: kernel {row['kernel_ms']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS)"
     if row["global_ms_median"] == row["global_ms_median"]:
         text += f", global {row['global_ms_median']:.3f} ms"
     if row.get("batch_samples") and row.get("load") == "burst":

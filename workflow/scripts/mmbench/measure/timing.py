@@ -29,7 +29,8 @@ Strategies:
     sustained  batches of sampling.sustained_batch_ms back to back, the next queued while one
                runs, until the settle rule holds (measure/telemetry.settled), then timed batches
                back to back for at least sampling.sustained_window_s.  kernel_ms is the
-               launch's time in those batches; copies are not timed (their host work would
+               launch's time in those batches, and the row's kernel_ms their mean (the
+               window's GPU time over its launches: core/sampling.STATISTIC); copies are not timed (their host work would
                let the GPU cool), so the copy and global columns are empty.
 """
 
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mmbench.core.sampling import LOADS, Sampling, batch_size
+from mmbench.core.sampling import LOADS, STATISTIC, Sampling, batch_size
 from mmbench.measure import telemetry as tm
 
 __all__ = ["Sampling"]
@@ -304,9 +305,12 @@ class Samples:
 
     def columns(self) -> dict:
         ks, gs, bs = summarize(self.kernel), summarize(self.glob), summarize(self.batch)
+        mean = float(np.mean(self.kernel)) if self.kernel else math.nan
         out = dict(
             samples=len(self.kernel),
+            kernel_ms=mean if STATISTIC[self.load] == "mean" else ks["median"],
             kernel_ms_median=ks["median"],
+            kernel_ms_mean=mean,
             kernel_ms_min=ks["min"],
             kernel_ms_max=ks["max"],
             kernel_ms_iqr=ks["iqr"],

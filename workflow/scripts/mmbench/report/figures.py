@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from mmbench.compare.compare import within_tolerance  # noqa: E402
 from mmbench.core.row import parameter_columns  # noqa: E402
 from mmbench.plan.registry import load_registry  # noqa: E402
 
@@ -195,11 +196,11 @@ def time_vs_n(timings, stem, memory="pinned"):
             ax,
             pd.concat([d[d.variant == v], ref]),
             "m",
-            "kernel_ms_median",
+            "kernel_ms",
             "kernel_ms_min",
             "kernel_ms_max",
         )
-        failed_points(ax, timings, v, "m", "kernel_ms_median", d.memory.iloc[0])
+        failed_points(ax, timings, v, "m", "kernel_ms", d.memory.iloc[0])
         ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
         if d.m.max() / d.m.min() > 20:
             log_sizes(ax, d.m.min(), d.m.max())
@@ -215,8 +216,8 @@ def time_vs_n(timings, stem, memory="pinned"):
 
 def tiled_vs_naive(d: pd.DataFrame) -> str:
     """Seed 000: the shared-memory kernel is faster than the naive one, at every n."""
-    t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
-    n = d[d.variant == "naive_guarded"].groupby(["params", "m"]).kernel_ms_median.median()
+    t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms.median()
+    n = d[d.variant == "naive_guarded"].groupby(["params", "m"]).kernel_ms.median()
     both = pd.concat([t.rename("t"), n.rename("n")], axis=1).dropna()
     if both.empty:
         return "no tiled_guarded / naive_guarded pair to compare."
@@ -845,30 +846,42 @@ def compare(table: pd.DataFrame, head: dict, stem):
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.42 * len(order)))
     gaps = d["clear_gap"].dropna() if "clear_gap" in d else pd.Series(dtype=float)
     gap = float(gaps.iloc[0]) if len(gaps) else 0.005
-    ax.axvspan(1 / (1 + gap), 1 + gap, color="#cccccc", alpha=0.6, lw=0, label="clear-gap band")
+    tols = d["tolerance"].dropna() if "tolerance" in d else pd.Series(dtype=float)
+    tol = float(tols.iloc[0]) if len(tols) else 0.0
+    if tol > gap:
+        ax.axvspan(1 / (1 + tol), 1 + tol, color="#e8e8e8", lw=0, label=f"tolerance +-{tol:.0%}")
+    ax.axvspan(1 / (1 + gap), 1 + gap, color="#bbbbbb", alpha=0.8, lw=0, label="clear-gap band")
     ax.axvline(1, color="black", lw=0.8)
     y = {s: i for i, s in enumerate(order)}
     rng = np.random.default_rng(0)
-    # SAME in cycles only (compare.combined): the time moved with the measured SM clock
+    # SAME in cycles only (compare.combined): the time moved with the measured SM clock; SAME
+    # within the tolerance only (compare.within_tolerance)
     by_cycles = (
         (d.verdict == "SAME") & (d.time_verdict != "SAME") & d.time_verdict.notna()
         if "time_verdict" in d
         else pd.Series(False, index=d.index)
     )
+    by_tol = within_tolerance(d)
+    by_cycles &= ~by_tol
+    kinds = {
+        "": (pd.Series(True, index=d.index) & ~by_cycles & ~by_tol, "o"),
+        " in cycles only, the clock moved": (by_cycles, "o"),
+        " within the tolerance only": (by_tol, "D"),
+    }
     for v, colour in COMPARE_COLOURS.items():
-        for hollow in (False, True):
-            g = d[(d.verdict == v) & (by_cycles == hollow)]
+        for words, (which, marker) in kinds.items():
+            g = d[(d.verdict == v) & which]
             if g.empty:
                 continue
+            hollow = bool(words)
             jitter = rng.uniform(-0.18, 0.18, len(g))
             ax.scatter(
                 g.ratio,
                 [y[s] + j for s, j in zip(g.series, jitter, strict=True)],
                 s=22,
+                marker=marker,
                 color="white" if hollow else colour,
-                label=f"{v} in cycles only, the clock moved ({len(g)})"
-                if hollow
-                else f"{v} ({len(g)})",
+                label=f"{v}{words} ({len(g)})",
                 zorder=3,
                 edgecolor=colour if hollow else "white",
                 linewidth=1.0 if hollow else 0.4,
@@ -877,9 +890,8 @@ def compare(table: pd.DataFrame, head: dict, stem):
     ax.invert_yaxis()
     ax.set_xscale("log")
     # the data and the band, with a margin (not symmetric: a slowdown needs no empty left half)
-    ax.set_xlim(
-        min(d.ratio.min(), 1 / (1 + 4 * gap)) / 1.01, max(d.ratio.max(), 1 + 4 * gap) * 1.01
-    )
+    band = max(4 * gap, 1.5 * tol)
+    ax.set_xlim(min(d.ratio.min(), 1 / (1 + band)) / 1.01, max(d.ratio.max(), 1 + band) * 1.01)
     # evenly spaced ticks: the ratios usually span a few percent, where a log axis has none
     ax.xaxis.set_major_locator(mticker.MaxNLocator(9, steps=[1, 2, 2.5, 5, 10]))
     ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.4g}"))
@@ -899,6 +911,14 @@ def compare(table: pd.DataFrame, head: dict, stem):
             f"time moved with the SM clock the probe measured ({moved.base_clock_mhz.min():.0f}"
             f"-{moved.base_clock_mhz.max():.0f} MHz in the baseline, "
             f"{moved.this_clock_mhz.min():.0f}-{moved.this_clock_mhz.max():.0f} MHz in this run)."
+        )
+    if by_tol.any():
+        raw = d[by_tol].nvbench_verdict.value_counts()
+        note += (
+            f" {int(by_tol.sum())} of the SAME are the same only within the +-{tol:.0%} tolerance "
+            f"(diamonds; nvbench's criterion alone: "
+            + ", ".join(f"{n} {v}" for v, n in raw.items())
+            + f"), ratios {d[by_tol].ratio.min():.3f}-{d[by_tol].ratio.max():.3f}."
         )
     if not head.get("same_gpu", True):
         note += " The runs are on different GPUs, so the verdicts compare the GPUs."

@@ -130,7 +130,7 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
             head = head.replace(
                 "median of the timed runs:", "median of the timed runs, per host-memory mode:"
             )
-        k = _pivot(part, KEY + extra, "kernel_ms_median", "kernel_gflops")
+        k = _pivot(part, KEY + extra, "kernel_ms", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
         if load != "burst":

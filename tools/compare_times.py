@@ -1,5 +1,6 @@
-"""The kernel-time medians of two runs, configuration by configuration:
-`python3 tools/compare_medians.py BEFORE.csv AFTER.csv [--within PCT] [--where COL=VALUE ...]`
+"""The kernel times of two runs (each row's kernel_ms: the samples' median under burst load,
+their mean under sustained load, core/sampling.STATISTIC), configuration by configuration:
+`python3 tools/compare_times.py BEFORE.csv AFTER.csv [--within PCT] [--where COL=VALUE ...]`
 prints one line per configuration in both (variant, parameters, element type, shape, memory
 mode, inputs, load), the ratio after / before, the largest deviation and how many configurations
 deviate by more than PCT percent (default 2); exits 1 if any does.  --where keeps the rows whose
@@ -11,6 +12,8 @@ import argparse
 import sys
 
 import pandas as pd
+
+from mmbench.core.row import upgraded
 
 KEY = ["variant", "params", "dtype", "m", "n", "k", "memory", "distribution", "load"]
 
@@ -24,7 +27,7 @@ def main() -> int:
     a = ap.parse_args()
     tables = []
     for path in (a.before, a.after):
-        t = pd.read_csv(path, keep_default_na=False)
+        t = upgraded(pd.read_csv(path, keep_default_na=False))
         t = t[t.verification != "ERROR"]
         for cond in a.where:
             col, _, value = cond.partition("=")
@@ -36,7 +39,7 @@ def main() -> int:
     if both.empty:
         print("no configuration in both runs")
         return 1
-    both["ratio"] = both.kernel_ms_median_after / both.kernel_ms_median_before
+    both["ratio"] = both.kernel_ms_after / both.kernel_ms_before
     both = both.sort_values(key)
     shown = [c for c in key if c not in ("n", "k")]
     # the SM clock of each: NVML's median while the timed kernels ran, the probe's after them
@@ -49,8 +52,8 @@ def main() -> int:
     print("  ".join(shown) + "  before_ms  after_ms  after/before  clocks (MHz)")
     for _, r in both.iterrows():
         cells = [str(r[c]) for c in shown]
-        print("  ".join(cells) + f"  {r.kernel_ms_median_before:.4f}  "
-              f"{r.kernel_ms_median_after:.4f}  {r.ratio:.4f}"
+        print("  ".join(cells) + f"  {r.kernel_ms_before:.4f}  "
+              f"{r.kernel_ms_after:.4f}  {r.ratio:.4f}"
               + "".join(mhz(r, c) for c in clocks))  # fmt: skip
     dev = (both.ratio - 1).abs()
     worst = both.loc[dev.idxmax()]
