@@ -267,3 +267,17 @@ def test_a_rate_table_shows_one_condition_and_says_which(timings):
     one = TABLES["kernel_times"].make({"timings": main})
     assert "measured on" not in one.columns  # one condition: the title names it
     assert title_of(TABLES["kernel_times"], one).endswith("(int09 inputs, burst load)")
+
+
+def test_the_summary_says_which_statistic_its_kernel_times_are():
+    from mmbench.report import summary
+
+    new, _ = summary.render(pd.read_csv(PAIR / "a" / "timings.csv"))
+    assert "Kernel time, ms (GFLOPS), mean over the timed window: C = A.B, float32, normal" in new
+    # a run recorded before the mean was kept: its sustained rows' times are medians
+    old = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    text, _ = summary.render(old)
+    assert (
+        "mean over" not in text
+        and "median of the timed runs: C = A.B, float32, normal inputs, sustained" in text
+    )

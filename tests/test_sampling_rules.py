@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mmbench.compare.compare import load_folder, quieter, spread
-from mmbench.core.row import config_id
+from mmbench.core.row import config_id, upgraded
 from mmbench.core.sampling import Sampling, batch_size
 from mmbench.core.tables import read_samples
 from mmbench.measure import telemetry as tm
@@ -22,7 +22,7 @@ IDLE = DATA / "compare"
 
 def sustained(variant: str, dtype: str, m: int, distribution: str = "normal"):
     """A sustained row of the recorded ladder and its samples (with the telemetry trace)."""
-    t = pd.read_csv(LADDER / "tables" / "timings.csv")
+    t = upgraded(pd.read_csv(LADDER / "tables" / "timings.csv"))
     r = t[(t.variant == variant) & (t.dtype == dtype) & (t.m == m) & (t.n == m)
           & (t.load == "sustained") & (t.distribution == distribution)].iloc[0]  # fmt: skip
     return r, read_samples(LADDER / "runs" / f"{variant}.samples.json.gz")[config_id(r)]

@@ -407,7 +407,9 @@ def compare(
             row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
         )
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table["within_tolerance_only"] = within_tolerance(table)
+    return table
 
 
 def header(base: Run, new: Run) -> dict:

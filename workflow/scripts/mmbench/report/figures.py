@@ -22,7 +22,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from mmbench.compare.compare import within_tolerance  # noqa: E402
 from mmbench.core.row import parameter_columns  # noqa: E402
 from mmbench.plan.registry import load_registry  # noqa: E402
 
@@ -861,7 +860,12 @@ def compare(table: pd.DataFrame, head: dict, stem):
         if "time_verdict" in d
         else pd.Series(False, index=d.index)
     )
-    by_tol = within_tolerance(d)
+    # compare.within_tolerance, a column of the comparison's table (absent in older tables)
+    by_tol = (
+        d.within_tolerance_only.fillna(False).astype(bool)
+        if "within_tolerance_only" in d
+        else pd.Series(False, index=d.index)
+    )
     by_cycles &= ~by_tol
     kinds = {
         "": (pd.Series(True, index=d.index) & ~by_cycles & ~by_tol, "o"),

@@ -10,6 +10,7 @@ import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
 from mmbench.core.row import parameter_columns, with_added_axes
+from mmbench.core.sampling import STATISTIC
 
 # rows of the summary: the variant and its compile-time parameters (e.g. "TILE=32 COARSEN=4")
 KEY = ["variant", "params"]
@@ -111,6 +112,15 @@ def _refused(refused: pd.DataFrame) -> tuple[str, str]:
     return "\n".join(lines), "\n".join(lines).replace("\n", "  \n")
 
 
+def statistic_words(rows: pd.DataFrame, load: str) -> str:
+    """What the rows' kernel_ms is (core/sampling.STATISTIC); a table recorded before the mean
+    was kept holds the median under every load."""
+    recorded = "kernel_ms_mean" in rows and rows.kernel_ms_mean.notna().any()
+    if recorded and STATISTIC.get(load) == "mean":
+        return "mean over the timed window"
+    return "median of the timed runs"
+
+
 def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[str, str]:
     df = in_ladder_order(timings)
     df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"], strict=True)]
@@ -119,17 +129,14 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
     groups = ["dtype", "accumulate", "distribution", "load"]
     for (dtype, acc, dist, load), part in df.groupby(groups, sort=False):
         op = "C = C + A.B" if str(acc).lower() == "true" else "C = A.B"
-        head = (
-            f"Kernel time, ms (GFLOPS), median of the timed runs: {op}, {dtype}, {dist} inputs, "
-            f"{load} load"
-        )
         # one row per host-memory mode where the run has several: a kernel's time depends on
         # where its operands live (managed, mapped), and no cell mixes two modes
         extra = [c for c in ("memory", "cache", "pad") if c in part and part[c].nunique() > 1]
-        if "memory" in extra:
-            head = head.replace(
-                "median of the timed runs:", "median of the timed runs, per host-memory mode:"
-            )
+        per = ", per host-memory mode" if "memory" in extra else ""
+        head = (
+            f"Kernel time, ms (GFLOPS), {statistic_words(part, load)}{per}: {op}, {dtype}, "
+            f"{dist} inputs, {load} load"
+        )
         k = _pivot(part, KEY + extra, "kernel_ms", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
