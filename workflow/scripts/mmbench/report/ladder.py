@@ -35,7 +35,7 @@ TUNED_COLUMNS = [
     "params",
     "instance",
     "m",
-    "kernel_ms_median",
+    "kernel_ms",
     "kernel_gflops",
     "reference",
     "percent_of_reference",
