@@ -408,6 +408,7 @@ def compare(
         )
         rows.append(row)
     table = pd.DataFrame(rows)
+    table["same_in_cycles_only"] = in_cycles_only(table)
     table["within_tolerance_only"] = within_tolerance(table)
     return table
 
@@ -421,6 +422,18 @@ def header(base: Run, new: Run) -> dict:
 def counts(table: pd.DataFrame) -> dict[str, int]:
     got = table.verdict.value_counts().to_dict()
     return {v: int(got.get(v, 0)) for v in ORDER}
+
+
+def in_cycles_only(table: pd.DataFrame) -> pd.Series:
+    """The configurations nvbench finds SAME in cycles but not in time: their time moved with
+    the measured SM clock (`combined`)."""
+    if "cycles_verdict" not in table:
+        return pd.Series(False, index=table.index)
+    return (
+        table.time_verdict.notna()
+        & (table.time_verdict != "SAME")
+        & (table.cycles_verdict == "SAME")
+    )
 
 
 def within_tolerance(table: pd.DataFrame) -> pd.Series:
@@ -445,11 +458,10 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
         f"  this run GPU: {n['gpu']} (driver {n['driver']}, SM clock {_clocks(n)})",
     ]
     if "cycles_verdict" in table:
-        judged = table[table.cycles_verdict.notna()]
-        by_cycles = (judged.time_verdict != "SAME") & (judged.cycles_verdict == "SAME")
         lines.append(
-            f"  {len(judged)} configurations judged in time and in cycles (the SM clock measured "
-            f"in both runs); {int(by_cycles.sum())} of them SAME in cycles only"
+            f"  {int(table.cycles_verdict.notna().sum())} configurations judged in time and in "
+            f"cycles (the SM clock measured in both runs); {int(in_cycles_only(table).sum())} of "
+            "them SAME in cycles only"
         )
     if "nvbench_verdict" in table and table.nvbench_verdict.notna().any():
         tol = float(table.tolerance.dropna().iloc[0])

@@ -28,10 +28,11 @@ Strategies:
                kernel_ms; compare uses whichever kind is quieter.
     sustained  batches of sampling.sustained_batch_ms back to back, the next queued while one
                runs, until the settle rule holds (measure/telemetry.settled), then timed batches
-               back to back for at least sampling.sustained_window_s.  kernel_ms is the
-               launch's time in those batches, and the row's kernel_ms their mean (the
-               window's GPU time over its launches: core/sampling.STATISTIC); copies are not timed (their host work would
-               let the GPU cool), so the copy and global columns are empty.
+               back to back for at least sampling.sustained_window_s.  The samples are the
+               launch's time in those batches, the row's kernel_ms their mean (the window's
+               GPU time over its launches: core/sampling.STATISTIC); copies are not timed
+               (their host work would let the GPU cool), so the copy and global columns are
+               empty.
 """
 
 from __future__ import annotations

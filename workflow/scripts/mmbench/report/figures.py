@@ -853,20 +853,16 @@ def compare(table: pd.DataFrame, head: dict, stem):
     ax.axvline(1, color="black", lw=0.8)
     y = {s: i for i, s in enumerate(order)}
     rng = np.random.default_rng(0)
-    # SAME in cycles only (compare.combined): the time moved with the measured SM clock; SAME
-    # within the tolerance only (compare.within_tolerance)
-    by_cycles = (
-        (d.verdict == "SAME") & (d.time_verdict != "SAME") & d.time_verdict.notna()
-        if "time_verdict" in d
-        else pd.Series(False, index=d.index)
-    )
-    # compare.within_tolerance, a column of the comparison's table (absent in older tables)
-    by_tol = (
-        d.within_tolerance_only.fillna(False).astype(bool)
-        if "within_tolerance_only" in d
-        else pd.Series(False, index=d.index)
-    )
-    by_cycles &= ~by_tol
+
+    # SAME in cycles only (the time moved with the measured SM clock) and SAME within the
+    # tolerance only: columns of the comparison's table (compare.in_cycles_only,
+    # compare.within_tolerance; absent in older tables)
+    def flag(column):
+        if column not in d:
+            return pd.Series(False, index=d.index)
+        return d[column].fillna(False).astype(bool)
+
+    by_cycles, by_tol = flag("same_in_cycles_only"), flag("within_tolerance_only")
     kinds = {
         "": (pd.Series(True, index=d.index) & ~by_cycles & ~by_tol, "o"),
         " in cycles only, the clock moved": (by_cycles, "o"),
