@@ -31,7 +31,11 @@ include: "workflow/rules/compare.smk"
 rule all:
     default_target: True
     input:
-        [] if RENDER_ONLY else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"],
+        (
+            [f"{R}/report/summary.txt"]
+            if RENDER_ONLY
+            else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"]
+        ),
         profile_targets(),
         report_targets(),
         output_targets,

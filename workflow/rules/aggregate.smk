@@ -3,7 +3,8 @@
 
 checkpoint timings_table:
     input:
-        expand(f"{R}/runs/{{variant}}.csv", variant=list(PLAN.runs)),
+        tables=expand(f"{R}/runs/{{variant}}.csv", variant=list(PLAN.runs)),
+        manifests=expand(f"{R}/runs/{{variant}}.manifest.json", variant=list(PLAN.runs)),
     output:
         f"{R}/tables/timings.csv",
     log:
@@ -55,6 +56,7 @@ rule summary:
         unpack(this_run),
         timings=f"{R}/tables/timings.csv",
         refused=f"{R}/tables/refused.csv",
+        manifests=manifests(),
     output:
         txt=f"{R}/tables/summary.txt",
         md=f"{R}/tables/summary.md",

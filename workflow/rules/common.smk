@@ -26,6 +26,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan.compile import nvcc_command
     from mmbench.plan.config import ConfigError, validate
     from mmbench.report.ladder import apply_tuned
+    from mmbench.core.schemas import TableError, check_against_manifests, read_table
     from mmbench.plan.registry import kernel_dependencies, load_registry, slug
 except ImportError as err:
     raise WorkflowError(
@@ -66,6 +67,24 @@ def compare_targets_only():
     return bool(targets) and targets <= {"compare", "compare_table", "compare_figure"}
 
 
+def check_copied_run(results):
+    """render_only: the copied results folder's tables, checked against their schemas and the
+    run manifests before any job (ConfigError naming the file and what is wrong)."""
+    folder = Path(results) / "tables"
+    timings = folder / "timings.csv"
+    if not timings.exists():
+        return  # report_targets says what is missing
+    runs = sorted(Path(results).glob("runs/*.manifest.json"))
+    try:
+        checked = read_table(timings, "timings")
+        check_against_manifests(checked, runs, str(timings))
+        for kind in ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics"):
+            if (folder / f"{kind}.csv").exists():
+                read_table(folder / f"{kind}.csv", kind)
+    except TableError as err:
+        raise ConfigError(f"render_only=true: {err}") from None
+
+
 try:
     config.update(validate(config, REGISTRY, outputs=output_names()))
     FIGURES = config["report"]["figures"]
@@ -78,6 +97,7 @@ try:
     if RENDER_ONLY:  # nothing is compiled or measured: no GPU, no architecture needed
         ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
         ARCH_PROBLEM = "render_only=true compiles nothing"
+        check_copied_run(R)
     else:
         GPUS = mmplan.detect_gpus()
         config.update(apply_tuned(config, GPUS, REGISTRY))
@@ -313,7 +333,7 @@ def outputs_with_data():
         paths |= input_paths(o)
     try:
         data = load_inputs(paths, config["gpu_model"])
-    except MixedGpuModels as err:
+    except (MixedGpuModels, TableError) as err:
         raise WorkflowError(str(err)) from None
     figs, tabs, left = [], [], []
     for kind, names, catalogue in (
@@ -364,9 +384,20 @@ def output_targets(wildcards):
     )
 
 
+def copied_summary_inputs(wildcards):
+    """render_only: the copied table the summary is made from, its manifests and refusals."""
+    refused = Path(f"{R}/tables/refused.csv")
+    return dict(
+        timings=f"{R}/tables/timings.csv",
+        manifests=manifests(),
+        **({"refused": str(refused)} if refused.exists() else {}),
+    )
+
+
 def print_summary():
+    summary = "report" if RENDER_ONLY else "tables"  # render_only: made from the copied table
     for path in (
-        Path(f"{R}/tables/summary.txt"),
+        Path(f"{R}/{summary}/summary.txt"),
         Path(f"{R}/report/figures_left_out.txt"),
         *([Path(f"{R}/tables/compare.txt")] if BASELINE else []),  # written by this run
     ):

@@ -79,3 +79,25 @@ rule figures_left_out:
         caption="Figures and tables this experiment asks for that its data cannot make, and why.",
     script:
         "../scripts/figures_left_out.py"
+
+
+if RENDER_ONLY:
+
+    rule summary_of_copied_run:
+        """render_only: the summary made again from the copied timings table, as read and
+        checked now (the copied summary.txt is never printed: it may describe another table)."""
+        input:
+            unpack(copied_summary_inputs),
+        output:
+            txt=f"{R}/report/summary.txt",
+            md=f"{R}/report/summary.md",
+        log:
+            f"{R}/logs/report/summary.log",
+        conda:
+            "../envs/compare.yaml"
+        params:
+            results=R,
+            criterion=config["compare"]["criterion"],
+            tolerance=config["compare"]["tolerance"],
+        script:
+            "../scripts/summary.py"

@@ -14,7 +14,7 @@ def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     with gpus.acquire() as env:
         os.environ.update(env)  # before CuPy initialises CUDA in this process
-        atomic_write_csv(pd.DataFrame([measure(sm.input.cubin)]), sm.output[0])
+        atomic_write_csv(pd.DataFrame([measure(sm.input.cubin)]), sm.output[0], "ceilings")
 
 
 main(snakemake)  # noqa: F821

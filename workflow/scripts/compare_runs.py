@@ -27,7 +27,7 @@ def main(sm) -> None:
         counts=compare.counts(table),
     )
     text = compare.summary(table, head)
-    atomic_write_csv(table, sm.output.csv)
+    atomic_write_csv(table, sm.output.csv, "compare")
     atomic_write_text(sm.output.header, json.dumps(head, indent=2, default=str))
     atomic_write_text(sm.output.txt, text + "\n")
     atomic_write_text(sm.output.html, compare.html(table, text))

@@ -1,16 +1,25 @@
-"""Snakemake job: concatenate per-job tables (per-variant timings, per-configuration metrics)."""
+"""Snakemake job: concatenate per-job tables (per-variant timings, per-configuration metrics),
+each checked against its schema where it is read, the whole checked before it is written (and,
+for the timings, against the run manifests: every configuration of every job, once)."""
 
 import sys
 
 from mmbench.core.row import ordered
+from mmbench.core.schemas import check_against_manifests, check_frame
 from mmbench.core.tables import atomic_write_csv, concat_csv
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
-    df = concat_csv(list(sm.input))
-    atomic_write_csv(ordered(df) if sm.params.get("kind") == "timings" else df, sm.output[0])
-    print(f"{len(df)} rows from {len(sm.input)} tables", file=sys.stderr)
+    kind = sm.params.get("kind") or "metrics"
+    tables = list(sm.input.get("tables", sm.input))
+    df = concat_csv(tables, kind)
+    if kind == "timings":
+        df = ordered(df)
+        check_against_manifests(df, list(sm.input.manifests), sm.output[0])
+    check_frame(df, kind, sm.output[0])
+    atomic_write_csv(df, sm.output[0])
+    print(f"{len(df)} rows from {len(tables)} tables", file=sys.stderr)
 
 
 main(snakemake)  # noqa: F821

@@ -12,7 +12,7 @@ def main(sm) -> None:
     df = pd.DataFrame(sm.params.refused)
     if df.empty:
         df = pd.DataFrame(columns=["variant", "reason"])
-    atomic_write_csv(df, sm.output[0])
+    atomic_write_csv(df, sm.output[0], "refused")
 
 
 main(snakemake)  # noqa: F821

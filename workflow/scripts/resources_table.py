@@ -34,7 +34,9 @@ def table(paths: list[str], registry: dict) -> pd.DataFrame:
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
-    atomic_write_csv(table(list(sm.input), load_registry(sm.params.registry)), sm.output[0])
+    atomic_write_csv(
+        table(list(sm.input), load_registry(sm.params.registry)), sm.output[0], "resources"
+    )
 
 
 main(snakemake)  # noqa: F821

@@ -1,4 +1,6 @@
-"""Snakemake job: the summary in the shape of seed 003's table (printed at the end of a run)."""
+"""Snakemake job: the summary in the shape of seed 003's table (printed at the end of a run),
+from the timings table as read and checked here (render_only: the copied table, never the
+copied summary)."""
 
 import sys
 import warnings
@@ -7,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from mmbench.compare import compare
+from mmbench.core.schemas import check_against_manifests, read_table
 from mmbench.core.tables import atomic_write_text
 from mmbench.report.summary import render
 
@@ -14,15 +17,18 @@ from mmbench.report.summary import render
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing clock data
-    timings = pd.read_csv(sm.input.timings)
-    refused = pd.read_csv(sm.input.refused)
+    timings = read_table(sm.input.timings, "timings")
+    check_against_manifests(timings, list(sm.input.get("manifests", [])), sm.input.timings)
+    refused = (
+        read_table(sm.input.refused, "refused") if sm.input.get("refused") else pd.DataFrame()
+    )
     txt, md = render(timings, refused)
     # the edit loop: a re-measured kernel against its previous source, before -> after
-    edits = compare.edits(
-        sm.params.results,
-        [Path(t) for t in sm.input.tables],
-        sm.params.criterion,
-        sm.params.tolerance,
+    tables = [Path(t) for t in sm.input.get("tables", [])]
+    edits = (
+        compare.edits(sm.params.results, tables, sm.params.criterion, sm.params.tolerance)
+        if tables
+        else ""
     )
     if edits:
         txt += "\n" + edits + "\n"

@@ -33,7 +33,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_csv(df: pd.DataFrame, path: str | Path) -> None:
+def atomic_write_csv(df: pd.DataFrame, path: str | Path, kind: str | None = None) -> None:
+    """Writes a table atomically; with `kind`, only once it satisfies that kind's schema
+    (core/schemas.py): a table is checked where it is written as where it is read."""
+    if kind is not None:
+        from .schemas import check_frame
+
+        check_frame(df, kind, f"{path} (being written)")
     atomic_write_text(path, df.to_csv(index=False))
 
 
@@ -44,19 +50,35 @@ def write_samples(path: str | Path, samples: list[dict]) -> None:
     atomic_write_bytes(path, gzip.compress(blob, mtime=0))
 
 
+class DamagedFile(ValueError):
+    """A results file that cannot be read: the message names it and says what is wrong."""
+
+
 def read_samples(path: str | Path) -> dict[str, dict]:
     """config_id -> {kernel_ms, sm_clock_mhz, ...} from write_samples' file (an older file's ids
-    in today's form: row.upgrade_id)."""
+    in today's form: row.upgrade_id).  A damaged file raises DamagedFile naming it."""
     from .row import upgrade_id
 
-    return {upgrade_id(r["id"]): r for r in json.loads(gzip.decompress(Path(path).read_bytes()))}
+    try:
+        records = json.loads(gzip.decompress(Path(path).read_bytes()))
+        return {upgrade_id(r["id"]): r for r in records}
+    except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as err:
+        raise DamagedFile(
+            f"{path}: not a readable samples file ({type(err).__name__}: {err}): cut short or "
+            "overwritten; copy it again, or delete the variant's runs/ files and measure again"
+        ) from None
 
 
-def concat_csv(paths: list[str | Path]) -> pd.DataFrame:
-    """Concatenates the per-job tables (empty ones included) into one tidy table."""
+def concat_csv(paths: list[str | Path], kind: str | None = None) -> pd.DataFrame:
+    """Concatenates the per-job tables into one tidy table; with `kind`, each table and the
+    whole are checked against that kind's schema (core/schemas.py).  A job's table with no rows
+    (a header only) adds none."""
     from .row import upgraded
+    from .schemas import read_table, read_tables
 
-    frames = [upgraded(pd.read_csv(p)) for p in paths if Path(p).stat().st_size > 0]
+    if kind is not None:
+        return read_tables(paths, kind)
+    frames = [upgraded(read_table(p, "any")) for p in paths if Path(p).stat().st_size > 0]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame()

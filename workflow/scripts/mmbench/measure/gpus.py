@@ -1,7 +1,9 @@
 """Which GPU a job measures on.  Snakemake counts GPUs (`--resources gpu=N`) but does not say
 which one a job should use: each GPU job here takes an exclusive lock on one GPU of the node
-(a file lock per physical GPU, keyed by host and UUID, in /tmp) for as long as it runs, and
-runs its worker with only that GPU visible.  N jobs on N GPUs therefore run at once, each on
+(a file lock per physical GPU, keyed by host and UUID, in a folder private to the user:
+LOCK_DIR) for as long as it runs, and runs its worker with only that GPU visible.  A lock file
+names its holder (process, host, time), and a job waits for a GPU at most WAIT_S seconds
+(MMBENCH_GPU_WAIT_S), then stops saying who holds it.  N jobs on N GPUs therefore run at once, each on
 its own GPU, never two on one; under SLURM the same holds among the GPUs SLURM gave the job.
 """
 
@@ -16,7 +18,13 @@ from pathlib import Path
 
 from mmbench.core.nvidia_smi import detect_gpus
 
-LOCK_DIR = Path(os.environ.get("MMBENCH_GPU_LOCKS", "/tmp/mmbench-gpu-locks"))
+LOCK_DIR = Path(os.environ.get("MMBENCH_GPU_LOCKS", f"/tmp/mmbench-gpu-locks-{os.getuid()}"))
+# the longest a job waits for a GPU another job holds (seconds)
+WAIT_S = float(os.environ.get("MMBENCH_GPU_WAIT_S", 6 * 3600))
+
+
+# the environment variable naming the GPU a job holds (host and UUID): part of its journal keys
+GPU_KEY_VAR = "MMBENCH_GPU"
 
 
 class NoGpuVisible(RuntimeError):
@@ -45,38 +53,79 @@ def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[
     ]
 
 
+def private_folder(folder: Path) -> Path:
+    """The lock folder, created readable and writable by this user alone; one that another
+    user owns or others may write is refused (a planted lock could stall or redirect jobs)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = folder.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(
+            f"GPU lock folder {folder} is owned by uid {st.st_uid} or writable by others "
+            f"(mode {oct(st.st_mode & 0o777)}); remove it, or set MMBENCH_GPU_LOCKS to a folder "
+            "of your own"
+        )
+    return folder
+
+
+def holders(lock_dir: Path, cands) -> str:
+    """Who holds each GPU's lock, as the lock files say."""
+    out = []
+    for visible, key in cands:
+        try:
+            text = (lock_dir / f"{key}.lock").read_text().strip()
+        except OSError:
+            text = ""
+        out.append(f"GPU {visible}: {text or 'holder unknown'}")
+    return "; ".join(out)
+
+
 @contextlib.contextmanager
 def acquire(timeout_s: float | None = None, env: dict | None = None, gpus=None, log=None):
     """Holds one GPU for the duration of the block; yields the environment for its worker
     (CUDA_VISIBLE_DEVICES = that GPU, CUDA_DEVICE_ORDER = PCI_BUS_ID so indices match
     nvidia-smi's)."""
-    LOCK_DIR.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        LOCK_DIR.chmod(0o1777)
+    lock_dir = private_folder(LOCK_DIR)
+    timeout_s = WAIT_S if timeout_s is None else timeout_s
     cands = candidates(env, gpus)
     start = time.monotonic()
     waited = False
     while True:
         for visible, key in cands:
-            fh = open(LOCK_DIR / f"{key}.lock", "a+")
+            fh = open(lock_dir / f"{key}.lock", "a+")
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 fh.close()
                 continue
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()} on {platform.node()} since {time.strftime('%H:%M:%S')}\n")
+            fh.flush()
             try:
                 if log:
                     log.info("measuring on GPU %s (%s)", visible, key)
                 out = dict(os.environ if env is None else env)
-                out.update(CUDA_VISIBLE_DEVICES=visible, CUDA_DEVICE_ORDER="PCI_BUS_ID")
+                out.update(
+                    CUDA_VISIBLE_DEVICES=visible,
+                    CUDA_DEVICE_ORDER="PCI_BUS_ID",
+                    **{GPU_KEY_VAR: key},
+                )
                 yield out
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
                 fh.close()
             return
-        if timeout_s is not None and time.monotonic() - start > timeout_s:
-            raise TimeoutError(f"no free GPU among {[c[0] for c in cands]} after {timeout_s} s")
+        if time.monotonic() - start > timeout_s:
+            raise TimeoutError(
+                f"no free GPU among {[c[0] for c in cands]} after {timeout_s:g} s "
+                f"(MMBENCH_GPU_WAIT_S): {holders(lock_dir, cands)}"
+            )
         if log and not waited:
-            log.info("all GPUs %s busy with other jobs; waiting", [c[0] for c in cands])
+            log.info(
+                "all GPUs %s busy with other jobs (%s); waiting at most %g s",
+                [c[0] for c in cands],
+                holders(lock_dir, cands),
+                timeout_s,
+            )
             waited = True
         time.sleep(0.5)

@@ -17,6 +17,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -57,19 +58,6 @@ def run_job(
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")
     shas = {name: file_sha(path) for name, path in instantiations.items()}
-    keyed = []
-    for c in confs:
-        cub = shas.get(Configuration.from_dict(c).instance, "library")
-        keyed.append((journal_key(c, cub, source_sha, settings), c))
-    rows, _, device = read_journal(journal)
-    kept = sum(1 for k, _ in keyed if k in rows)
-    if kept:
-        log.info(
-            "resuming: %d of %d configurations already measured (journal %s)",
-            kept,
-            len(keyed),
-            journal,
-        )
     from mmbench.measure import gpus
 
     # what every worker of this job is told, besides its configurations still to do
@@ -84,6 +72,15 @@ def run_job(
     )
     try:
         with gpus.acquire(log=log) as gpu_env:
+            # a journal row is kept only where the configuration, its cubin, the kernel
+            # sources, the sampling settings and the GPU (host and UUID) are unchanged
+            gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
+            keyed = []
+            for c in confs:
+                cub = shas.get(Configuration.from_dict(c).instance, "library")
+                keyed.append((journal_key(c, cub, source_sha, settings, gpu), c))
+            rows = resumable(journal, {k for k, _ in keyed}, gpu)
+            device = None
             _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
             device = read_journal(journal)[2] or device
     except gpus.NoGpuVisible as err:
@@ -92,13 +89,44 @@ def run_job(
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
     write_samples(samples_path(out), samples)
     table = ordered(pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done]))
-    atomic_write_csv(table, out)
+    atomic_write_csv(table, out, "timings")
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
     why = nothing_measured(done)
     if why:  # the run must not end as if it had measured something
         raise JobFailed(why)
     return device
+
+
+def resumable(journal: Path, keys: set[str], gpu: str) -> dict[str, dict]:
+    """The journal's rows this job can keep (their key names this configuration, cubin,
+    sources, settings and GPU).  A journal whose rows were measured elsewhere (another GPU or
+    host: a requeued SLURM job, a results folder copied between machines) is set aside under a
+    name of its own, with a message, and the job starts afresh."""
+    rows, _, _ = read_journal(journal)
+    kept = {k: r for k, r in rows.items() if k in keys}
+    if rows and not kept:
+        others = sorted({str(r.get("gpu_uuid") or "?") for r in rows.values()})
+        aside = journal.with_name(f"{journal.name}.set-aside-{int(time.time())}")
+        journal.rename(aside)
+        log.warning(
+            "the journal %s holds %d rows measured with other settings or on another GPU "
+            "(%s; this job runs on %s): set aside as %s, not reused",
+            journal,
+            len(rows),
+            ", ".join(others),
+            gpu or "this GPU",
+            aside,
+        )
+        return {}
+    if kept:
+        log.info(
+            "resuming: %d of %d configurations already measured on this GPU (journal %s)",
+            len(kept),
+            len(keys),
+            journal,
+        )
+    return kept
 
 
 def samples_path(table: str | Path) -> Path:
@@ -139,7 +167,9 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
         )
         new_rows, started, device = read_journal(Path(base["journal"]))
         rows.update(new_rows)
-        unfinished = [k for k in started if k not in rows]
+        # only this worker's start records: one left by an earlier, interrupted run names a
+        # configuration that this worker may never have reached
+        unfinished = [k for k in started[started_before:] if k not in rows]
         if proc.returncode == NO_GPU_EXIT:
             raise JobFailed(journal_fatal(Path(base["journal"])) or "no usable GPU")
         if proc.returncode != 0 and len(started) == started_before:

@@ -30,8 +30,10 @@ def row_record(key: str, row: dict) -> dict:
     return {"key": key, "row": row}
 
 
-def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict) -> str:
-    blob = json.dumps([conf, cubin_sha, source_sha, settings], sort_keys=True, default=str)
+def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict, gpu: str) -> str:
+    """Names one measurement: the configuration, its cubin, the kernel sources, the sampling
+    settings and the GPU (host and UUID) it runs on."""
+    blob = json.dumps([conf, cubin_sha, source_sha, settings, gpu], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
 from mmbench.core.row import upgraded
+from mmbench.core.schemas import check_against_manifests, read_table
 from mmbench.report import ladder, report_tables
 
 
@@ -240,8 +241,10 @@ TABLES: dict[str, Output] = {
             "E4b (seed 003)",
             lambda d: report_tables.kernel_times(d["timings"]),
             ["timings"],
-            "Kernel time, ms (GFLOPS), per variant, parameters and size (seed 003)",
-            'Kernel ms (GFLOPS) per variant, parameters and size; "--" = refused '
+            "Kernel time, ms (GFLOPS), per variant, parameters, host-memory mode and size "
+            "(seed 003)",
+            'Kernel ms (GFLOPS) per variant, parameters, host-memory mode and size, each cell one '
+            'configuration; "--" = refused '
             "(precondition) or not run. Seed 003 (GeForce 930MX) found shared memory about 3x "
             "faster than global and 2 outputs per thread about 23% faster again.",
         ),
@@ -416,17 +419,34 @@ def one_gpu_model(name: str, df: pd.DataFrame | None, chosen: str | None) -> pd.
     return df
 
 
+# the schema (core/schemas.py) of each named input of a maker
+INPUT_KINDS = {
+    "timings": "timings",
+    "roofline": "roofline",
+    "ceilings": "ceilings",
+    "nvprof": "nvprof_metrics",
+    "metrics": "metrics",
+}
+
+
 def load_inputs(paths: dict, gpu_model: str | None = None) -> dict:
-    """The inputs of a maker, read from their paths (CSV tables; manifests as a list of paths;
-    an empty table file becomes None), each table's rows of one GPU model (one_gpu_model)."""
+    """The inputs of a maker, read from their paths and checked where they are read (each
+    against its schema, the timings against the run manifests given with them: TableError
+    otherwise); manifests as a list of paths; a table without rows becomes None; each table's
+    rows of one GPU model (one_gpu_model)."""
     out = {}
+    manifests = paths.get("manifests")
+    if manifests is not None:
+        out["manifests"] = [
+            Path(p) for p in (manifests if isinstance(manifests, list) else [manifests])
+        ]
     for name, path in paths.items():
         if name == "manifests":
-            out[name] = [Path(p) for p in (path if isinstance(path, list) else [path])]
-        elif Path(path).stat().st_size > 1:
-            out[name] = one_gpu_model(str(path), upgraded(pd.read_csv(path)), gpu_model)
-        else:
-            out[name] = None
+            continue
+        df = read_table(path, INPUT_KINDS[name])
+        if name == "timings" and out.get("manifests"):
+            check_against_manifests(df, out["manifests"], str(path))
+        out[name] = one_gpu_model(str(path), df, gpu_model) if not df.empty else None
     return out
 
 

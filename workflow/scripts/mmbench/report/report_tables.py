@@ -84,9 +84,10 @@ def _shape(df):
 
 
 def kernel_times(timings: pd.DataFrame) -> pd.DataFrame:
-    """Seed 003's table: kernel ms (GFLOPS) per variant x parameters x size."""
+    """Seed 003's table: kernel ms (GFLOPS) per variant x parameters x host-memory mode x size
+    (and any other axis the run varies: summary.cell_index), each cell one configuration."""
     d = _shape(in_ladder_order(timings))
-    return _pivot(d, ["variant", "params"], "kernel_ms", "kernel_gflops").reset_index()
+    return _pivot(d, ["variant", "params", "memory"], "kernel_ms", "kernel_gflops").reset_index()
 
 
 def matrix_sum(timings: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from mmbench.core.axes import GPU_KEY
+from mmbench.core.axes import GPU_KEY, IDENTITY_KEY, INSTANCE
 from mmbench.core.row import parameter_columns, with_added_axes
 from mmbench.core.sampling import STATISTIC
 
@@ -37,25 +37,46 @@ def _cell(ms: float, gflops: float | None, outcome: str) -> str:
     return text + (" FAIL" if outcome == "FAIL" else "")
 
 
-def _outcome(group: pd.DataFrame) -> str:
-    v = set(group["verification"])
-    return (
-        "ERROR" if "ERROR" in v and len(v) == 1 else ("FAIL" if v & {"FAIL", "ERROR"} else "PASS")
-    )
+# the axes besides the variant, its parameters and the shape that tell two configurations apart
+# (core/axes.py): a pivot shows every one of them that varies among a cell's rows
+CELL_AXES = [a for a in IDENTITY_KEY if a not in ("variant", INSTANCE, "m", "n", "k")]
+
+
+class MixedCell(ValueError):
+    """Two configurations would share one cell of a table (a bug: the pivot names every axis)."""
+
+
+def cell_index(df: pd.DataFrame, index: list[str]) -> list[str]:
+    """`index` and every axis (CELL_AXES, in order) that still varies among the rows of one
+    (index, shape) cell: the index under which each cell is one configuration."""
+    index = list(index)
+    for axis in CELL_AXES:
+        if axis in index or axis not in df:
+            continue
+        varies = df.groupby(index + ["shape"], dropna=False, sort=False)[axis].nunique(
+            dropna=False
+        )
+        if (varies > 1).any():
+            index.append(axis)
+    return index
 
 
 def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd.DataFrame:
+    """Configurations (rows: `index` and every axis that still varies, cell_index) by shape
+    (columns): each cell one configuration's time and rate, never an aggregate."""
+    index = cell_index(df, index)
     cols = list(dict.fromkeys(df["shape"]))
     rows = {}
     for key, g in df.groupby(index, sort=False, dropna=False):
         row = {}
         for shape, gs in g.groupby("shape", sort=False):
-            # one configuration's numbers: where a cell holds several (an axis the index does
-            # not name), the one at the middle of their times, its time and rate together
-            ordered_ = gs.sort_values(value, na_position="last")
-            mid = ordered_.iloc[(len(ordered_) - 1) // 2]
-            rate = mid[gf] if gf else None
-            row[shape] = _cell(mid[value], rate, _outcome(gs))
+            if len(gs) != 1:
+                raise MixedCell(
+                    f"{len(gs)} configurations share the cell {dict(zip(index, key, strict=True))}"
+                    f" at {shape}"
+                )
+            one = gs.iloc[0]
+            row[shape] = _cell(one[value], one[gf] if gf else None, one["verification"])
         rows[key] = row
     out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=cols).fillna("--")
     out.index = pd.MultiIndex.from_tuples(list(rows), names=index)

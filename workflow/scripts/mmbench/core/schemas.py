@@ -1,0 +1,459 @@
+"""Every tidy table's schema, declared once, and the one way to read a table: checked where it
+is read.
+
+A results folder travels (copied back from a cluster, interrupted, edited by hand), so no stage
+trusts a table it did not just write.  `read_table(path, kind)` reads a CSV and checks it
+against its kind's schema (pandera: columns, types, allowed values, the key that names one
+configuration, and the invariants between columns, such as a rate being the FLOP count over its
+time); a violation raises TableError, whose message names the file, the CSV lines and what is
+wrong, and says how to heal it.  `check_against_manifests` ties a timings table to the run
+manifests beside it (rows expected per variant), so a table cut short or grown by duplicated
+rows is found even where each row on its own is valid.
+
+The schemas come from the declarations they describe: the axes and their allowed values
+(core/axes.py), the row's measured columns (core/row.py) and the FLOP count (core/arith.py).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+
+from . import arith
+from .axes import AXES, IDENTITY_KEY, REQUIRED
+from .row import Row, upgraded
+
+VERIFICATIONS = ("PASS", "FAIL", "ERROR")
+# a rate agrees with its time to this relative error (both written from one float64 division)
+RATE_RTOL = 1e-6
+
+
+class TableError(ValueError):
+    """A table that cannot be trusted: the message names the file, the rows and what is wrong."""
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """One tidy table: its declared columns (a pandera schema), the columns every copy of it
+    must have, the key that names one row, the invariants between columns, and how a table of
+    an older version of the pipeline is brought to today's form before it is checked."""
+
+    name: str
+    doc: str
+    columns: dict[str, pa.Column]
+    key: tuple[str, ...] = ()
+    invariants: tuple[pa.Check, ...] = ()
+    upgrade: Callable[[pd.DataFrame], pd.DataFrame] = field(default=lambda df: df)
+
+    def column_schema(self) -> pa.DataFrameSchema:
+        return pa.DataFrameSchema(self.columns, strict=False)
+
+    def frame_schema(self) -> pa.DataFrameSchema:
+        return pa.DataFrameSchema(
+            checks=list(self.invariants), unique=list(self.key) or None, strict=False
+        )
+
+
+# -- column helpers -----------------------------------------------------------------------------
+
+
+def _number(*checks, required=False, nullable=True) -> pa.Column:
+    """A numeric column (coerced: a value that is no number is reported with its line)."""
+    return pa.Column(float, list(checks), nullable=nullable, required=required, coerce=True)
+
+
+def _integer(*checks, required=True) -> pa.Column:
+    return pa.Column(np.int64, list(checks), nullable=False, required=required, coerce=True)
+
+
+def _text(values=None, required=False, nullable=True) -> pa.Column:
+    checks = [pa.Check.isin([str(v) for v in values])] if values is not None else []
+    return pa.Column(None, checks, nullable=nullable, required=required)
+
+
+def _flag(required=False) -> pa.Column:
+    return pa.Column(None, [pa.Check.isin([True, False, "True", "False"])], required=required)
+
+
+def _positive():
+    return pa.Check.gt(0, error="must be > 0")
+
+
+# -- timings ------------------------------------------------------------------------------------
+
+
+def _axis_column(a) -> pa.Column:
+    required = a.default is REQUIRED
+    if a.type is int:
+        return _integer(*([_positive()] if a.name in "mnk" else []), required=required)
+    if a.type is bool:
+        return _flag(required=required)
+    if a.values is not None:
+        return _text(a.values, required=required, nullable=False)
+    return _text(required=required, nullable=a.name == "gpu_name" or not required)
+
+
+def _row_columns() -> dict[str, pa.Column]:
+    out: dict[str, pa.Column] = {}
+    for f in fields(Row):
+        if f.name == "axes":
+            continue
+        if f.type in ("float", "int", float, int):
+            out[f.name] = _number(
+                *([pa.Check.gt(0, error="a time must be > 0")] if f.name.endswith("_ms") else [])
+            )
+        else:
+            out[f.name] = _text()
+    out["verification"] = _text(VERIFICATIONS, required=True, nullable=False)
+    out["kernel_ms"] = _number(pa.Check.gt(0, error="a time must be > 0"), required=True)
+    out["kernel_gflops"] = _number(pa.Check.ge(0), required=True)
+    return out
+
+
+def _flop_counts(df: pd.DataFrame) -> np.ndarray:
+    op = df["operation"] if "operation" in df else pd.Series("gemm", index=df.index)
+    acc = df["accumulate"].astype(str) == "True"
+    return np.array(
+        [
+            float(arith.flops(int(m), int(n), int(k), bool(a), str(o)))
+            for m, n, k, a, o in zip(df.m, df.n, df.k, acc, op, strict=True)
+        ]
+    )
+
+
+def _rate_agrees(rate: str, time: str) -> Callable[[pd.DataFrame], pd.Series]:
+    """rate == FLOP count / time (GFLOP/s from ms), where either is given."""
+
+    def check(df: pd.DataFrame) -> pd.Series:
+        if rate not in df or time not in df:
+            return pd.Series(True, index=df.index)
+        r = pd.to_numeric(df[rate], errors="coerce")
+        t = pd.to_numeric(df[time], errors="coerce")
+        expected = _flop_counts(df) / (t * 1e6)
+        both = r.notna() & t.notna()
+        agrees = (r - expected).abs() <= RATE_RTOL * expected.abs()
+        # a rate without its time (or a time without its rate) is a torn or edited row
+        return (both & agrees) | (r.isna() & t.isna())
+
+    return check
+
+
+def _measured_has_time(df: pd.DataFrame) -> pd.Series:
+    """A PASS or FAIL row was timed: it has a kernel time (an ERROR row may not)."""
+    timed = pd.to_numeric(df["kernel_ms"], errors="coerce").notna()
+    return (df["verification"] == "ERROR") | timed
+
+
+def _with_axis_defaults(df: pd.DataFrame) -> pd.DataFrame:
+    """An older table in today's form (row.upgraded), every axis it lacks read as its default
+    (a run recorded before `load` existed was a burst, before `math` ieee)."""
+    df = upgraded(df)
+    missing = {a.name: a.default for a in AXES if a.name not in df and a.default is not REQUIRED}
+    return df.assign(**missing) if missing else df
+
+
+TIMINGS = TableSchema(
+    "timings",
+    "one row per configuration (core/row.py): its axes, verification, timings and provenance",
+    {**{a.name: _axis_column(a) for a in AXES}, "instance": _text(required=True, nullable=False)}
+    | _row_columns(),
+    key=tuple(IDENTITY_KEY),
+    invariants=(
+        pa.Check(
+            _rate_agrees("kernel_gflops", "kernel_ms"),
+            error="kernel_gflops is not the FLOP count over kernel_ms (or one is missing)",
+        ),
+        pa.Check(
+            _rate_agrees("global_gflops", "global_ms_median"),
+            error="global_gflops is not the FLOP count over global_ms_median (or one is missing)",
+        ),
+        pa.Check(_measured_has_time, error="a PASS or FAIL row has no kernel_ms"),
+    ),
+    upgrade=_with_axis_defaults,
+)
+
+REFUSED = TableSchema(
+    "refused",
+    "configurations refused before running, with the reason",
+    {"variant": _text(required=True, nullable=False), "reason": _text(required=True)},
+)
+
+RESOURCES = TableSchema(
+    "resources",
+    "ptxas -v per cubin",
+    {
+        "variant": _text(required=True, nullable=False),
+        "instance": _text(required=True, nullable=False),
+        "function": _text(required=True),
+        "registers": _number(pa.Check.ge(0), required=True),
+        "shared_bytes": _number(pa.Check.ge(0), required=True),
+        "spill_store_bytes": _number(pa.Check.ge(0)),
+        "spill_load_bytes": _number(pa.Check.ge(0)),
+    },
+    key=("variant", "instance", "function"),
+)
+
+METRICS = TableSchema(
+    "metrics",
+    "profiler metrics under nvprof names, one row per configuration and metric",
+    {
+        "variant": _text(required=True, nullable=False),
+        "instance": _text(required=True, nullable=False),
+        "m": _integer(_positive()),
+        "n": _integer(_positive()),
+        "k": _integer(_positive()),
+        "metric": _text(required=True, nullable=False),
+        "value": _number(),
+        "status": _text(),
+    },
+)
+
+CEILINGS = TableSchema(
+    "ceilings",
+    "the device's measured ceilings",
+    {
+        "gpu_name": _text(required=True, nullable=False),
+        "peak_fp32_gflops": _number(_positive(), required=True),
+        "dram_bandwidth_gbs": _number(_positive(), required=True),
+    },
+    key=("gpu_name",),
+)
+
+ROOFLINE = TableSchema(
+    "roofline",
+    "the roofline placement of each profiled configuration",
+    {
+        "variant": _text(required=True, nullable=False),
+        "instance": _text(required=True, nullable=False),
+        "m": _integer(_positive()),
+        "n": _integer(_positive()),
+        "k": _integer(_positive()),
+        "flops": _number(_positive(), required=True),
+        "duration_ms": _number(_positive(), required=True),
+        "achieved_gflops": _number(pa.Check.ge(0), required=True),
+    },
+    key=("variant", "instance", "m", "n", "k"),
+    invariants=(
+        pa.Check(
+            lambda d: (
+                (pd.to_numeric(d.achieved_gflops) - d.flops / (d.duration_ms * 1e6)).abs()
+                <= RATE_RTOL * d.flops / (d.duration_ms * 1e6)
+            ),
+            error="achieved_gflops is not flops over duration_ms",
+        ),
+    ),
+)
+
+NVPROF_METRICS = TableSchema(
+    "nvprof_metrics",
+    "seed 002's metrics table: one row per metric, one column per profiled configuration",
+    {"metric": _text(required=True, nullable=False), "unit": _text(required=True)},
+    key=("metric",),
+)
+
+COMPARE_VERDICTS = (
+    "SAME",
+    "FASTER",
+    "SLOWER",
+    "UNSURE",
+    "REGRESSED",
+    "BASELINE ONLY",
+    "THIS RUN ONLY",
+)
+
+COMPARE = TableSchema(
+    "compare",
+    "one row per configuration of either run: both kernel times, their ratio, the verdict",
+    {
+        "config_id": _text(required=True, nullable=False),
+        "verdict": _text(COMPARE_VERDICTS, required=True, nullable=False),
+        "base_ms": _number(required=True),
+        "this_ms": _number(required=True),
+        "ratio": _number(required=True),
+        "base_verification": _text(VERIFICATIONS),
+        "this_verification": _text(VERIFICATIONS),
+    },
+    key=("config_id",),
+    invariants=(
+        pa.Check(
+            lambda d: d.ratio.isna() | ((d.ratio - d.this_ms / d.base_ms).abs() <= 1e-9 * d.ratio),
+            error="ratio is not this_ms / base_ms",
+        ),
+    ),
+)
+
+# a table whose rows no schema describes (a profiled configuration's metrics before they are
+# one table): only the file itself is checked (empty, cut short, not CSV)
+ANY = TableSchema("any", "a CSV table", {})
+
+SCHEMAS: dict[str, TableSchema] = {
+    s.name: s
+    for s in (
+        ANY,
+        TIMINGS,
+        REFUSED,
+        RESOURCES,
+        METRICS,
+        CEILINGS,
+        ROOFLINE,
+        NVPROF_METRICS,
+        COMPARE,
+    )
+}
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _lines(index) -> str:
+    """CSV line numbers of row labels (line 1 is the header), summarised."""
+    lines = sorted({int(i) + 2 for i in index if i is not None and not pd.isna(i)})
+    shown = ", ".join(map(str, lines[:8])) + (
+        f", ... ({len(lines)} rows)" if len(lines) > 8 else ""
+    )
+    return f"line{'s' if len(lines) > 1 else ''} {shown}" if lines else "the whole table"
+
+
+def _describe(failures: pd.DataFrame, df: pd.DataFrame, schema: TableSchema) -> list[str]:
+    """One line per broken rule: the column (for a column's rule), the CSV lines, examples."""
+    out = []
+    # a rule that could not even be evaluated follows from a value already reported
+    failures = failures[~failures.failure_case.astype(str).str.startswith("TypeError(")]
+    frame = failures.schema_context == "DataFrameSchema"
+    by_column = failures[~frame].groupby(["column", "check"], dropna=False, sort=False)
+    for (column, check), g in by_column:
+        check = str(check)
+        if check.startswith("column_in_dataframe"):
+            out.append(f"column {g.failure_case.iloc[0]!r} is missing")
+        elif check.startswith("dtype("):
+            continue  # said by the coercion that failed before it
+        else:
+            cases = ", ".join(str(c)[:60] for c in g.failure_case.drop_duplicates().head(3))
+            out.append(f"column {column!r}: {check} fails at {_lines(g['index'])} (e.g. {cases})")
+    for check, g in failures[frame].groupby("check", dropna=False, sort=False):
+        idx = sorted({int(i) for i in g["index"] if i is not None and not pd.isna(i)})
+        if str(check).startswith("column_in_dataframe"):
+            for name in g.failure_case.drop_duplicates():
+                out.append(f"column {name!r} is missing")
+        elif "uniqueness" in str(check) or check == "unique":
+            key = [c for c in schema.key if c in df]
+            first = df.loc[idx[0], key] if idx else None
+            what = ", ".join(f"{c}={first[c]}" for c in key) if first is not None else ""
+            out.append(
+                f"{_lines(idx)} name the same row ({what}): duplicated rows (a "
+                "table concatenated twice, or a run merged into itself)"
+            )
+        else:
+            out.append(f"{check}: {_lines(idx)}")
+    return out
+
+
+def check_frame(df: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
+    """The table `df` (from `source`) in today's form, checked against its schema; TableError
+    with every violation otherwise."""
+    schema = SCHEMAS[kind]
+    df = schema.upgrade(df)
+    if df.empty:
+        return df
+    problems: list[str] = []
+    try:
+        df = schema.column_schema().validate(df, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        problems = _describe(err.failure_cases, df, schema)
+    if not problems:  # the invariants are read on well-typed columns only
+        try:
+            schema.frame_schema().validate(df, lazy=True)
+        except pa.errors.SchemaErrors as err:
+            problems = _describe(err.failure_cases, df, schema)
+    if problems:
+        raise TableError(
+            f"{source} is not a valid {kind} table ({schema.doc}):\n  - "
+            + "\n  - ".join(problems)
+            + "\n  Copy it again from the run that made it, or measure again (delete the file "
+            "and rerun); nothing was drawn from it."
+        )
+    return df
+
+
+def read_table(path: str | Path, kind: str, *, allow_empty: bool = True) -> pd.DataFrame:
+    """The table at `path`, checked against the schema of `kind` (SCHEMAS).  A file that is
+    empty, cut short (its last line unterminated), not CSV, or that breaks its schema raises
+    TableError naming the file and what is wrong.  A header with no rows is an empty table."""
+    path = Path(path)
+    if not path.exists():
+        raise TableError(f"{path}: missing (a {kind} table was expected here)")
+    data = path.read_bytes()
+    if data and not data.strip():  # what an empty table is written as (a newline alone)
+        return pd.DataFrame()
+    if not data:
+        raise TableError(
+            f"{path}: empty file (0 bytes of a {kind} table): the job that writes it did not "
+            "finish, or the copy was interrupted; copy it again or delete it and rerun"
+        )
+    if not data.endswith(b"\n"):
+        raise TableError(
+            f"{path}: its last line is not terminated, so the file was cut short (an "
+            "interrupted copy or job); copy it again or delete it and rerun"
+        )
+    try:
+        df = pd.read_csv(io.BytesIO(data))
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise TableError(f"{path}: not a readable CSV table ({err})") from None
+    if df.empty and not allow_empty:
+        raise TableError(f"{path}: holds no rows")
+    return check_frame(df, kind, str(path))
+
+
+def read_tables(paths, kind: str) -> pd.DataFrame:
+    """Several tables of one kind (the per-variant tables of a run), each checked, then
+    concatenated and checked together (a configuration in two of them is a duplicate)."""
+    frames = [read_table(p, kind) for p in paths]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame()
+    both = pd.concat(frames, ignore_index=True)
+    return check_frame(both, kind, " + ".join(str(p) for p in paths))
+
+
+# -- the manifests ------------------------------------------------------------------------------
+
+
+def manifest_counts(manifests) -> dict[str, int]:
+    """variant -> configurations its measurement job was given (runs/<variant>.manifest.json)."""
+    out = {}
+    for p in manifests:
+        try:
+            m = json.loads(Path(p).read_text())
+            out[str(m["variant"])] = int(m["configurations"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise TableError(f"{p}: not a readable run manifest ({err})") from None
+    return out
+
+
+def check_against_manifests(df: pd.DataFrame, manifests, source: str) -> None:
+    """Each variant of the manifests has exactly the rows its job was given (a table cut short
+    by an interrupted copy, or grown by duplicated rows, fails here), and no variant has rows
+    without a manifest.  No manifests: nothing to check against."""
+    expected = manifest_counts(manifests)
+    if not expected:
+        return
+    got = df["variant"].value_counts().to_dict() if not df.empty else {}
+    wrong = [
+        f"{v}: {got.get(v, 0)} rows, its run manifest says {n} configurations"
+        for v, n in sorted(expected.items())
+        if got.get(v, 0) != n
+    ] + [f"{v}: {n} rows but no run manifest" for v, n in sorted(got.items()) if v not in expected]
+    if wrong:
+        raise TableError(
+            f"{source} does not hold the rows its run manifests describe:\n  - "
+            + "\n  - ".join(wrong)
+            + "\n  The table was cut short, duplicated or mixed with another run; copy the "
+            "results folder again (or rerun the variants named)."
+        )
