@@ -160,7 +160,12 @@ def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # no
     assert out.returncode == 0, out.stderr[-3000:]
     table = pd.read_csv(res / "tables" / "compare.csv")
     assert compare.counts(table) | {} == dict(
-        SLOWER=14, FASTER=0, UNSURE=0, SAME=0, **{"BASELINE ONLY": 0, "THIS RUN ONLY": 42}
+        REGRESSED=0,
+        SLOWER=14,
+        FASTER=0,
+        UNSURE=0,
+        SAME=0,
+        **{"BASELINE ONLY": 0, "THIS RUN ONLY": 42},
     )
     # the end-of-run summary's before -> after
     edits = compare.edits(res, sorted((res / "runs").glob("*.csv")))

@@ -7,12 +7,15 @@ from mmbench.measure.journal import journal_key, read_journal
 
 def test_journal_key_changes_with_what_the_result_depends_on():
     conf = dict(variant="v", m=1)
-    k = journal_key(conf, "cubin1", "src1", {"sampling": {"min_samples": 5}})
-    assert k == journal_key(dict(conf), "cubin1", "src1", {"sampling": {"min_samples": 5}})
-    assert k != journal_key(conf, "cubin2", "src1", {"sampling": {"min_samples": 5}})
-    assert k != journal_key(conf, "cubin1", "src2", {"sampling": {"min_samples": 5}})
-    assert k != journal_key(conf, "cubin1", "src1", {"sampling": {"min_samples": 6}})
-    assert k != journal_key(dict(conf, m=2), "cubin1", "src1", {"sampling": {"min_samples": 5}})
+    s5, s6 = {"sampling": {"min_samples": 5}}, {"sampling": {"min_samples": 6}}
+    k = journal_key(conf, "cubin1", "src1", s5, "hostA-GPU-1")
+    assert k == journal_key(dict(conf), "cubin1", "src1", s5, "hostA-GPU-1")
+    assert k != journal_key(conf, "cubin2", "src1", s5, "hostA-GPU-1")
+    assert k != journal_key(conf, "cubin1", "src2", s5, "hostA-GPU-1")
+    assert k != journal_key(conf, "cubin1", "src1", s6, "hostA-GPU-1")
+    assert k != journal_key(dict(conf, m=2), "cubin1", "src1", s5, "hostA-GPU-1")
+    # another GPU (a requeued SLURM job on another node, a copied results folder)
+    assert k != journal_key(conf, "cubin1", "src1", s5, "hostB-GPU-2")
 
 
 def test_read_journal_ignores_a_torn_last_line(tmp_path):

@@ -2,7 +2,8 @@
 # per configuration both medians, their ratio and nvbench's verdict on the two sample sets
 # (mmbench/compare/compare.py). `snakemake --cores 1 compare --config baseline=...` writes the table,
 # the figure and a report table, prints the summary, and with compare.fail_on=slower exits
-# non-zero when any configuration is SLOWER.
+# non-zero when any configuration is SLOWER or REGRESSED (PASS before, FAIL or ERROR now), or
+# missing from this run (unless compare.allow_missing).
 
 
 rule compare_table:
@@ -83,8 +84,9 @@ rule compare:
     log:
         f"{R}/logs/compare/gate.log",
     conda:
-        "../envs/tables.yaml"
+        "../envs/compare.yaml"
     params:
         fail_on=config["compare"]["fail_on"],
+        allow_missing=config["compare"]["allow_missing"],
     script:
         "../scripts/compare_gate.py"

@@ -7,9 +7,13 @@ rule compile_kernel:
     input:
         src=kernel_source,
         headers=kernel_headers,
+        # raised when the cubin is found changed since its build (common.smk build_ticket)
+        rebuild=build_ticket,
     output:
         cubin="results/build/{arch}/{variant}/{instance}.cubin",
         ptxas="results/build/{arch}/{variant}/{instance}.ptxas.txt",
+        # the cubin's sha256 as built: a cubin changed since is built again (common.smk)
+        sha="results/build/{arch}/{variant}/{instance}.sha256",
     log:
         "results/logs/compile/{arch}/{variant}/{instance}.log",
     benchmark:
@@ -17,13 +21,14 @@ rule compile_kernel:
     conda:
         "../envs/compile.yaml"
     params:
-        nvcc=nvcc,
+        # the variant's own architecture where it declares one (sm_90a)
+        arch=lambda w: REGISTRY[w.variant].arch or w.arch,
+        params=lambda w: REGISTRY[w.variant].instance(w.instance),
+        what=lambda w: f"{w.variant} {w.instance}",
         sources=sources_sha,
-    shell:
-        # on failure, the compiler's first error lines go to the console too
-        "{params.nvcc} > {log} 2>&1 && cp {log} {output.ptxas} || "
-        "{{ echo 'nvcc failed for {wildcards.variant} {wildcards.instance}:' >&2; "
-        "grep -m 5 -E 'error|fatal' {log} >&2; exit 1; }}"
+    script:
+        # no value reaches a shell: nvcc runs on the bare file name in the kernel's folder
+        "../scripts/compile_kernel.py"
 
 
 rule compile_all:
@@ -41,4 +46,5 @@ rule compile_all:
     conda:
         "../envs/compile.yaml"
     shell:
-        "ls {input} > {output} 2> {log}"
+        # every path quoted (:q): no value reaches the shell unquoted
+        "ls {input:q} > {output:q} 2> {log:q}"

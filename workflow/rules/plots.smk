@@ -85,7 +85,8 @@ if RENDER_ONLY:
 
     rule summary_of_copied_run:
         """render_only: the summary made again from the copied timings table, as read and
-        checked now (the copied summary.txt is never printed: it may describe another table)."""
+        checked now (the copied summary.txt is never printed: it may describe another table).
+        """
         input:
             unpack(copied_summary_inputs),
         output:

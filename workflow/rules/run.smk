@@ -26,6 +26,9 @@ rule measure_variant:
         configurations=lambda w: [c.as_dict() for c in PLAN.runs[w.variant]],
         instantiations=variant_cubins,
         sources=variant_sources,
+        # the registry's launch spec (grid, block, cluster, shared memory, arguments, reach):
+        # an edit re-measures the variant, as an edited kernel source does
+        launch=lambda w: REGISTRY[w.variant].launch_sha(),
         sampling=config["sampling"],
         freivalds_vectors=config["freivalds_vectors"],
         repo=workflow.basedir,

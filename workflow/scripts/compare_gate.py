@@ -1,19 +1,19 @@
 """Snakemake job (target `compare`): with compare.fail_on=slower, fail when any configuration is
-SLOWER, printing the comparison's summary (on success the end of the run prints it)."""
+SLOWER or REGRESSED, or (unless compare.allow_missing) missing from this run, printing the
+comparison's summary (on success the end of the run prints it)."""
 
 import sys
 
-import pandas as pd
+from mmbench.compare.compare import gate
+from mmbench.core.schemas import read_table
 
 
 def main(sm) -> None:
-    slower = pd.read_csv(sm.input.csv).query("verdict == 'SLOWER'")
-    if sm.params.fail_on == "slower" and len(slower):
+    table = read_table(sm.input.csv, "compare")
+    why = gate(table, sm.params.allow_missing) if sm.params.fail_on == "slower" else []
+    if why:
         print(open(sm.input.txt).read(), file=sys.stderr, flush=True)
-        sys.exit(
-            f"compare.fail_on=slower: {len(slower)} configuration(s) SLOWER than the baseline "
-            f"(listed in {sm.input.csv})"
-        )
+        sys.exit("compare.fail_on=slower: " + "; ".join(why) + f" (listed in {sm.input.csv})")
 
 
 main(snakemake)  # noqa: F821

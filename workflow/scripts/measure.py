@@ -3,11 +3,10 @@ processes that lose nothing (mmbench/jobs.py), and write the run manifest (E4c).
 
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 
-from mmbench.core.tables import atomic_write_text
+from mmbench.core.tables import atomic_write_bytes, atomic_write_text
 from mmbench.measure.jobs import JobFailed, git_state, package_versions, run_job
 from mmbench.plan.registry import source_hash
 
@@ -55,9 +54,9 @@ def archive(output, variant: str, source_sha: str) -> None:
     <results>/archive/<variant>/<source hash>/: an edited kernel's earlier rows stay there
     (Snakemake removes a job's outputs before it runs again), for baseline=previous."""
     folder = Path(output.table).parent.parent / "archive" / variant / source_sha
-    folder.mkdir(parents=True, exist_ok=True)
     for path in (output.table, output.samples, output.manifest):
-        shutil.copyfile(path, folder / Path(path).name)
+        # atomic: a copy interrupted half-way never leaves a torn archive entry
+        atomic_write_bytes(folder / Path(path).name, Path(path).read_bytes())
 
 
 main(snakemake)  # noqa: F821 - injected by Snakemake

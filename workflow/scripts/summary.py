@@ -19,9 +19,7 @@ def main(sm) -> None:
     warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing clock data
     timings = read_table(sm.input.timings, "timings")
     check_against_manifests(timings, list(sm.input.get("manifests", [])), sm.input.timings)
-    refused = (
-        read_table(sm.input.refused, "refused") if sm.input.get("refused") else pd.DataFrame()
-    )
+    refused = read_table(sm.input.refused, "refused") if sm.input.get("refused") else pd.DataFrame()
     txt, md = render(timings, refused)
     # the edit loop: a re-measured kernel against its previous source, before -> after
     tables = [Path(t) for t in sm.input.get("tables", [])]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -39,13 +40,17 @@ import numpy as np
 import pandas as pd
 
 from mmbench.core.axes import COMPARE_KEY
-from mmbench.core.row import config_id, upgraded
-from mmbench.core.tables import read_samples
+from mmbench.core.row import config_id
+from mmbench.core.schemas import TableError, read_table, read_tables
+from mmbench.core.tables import DamagedFile, read_samples
 from mmbench.plan.config import ConfigError
 
 # nvbench's verdicts -> ours
 VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
-ORDER = ["SLOWER", "FASTER", "UNSURE", "SAME", "BASELINE ONLY", "THIS RUN ONLY"]
+# the verdicts on a configuration measured in both runs; REGRESSED: it PASSed in the baseline
+# and FAILs or ERRORs now (whatever its time)
+JUDGED = ["SLOWER", "FASTER", "UNSURE", "SAME"]
+ORDER = ["REGRESSED", *JUDGED, "BASELINE ONLY", "THIS RUN ONLY"]
 PRESETS = ("default", "strict", "permissive")
 # compare.tolerance's default (module docstring): above the largest difference between two
 # processes of the same code measured on an H100 (4.4%), below the edit loop's 10% slowdowns
@@ -108,7 +113,7 @@ def load_tables(tables: list[Path], name: str) -> Run:
         s = t.with_name(t.stem + ".samples.json.gz")
         if s.exists():
             samples |= read_samples(s)
-    return Run(name, _measured([upgraded(pd.read_csv(t)) for t in tables], name), samples)
+    return Run(name, _measured([read_tables(tables, "timings")], name), samples)
 
 
 def load_folder(folder: str | Path) -> Run:
@@ -120,7 +125,7 @@ def load_folder(folder: str | Path) -> Run:
         return load_tables(tables, str(folder))
     timings = folder / "tables" / "timings.csv"
     if timings.exists():
-        return Run(str(folder), _measured([upgraded(pd.read_csv(timings))], str(folder)))
+        return Run(str(folder), _measured([read_table(timings, "timings")], str(folder)))
     raise NoRun(
         f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv and "
         f"{folder}/tables/timings.csv); give the results folder of an earlier run, or "
@@ -133,9 +138,17 @@ def archived(results: str | Path) -> dict[str, list[Path]]:
     oldest first (by the newest timestamp in each)."""
     out = {}
     for vdir in sorted((Path(results) / "archive").glob("*")):
-        tables = [p for p in vdir.glob(f"*/{vdir.name}.csv") if p.stat().st_size > 0]
-        stamps = {p: str(pd.read_csv(p, usecols=["timestamp"]).timestamp.max()) for p in tables}
-        out[vdir.name] = sorted(tables, key=lambda p: stamps[p])
+        stamps = {}
+        for p in vdir.glob(f"*/{vdir.name}.csv"):
+            try:  # a damaged entry (a torn copy) is reported and skipped, never fatal
+                t = read_table(p, "timings")
+                read_samples(p.with_name(p.stem + ".samples.json.gz"))
+            except (TableError, DamagedFile) as err:
+                print(f"mmbench: archive entry skipped: {err}", file=sys.stderr)
+                continue
+            if "timestamp" in t and len(t):
+                stamps[p] = str(t.timestamp.max())
+        out[vdir.name] = sorted(stamps, key=lambda p: stamps[p])
     return out
 
 
@@ -398,6 +411,12 @@ def compare(
         )
         if b is None or n is None:
             row |= dict(verdict="BASELINE ONLY" if n is None else "THIS RUN ONLY", reason="")
+        elif regressed(b["verification"], n["verification"]):
+            row |= dict(
+                verdict="REGRESSED",
+                reason=f"PASS in the baseline, {n['verification']} in this run: "
+                + str(n.get("first_mismatches") or n.get("error") or "")[:200],
+            )
         elif cid not in base.samples or cid not in new.samples:
             missing = "the baseline" if cid not in base.samples else "this run"
             row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
@@ -411,6 +430,33 @@ def compare(
     table["same_in_cycles_only"] = in_cycles_only(table)
     table["within_tolerance_only"] = within_tolerance(table)
     return table
+
+
+def regressed(base_verification: str, this_verification: str) -> bool:
+    """A configuration that verified in the baseline and does not now."""
+    return base_verification == "PASS" and this_verification in ("FAIL", "ERROR")
+
+
+def gate(table: pd.DataFrame, allow_missing: bool = False) -> list[str]:
+    """What makes `compare.fail_on: slower` fail, one line each (none: the gate passes):
+    configurations SLOWER, REGRESSED, and (unless allow_missing) in the baseline but not in
+    this run (a variant that stopped running would otherwise pass unseen)."""
+    why = []
+    for verdict, words in (
+        ("REGRESSED", "PASSed in the baseline and FAIL or ERROR now"),
+        ("SLOWER", "SLOWER than the baseline"),
+    ):
+        n = int((table.verdict == verdict).sum())
+        if n:
+            why.append(f"{n} configuration(s) {words}")
+    gone = table[table.verdict == "BASELINE ONLY"]
+    if len(gone) and not allow_missing:
+        variants = ", ".join(sorted(set(gone.variant.astype(str))))
+        why.append(
+            f"{len(gone)} configuration(s) of the baseline missing from this run (variants "
+            f"{variants}; allow with 'compare={{fail_on: slower, allow_missing: true}}')"
+        )
+    return why
 
 
 def header(base: Run, new: Run) -> dict:
@@ -466,7 +512,7 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     if "nvbench_verdict" in table and table.nvbench_verdict.notna().any():
         tol = float(table.tolerance.dropna().iloc[0])
         raw = table.nvbench_verdict.value_counts()
-        tally = ", ".join(f"{int(raw.get(v, 0))} {v}" for v in ORDER[:4])
+        tally = ", ".join(f"{int(raw.get(v, 0))} {v}" for v in JUDGED)
         lines.append(
             f"  tolerance +-{tol:.1%} (compare.tolerance): {int(within_tolerance(table).sum())} "
             f"configurations SAME only within it; nvbench's criterion alone: {tally}"
@@ -478,7 +524,9 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     if changed:
         lines.append(f"  kernel sources that differ: {', '.join(changed)}")
     c = counts(table)
-    lines.append("  " + ", ".join(f"{v} {k}" for k, v in c.items() if v or k in ORDER[:4]))
+    lines.append("  " + ", ".join(f"{v} {k}" for k, v in c.items() if v or k in JUDGED))
+    for r in table[table.verdict == "REGRESSED"].head(limit).itertuples():
+        lines.append(f"  REGRESSED {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: {r.reason}")
     moved = table[table.verdict.isin(["SLOWER", "FASTER"])].sort_values("ratio", ascending=False)
     for r in moved.head(limit).itertuples():
         lines.append(
@@ -508,7 +556,7 @@ def edits(
     for variant, old in hashes.items():
         t = table[(table.variant == variant) & table.ratio.notna()].sort_values(["m", "n", "k"])
         c = counts(t)
-        tally = ", ".join(f"{c[v]} {v}" for v in ORDER[:4] if c[v])
+        tally = ", ".join(f"{c[v]} {v}" for v in JUDGED if c[v])
         lines.append(
             f"{variant}: kernel source {old} -> {now[variant]} (baseline=previous): {tally}"
         )

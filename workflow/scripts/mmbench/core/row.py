@@ -108,6 +108,8 @@ class Row:
     cuda_runtime: str = ""
     cupy_version: str = ""
     source_sha256: str = ""
+    cubin_sha256: str = ""  # the cubin that ran (16 hex digits of its sha256)
+    launch_sha256: str = ""  # the registry's launch spec it ran with (Variant.launch_sha)
     hostname: str = ""
     timestamp: str = ""
 

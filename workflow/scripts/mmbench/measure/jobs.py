@@ -27,6 +27,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal
+from mmbench.plan.registry import load_registry
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -75,10 +76,11 @@ def run_job(
             # a journal row is kept only where the configuration, its cubin, the kernel
             # sources, the sampling settings and the GPU (host and UUID) are unchanged
             gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
+            launch = load_registry(registry)[variant].launch_sha()
             keyed = []
             for c in confs:
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
-                keyed.append((journal_key(c, cub, source_sha, settings, gpu), c))
+                keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
             rows = resumable(journal, {k for k, _ in keyed}, gpu)
             device = None
             _measure(keyed, rows, base, spec_path, max_workers, gpu_env)

@@ -8,7 +8,7 @@ import sys
 
 from mmbench.core.axes import Configuration
 from mmbench.measure.device import device_properties
-from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT
+from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT, file_sha
 from mmbench.measure.journal import (
     append_jsonl,
     device_record,
@@ -64,10 +64,19 @@ def main(spec_path: str) -> int:
         runner.facts["gpu_name"],
         runner.facts["gpu_uuid"],
     )
+    # every row names the cubin and the launch spec that made it
+    launch = variant.launch_sha()
+    cubin_shas = {name: file_sha(path) for name, path in cubins.items()}
+
+    def identity(conf, row: dict) -> dict:
+        return row | dict(cubin_sha256=cubin_shas.get(conf.instance, ""), launch_sha256=launch)
+
     try:
         runner.run(
             confs,
-            on_row=lambda conf, row: append_jsonl(journal, row_record(keys[conf], row)),
+            on_row=lambda conf, row: append_jsonl(
+                journal, row_record(keys[conf], identity(conf, row))
+            ),
             on_start=lambda conf: append_jsonl(journal, start_record(keys[conf])),
         )
     except ContextLost as err:

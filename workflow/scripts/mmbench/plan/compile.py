@@ -3,8 +3,12 @@ and by the GPU tests, so both build exactly the same thing)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import shutil
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -55,6 +59,98 @@ def nvcc_command(
         str(output),
         str(source),
     ]
+
+
+class CompileError(RuntimeError):
+    """nvcc could not build an instantiation; the message names it and quotes nvcc's errors."""
+
+
+# nvcc hands its file names to a shell of its own: only names no shell can expand reach it
+SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+-]+$")
+
+
+def build_folder(name: str) -> Path:
+    """A folder of this user's alone (0700, refused if another user owns it or others may
+    write it) where nvcc builds `name`: its path is the same every time, so the line
+    information nvcc embeds (-lineinfo) and thus the cubin are the same for the same source,
+    and no path of the checkout reaches nvcc's shell."""
+    base = Path(tempfile.gettempdir()) / f"mmbench-nvcc-{os.getuid()}"
+    base.mkdir(mode=0o700, exist_ok=True)
+    st = base.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise CompileError(
+            f"build folder {base} is owned by uid {st.st_uid} or writable by others; remove it "
+            "or set TMPDIR to a folder of your own"
+        )
+    folder = base / name
+    if not SAFE_PATH.match(str(folder)):
+        raise CompileError(
+            f"build folder {folder} has characters a shell would expand; set TMPDIR to a plain "
+            "path (letters, digits, _ . + - /)"
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def compile_cubin(
+    source: str | Path, cubin: str | Path, arch: str, params: dict, log: str | Path, what: str
+) -> str:
+    """Builds one cubin without any path of this machine reaching a shell (nvcc hands the
+    source's absolute path to a shell of its own, in double quotes: a checkout at `d$(cmd)d`
+    would run cmd): the kernel and the headers it includes are copied into a build folder of
+    this user's whose path depends only on the instantiation (build_folder), nvcc runs there on
+    bare names, and the cubin is moved into place whole.  Writes nvcc's output (ptxas's
+    resource report) to `log`; returns the cubin's sha256.  CompileError naming the
+    instantiation, with nvcc's first errors, otherwise."""
+    from mmbench.plan.registry import kernel_dependencies
+
+    source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
+    files = [Path(p).resolve() for p in kernel_dependencies(source)]
+    root = Path(os.path.commonpath([p.parent for p in files]))
+    work = build_folder(f"{arch}/{cubin.parent.name}/{cubin.stem}")
+    try:
+        for f in files:
+            rel = f.relative_to(root)
+            if not SAFE_PATH.match(str(rel)):
+                raise CompileError(
+                    f"{what}: kernel file {rel} has characters a shell would expand; valid "
+                    "names hold letters, digits and _ . + - only"
+                )
+            (work / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, work / "src" / rel)
+        out = work / "kernel.cubin"
+        cmd = nvcc_command(source.name, out, arch, params)
+        proc = subprocess.run(
+            cmd, cwd=work / "src" / source.relative_to(root).parent, capture_output=True, text=True
+        )
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            text = (proc.stdout + proc.stderr).splitlines()
+            errors = [ln for ln in text if re.search(r"error|fatal", ln)][:5]
+            raise CompileError(
+                f"nvcc failed for {what}: exit {proc.returncode}, whole output in {log}\n  "
+                + "\n  ".join(errors or ["(no error line; see the log)"])
+            )
+        data = out.read_bytes()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    cubin.parent.mkdir(parents=True, exist_ok=True)
+    tmp_cubin = cubin.with_name(f".{cubin.name}.{os.getpid()}.tmp")
+    tmp_cubin.write_bytes(data)
+    os.replace(tmp_cubin, cubin)
+    return hashlib.sha256(data).hexdigest()
+
+
+def cubin_intact(cubin: str | Path, sha_file: str | Path) -> bool | None:
+    """Whether a cubin is what its build wrote (the sha256 recorded beside it); None where
+    either file is missing (nothing to judge: Snakemake builds what is missing)."""
+    cubin, sha_file = Path(cubin), Path(sha_file)
+    if not cubin.exists() or not sha_file.exists():
+        return None
+    recorded = sha_file.read_text().split()[:1]
+    return bool(recorded) and hashlib.sha256(cubin.read_bytes()).hexdigest() == recorded[0]
 
 
 @cache

@@ -189,6 +189,11 @@ def _fill_defaults(cfg: dict, schema: dict) -> None:
             _fill_defaults(cfg[key], sub)
 
 
+# the most problem shapes one run may plan (each is measured for every variant, tile, type and
+# memory mode: more is a typo, and planning it alone would take minutes)
+MAX_SHAPES = 5000
+
+
 def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
     problems = []
     if not cfg["sizes"] and not cfg["size_ranges"] and not cfg["shapes"]:
@@ -201,6 +206,21 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             problems.append(
                 f"config key 'size_ranges[{i}]': [{start}, {stop}, {step}] ends before it starts"
             )
+    count = (
+        len(cfg["sizes"])
+        + len(cfg["shapes"])
+        + sum(
+            len(range(start, stop + 1, step))
+            for start, stop, step in cfg["size_ranges"]
+            if step > 0
+        )
+    )
+    if count > MAX_SHAPES:
+        problems.append(
+            f"config key 'size_ranges': sizes, size_ranges and shapes give {count} problem "
+            f"shapes; valid: at most {MAX_SHAPES} in one run (the course's widest sweep, E3c, "
+            "has 97): use a larger step, or split the sweep into several runs"
+        )
     s = cfg["sampling"]
     if s["max_samples"] < s["min_samples"]:
         problems.append(

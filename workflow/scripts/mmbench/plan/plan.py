@@ -248,7 +248,13 @@ def check_device_memory(plan: Plan, gib: float, where: str) -> None:
                 f"{largest_square(limit, conf.dtype)}"
             )
     if problems:
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems.values()))
+        raise ConfigError("invalid configuration:\n  " + summarised(list(problems.values())))
+
+
+def summarised(lines: list[str], shown: int = 8) -> str:
+    """Problem lines, the first `shown` of a long list and how many more."""
+    more = len(lines) - shown
+    return "\n  ".join(lines[:shown] + ([f"... and {more} more like these"] if more > 0 else []))
 
 
 def largest_square(limit_bytes: float, dtype: str) -> int:

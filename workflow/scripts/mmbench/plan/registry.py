@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import itertools
+import json
 import math
 import operator
 import re
@@ -75,12 +76,23 @@ _CMPOPS = {
 _FUNCS = {"cdiv": cdiv, "min": min, "max": max}
 
 
+# the longest registry expression accepted (a longer one is a mistake, and a deep one would
+# exhaust the recursion of the parser and evaluator)
+MAX_EXPRESSION = 400
+
+
 @cache
 def _parse(expr: str) -> ast.Expression:
+    if len(str(expr)) > MAX_EXPRESSION:
+        raise RegistryError(
+            f"registry expression {str(expr)[:60]!r}... is {len(str(expr))} characters long; "
+            f"valid: at most {MAX_EXPRESSION}"
+        )
     try:
-        return ast.parse(expr, mode="eval")
-    except SyntaxError as err:
-        raise RegistryError(f"cannot parse registry expression {expr!r}: {err.msg}") from None
+        return ast.parse(str(expr), mode="eval")
+    except (SyntaxError, RecursionError, MemoryError) as err:
+        msg = getattr(err, "msg", type(err).__name__)
+        raise RegistryError(f"cannot parse registry expression {expr!r}: {msg}") from None
 
 
 def evaluate(expr: str, **names: int) -> int | bool:
@@ -103,10 +115,16 @@ def evaluate(expr: str, **names: int) -> int | bool:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return not ev(node.operand)
         if isinstance(node, ast.Compare):
+            unsupported = [type(op).__name__ for op in node.ops if type(op) not in _CMPOPS]
+            if unsupported:
+                raise RegistryError(
+                    f"unsupported operator {unsupported[0]} in registry expression {expr!r}; "
+                    "valid comparisons: == != < <= > >="
+                )
             left = ev(node.left)
-            for op, comp in zip(node.ops, node.comparators, strict=False):
+            for op, comp in zip(node.ops, node.comparators, strict=True):
                 right = ev(comp)
-                if type(op) not in _CMPOPS or not _CMPOPS[type(op)](left, right):
+                if not _CMPOPS[type(op)](left, right):
                     return False
                 left = right
             return True
@@ -117,9 +135,17 @@ def evaluate(expr: str, **names: int) -> int | bool:
             and not node.keywords
         ):
             return _FUNCS[node.func.id](*(ev(a) for a in node.args))
-        raise RegistryError(f"unsupported construct in registry expression {expr!r}")
+        raise RegistryError(
+            f"unsupported construct in registry expression {expr!r} ({type(node).__name__}); "
+            "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max()"
+        )
 
-    return ev(_parse(expr))
+    try:
+        return ev(_parse(expr))
+    except RegistryError:
+        raise
+    except (TypeError, ValueError, RecursionError, OverflowError) as err:
+        raise RegistryError(f"cannot evaluate registry expression {expr!r}: {err}") from None
 
 
 @dataclass(frozen=True)
@@ -161,6 +187,20 @@ class Variant:
     @property
     def compiled(self) -> bool:
         return self.backend == "cubin"
+
+    # the fields that say how the variant is launched and judged (LAUNCH_FIELDS): an edit of
+    # any of them re-measures the variant (rule measure_variant's params) and names the rows
+    LAUNCH_FIELDS = (
+        "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
+        "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
+    )  # fmt: skip
+
+    def launch_sha(self) -> str:
+        """sha256 (16 hex digits) of the variant's launch spec: grid, block, cluster, shared
+        memory, arguments, alignment, preconditions and reach, as the registry declares them."""
+        spec = {f: getattr(self, f) for f in self.LAUNCH_FIELDS}
+        blob = json.dumps(spec, sort_keys=True, default=repr)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     @property
     def param_names(self) -> list[str]:
@@ -350,7 +390,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
     """Reads and validates a registry (kernels/registry.yaml by default); variants keep the
     file's order."""
     path = Path(path) if path else paths.registry_path()
-    data = yaml.safe_load(path.read_text())
+    data = strict_yaml(path)
     schema = yaml.safe_load(paths.schema_path("registry").read_text())
     dtype = schema["properties"]["variants"]["additionalProperties"]["properties"]["params"]
     dtype["properties"]["dtype"]["items"] = {"enum": list(ELEMENT_TYPES)}
@@ -360,6 +400,13 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
         raise RegistryError(f"{path} is not a valid registry:\n" + "\n".join(lines))
     variants = {}
     for order, (name, entry) in enumerate(data["variants"].items()):
+        for param, values in entry["params"].items():
+            bad = [x for x in values if param != DTYPE_PARAM and (not _is_int(x) or x <= 0)]
+            if bad:
+                raise RegistryError(
+                    f"{path}: variant {name!r}: parameter {param} value {bad[0]!r} is not a "
+                    "positive integer; valid: integers >= 1"
+                )
         backend = entry.get("backend", "cubin")
         if backend == "cubin":
             src = path.parent / entry["source"]
@@ -407,20 +454,56 @@ def _argument(entry) -> str | tuple[str, tuple]:
     return kind, frozen  # hashable, as a Variant is
 
 
-def _check_expressions(v: Variant) -> None:
-    """Evaluates every expression of a variant once, so that a typo in a name is an error when
-    the registry is read, not when a job runs."""
-    first = v.instantiations()[0]
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+
+def _no_duplicates(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise RegistryError(
+                f"{node.start_mark.name}, line {key_node.start_mark.line + 1}: {key!r} is given "
+                f"twice in one mapping (first on line {seen[key] + 1}); each name once"
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def strict_yaml(path: Path):
+    """A YAML file read with duplicate keys refused (RegistryError naming the key and line)."""
     try:
-        v.rejected(first)
-        if v.compiled:
-            v.launch(first, 1, 1, 1)
-            v.launch_spec(first, 1, 1, 1, (16, 16, 16), False)
-            v.alignment(first)
-        v.unmet(first, 1, 1, 1)
-        v.reach_of(first, 1, 1, 1)
-    except (RegistryError, ZeroDivisionError) as err:
-        raise RegistryError(f"variant {v.name!r}: {err}") from None
+        return yaml.load(path.read_text(), Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as err:
+        raise RegistryError(f"{path} is not valid YAML: {err}") from None
+
+
+def _check_expressions(v: Variant) -> None:
+    """Evaluates every expression of a variant for every instantiation it can build, so that a
+    typo in a name, an unsupported operator or a division by zero is an error when the registry
+    is read, not when a job runs; the message names the entry and the instantiation."""
+    for params in v.instantiations():
+        try:
+            if v.rejected(params):
+                continue  # its constraints refuse it: never launched
+            if v.compiled:
+                v.launch(params, 1, 1, 1)
+                v.launch_spec(params, 1, 1, 1, (16, 16, 16), False)
+                v.alignment(params)
+            v.unmet(params, 1, 1, 1)
+            v.reach_of(params, 1, 1, 1)
+        except (RegistryError, ZeroDivisionError) as err:
+            raise RegistryError(
+                f"variant {v.name!r}, instantiation {slug(params)}: {err}"
+            ) from None
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

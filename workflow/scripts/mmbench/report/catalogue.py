@@ -243,7 +243,7 @@ TABLES: dict[str, Output] = {
             ["timings"],
             "Kernel time, ms (GFLOPS), per variant, parameters, host-memory mode and size "
             "(seed 003)",
-            'Kernel ms (GFLOPS) per variant, parameters, host-memory mode and size, each cell one '
+            "Kernel ms (GFLOPS) per variant, parameters, host-memory mode and size, each cell one "
             'configuration; "--" = refused '
             "(precondition) or not run. Seed 003 (GeForce 930MX) found shared memory about 3x "
             "faster than global and 2 outputs per thread about 23% faster again.",

@@ -824,6 +824,7 @@ def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
 
 
 COMPARE_COLOURS = {
+    "REGRESSED": "#000000",
     "SLOWER": "#d55e00",
     "FASTER": "#009e73",
     "UNSURE": "#999999",
@@ -922,7 +923,13 @@ def compare(table: pd.DataFrame, head: dict, stem):
         )
     if not head.get("same_gpu", True):
         note += " The runs are on different GPUs, so the verdicts compare the GPUs."
-    only = len(table) - len(d)
+    lost = table[(table.verdict == "REGRESSED") & table.ratio.isna()]
+    if len(lost):
+        note += (
+            f" {len(lost)} configurations REGRESSED without a time (ERROR in this run; "
+            "listed in compare.csv)."
+        )
+    only = len(table) - len(d) - len(lost)
     if only:
         note += f" {only} configurations are in one run only (listed in compare.csv)."
     verdict(fig, note)

@@ -206,6 +206,14 @@ def tuned_params(
         if mine.empty:
             untuned.append(name)
             continue
+        twice = mine[mine.duplicated("dtype", keep=False)]
+        if len(twice):
+            lines = ", ".join(str(i + 2) for i in twice.index)
+            raise ConfigError(
+                f"config key 'tuned': {path}, lines {lines}: {len(twice)} rows claim {name} "
+                f"{twice.dtype.iloc[0]} on {gpu!r}; valid: one row per GPU model, variant and "
+                "element type (remove all but one, or re-tune)"
+            )
         declared = [p for p in v.param_names if p != DTYPE_PARAM]
         try:
             parsed = [parse_params(text) for text in mine.params]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -65,13 +66,14 @@ def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
     df = for_people(df)
     paths["md"].write_text(f"**{title}**\n\n" + df.to_markdown(index=False) + "\n")
     html = df.to_html(index=False, border=0, classes="mmbench", na_rep="--", escape=True)
+    safe = escape(title)  # a title holds values read from a results folder
     paths["html"].write_text(
-        f"<html><head><meta charset='utf-8'><title>{title}</title><style>"
+        f"<html><head><meta charset='utf-8'><title>{safe}</title><style>"
         "body{font-family:sans-serif} table.mmbench{border-collapse:collapse;font-size:13px}"
         "table.mmbench td,table.mmbench th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
         "table.mmbench td{white-space:nowrap}table.mmbench td:last-child{white-space:normal;min-width:16em}"
         ".scroll{max-width:100%;overflow-x:auto}"
-        f"</style></head><body><h3>{title}</h3><div class='scroll'>{html}</div></body></html>"
+        f"</style></head><body><h3>{safe}</h3><div class='scroll'>{html}</div></body></html>"
     )
     paths["tex"].write_text(df.to_latex(index=False, na_rep="--", caption=title, escape=True))
     return list(paths.values())

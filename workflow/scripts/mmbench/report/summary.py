@@ -53,9 +53,7 @@ def cell_index(df: pd.DataFrame, index: list[str]) -> list[str]:
     for axis in CELL_AXES:
         if axis in index or axis not in df:
             continue
-        varies = df.groupby(index + ["shape"], dropna=False, sort=False)[axis].nunique(
-            dropna=False
-        )
+        varies = df.groupby(index + ["shape"], dropna=False, sort=False)[axis].nunique(dropna=False)
         if (varies > 1).any():
             index.append(axis)
     return index
