@@ -379,8 +379,13 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     confs = [conf("naive_guarded", m, tile=16).as_dict() for m in (64, 96)]
     out = tmp_path / "ng.csv"
     journal = tmp_path / "ng.csv.journal.jsonl"
-    # a first job measured only the first configuration before it was killed
-    key0 = journal_key(confs[0], file_sha(cubin), "src", settings)
+    # a first job measured only the first configuration before it was killed, on this GPU
+    # (the lock key names it: host and UUID) with this launch spec
+    from mmbench.measure import gpus
+
+    gpu = gpus.candidates()[0][1]
+    launch = v.launch_sha()
+    key0 = journal_key(confs[0], file_sha(cubin), f"src/{launch}", settings, gpu)
     spec = dict(
         variant="naive_guarded",
         registry=str(ROOT / "kernels" / "registry.yaml"),
