@@ -31,6 +31,22 @@ rule compile_kernel:
         "../scripts/compile_kernel.py"
 
 
+rule rebuild_count:
+    """The count of a cubin's forced rebuilds, an input of its build (common.smk build_ticket):
+    0 where none was ever needed."""
+    output:
+        "results/build/{arch}/{folder}/{name}.rebuild",
+    log:
+        "results/logs/compile/{arch}/{folder}/{name}.rebuild.log",
+    wildcard_constraints:
+        folder=r"[A-Za-z0-9_]+",
+        name=r"[A-Za-z0-9_]+",
+    conda:
+        "../envs/compile.yaml"
+    shell:
+        "echo 0 > {output:q} 2> {log:q}"
+
+
 rule compile_all:
     """Every instantiation the registry can build, whatever the config asks (CI runs this for
     sm_80 and sm_90)."""

@@ -31,7 +31,15 @@ class Modules:
 
     def function(self, path: str, symbol: str):
         if path not in self.loaded:
-            self.loaded[path] = self.cp.RawModule(path=path)
+            try:
+                module = self.cp.RawModule(path=path)
+                module.get_function(symbol)  # CuPy loads lazily: a bad file fails here
+            except Exception as err:  # noqa: BLE001 - the driver's error, with the file named
+                raise RuntimeError(
+                    f"cannot load {symbol} from {path} ({type(err).__name__}: {err}); the file "
+                    "is damaged or from another build: delete it and run again"
+                ) from None
+            self.loaded[path] = module
         return self.loaded[path].get_function(symbol)
 
 
