@@ -540,3 +540,107 @@ def test_a_long_size_range_is_refused_in_one_line():
         validate({"sizes": [], "size_ranges": [[1, 100000, 1]], "arch": "sm_90"}, load_registry())
     assert "give 100000 problem shapes" in str(err.value)
     assert len(str(err.value).splitlines()) < 5
+
+
+# the columns of a report table that name a configuration, and the timings column each is
+ID_COLUMNS = {
+    "variant": "variant",
+    "params": "params",
+    "kernel": "label",
+    "label": "label",
+    **{a: a for a in ("memory", "dtype", "pad", "transfer", "load", "distribution", "cache")},
+    **{a: a for a in ("accumulate", "seed", "math", "operation", "gpu_name")},
+}
+PER_CONFIGURATION = ("unguarded_vs_guarded", "time_split", "verification", "leading_dimensions")
+AGGREGATES = {"ladder": "fastest", "tuned": "fastest"}  # and the word of the title naming it
+
+
+def _matching(timings: pd.DataFrame, row: pd.Series, shape: str) -> pd.DataFrame:
+    m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
+    sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
+    for col, axis in ID_COLUMNS.items():
+        if col in row.index and axis in timings:
+            values = timings[axis].fillna("").replace("", "-").astype(str)
+            sel &= values == str(row[col])
+    return timings[sel]
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [MAIN, DATA / "h100-ladder" / "results" / "ladder", DATA / "h100-e3c" / "results" / "e3c"],
+)
+def test_every_report_table_row_or_cell_is_one_configuration(folder):
+    """Each row of a per-configuration table, and each cell of a pivot, names exactly one
+    configuration of the rows it was made from (the condition its title names); a table of
+    aggregates names the aggregate in its title.  Tables of the profiler's own tables
+    (profiler_metrics, gpu_activities, kernel_time_sources, ladder_profile) and of the run's
+    facts (device_properties, provenance) have rows per profiled configuration or per fact."""
+    from mmbench.report.catalogue import RATE_TABLES, TABLES, headline_rows, title_of
+
+    timings = read_table(folder / "tables" / "timings.csv", "timings")
+    checked = 0
+    for name, output in TABLES.items():
+        if set(output.inputs) != {"timings"}:
+            continue
+        made = output.make({"timings": timings})
+        if made.empty:
+            continue
+        if name in AGGREGATES:
+            assert AGGREGATES[name] in title_of(output, made), name
+            continue
+        source = headline_rows(timings)[0] if name in RATE_TABLES else timings
+        source = source.assign(params=source.params.fillna("").replace("", "-"))
+        if name in PER_CONFIGURATION:
+            for _, row in made.iterrows():
+                rows = _matching(source, row, str(row["shape"]))
+                assert len(rows) == 1, (name, dict(row.head(8)), len(rows))
+                checked += 1
+        else:  # a pivot: shapes as columns
+            for cell, rows in _cell_rows(
+                source, made.drop(columns=["measured on"], errors="ignore")
+            ):
+                assert len(rows) == 1, (name, cell, len(rows))
+                assert cell.startswith(significant(rows.iloc[0].kernel_ms)), (name, cell)
+                checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        MAIN,
+        DATA / "h100-ladder" / "results" / "ladder",
+        DATA / "h100-e3c" / "results" / "e3c",
+        DATA / "h100-e3d" / "results" / "e3d",
+    ],
+)
+def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
+    """Every figure of the catalogue drawable from a recorded run renders, and each line's
+    point is one configuration: figures._lines stops with MixedCell otherwise, and names the
+    series by the axes that tell configurations apart (shown_apart)."""
+    from mmbench.report import figures
+    from mmbench.report.catalogue import FIGURES, load_inputs
+    from mmbench.report.report_tables import NoData
+
+    paths = {"timings": folder / "tables" / "timings.csv"}
+    for key, kind in (("roofline", "roofline"), ("ceilings", "ceilings")):
+        if (folder / "tables" / f"{kind}.csv").exists():
+            paths[key] = folder / "tables" / f"{kind}.csv"
+    drawn = 0
+    for name, output in FIGURES.items():
+        if not set(output.inputs) <= set(paths):
+            continue
+        data = load_inputs({k: paths[k] for k in output.inputs})
+        try:
+            output.make(data, tmp_path / name)
+        except NoData:
+            continue
+        drawn += 1
+    assert drawn >= 2
+    if folder.name == "ladder":  # cuBLAS in three element types: three lines, not one zigzag
+        from mmbench.report.catalogue import headline_rows
+
+        rows = headline_rows(read_table(paths["timings"], "timings"))[0]
+        t = figures.measured(rows[rows.memory == "pinned"])
+        series = set(figures.shown_apart(t[t.variant == "cublas"], "m").series)
+        assert {"cublas float32", "cublas float64", "cublas bfloat16"} <= series

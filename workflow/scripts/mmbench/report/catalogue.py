@@ -308,7 +308,8 @@ TABLES: dict[str, Output] = {
             "new (ladder)",
             lambda d: ladder.table(d["timings"]),
             ["timings"],
-            "The ladder to cuBLAS: GFLOP/s, % of the reference, gain and GFLOP/s per watt per rung",
+            "The ladder to cuBLAS: GFLOP/s, % of the reference, gain and GFLOP/s per watt per rung "
+            "(each rung's fastest instantiation)",
             "Per precision class and rung: the idea (the first line of its kernel file), its "
             "tuned parameters, and at each size, under the condition named in `measured on` "
             "(normal inputs, sustained load, where the run has it), its GFLOP/s, its percentage "

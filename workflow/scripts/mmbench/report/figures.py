@@ -95,7 +95,7 @@ def save(fig, stem: Path) -> list[Path]:
 
 
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
-from mmbench.report.summary import significant  # noqa: E402
+from mmbench.report.summary import CELL_AXES, MixedCell, significant  # noqa: E402
 
 __all__ = ["NoData"]
 
@@ -130,11 +130,36 @@ DASHES = ["-", "--", ":", "-."]
 MARKERS = ["o", "^", "s", "D", "v", "P"]
 
 
+def shown_apart(d: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The rows with each series named by the axes that tell apart configurations sharing one
+    of its x values (cuBLAS in float32 and float64 at one N: two lines, "cublas float32" and
+    "cublas float64"), so that every point of a line is one configuration."""
+    d = d.copy()
+    axes = [
+        a
+        for a in CELL_AXES
+        if a in d and (d.groupby(["series", x], dropna=False)[a].nunique(dropna=False) > 1).any()
+    ]
+    for a in axes:
+        varies = d.groupby("series")[a].transform("nunique") > 1
+        d.loc[varies, "series"] = d.loc[varies, "series"] + " " + d.loc[varies, a].astype(str)
+    return d
+
+
 def _lines(ax, d, x, y, lo=None, hi=None):
+    d = shown_apart(d, x)
     pal = palette(d["variant"].unique())
     seen: dict[str, int] = {}
     for series in ladder(d):
         g = d[d.series == series].sort_values(x)
+        twice = g[g[x].duplicated(keep=False)]
+        if len(twice):  # a line's point is one configuration, never two drawn as one
+            axes = [a for a in CELL_AXES if a in g and twice[a].nunique() > 1]
+            raise MixedCell(
+                f"{series}: {len(twice)} configurations share {x} = {twice[x].iloc[0]} on one "
+                f"line (they differ in {', '.join(axes) or 'nothing shown'}); the figure must "
+                "choose or show that axis"
+            )
         v = g["variant"].iloc[0]
         i = seen[v] = seen.get(v, -1) + 1
         ls = DASHES[i % len(DASHES)]
@@ -547,7 +572,8 @@ def ladder_rungs(timings, stem):
         axes[c] = fig.add_subplot(grid_[1, i])
     # one clearly different colour per size (colour-blind safe), the same in every panel
     cb = sns.color_palette("colorblind")
-    hues = [cb[i % len(cb)] for i in (1, 0, 2, 4, 3)][: max(2, len(sizes))]
+    order = (1, 0, 2, 4, 3, 5, 6, 7, 8, 9)  # a sweep may hold more sizes than five
+    hues = [cb[order[i % len(order)] % len(cb)] for i in range(max(2, len(sizes)))]
     bar = 0.8 / len(sizes)
     notes = []
     for cls in classes:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench.report.summary import _pivot, in_ladder_order, shape_label, significant
+from mmbench.report.summary import _pivot, cell_index, in_ladder_order, shape_label, significant
 
 # mismatches listed per configuration in the people-facing tables (timings.csv keeps all 10)
 LISTED_MISMATCHES = 2
@@ -79,6 +79,21 @@ def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
     return list(paths.values())
 
 
+def with_varying_axes(d: pd.DataFrame, out: pd.DataFrame, after: str = "memory") -> pd.DataFrame:
+    """A table of one row per configuration with a column for every axis that tells its rows
+    apart and that it does not show already (summary.cell_index: the distribution, load, element
+    type, ... where the run varies them), placed after `after`: no two rows look alike."""
+    shown = [c for c in ("label", "memory", "dtype", "pad", "transfer") if c in out]
+    extra = [a for a in cell_index(d, shown) if a not in shown and a in d]
+    if not extra:
+        return out
+    at = list(out.columns).index(after) + 1 if after in out else len(out.columns)
+    out = out.copy()
+    for i, a in enumerate(extra):
+        out.insert(at + i, a, d.loc[out.index, a].astype(str).values)
+    return out
+
+
 def _shape(df):
     df = df.copy()
     df["shape"] = [shape_label(m, n, k) for m, n, k in zip(df.m, df.n, df.k, strict=True)]
@@ -127,7 +142,7 @@ def unguarded_vs_guarded(timings: pd.DataFrame) -> pd.DataFrame:
         "verification",
         "first_mismatches",
     ]
-    out = d[[c for c in cols if c in d]].copy()
+    out = with_varying_axes(d, d[[c for c in cols if c in d]].copy())
     out["first_mismatches"] = (
         out["first_mismatches"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
     )
@@ -149,7 +164,7 @@ def time_split(timings: pd.DataFrame) -> pd.DataFrame:
     """The nvprof-style time split: HtoD, kernel, DtoH (ms and % of global)."""
     d = _shape(timings[timings.verification != "ERROR"])
     total = d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median
-    out = d[["label", "shape", "memory"]].copy()
+    out = with_varying_axes(d, d[["label", "shape", "memory"]].copy())
     for col, name in (
         ("h2d_ms_median", "HtoD"),
         ("kernel_ms_median", "kernel"),
@@ -238,7 +253,7 @@ def verification(timings: pd.DataFrame) -> pd.DataFrame:
         "first_mismatches",
         "error",
     ]
-    out = d[[c for c in cols if c in d]].copy()
+    out = with_varying_axes(d, d[[c for c in cols if c in d]].copy())
     if "first_mismatches" in out:  # the first few, so rows stay one line high
         out["first_mismatches"] = [short_list(x) for x in out["first_mismatches"]]
     return out
@@ -266,7 +281,7 @@ def leading_dimensions(timings: pd.DataFrame) -> pd.DataFrame:
         "global_ms_median",
         "verification",
     ]
-    return d[[c for c in cols if c in d]]
+    return with_varying_axes(d, d[[c for c in cols if c in d]].copy(), after="transfer")
 
 
 def device_properties(manifests: list[Path], timings: pd.DataFrame) -> pd.DataFrame:
