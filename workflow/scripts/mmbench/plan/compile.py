@@ -3,6 +3,8 @@ and by the GPU tests, so both build exactly the same thing)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -65,15 +67,20 @@ class CompileError(RuntimeError):
     """nvcc could not build an instantiation; the message names it and quotes nvcc's errors."""
 
 
+class CompileInterrupted(CompileError):
+    """nvcc was stopped by a signal (Ctrl-C, a cancelled job): not a compiler error."""
+
+
+# nvcc's words when a stage it runs was stopped by SIGINT, SIGTERM or SIGKILL
+_KILLED = re.compile(r"died due to signal (2|9|15)\b")
+
+
 # nvcc hands its file names to a shell of its own: only names no shell can expand reach it
 SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+-]+$")
 
 
-def build_folder(name: str) -> Path:
-    """A folder of this user's alone (0700, refused if another user owns it or others may
-    write it) where nvcc builds `name`: its path is the same every time, so the line
-    information nvcc embeds (-lineinfo) and thus the cubin are the same for the same source,
-    and no path of the checkout reaches nvcc's shell."""
+def _private_base() -> Path:
+    """This user's build folder (0700); refused if another user owns it or others may write."""
     base = Path(tempfile.gettempdir()) / f"mmbench-nvcc-{os.getuid()}"
     base.mkdir(mode=0o700, exist_ok=True)
     st = base.stat()
@@ -82,7 +89,14 @@ def build_folder(name: str) -> Path:
             f"build folder {base} is owned by uid {st.st_uid} or writable by others; remove it "
             "or set TMPDIR to a folder of your own"
         )
-    folder = base / name
+    return base
+
+
+def build_folder(name: str) -> Path:
+    """A folder of this user's alone where nvcc builds `name`: its path is the same every
+    time, so the line information nvcc embeds (-lineinfo) and thus the cubin are the same for
+    the same source, and no path of the checkout reaches nvcc's shell."""
+    folder = _private_base() / name
     if not SAFE_PATH.match(str(folder)):
         raise CompileError(
             f"build folder {folder} has characters a shell would expand; set TMPDIR to a plain "
@@ -108,7 +122,24 @@ def compile_cubin(
     source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
     files = [Path(p).resolve() for p in kernel_dependencies(source)]
     root = Path(os.path.commonpath([p.parent for p in files]))
-    work = build_folder(f"{arch}/{cubin.parent.name}/{cubin.stem}")
+    name = f"{arch}/{cubin.parent.name}/{cubin.stem}"
+    with _held(name):  # two checkouts building the same instantiation take turns
+        return _build(source, files, root, cubin, arch, params, log, what, name)
+
+
+@contextlib.contextmanager
+def _held(name: str):
+    """The build of `name` held by this process alone (a file lock in the user's folder)."""
+    with open(_private_base() / (name.replace("/", "__") + ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _build(source, files, root, cubin, arch, params, log, what, name) -> str:
+    work = build_folder(name)
     try:
         for f in files:
             rel = f.relative_to(root)
@@ -126,6 +157,10 @@ def compile_cubin(
         )
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        if proc.returncode < 0 or _KILLED.search(proc.stdout + proc.stderr):
+            raise CompileInterrupted(
+                f"compilation of {what} interrupted (nvcc stopped by a signal)"
+            )
         if proc.returncode != 0:
             text = (proc.stdout + proc.stderr).splitlines()
             errors = [ln for ln in text if re.search(r"error|fatal", ln)][:5]
