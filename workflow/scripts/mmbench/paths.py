@@ -19,6 +19,20 @@ PACKAGE = Path(__file__).resolve().parent
 FOLDERS = {"kernels": "kernels", "schemas": "workflow/schemas", "resources": "workflow/resources"}
 
 
+def private_folder(folder: Path, what: str, remedy: str) -> Path:
+    """`folder`, created readable and writable by this user alone; one that another user owns
+    or others may write is refused (PermissionError naming `what` and the `remedy`): a file
+    planted there could stall, redirect or inject into this user's jobs."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = folder.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(
+            f"{what} {folder} is owned by uid {st.st_uid} or writable by others "
+            f"(mode {oct(st.st_mode & 0o777)}); remove it, or {remedy}"
+        )
+    return folder
+
+
 def data_dir(name: str) -> Path:
     """The folder ``name`` (kernels, schemas or resources): inside an installed package if it was
     built as a wheel, otherwise in the repository this package sits in."""

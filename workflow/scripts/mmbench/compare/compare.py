@@ -41,16 +41,16 @@ import pandas as pd
 
 from mmbench.core.axes import COMPARE_KEY
 from mmbench.core.row import config_id
-from mmbench.core.schemas import TableError, read_table, read_tables
+from mmbench.core.schemas import COMPARE_VERDICTS, TableError, read_table, read_tables
 from mmbench.core.tables import DamagedFile, read_samples
 from mmbench.plan.config import ConfigError
 
 # nvbench's verdicts -> ours
 VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
-# the verdicts on a configuration measured in both runs; REGRESSED: it PASSed in the baseline
-# and FAILs or ERRORs now (whatever its time)
+# every verdict, in the order tables list them (declared with the compare table's schema), and
+# the four nvbench's criterion gives a configuration measured in both runs
+ORDER = list(COMPARE_VERDICTS)
 JUDGED = ["SLOWER", "FASTER", "UNSURE", "SAME"]
-ORDER = ["REGRESSED", *JUDGED, "BASELINE ONLY", "THIS RUN ONLY"]
 PRESETS = ("default", "strict", "permissive")
 # compare.tolerance's default (module docstring): above the largest difference between two
 # processes of the same code measured on an H100 (4.4%), below the edit loop's 10% slowdowns

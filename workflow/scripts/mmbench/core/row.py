@@ -140,7 +140,7 @@ def _id_part(value) -> str:
 
 # an axis a table of an older version lacks reads as its default (a run recorded before the
 # `load` axis existed was a burst run), so old results folders still compare
-_ID_DEFAULTS = {
+AXIS_DEFAULTS = {
     a.name: a.default for a in DECLARED_AXES if not isinstance(a.default, type(REQUIRED))
 }
 
@@ -148,7 +148,7 @@ _ID_DEFAULTS = {
 def config_id(row) -> str:
     """The configuration's name across runs, the same from a journal row (Python values) and
     from a row of timings.csv (pandas' types)."""
-    return "|".join(_id_part(row[c] if c in row else _ID_DEFAULTS[c]) for c in CONFIG_ID)
+    return "|".join(_id_part(row[c] if c in row else AXIS_DEFAULTS[c]) for c in CONFIG_ID)
 
 
 # axes added to the configuration id since samples files were first written, oldest first: an id
@@ -162,7 +162,7 @@ def with_added_axes(df: pd.DataFrame) -> pd.DataFrame:
     and the columns added since (upgraded)."""
     out = upgraded(df).copy()
     for name in ADDED_TO_ID:
-        default = _ID_DEFAULTS[name]
+        default = AXIS_DEFAULTS[name]
         out[name] = out[name].fillna(default) if name in out else default
     return out
 
@@ -174,7 +174,7 @@ def upgrade_id(old: str) -> str:
     if missing <= 0 or missing > len(ADDED_TO_ID):
         return old
     for name in ADDED_TO_ID[-missing:]:
-        parts.insert(CONFIG_ID.index(name), _id_part(_ID_DEFAULTS[name]))
+        parts.insert(CONFIG_ID.index(name), _id_part(AXIS_DEFAULTS[name]))
     return "|".join(parts)
 
 

@@ -28,7 +28,7 @@ import pandera.pandas as pa
 
 from . import arith
 from .axes import AXES, IDENTITY_KEY, REQUIRED
-from .row import Row, upgraded
+from .row import AXIS_DEFAULTS, Row, upgraded
 
 VERIFICATIONS = ("PASS", "FAIL", "ERROR")
 # a rate agrees with its time to this relative error (both written from one float64 division)
@@ -92,7 +92,7 @@ def _positive():
 def _axis_column(a) -> pa.Column:
     required = a.default is REQUIRED
     if a.type is int:
-        return _integer(*([_positive()] if a.name in "mnk" else []), required=required)
+        return _integer(*([_positive()] if a.name in ("m", "n", "k") else []), required=required)
     if a.type is bool:
         return _flag(required=required)
     if a.values is not None:
@@ -155,7 +155,7 @@ def _with_axis_defaults(df: pd.DataFrame) -> pd.DataFrame:
     """An older table in today's form (row.upgraded), every axis it lacks read as its default
     (a run recorded before `load` existed was a burst, before `math` ieee)."""
     df = upgraded(df)
-    missing = {a.name: a.default for a in AXES if a.name not in df and a.default is not REQUIRED}
+    missing = {name: default for name, default in AXIS_DEFAULTS.items() if name not in df}
     return df.assign(**missing) if missing else df
 
 
@@ -200,15 +200,20 @@ RESOURCES = TableSchema(
     key=("variant", "instance", "function"),
 )
 
+# the columns that name a profiled configuration
+PROFILED = {
+    "variant": _text(required=True, nullable=False),
+    "instance": _text(required=True, nullable=False),
+    "m": _integer(_positive()),
+    "n": _integer(_positive()),
+    "k": _integer(_positive()),
+}
+
 METRICS = TableSchema(
     "metrics",
     "profiler metrics under nvprof names, one row per configuration and metric",
     {
-        "variant": _text(required=True, nullable=False),
-        "instance": _text(required=True, nullable=False),
-        "m": _integer(_positive()),
-        "n": _integer(_positive()),
-        "k": _integer(_positive()),
+        **PROFILED,
         "metric": _text(required=True, nullable=False),
         "value": _number(),
         "status": _text(),
@@ -230,11 +235,7 @@ ROOFLINE = TableSchema(
     "roofline",
     "the roofline placement of each profiled configuration",
     {
-        "variant": _text(required=True, nullable=False),
-        "instance": _text(required=True, nullable=False),
-        "m": _integer(_positive()),
-        "n": _integer(_positive()),
-        "k": _integer(_positive()),
+        **PROFILED,
         "flops": _number(_positive(), required=True),
         "duration_ms": _number(_positive(), required=True),
         "achieved_gflops": _number(pa.Check.ge(0), required=True),
@@ -258,12 +259,14 @@ NVPROF_METRICS = TableSchema(
     key=("metric",),
 )
 
+# a comparison's verdicts, in the order its tables list them (compare.ORDER): REGRESSED (PASS
+# in the baseline, FAIL or ERROR now), the judged ones, then those in one run only
 COMPARE_VERDICTS = (
-    "SAME",
-    "FASTER",
-    "SLOWER",
-    "UNSURE",
     "REGRESSED",
+    "SLOWER",
+    "FASTER",
+    "UNSURE",
+    "SAME",
     "BASELINE ONLY",
     "THIS RUN ONLY",
 )

@@ -3,8 +3,9 @@ which one a job should use: each GPU job here takes an exclusive lock on one GPU
 (a file lock per physical GPU, keyed by host and UUID, in a folder private to the user:
 LOCK_DIR) for as long as it runs, and runs its worker with only that GPU visible.  A lock file
 names its holder (process, host, time), and a job waits for a GPU at most WAIT_S seconds
-(MMBENCH_GPU_WAIT_S), then stops saying who holds it.  N jobs on N GPUs therefore run at once, each on
-its own GPU, never two on one; under SLURM the same holds among the GPUs SLURM gave the job.
+(MMBENCH_GPU_WAIT_S), then stops saying who holds it.  N jobs on N GPUs therefore run at once,
+each on its own GPU, never two on one; under SLURM the same holds among the GPUs SLURM gave the
+job.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from mmbench.core.nvidia_smi import detect_gpus
+from mmbench.paths import private_folder
 
 LOCK_DIR = Path(os.environ.get("MMBENCH_GPU_LOCKS", f"/tmp/mmbench-gpu-locks-{os.getuid()}"))
 # the longest a job waits for a GPU another job holds (seconds)
@@ -53,20 +55,6 @@ def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[
     ]
 
 
-def private_folder(folder: Path) -> Path:
-    """The lock folder, created readable and writable by this user alone; one that another
-    user owns or others may write is refused (a planted lock could stall or redirect jobs)."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = folder.stat()
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise PermissionError(
-            f"GPU lock folder {folder} is owned by uid {st.st_uid} or writable by others "
-            f"(mode {oct(st.st_mode & 0o777)}); remove it, or set MMBENCH_GPU_LOCKS to a folder "
-            "of your own"
-        )
-    return folder
-
-
 def holders(lock_dir: Path, cands) -> str:
     """Who holds each GPU's lock, as the lock files say."""
     out = []
@@ -84,7 +72,9 @@ def acquire(timeout_s: float | None = None, env: dict | None = None, gpus=None, 
     """Holds one GPU for the duration of the block; yields the environment for its worker
     (CUDA_VISIBLE_DEVICES = that GPU, CUDA_DEVICE_ORDER = PCI_BUS_ID so indices match
     nvidia-smi's)."""
-    lock_dir = private_folder(LOCK_DIR)
+    lock_dir = private_folder(
+        LOCK_DIR, "GPU lock folder", "set MMBENCH_GPU_LOCKS to a folder of your own"
+    )
     timeout_s = WAIT_S if timeout_s is None else timeout_s
     cands = candidates(env, gpus)
     start = time.monotonic()

@@ -82,9 +82,8 @@ def run_job(
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
                 keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
             rows = resumable(journal, {k for k, _ in keyed}, gpu)
-            device = None
             _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
-            device = read_journal(journal)[2] or device
+            device = read_journal(journal)[2]
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
     done = [rows[k] for k, _ in keyed]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mmbench.core.axes import DTYPE_PARAM
 from mmbench.core.elements import element_type
+from mmbench.paths import private_folder
 
 NVCC_FLAGS = ("-cubin", "-O3", "-lineinfo", "-std=c++17", "-Xptxas", "-v")
 
@@ -80,16 +81,12 @@ SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+-]+$")
 
 
 def _private_base() -> Path:
-    """This user's build folder (0700); refused if another user owns it or others may write."""
+    """This user's build folder (0700; paths.private_folder), CompileError where refused."""
     base = Path(tempfile.gettempdir()) / f"mmbench-nvcc-{os.getuid()}"
-    base.mkdir(mode=0o700, exist_ok=True)
-    st = base.stat()
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise CompileError(
-            f"build folder {base} is owned by uid {st.st_uid} or writable by others; remove it "
-            "or set TMPDIR to a folder of your own"
-        )
-    return base
+    try:
+        return private_folder(base, "build folder", "set TMPDIR to a folder of your own")
+    except PermissionError as err:
+        raise CompileError(str(err)) from None
 
 
 def build_folder(name: str) -> Path:

@@ -95,7 +95,7 @@ def save(fig, stem: Path) -> list[Path]:
 
 
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
-from mmbench.report.summary import CELL_AXES, MixedCell, significant  # noqa: E402
+from mmbench.report.summary import CELL_AXES, MixedCell, cell_index, significant  # noqa: E402
 
 __all__ = ["NoData"]
 
@@ -135,12 +135,7 @@ def shown_apart(d: pd.DataFrame, x: str) -> pd.DataFrame:
     of its x values (cuBLAS in float32 and float64 at one N: two lines, "cublas float32" and
     "cublas float64"), so that every point of a line is one configuration."""
     d = d.copy()
-    axes = [
-        a
-        for a in CELL_AXES
-        if a in d and (d.groupby(["series", x], dropna=False)[a].nunique(dropna=False) > 1).any()
-    ]
-    for a in axes:
+    for a in cell_index(d, ["series"], within=x)[1:]:
         varies = d.groupby("series")[a].transform("nunique") > 1
         d.loc[varies, "series"] = d.loc[varies, "series"] + " " + d.loc[varies, a].astype(str)
     return d

@@ -46,14 +46,15 @@ class MixedCell(ValueError):
     """Two configurations would share one cell of a table (a bug: the pivot names every axis)."""
 
 
-def cell_index(df: pd.DataFrame, index: list[str]) -> list[str]:
+def cell_index(df: pd.DataFrame, index: list[str], within: str = "shape") -> list[str]:
     """`index` and every axis (CELL_AXES, in order) that still varies among the rows of one
-    (index, shape) cell: the index under which each cell is one configuration."""
+    (index, `within`) cell (a table's shape column, a figure's x): the index under which each
+    cell is one configuration."""
     index = list(index)
     for axis in CELL_AXES:
         if axis in index or axis not in df:
             continue
-        varies = df.groupby(index + ["shape"], dropna=False, sort=False)[axis].nunique(dropna=False)
+        varies = df.groupby(index + [within], dropna=False, sort=False)[axis].nunique(dropna=False)
         if (varies > 1).any():
             index.append(axis)
     return index
