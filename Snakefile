@@ -6,8 +6,9 @@
 #
 # Data flow, one rule file per stage:
 #   config -> compile (nvcc, ptxas report) -> run (CuPy, one job per variant)
-#          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate -> figures and tables
-#          -> compare (with a baseline run: `snakemake --cores 1 compare --config baseline=DIR`)
+#          -> profile (ncu / nsys / nvprof, ceilings) -> aggregate -> report (figures, tables,
+#          the summary) -> compare (the previous source of an edited kernel; a baseline run:
+#          `snakemake --cores 1 compare --config baseline=DIR`)
 
 
 report: "workflow/report/workflow.rst"
@@ -24,7 +25,7 @@ if not RENDER_ONLY:
     include: "workflow/rules/aggregate.smk"
 
 
-include: "workflow/rules/plots.smk"
+include: "workflow/rules/report.smk"
 include: "workflow/rules/compare.smk"
 
 
@@ -34,7 +35,11 @@ rule all:
         (
             [f"{R}/report/summary.txt"]
             if RENDER_ONLY
-            else [f"{R}/tables/resources.csv", f"{R}/tables/summary.txt"]
+            else [
+                f"{R}/tables/resources.csv",
+                f"{R}/tables/summary.txt",
+                f"{R}/tables/since_previous.txt",
+            ]
         ),
         profile_targets(),
         report_targets(),

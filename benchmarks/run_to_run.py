@@ -88,11 +88,11 @@ def child(rounds: int, pause: float, placements: int, fresh: bool, probe: bool) 
     import cupy as cp
 
     from mmbench.core.axes import Configuration
+    from mmbench.core.registry import load_registry
     from mmbench.measure.runner import Runner
     from mmbench.measure.timing import Sampling
     from mmbench.plan import plan
     from mmbench.plan.compile import nvcc_command
-    from mmbench.plan.registry import load_registry
 
     registry = load_registry()
     arch = "sm_" + plan.detect_gpus()[0]["compute_cap"].replace(".", "")

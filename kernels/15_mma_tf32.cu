@@ -23,12 +23,6 @@ static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "who
 using LayoutA = RowMajor<BM, BK, AS, THREADS>;  // the shared tiles, rows padded (tile_copy.cuh)
 using LayoutB = RowMajor<BK, BN, BS, THREADS>;
 
-__device__ __forceinline__ unsigned to_tf32(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
     elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]

@@ -6,62 +6,15 @@
 // blocks along x (the kernel checks it was: a launch without the cluster writes NaN, and fails
 // verification).  The arithmetic is the register-blocked FMA of the course (TM x TN outputs per
 // thread): this rung proves the launch path (tensor maps, clusters, mbarriers), not the speed.
-#include <cuda.h>
-#include <stdint.h>
+#include "hopper.cuh"  // mbarriers, tma_load, cluster_blocks
 
-#include "common.cuh"
-
-#ifndef BM
-#error "BM, BN, BK, TM, TN, STAGES and CLUSTER must be defined"
+// The parameters (BM, BN, BK, TM, TN, STAGES, CLUSTER) and what the launch shares with the
+// kernel (THREADS_X, THREADS_Y, STAGE_BYTES) come from the registry entry (-D each).
+#ifndef STAGE_BYTES
+#error "BM, BN, BK, TM, TN, STAGES, CLUSTER and the registry's derived facts must be defined"
 #endif
 
-constexpr int THREADS_X = BN / TN;  // threads along a row of the tile
-constexpr int THREADS_Y = BM / TM;
 constexpr int THREADS = THREADS_X * THREADS_Y;
-constexpr unsigned STAGE_BYTES = (BM * BK + BK * BN) * sizeof(elem_t);
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void barrier_init(uint64_t *bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
-}
-
-__device__ __forceinline__ void barrier_expect(uint64_t *bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void barrier_wait(uint64_t *bar, unsigned parity) {
-    unsigned done = 0;
-    while (!done) {
-        asm volatile(
-            "{\n .reg .pred p;\n"
-            " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(done)
-            : "r"(smem_addr(bar)), "r"(parity)
-            : "memory");
-    }
-}
-
-// one box of a 2-D tensor map at (column, row) into shared memory, completing on `bar`
-__device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *map, uint64_t *bar, int col,
-                                         int row) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(dst)),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(col), "r"(row)
-        : "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_blocks() {
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    return n;
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     tma_tiled(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,

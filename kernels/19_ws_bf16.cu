@@ -18,15 +18,13 @@
 
 #include "hopper.cuh"
 
-#ifndef BM
-#error "BM, BN, STAGES and CONSUMERS must be defined"
+// The parameters (BM, BN, STAGES, CONSUMERS) and what the launch shares with the kernel (BK,
+// THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry (-D each).
+#ifndef STAGE_BYTES
+#error "BM, BN, STAGES, CONSUMERS and the registry's derived facts must be defined"
 #endif
 
-constexpr int BK = 64;
 constexpr int WM = BM / CONSUMERS;  // rows of C per consumer warpgroup
-constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr unsigned A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, B_BOX = BK * 64 * 2;
-constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
 // registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
 // of the 64 K (the counts are multiples of 8; 128 (P + C x CONSUMERS) <= 65536)
 constexpr int PRODUCER_REGS = 40;
@@ -34,6 +32,7 @@ constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 232 : 232;
 static_assert(WM % 64 == 0, "each consumer computes whole m64 products");
 static_assert(BN % 64 == 0 && BN <= 256, "wgmma n of 64..256 in whole 64-column boxes");
 static_assert(sizeof(elem_t) == 2 && sizeof(out_t) == 4, "bfloat16 in, float32 out");
+static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     ws_bf16(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,

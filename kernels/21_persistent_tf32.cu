@@ -21,17 +21,17 @@
 // block of the cluster; a stage is refilled only when the consumers of every block released it.
 #include "hopper.cuh"
 
-#ifndef BM
-#error "BM, STAGES, CLUSTER and GROUP must be defined"
+// The parameters (BM, STAGES, CLUSTER, GROUP) and what the launch shares with the kernel (BK,
+// BN, CONSUMERS, THREADS, A_ROWS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry
+// entry (-D each).
+#ifndef STAGE_BYTES
+#error "BM, STAGES, CLUSTER, GROUP and the registry's derived facts must be defined"
 #endif
 
-constexpr int BK = 32, BN = 128, CONSUMERS = 2;
-constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr unsigned A_BYTES = BM * BK * 4, B_BYTES = BK * BN * 4, B_BOX = BK * 32 * 4;
-constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
 static_assert(BM == 64 || BM == 128 || BM == 256, "wgmma n of 64, 128 or 256");
-constexpr int A_ROWS = BM / CLUSTER;  // rows of the A tile each block of a cluster loads
+static_assert(BN == 64 * CONSUMERS, "each consumer warpgroup owns 64 columns of C");
 static_assert(sizeof(elem_t) == 4 && sizeof(out_t) == 4, "float32 in and out");
+static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
 static_assert(A_ROWS % 8 == 0, "whole 1024-byte swizzle periods per block's part of A");
 // registers after setmaxnreg (128 (P + 2 C) <= 65536): the clustered producer needs more than 40
 // (ptxas, CUDA 13.0: 24 bytes spilled at 40)

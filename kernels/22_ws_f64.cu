@@ -19,17 +19,16 @@
 // adjacent tile columns), so the epilogue stores them as one 16-byte double2 where C allows.
 #include "hopper.cuh"
 
-#ifndef BM
-#error "BM, BN, WM, WN, STAGES and BLOCKS must be defined"
+// The parameters (BM, BN, WM, WN, STAGES, BLOCKS) and what the launch shares with the kernel
+// (BK, WARPS, THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry.
+#ifndef STAGE_BYTES
+#error "BM, BN, WM, WN, STAGES, BLOCKS and the registry's derived facts must be defined"
 #endif
 
-constexpr int BK = 16;  // doubles per k-tile: one 128-byte swizzle row
-constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
-constexpr int THREADS = 128 + 32 * WARPS;  // a producer warpgroup, then the consumer warps
-constexpr int MI = WM / 16, NI = WN / 8;   // m16n8 products per warp tile
-constexpr unsigned A_BYTES = BM * BK * 8, B_BOX = BK * 16 * 8, B_BYTES = BK * BN * 8;
-constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
+constexpr int MI = WM / 16, NI = WN / 8;  // m16n8 products per warp tile
 static_assert(sizeof(elem_t) == 8 && sizeof(out_t) == 8, "float64 in and out");
+static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "whole warp tiles");
 static_assert(WARPS % 4 == 0, "setmaxnreg works on whole warpgroups of consumers");
 static_assert(BN % 16 == 0 && BM <= 256, "the TMA boxes: A [BM][16], B [16][16]");

@@ -1,7 +1,7 @@
 // Copying the A and B tiles of a k-loop from global to shared memory with cp.async (the
-// tensor-core rungs mma_tf32, mma_f64 and wgmma_tf32): a tile of ROWS x COLS elements of a
+// tensor-core rungs mma_tf32, mma_f64 and wgmma_tf32): a tile of Rows x Cols elements of a
 // row-major matrix into a shared tile laid out by a Layout (padded rows, or wgmma's core
-// matrices), by THREADS threads, zero-filled where it lies outside the matrix (cp.async with a
+// matrices), by Threads threads, zero-filled where it lies outside the matrix (cp.async with a
 // shorter source), so any M, N, K and leading dimension work.
 //
 // TileCopy is the fast path (16-byte copies, for a matrix that is 16-byte aligned with a leading
@@ -14,50 +14,46 @@
 //
 // copy_tile_elementwise is the path for other matrices: one element per copy.
 #pragma once
-#include "common.cuh"
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+#include "ptx.cuh"
 
 // Where a thread's 16-byte copies go.  A layout gives the thread's first copy (row r0, column c0
 // of the tile, in elements), how far copy q lies from it in the tile (dr, dc) and in shared
 // memory (delta, bytes) -- compile-time constants -- and the byte offset of tile element (r, c).
 //
-// RowMajor<ROWS, COLS, S, THREADS>: rows of stride S elements (padded against bank conflicts);
+// RowMajor<Rows, Cols, Stride, Threads>: rows of stride Stride elements (padded against bank conflicts);
 // consecutive threads copy consecutive pieces of a row.
-template <int ROWS, int COLS, int S, int THREADS>
+template <int Rows, int Cols, int Stride, int Threads>
 struct RowMajor {
-    static constexpr int E = 16 / sizeof(elem_t), PER_ROW = COLS / E;
-    static_assert(COLS % E == 0 && THREADS % PER_ROW == 0 && ROWS % (THREADS / PER_ROW) == 0,
+    static constexpr int E = 16 / sizeof(elem_t), PER_ROW = Cols / E;
+    static_assert(Cols % E == 0 && Threads % PER_ROW == 0 && Rows % (Threads / PER_ROW) == 0,
                   "a thread's copies are whole 16-byte pieces in one column, STEP rows apart");
-    static constexpr int STEP = THREADS / PER_ROW, N = ROWS / STEP;  // rows between copies, copies
+    static constexpr int STEP = Threads / PER_ROW, N = Rows / STEP;  // rows between copies, copies
     __device__ static int r0() { return threadIdx.x / PER_ROW; }
     __device__ static int c0() { return (threadIdx.x % PER_ROW) * E; }
     __host__ __device__ static constexpr int dr(int q) { return q * STEP; }
     __host__ __device__ static constexpr int dc(int) { return 0; }
     __host__ __device__ static constexpr unsigned delta(int q) {
-        return dr(q) * S * sizeof(elem_t);
+        return dr(q) * Stride * sizeof(elem_t);
     }
-    __device__ static unsigned offset(int r, int c) { return (r * S + c) * sizeof(elem_t); }
+    __device__ static unsigned offset(int r, int c) { return (r * Stride + c) * sizeof(elem_t); }
 };
 
-// CoreMatrices<ROWS, COLS, THREADS>: a K-major wgmma operand without swizzle, in core matrices of
+// CoreMatrices<Rows, Cols, Threads>: a K-major wgmma operand without swizzle, in core matrices of
 // 8 rows x 16 bytes: row r, piece p (16 bytes) at byte (r / 8) * SBO + p * 128 + (r % 8) * 16,
-// SBO = COLS / E * 128.  Two neighbouring threads copy one 32-byte sector of a row, and the eight
+// SBO = Cols / E * 128.  Two neighbouring threads copy one 32-byte sector of a row, and the eight
 // rows of a core matrix go to eight thread pairs in a row (no bank conflicts on the way in).
-template <int ROWS, int COLS, int THREADS>
+template <int Rows, int Cols, int Threads>
 struct CoreMatrices {
-    static constexpr int E = 16 / sizeof(elem_t), PIECES = COLS / E, SBO = PIECES * 128;
-    static constexpr int HALF = THREADS / 2;  // thread pairs
-    static_assert(COLS % (2 * E) == 0 && (ROWS * PIECES) % THREADS == 0 && HALF % 8 == 0 &&
-                      (HALF % ROWS == 0 || ROWS % HALF == 0),
+    static constexpr int E = 16 / sizeof(elem_t), PIECES = Cols / E, SBO = PIECES * 128;
+    static constexpr int HALF = Threads / 2;  // thread pairs
+    static_assert(Cols % (2 * E) == 0 && (Rows * PIECES) % Threads == 0 && HALF % 8 == 0 &&
+                      (HALF % Rows == 0 || Rows % HALF == 0),
                   "thread pairs cover whole core matrices, whole rows or whole columns of pieces");
-    static constexpr int N = ROWS * PIECES / THREADS;
-    __device__ static int r0() { return (threadIdx.x / 2) % ROWS; }
-    __device__ static int c0() { return (2 * ((threadIdx.x / 2) / ROWS) + threadIdx.x % 2) * E; }
-    __host__ __device__ static constexpr int dr(int q) { return (q * HALF) % ROWS; }
-    __host__ __device__ static constexpr int dc(int q) { return 2 * ((q * HALF) / ROWS) * E; }
+    static constexpr int N = Rows * PIECES / Threads;
+    __device__ static int r0() { return (threadIdx.x / 2) % Rows; }
+    __device__ static int c0() { return (2 * ((threadIdx.x / 2) / Rows) + threadIdx.x % 2) * E; }
+    __host__ __device__ static constexpr int dr(int q) { return (q * HALF) % Rows; }
+    __host__ __device__ static constexpr int dc(int q) { return 2 * ((q * HALF) / Rows) * E; }
     __host__ __device__ static constexpr unsigned delta(int q) {
         return dr(q) / 8 * SBO + dc(q) / E * 128;
     }
@@ -66,11 +62,11 @@ struct CoreMatrices {
     }
 };
 
-// One thread's share of the copies of a tile of a row-major matrix along a k-loop.  K_IN_COLS:
+// One thread's share of the copies of a tile of a row-major matrix along a k-loop.  KInCols:
 // the tile moves along its columns from one k-step to the next (the A tile, BM x BK; its rows are
 // bounded by M once and for all); otherwise along its rows (the B tile, BK x BN; its columns are
 // bounded by N, and a thread's copies share one column).
-template <int ROWS, int COLS, bool K_IN_COLS, class Layout>
+template <int Rows, int Cols, bool KInCols, class Layout>
 struct TileCopy {
     static constexpr int ES = sizeof(elem_t), E = 16 / ES;  // bytes per element, elements per copy
     static constexpr int N = Layout::N;
@@ -85,7 +81,7 @@ struct TileCopy {
         r = Layout::r0();
         c = Layout::c0();
         inside = 0;
-        if constexpr (K_IN_COLS) {
+        if constexpr (KInCols) {
             bytes = 16;
 #pragma unroll
             for (int q = 0; q < N; ++q)
@@ -103,14 +99,14 @@ struct TileCopy {
     // start; base: any address inside the matrix (the source of an empty copy).
     __device__ __forceinline__ void issue(unsigned tile, const elem_t *corner, long long ld,
                                           long long kleft, const elem_t *base) const {
-        constexpr int KT = K_IN_COLS ? COLS : ROWS;  // the tile's extent along k
+        constexpr int KT = KInCols ? Cols : Rows;  // the tile's extent along k
         const elem_t *p = corner + r * ld + c;
         const unsigned d = tile + Layout::offset(r, c);
 #pragma unroll
         for (int q = 0; q < N; ++q) {
             int n = (inside >> q) & 1 ? bytes : 0;
             if (kleft < KT) {  // the last tile along k, partly outside
-                if constexpr (K_IN_COLS) {
+                if constexpr (KInCols) {
                     const long long left = kleft - c - Layout::dc(q);
                     n = left <= 0 ? 0 : (left >= E ? n : min(n, static_cast<int>(left) * ES));
                 } else if (r + Layout::dr(q) >= kleft) {
@@ -126,14 +122,14 @@ struct TileCopy {
 
 // rows x cols of P (leading dimension ld) from (r0, c0), one element per copy, into the shared
 // tile at byte address `tile` laid out by Layout; zero-filled outside the matrix
-template <int ROWS, int COLS, int THREADS, class Layout>
+template <int Rows, int Cols, int Threads, class Layout>
 __device__ __forceinline__ void copy_tile_elementwise(unsigned tile, const elem_t *__restrict__ P,
                                                       long long r0, long long c0, long long rows,
                                                       long long cols, long long ld) {
     constexpr int ES = sizeof(elem_t);
 #pragma unroll
-    for (int f = threadIdx.x; f < ROWS * COLS; f += THREADS) {
-        const int r = f / COLS, c = f % COLS;
+    for (int f = threadIdx.x; f < Rows * Cols; f += Threads) {
+        const int r = f / Cols, c = f % Cols;
         const long long gr = r0 + r, gc = c0 + c;
         const bool in = gr < rows && gc < cols;
         const unsigned dst = tile + Layout::offset(r, c);

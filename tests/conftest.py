@@ -34,6 +34,6 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def registry():
-    from mmbench.plan.registry import load_registry
+    from mmbench.core.registry import load_registry
 
     return load_registry(REGISTRY_PATH)

@@ -185,7 +185,8 @@ def test_a_baseline_that_holds_no_run_is_refused_before_any_job(workdir):  # noq
 
 
 def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir):  # noqa: F811
-    """Issue "what a new user hit", point 7: no render_only, no arch, no GPU here."""
+    """No arch and no GPU here: without render_only the run stops and names it; with
+    render_only=true (the explicit way to say the tables present are this run) it compares."""
     try:
         import cupy
 
@@ -198,13 +199,21 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
         "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
         "--config", f"baseline={RUNS / 'h100-b'}", cwd=workdir,
     )  # fmt: skip
+    assert out.returncode != 0
+    assert "to compare results folders already measured, without a GPU, add render_only=true" in (
+        out.stdout + out.stderr
+    )
+    out = snakemake(
+        "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
+        "--config", f"baseline={RUNS / 'h100-b'}", "render_only=true", cwd=workdir,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
     assert "nvcc" not in out.stdout + out.stderr  # nothing compiled
     # its HTML report, for the comparison target (as README and the preset's header say)
     report = snakemake(
         "--report", "compare.html", "compare", "--configfile", "config/presets/compare.yaml",
-        "--config", f"baseline={RUNS / 'h100-b'}", cwd=workdir,
+        "--config", f"baseline={RUNS / 'h100-b'}", "render_only=true", cwd=workdir,
     )  # fmt: skip
     assert report.returncode == 0, report.stderr[-3000:]
     assert (workdir / "compare.html").stat().st_size > 100_000

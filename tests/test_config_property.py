@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from snakemake.cli import parse_config
 
+from mmbench.core.registry import load_registry
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, validate
-from mmbench.plan.registry import load_registry
 
 from .test_workflow import snakemake
 

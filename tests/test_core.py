@@ -22,12 +22,12 @@ from mmbench.core.axes import (
 from mmbench.core.distributions import DISTRIBUTIONS
 from mmbench.core.elements import ELEMENT_TYPES, SCALARS, element_type
 from mmbench.core.launch_spec import TensorMap, check_tensor_map
+from mmbench.core.registry import RegistryError, load_registry
 from mmbench.core.row import AXES as ROW_AXES
 from mmbench.core.row import COLUMNS, CONFIG_ID, config_id
 from mmbench.core.sampling import LOADS
 from mmbench.plan.compile import define_flags
 from mmbench.plan.config import load_schema
-from mmbench.plan.registry import RegistryError, load_registry
 from mmbench.report import ladder, summary
 from mmbench.report.catalogue import MixedGpuModels, load_inputs
 

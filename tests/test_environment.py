@@ -228,7 +228,7 @@ def test_a_child_process_imports_the_same_mmbench_as_its_parent(tmp_path):
         """
         import os, subprocess, sys
         sys.path.insert(0, sys.argv[1])  # as Snakemake's script preamble puts a script's folder
-        from mmbench import paths
+        from mmbench.core import paths
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         cmd = [sys.executable, "-c", "import mmbench; print(mmbench.__file__)"]
         print(subprocess.run(cmd, env=paths.child_env(env), capture_output=True,

@@ -7,12 +7,12 @@ import subprocess
 import pytest
 
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
-from mmbench.plan.registry import load_registry
 
 from .conftest import ROOT
 
@@ -34,7 +34,9 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
     for c in confs:
         if v.compiled and c.instance not in cubins:
             out = tmp_path / f"{name}_{c.instance}.cubin"
-            cmd = nvcc_command(kernels / v.source, out, v.arch or arch, c.instance_params)
+            cmd = nvcc_command(
+                kernels / v.source, out, v.arch or arch, v.defines(c.instance_params)
+            )
             subprocess.run(cmd, check=True, capture_output=True)
             cubins[c.instance] = str(out)
     rows = []
@@ -322,8 +324,8 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
 
 
 def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
+    from mmbench.core.registry import load_registry
     from mmbench.measure.jobs import run_job
-    from mmbench.plan.registry import load_registry
 
     reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
     v = load_registry(reg_path)["faulty"]

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from mmbench.core import arith
-from mmbench.plan import plan
+from mmbench.core.registry import load_registry
+from mmbench.plan import plan, tuning
 from mmbench.plan.config import ConfigError
-from mmbench.plan.registry import load_registry
 from mmbench.report import ladder
 
 from .conftest import DATA, ROOT
@@ -166,14 +166,14 @@ def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
 
 def test_the_tuned_table_pins_each_rung_to_its_tuned_instantiation():
     registry = load_registry()
-    table = ladder.read_tuned(ROOT / "kernels" / "tuned.csv")
+    table = tuning.read_tuned(ROOT / "kernels" / "tuned.csv")
     gpu = "NVIDIA H100 80GB HBM3"
     cfg = dict(variants=["warptile_db", "mma_f64", "cublas"], tuned=str(ROOT / "kernels" / "tuned.csv"),
                tuned_gpu=gpu, profile=dict(enabled=True, variants=["mma_f64"]))  # fmt: skip
-    out = ladder.apply_tuned(cfg, [], registry)
+    out = tuning.apply_tuned(cfg, [], registry)
     best = table[(table.gpu_name == gpu) & (table.variant == "mma_f64")].iloc[0]
     assert out["params"]["mma_f64"] == {"dtype": ["float64"]} | {
-        k: [v] for k, v in ladder.parse_params(best.params).items()
+        k: [v] for k, v in tuning.parse_params(best.params).items()
     }
     assert "cublas" not in out["params"]  # one instantiation per type: nothing to tune
     assert out["profile"]["params"]["mma_f64"] == out["params"]["mma_f64"]
@@ -186,14 +186,14 @@ def test_a_gpu_model_without_tuned_parameters_is_refused_with_the_command_to_tun
     with pytest.raises(
         ConfigError, match=r"holds no tuned parameters of mma_tf32 for 'NVIDIA B200'.*tune.yaml"
     ):
-        ladder.apply_tuned(dict(variants=["mma_tf32"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+        tuning.apply_tuned(dict(variants=["mma_tf32"], tuned=str(ROOT / "kernels" / "tuned.csv"),
                                 tuned_gpu="NVIDIA B200"), [], load_registry())  # fmt: skip
     with pytest.raises(ConfigError, match="'tuned_gpu': auto finds no GPU"):
-        ladder.apply_tuned(
+        tuning.apply_tuned(
             dict(variants=["mma_tf32"], tuned="kernels/tuned.csv"), [], load_registry()
         )
     with pytest.raises(ConfigError, match="'no/such.csv' does not exist"):
-        ladder.apply_tuned(
+        tuning.apply_tuned(
             dict(variants=["mma_tf32"], tuned="no/such.csv", tuned_gpu="x"), [], load_registry()
         )
 
@@ -218,7 +218,7 @@ def test_a_tuning_table_older_than_the_registry_is_refused(tmp_path):
     with pytest.raises(
         ConfigError, match=r"mma_f64 \(tuned: BK BM BN STAGES WM WN; registry: .*MMAK\)"
     ):
-        ladder.apply_tuned(dict(variants=["mma_f64"], tuned=str(old), tuned_gpu="NVIDIA H100 80GB HBM3"),
+        tuning.apply_tuned(dict(variants=["mma_f64"], tuned=str(old), tuned_gpu="NVIDIA H100 80GB HBM3"),
                            [], load_registry())  # fmt: skip
 
 

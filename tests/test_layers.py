@@ -1,48 +1,193 @@
-"""The package's folders are the stages of the data flow, and a lower stage never imports a
-higher one (core < plan < measure < profile < report < compare)."""
+"""The package's folders are the stages of the data flow, a tree rather than a line:
+
+    core <- plan <- measure <- profile      (what to run, running it, profiling it)
+    core <- report                          (figures and tables, from the tidy tables alone)
+    core, report <- compare                 (two runs side by side, drawn as the report draws)
+
+A stage imports only the stages below it in its branch; the rule files and the job scripts
+belong to a stage each and obey the same tree; common.smk, which plans the invocation and
+holds the input functions, is the workflow's root and may use every stage."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).parents[1] / "workflow" / "scripts" / "mmbench"
-STAGES = ["core", "plan", "measure", "profile", "report", "compare"]
+ROOT = Path(__file__).parents[1]
+PACKAGE = ROOT / "workflow" / "scripts" / "mmbench"
+RULES = ROOT / "workflow" / "rules"
+SCRIPTS = ROOT / "workflow" / "scripts"
+# stage -> the stages it may import (itself included)
+ALLOWED = {
+    "core": {"core"},
+    "plan": {"core", "plan"},
+    "measure": {"core", "plan", "measure"},
+    "profile": {"core", "plan", "measure", "profile"},
+    "report": {"core", "report"},
+    "compare": {"core", "report", "compare"},
+}
+STAGES = list(ALLOWED)
+# each rule file's stage (aggregate: concatenating tables is core/tables.py's)
+RULE_STAGES = {
+    "compile.smk": "plan",
+    "run.smk": "measure",
+    "profile.smk": "profile",
+    "aggregate.smk": "core",
+    "report.smk": "report",
+    "compare.smk": "compare",
+}
 
 
-def _imports(path: Path) -> set[str]:
-    """The mmbench stages a module imports, at any level (a function's import counts)."""
+def _module_imports(tree: ast.AST, stage_of_relative: str | None = None) -> set[str]:
+    """The mmbench modules (dotted, without the package) imported anywhere in a tree (a
+    function's import counts)."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:  # relative: its own stage
-            out.add(path.parent.name)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            parts = node.module.split(".")
-            if parts[0] == "mmbench":
-                out |= {parts[1]} if len(parts) > 1 else {a.name for a in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.add(f"{stage_of_relative}.{node.module}" if node.module else stage_of_relative)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mmbench":
+            parts = node.module.split(".")[1:]
+            if len(parts) == 1:  # from mmbench.core import paths: the module core.paths
+                out |= {f"{parts[0]}.{a.name}" for a in node.names}
+            elif parts:
+                out.add(".".join(parts))
+            else:
+                out |= {a.name for a in node.names}
         elif isinstance(node, ast.Import):
             for a in node.names:
                 parts = a.name.split(".")
                 if parts[0] == "mmbench" and len(parts) > 1:
-                    out.add(parts[1])
-    return out & set(STAGES)
+                    out.add(".".join(parts[1:]))
+    return out
+
+
+def _stages(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules} & set(STAGES)
+
+
+def _smk_imports(text: str) -> set[str]:
+    """The mmbench modules a rule file imports (its Python lines)."""
+    return set(re.findall(r"^\s*from mmbench\.([a-z_.]+) import", text, re.MULTILINE)) | set(
+        re.findall(r"^\s*import mmbench\.([a-z_.]+)", text, re.MULTILINE)
+    )
+
+
+def _common_names() -> dict[str, str]:
+    """Name bound in common.smk by an import from the package -> the stage it comes from."""
+    out = {}
+    text = (RULES / "common.smk").read_text()
+    for m in re.finditer(
+        r"^\s*from mmbench\.([a-z_]+)[a-z_.]* import (\w+)(?: as (\w+))?", text, re.MULTILINE
+    ):
+        out[m.group(3) or m.group(2)] = m.group(1)
+    for m in re.finditer(r"^\s*from mmbench\.([a-z_]+) import (\w+) as (\w+)", text, re.MULTILINE):
+        out[m.group(3)] = m.group(1)
+    return out
 
 
 def test_the_package_is_one_folder_per_stage():
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(STAGES)
-    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert loose == ["__init__.py", "paths.py"]
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
 
 
-def test_no_stage_imports_a_later_one():
+def test_no_stage_imports_outside_its_branch():
     wrong = []
     for stage in STAGES:
         for module in sorted((PACKAGE / stage).glob("*.py")):
-            for imported in _imports(module):
-                if STAGES.index(imported) > STAGES.index(stage):
+            for imported in _stages(_module_imports(ast.parse(module.read_text()), stage)):
+                if imported not in ALLOWED[stage]:
                     wrong.append(f"{stage}/{module.name} imports mmbench.{imported}")
     assert not wrong, wrong
+
+
+def test_the_check_sees_a_wrong_way_import(tmp_path):
+    """The check itself: a report module importing plan, a plan module importing measure."""
+    for stage, line in (("report", "from mmbench.plan.config import ConfigError"),
+                        ("plan", "from mmbench.measure import runner"),
+                        ("compare", "import mmbench.measure.timing")):  # fmt: skip
+        imported = _stages(_module_imports(ast.parse(f"def f():\n    {line}\n"), stage))
+        assert imported and not imported <= ALLOWED[stage], (stage, line)
+
+
+def test_there_is_no_import_cycle_between_modules():
+    graph = {}
+    for module in PACKAGE.rglob("*.py"):
+        if "__pycache__" in module.parts:
+            continue
+        rel = module.relative_to(PACKAGE).with_suffix("")
+        name = ".".join(p for p in rel.parts if p != "__init__")
+        stage = rel.parts[0] if len(rel.parts) > 1 else ""
+        graph[name] = {
+            m for m in _module_imports(ast.parse(module.read_text()), stage) if m != name
+        }
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node, path):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt])
+            elif not state.get(nxt):
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if not state.get(node):
+            visit(node, [node])
+    assert not cycles, cycles
+
+
+def test_rule_files_use_only_their_stage_and_below():
+    names = _common_names()
+    assert {"mmplan", "FIGURE_CATALOGUE", "prepare"} <= set(names)  # the check reads them
+    wrong = []
+    files = sorted(p.name for p in RULES.glob("*.smk"))
+    assert sorted(set(files) - {"common.smk"}) == sorted(RULE_STAGES), files
+    for name, stage in RULE_STAGES.items():
+        text = (RULES / name).read_text()
+        code = "\n".join(line.split("#")[0] for line in text.splitlines())
+        used = _stages(_smk_imports(text)) | {
+            names[w] for w in set(re.findall(r"\b\w+\b", code)) if w in names
+        }
+        wrong += [f"{name} ({stage}) uses mmbench.{s}" for s in used - ALLOWED[stage]]
+    assert not wrong, wrong
+
+
+def _script_stages() -> dict[str, str]:
+    """Job script -> the stage of the rule file that runs it."""
+    out = {}
+    for name, stage in RULE_STAGES.items():
+        for script in re.findall(r'"\.\./scripts/(\w+\.py)"', (RULES / name).read_text()):
+            out[script] = stage
+    return out
+
+
+def test_every_job_script_is_run_by_a_rule_and_imports_only_its_stage_and_below():
+    stages = _script_stages()
+    scripts = sorted(p.name for p in SCRIPTS.glob("*.py"))
+    assert sorted(stages) == scripts, sorted(set(scripts) ^ set(stages))
+    wrong = []
+    for script, stage in stages.items():
+        tree = ast.parse((SCRIPTS / script).read_text())
+        wrong += [
+            f"{script} ({stage}) imports mmbench.{s}"
+            for s in _stages(_module_imports(tree)) - ALLOWED[stage]
+        ]
+    assert not wrong, wrong
+
+
+def test_common_smk_holds_the_input_functions_and_no_planning():
+    """The planning is mmbench/plan/experiment.py's: common.smk calls it once, and defines
+    functions (input functions and the few helpers they share), no planning statements."""
+    tree_text = (RULES / "common.smk").read_text()
+    assert tree_text.count("prepare(") == 1
+    for planning in ("validate(", "expand(", "apply_tuned(", "resolve_arch(", "sys.argv"):
+        assert planning not in tree_text, planning
 
 
 def test_the_measurement_worker_does_not_load_the_config_or_the_compiler():
@@ -63,9 +208,7 @@ def test_the_measurement_worker_does_not_load_the_config_or_the_compiler():
 
 
 def test_the_readme_lists_every_module_and_folder_of_the_package_and_no_other():
-    import re
-
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("The package `mmbench`") : readme.index("## Read more")]
     listed = set()
     for line in section.splitlines():

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from mmbench.core.registry import load_registry
 from mmbench.measure import gpus
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, validate
-from mmbench.plan.registry import load_registry
-from mmbench.report.ladder import apply_tuned
+from mmbench.plan.tuning import apply_tuned
 
 from .conftest import ROOT
 

@@ -29,8 +29,8 @@ def test_installed_package_renders_figures_tables_and_report(tmp_path):
             py,
             "-c",
             "import mmbench, mmbench.report.figures, mmbench.report.catalogue\n"
-            "from mmbench import paths\n"
-            "from mmbench.plan.registry import load_registry\n"
+            "from mmbench.core import paths\n"
+            "from mmbench.core.registry import load_registry\n"
             "print(mmbench.__file__); print(paths.registry_path()); print(len(load_registry()))",
         ],
         cwd=tmp_path,

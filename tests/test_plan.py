@@ -3,9 +3,9 @@ Expected counts come from the registry, so adding a kernel changes none of them.
 
 from dataclasses import replace
 
+from mmbench.core.registry import Condition
 from mmbench.plan import plan
 from mmbench.plan.config import validate
-from mmbench.plan.registry import Condition
 
 
 def _plan(registry, arch="sm_90", **over):

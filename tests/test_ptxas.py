@@ -23,7 +23,9 @@ def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
         if v.rejected(params, 227 * 1024):
             params = next(p for p in v.instantiations() if not v.rejected(p, 227 * 1024))
         arch = v.arch or "sm_90"  # wgmma_tf32: sm_90a
-        cmd = nvcc_command(ROOT / "kernels" / v.source, tmp_path / "k.cubin", arch, params)
+        cmd = nvcc_command(
+            ROOT / "kernels" / v.source, tmp_path / "k.cubin", arch, v.defines(params)
+        )
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         (rec,) = parse_ptxas(out.stderr)
         assert rec["function"] == v.symbol and rec["arch"] == arch, v.name
@@ -58,7 +60,9 @@ def test_every_instantiation_of_the_hopper_rungs_builds_without_spills(tmp_path,
 
     def build(i_params):
         i, params = i_params
-        cmd = nvcc_command(ROOT / "kernels" / v.source, tmp_path / f"{i}.cubin", v.arch, params)
+        cmd = nvcc_command(
+            ROOT / "kernels" / v.source, tmp_path / f"{i}.cubin", v.arch, v.defines(params)
+        )
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         (rec,) = parse_ptxas(out.stderr)
         return params, rec

@@ -1,7 +1,7 @@
 import pytest
 
 from mmbench.core import arith
-from mmbench.plan.registry import (
+from mmbench.core.registry import (
     RegistryError,
     cdiv,
     evaluate,
@@ -159,7 +159,7 @@ def test_malformed_registry_is_refused(tmp_path):
 def test_a_constraint_that_divides_by_zero_rejects_the_parameters_with_its_reason():
     from dataclasses import replace
 
-    from mmbench.plan.registry import Condition
+    from mmbench.core.registry import Condition
 
     v = load_registry()["warptile"]
     bad = replace(v, constraints=(Condition("WM // (WN - WN) > 0", "a quotient"),))

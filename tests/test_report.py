@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mmbench.core.registry import load_registry
 from mmbench.plan.config import validate
-from mmbench.plan.registry import load_registry
 
 from .conftest import DATA, ROOT
 from .test_workflow import snakemake

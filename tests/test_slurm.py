@@ -190,9 +190,9 @@ def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
     """Compiling the default experiment's kernels (grouped jobs) and its resources table, and
     rendering from recorded results, via sbatch; then the measurement job's request as SLURM
     recorded it.  (Every instantiation of the registry compiles in test_workflow.py.)"""
+    from mmbench.core.registry import load_registry
     from mmbench.plan import plan
     from mmbench.plan.config import validate
-    from mmbench.plan.registry import load_registry
 
     work = _workdir(tmp_path)
     out = _snakemake(cluster, work, "results/tables/resources.csv", "--config", "arch=sm_90")

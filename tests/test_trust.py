@@ -18,10 +18,10 @@ import pytest
 from mmbench.compare import compare
 from mmbench.core import schemas
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import RegistryError, evaluate, load_registry
 from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.core.tables import DamagedFile, read_samples
 from mmbench.plan.config import ConfigError
-from mmbench.plan.registry import RegistryError, evaluate, load_registry
 from mmbench.report import report_tables
 from mmbench.report.summary import significant
 
@@ -353,7 +353,7 @@ STAND_IN_WORKER = textwrap.dedent(
 def test_a_stale_start_record_is_not_blamed_on_a_later_worker(tmp_path, monkeypatch):
     """A start record left by an earlier, interrupted run (configuration 2) is not written
     ERROR when a later worker crashes in another configuration (3): 2 is measured again."""
-    from mmbench import paths
+    from mmbench.core import paths
     from mmbench.measure import jobs
 
     worker = tmp_path / "worker.py"
@@ -447,7 +447,7 @@ def test_a_source_that_a_shell_would_expand_is_refused(registry_copy):
 
 
 def test_two_tuning_rows_for_one_variant_are_refused(tmp_path):
-    from mmbench.report.ladder import apply_tuned
+    from mmbench.plan.tuning import apply_tuned
 
     rows = (ROOT / "kernels" / "tuned.csv").read_text().splitlines()
     bt = next(r for r in rows if ",blocktile_1d,float32," in r)

@@ -21,12 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mmbench import paths
+from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
-from mmbench.plan.registry import load_registry, slug
-from mmbench.report.ladder import read_tuned, tuned_params
+from mmbench.plan.tuning import read_tuned, tuned_params
 
 
 def main() -> int:
@@ -56,7 +56,7 @@ def main() -> int:
         for params in chosen:
             cubin = work / f"{name}_{slug(params)}.cubin"
             src = paths.data_dir("kernels") / v.source
-            subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, params), check=True,
+            subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, v.defines(params)), check=True,
                            capture_output=True)  # fmt: skip
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip

@@ -19,10 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mmbench import paths
+from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry, slug
 from mmbench.plan.compile import nvcc_command
-from mmbench.plan.registry import load_registry, slug
 
 DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
 
@@ -50,7 +50,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ncu-one-"))
     cubin = work / f"{slug(params)}.cubin"
     src = paths.data_dir("kernels") / v.source
-    subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, params), check=True)
+    subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, v.defines(params)), check=True)
     m, n, k = args.shape
     conf = Configuration.of(args.variant, params, m=m, n=n, k=k, accumulate=False,
                             memory="pinned", distribution="int09", seed=2024, math=v.math)  # fmt: skip

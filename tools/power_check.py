@@ -19,9 +19,9 @@ from datetime import datetime
 import numpy as np
 
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
-from mmbench.plan.registry import load_registry
 
 
 def main() -> int:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import yaml
 
-from mmbench import paths
+from mmbench.core import paths
+from mmbench.core.registry import load_registry, slug
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan as mmplan
 from mmbench.plan.compile import nvcc_command
 from mmbench.plan.config import merge, validate
-from mmbench.plan.registry import load_registry, slug
 
 
 def main() -> int:
@@ -48,7 +48,9 @@ def main() -> int:
         out = work / f"{slug(params)}.cubin"
         src = paths.data_dir("kernels") / v.source
         subprocess.run(
-            nvcc_command(src, out, v.arch or args.arch, params), check=True, capture_output=True
+            nvcc_command(src, out, v.arch or args.arch, v.defines(params)),
+            check=True,
+            capture_output=True,
         )
         cubins[slug(params)] = str(out)
     runner = Runner(v, cubins, Sampling(**cfg["sampling"]), {}, cfg["freivalds_vectors"])

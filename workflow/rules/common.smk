@@ -1,9 +1,7 @@
-# Configuration (coerced, validated against workflow/schemas/config.schema.yaml), the registry,
-# the plan of configurations, the output catalogue, and the input functions the other rule
-# files use.
+# The input functions the other rule files use, over the experiment that mmbench/plan/experiment.py
+# plans (the config merged and validated, the registry, the configurations to measure and to
+# profile), as the rna-seq-star-deseq2 workflow keeps its common.smk.
 import functools
-import hashlib
-import os
 import sys
 from pathlib import Path
 
@@ -13,20 +11,16 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
-    import yaml
-
-    from mmbench.compare import compare as mmcompare
-    from mmbench.plan import config as mmconfig
+    from mmbench.core.registry import kernel_dependencies, slug, source_hash
+    from mmbench.core.schemas import TableError
     from mmbench.plan import plan as mmplan
+    from mmbench.plan.compile import cubin_intact
+    from mmbench.plan.config import ConfigError
+    from mmbench.plan.experiment import prepare
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
-    from mmbench.report.catalogue import MixedGpuModels, caption, load_inputs, missing
+    from mmbench.report.catalogue import MixedGpuModels, caption, split_by_data
     from mmbench.report.catalogue import names as output_names
-    from mmbench.plan.compile import cubin_intact
-    from mmbench.plan.config import ConfigError, validate
-    from mmbench.report.ladder import apply_tuned
-    from mmbench.core.schemas import TableError, check_against_manifests, read_table
-    from mmbench.plan.registry import kernel_dependencies, load_registry, slug
 except ImportError as err:
     raise WorkflowError(
         f"the mmbench package is not importable in this Python ({sys.executable}): {err}. "
@@ -34,96 +28,30 @@ except ImportError as err:
         "command does this)."
     ) from None
 
-# The defaults (config/config.yaml) under whatever --configfile and --config give: merged here
-# rather than with `configfile:`, so no run announces a cached copy of config.yaml.
-# the profile: keys the user's own config names (a preset, --config); the others follow the run
-PROFILE_NAMED = frozenset((dict(config).get("profile") or {}).keys())
-config.update(
-    mmconfig.merge(
-        yaml.safe_load((Path(workflow.basedir) / "config" / "config.yaml").read_text()),
-        dict(config),
-    )
-)
-
-KERNELS = Path(workflow.basedir) / "kernels"
-REGISTRY_FILE = str(KERNELS / "registry.yaml")
-REGISTRY = load_registry(REGISTRY_FILE)
-
-
-def compare_targets_only():
-    """True when the command line asks for the comparison alone (`snakemake compare`): the
-    targets are read from this process's command line with Snakemake's own parser (the
-    workflow knows its targets only once it is parsed)."""
-    try:
-        from snakemake.cli import parse_args
-
-        targets = set(parse_args(sys.argv[1:])[1].targets or ())
-    except (
-        SystemExit,
-        Exception,
-    ):  # not a snakemake command line (an API call, a test)
-        return False
-    return bool(targets) and targets <= {"compare", "compare_table", "compare_figure"}
-
-
-def check_copied_run(results):
-    """render_only: the copied results folder's tables, checked against their schemas and the
-    run manifests before any job (ConfigError naming the file and what is wrong)."""
-    folder = Path(results) / "tables"
-    timings = folder / "timings.csv"
-    if not timings.exists():
-        return  # report_targets says what is missing
-    runs = sorted(Path(results).glob("runs/*.manifest.json"))
-    try:
-        checked = read_table(timings, "timings")
-        check_against_manifests(checked, runs, str(timings))
-        for kind in ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics"):
-            if (folder / f"{kind}.csv").exists():
-                read_table(folder / f"{kind}.csv", kind)
-    except TableError as err:
-        raise ConfigError(f"render_only=true: {err}") from None
-
-
+# The defaults (config/config.yaml) under whatever --configfile and --config give: merged by
+# prepare rather than with `configfile:`, so no run announces a cached copy of config.yaml.
 try:
-    config.update(validate(config, REGISTRY, outputs=output_names()))
-    FIGURES = config["report"]["figures"]
-    TABLES = config["report"]["tables"]
-    # results/ for the main experiment, results/<experiment>/ for a preset's
-    R = os.path.join("results", config["experiment"]).rstrip(os.sep)
-    RENDER_ONLY = config["render_only"]
-    BASELINE = config["baseline"]
-    mmcompare.check_baseline(BASELINE, R)
-    if RENDER_ONLY:  # nothing is compiled or measured: no GPU, no architecture needed
-        ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
-        ARCH_PROBLEM = "render_only=true compiles nothing"
-        check_copied_run(R)
-    else:
-        GPUS = mmplan.detect_gpus()
-        config.update(apply_tuned(config, GPUS, REGISTRY))
-        # no GPU here and arch=auto: --lint needs none; a run stops at arch()
-        try:
-            ARCH, ARCH_PROBLEM = mmplan.resolve_arch(config, GPUS), None
-        except ConfigError as err:
-            ARCH, ARCH_PROBLEM = None, str(err)
-        if ARCH_PROBLEM and BASELINE and compare_targets_only():
-            # comparing this results folder with a baseline needs no GPU and no architecture:
-            # the tables present are this run (as with render_only)
-            RENDER_ONLY = True
-            ARCH, PLAN, PROFILE, PROFILE_REFUSED = None, mmplan.Plan(), [], []
-            ARCH_PROBLEM = "comparing results folders compiles nothing"
-    if not RENDER_ONLY:
-        PLAN = mmplan.expand(config, REGISTRY, ARCH)
-        for line in mmplan.check_something_to_measure(config, PLAN):
-            print(f"mmbench: {line}", file=sys.stderr)
-        PROFILE, PROFILE_REFUSED = mmplan.profile_plan(
-            config, REGISTRY, ARCH, PROFILE_NAMED
-        )
-        mmplan.check_device_memory(PLAN, *mmplan.resolve_memory(config, GPUS))
+    EXPERIMENT = prepare(dict(config), workflow.basedir, outputs=output_names())
 except ConfigError as err:
     # the message alone (key, value, what is valid): no "WorkflowError in file ..." header and
     # no traceback line, which would point at this file rather than at the user's config
     print(f"mmbench: {err}", file=sys.stderr)
     sys.exit(1)
+for line in EXPERIMENT.notes:
+    print(f"mmbench: {line}", file=sys.stderr)
+config.update(EXPERIMENT.config)
+REGISTRY, REGISTRY_FILE, KERNELS = (
+    EXPERIMENT.registry,
+    EXPERIMENT.registry_file,
+    EXPERIMENT.kernels,
+)
+R, RENDER_ONLY, BASELINE = (
+    EXPERIMENT.results,
+    EXPERIMENT.render_only,
+    EXPERIMENT.baseline,
+)
+ARCH, PLAN, PROFILE = EXPERIMENT.arch, EXPERIMENT.plan, EXPERIMENT.profile
+FIGURES, TABLES = config["report"]["figures"], config["report"]["tables"]
 
 
 # One measurement at a time where nothing says otherwise: `--resources gpu=N` (several GPUs
@@ -136,8 +64,8 @@ if "gpu" not in workflow.global_resources:
 
 def arch():
     """The architecture to compile for; stops the run (not --lint) where it is unknown."""
-    if ARCH_PROBLEM:
-        raise WorkflowError(ARCH_PROBLEM)
+    if EXPERIMENT.arch_problem:
+        raise WorkflowError(EXPERIMENT.arch_problem)
     return ARCH
 
 
@@ -202,15 +130,12 @@ def sources_sha(wildcards):
     a copied or checked-out tree keeps its files' times while results/build/ stays).  Found from
     the wildcards, not the job's input: Snakemake's params trigger skips params derived from
     input."""
-    return _sources_sha((kernel_source(wildcards), *kernel_headers(wildcards)))
+    return _sources_sha(REGISTRY[wildcards.variant].source)
 
 
 @functools.lru_cache(maxsize=None)
-def _sources_sha(paths: tuple) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).read_bytes())
-    return h.hexdigest()[:16]
+def _sources_sha(source: str) -> str:
+    return source_hash(kernel_dependencies(KERNELS / source))
 
 
 def variant_cubins(wildcards):
@@ -346,27 +271,10 @@ def outputs_with_data():
             checkpoints.timings_table.get()
         if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
             checkpoints.roofline_table.get()
-    paths = {}  # every input read once, whatever number of outputs share it
-    for o in [FIGURE_CATALOGUE[f] for f in wanted] + [
-        TABLE_CATALOGUE[t] for t in tables
-    ]:
-        paths |= input_paths(o)
     try:
-        data = load_inputs(paths, config["gpu_model"])
+        return split_by_data(wanted, tables, input_paths, config["gpu_model"])
     except (MixedGpuModels, TableError) as err:
         raise WorkflowError(str(err)) from None
-    figs, tabs, left = [], [], []
-    for kind, names, catalogue in (
-        ("figure", wanted, FIGURE_CATALOGUE),
-        ("table", tables, TABLE_CATALOGUE),
-    ):
-        for name in names:
-            why = missing(catalogue[name], data)
-            if why:
-                left.append((kind, name, why))
-            else:
-                (figs if kind == "figure" else tabs).append(name)
-    return figs, tabs, left
 
 
 def report_targets():
@@ -421,7 +329,8 @@ def print_summary():
     for path in (
         Path(f"{R}/{summary}/summary.txt"),
         Path(f"{R}/report/figures_left_out.txt"),
+        *([] if RENDER_ONLY else [Path(f"{R}/tables/since_previous.txt")]),
         *([Path(f"{R}/tables/compare.txt")] if BASELINE else []),  # written by this run
     ):
-        if path.exists():
+        if path.exists() and path.read_text().strip():
             print(path.read_text())

@@ -90,3 +90,28 @@ rule compare:
         allow_missing=config["compare"]["allow_missing"],
     script:
         "../scripts/compare_gate.py"
+
+
+if not RENDER_ONLY:
+
+    rule since_previous:
+        """The edit loop: each re-measured kernel against its previous source's measurement
+        (archive/<variant>/<source hash>/), before -> after, printed with the summary; empty
+        where no variant has an earlier source."""
+        input:
+            unpack(this_run),
+        output:
+            f"{R}/tables/since_previous.txt",
+        log:
+            f"{R}/logs/compare/since_previous.log",
+        benchmark:
+            f"{R}/benchmarks/compare/since_previous.tsv"
+        conda:
+            "../envs/compare.yaml"
+        params:
+            # the results folder (its archive/ holds earlier kernel sources' rows)
+            results=lambda w, output: str(Path(output[0]).parent.parent),
+            criterion=config["compare"]["criterion"],
+            tolerance=config["compare"]["tolerance"],
+        script:
+            "../scripts/since_previous.py"

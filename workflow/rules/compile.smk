@@ -1,6 +1,6 @@
 # nvcc builds one cubin per instantiation (a variant and one value of each of its compile-time
 # parameters, named by their slug) for the GPU's architecture, and keeps ptxas's resource report
-# (registers, shared memory, spills).
+# (registers, shared memory, spills), gathered into tables/resources.csv.
 
 
 rule compile_kernel:
@@ -23,7 +23,10 @@ rule compile_kernel:
     params:
         # the variant's own architecture where it declares one (sm_90a)
         arch=lambda w: REGISTRY[w.variant].arch or w.arch,
-        params=lambda w: REGISTRY[w.variant].instance(w.instance),
+        # its parameters and the registry's derived facts, each -D<NAME>=<value>
+        params=lambda w: REGISTRY[w.variant].defines(
+            REGISTRY[w.variant].instance(w.instance)
+        ),
         what=lambda w: f"{w.variant} {w.instance}",
         sources=sources_sha,
     script:
@@ -64,3 +67,20 @@ rule compile_all:
     shell:
         # every path quoted (:q): no value reaches the shell unquoted
         "ls {input:q} > {output:q} 2> {log:q}"
+
+
+rule resources_table:
+    input:
+        planned_ptxas_reports,
+    output:
+        f"{R}/tables/resources.csv",
+    log:
+        f"{R}/logs/aggregate/resources.log",
+    benchmark:
+        f"{R}/benchmarks/aggregate/resources.tsv"
+    conda:
+        "../envs/tables.yaml"
+    params:
+        registry=REGISTRY_FILE,
+    script:
+        "../scripts/resources_table.py"

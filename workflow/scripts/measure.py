@@ -6,9 +6,9 @@ import logging
 import sys
 from pathlib import Path
 
+from mmbench.core.registry import source_hash
 from mmbench.core.tables import atomic_write_bytes, atomic_write_text
 from mmbench.measure.jobs import JobFailed, git_state, package_versions, run_job
-from mmbench.plan.registry import source_hash
 
 
 def main(sm) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 
 from mmbench.core.axes import DTYPE_PARAM, params_label
+from mmbench.core.registry import load_registry
 from mmbench.core.tables import atomic_write_csv
 from mmbench.plan.ptxas import parse_ptxas
-from mmbench.plan.registry import load_registry
 
 
 def table(paths: list[str], registry: dict) -> pd.DataFrame:

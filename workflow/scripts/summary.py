@@ -3,12 +3,9 @@ from the timings table as read and checked here (render_only: the copied table, 
 copied summary)."""
 
 import sys
-import warnings
-from pathlib import Path
 
 import pandas as pd
 
-from mmbench.compare import compare
 from mmbench.core.schemas import check_against_manifests, read_table
 from mmbench.core.tables import atomic_write_text
 from mmbench.report.summary import render
@@ -16,21 +13,10 @@ from mmbench.report.summary import render
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
-    warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing clock data
     timings = read_table(sm.input.timings, "timings")
     check_against_manifests(timings, list(sm.input.get("manifests", [])), sm.input.timings)
     refused = read_table(sm.input.refused, "refused") if sm.input.get("refused") else pd.DataFrame()
     txt, md = render(timings, refused)
-    # the edit loop: a re-measured kernel against its previous source, before -> after
-    tables = [Path(t) for t in sm.input.get("tables", [])]
-    edits = (
-        compare.edits(sm.params.results, tables, sm.params.criterion, sm.params.tolerance)
-        if tables
-        else ""
-    )
-    if edits:
-        txt += "\n" + edits + "\n"
-        md += "\n```\n" + edits + "\n```\n"
     atomic_write_text(sm.output.txt, txt)
     atomic_write_text(sm.output.md, md)
 

@@ -43,7 +43,6 @@ from mmbench.core.axes import COMPARE_KEY
 from mmbench.core.row import config_id
 from mmbench.core.schemas import COMPARE_VERDICTS, TableError, read_table, read_tables
 from mmbench.core.tables import DamagedFile, read_samples
-from mmbench.plan.config import ConfigError
 
 # nvbench's verdicts -> ours
 VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
@@ -173,28 +172,6 @@ def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
             f"edit a kernel and run again, or give baseline=<results folder>)"
         )
     return load_tables(picked, "previous"), hashes
-
-
-def check_baseline(baseline: str, results: str | Path) -> None:
-    """Before any GPU time: the baseline names a run that exists."""
-    if not baseline:
-        return
-    if baseline == "previous":
-        if not any((Path(results) / "archive").glob("*/*/*.csv")):
-            raise ConfigError(
-                f"config key 'baseline': previous compares each variant with its measurement "
-                f"of an earlier kernel source, but {Path(results) / 'archive'} holds none yet "
-                f"(a variant is archived each time it is measured: run once, edit a kernel, "
-                f"then run with baseline=previous)"
-            )
-        return
-    folder = Path(baseline)
-    if not any(folder.glob("runs/*.csv")) and not (folder / "tables" / "timings.csv").exists():
-        raise ConfigError(
-            f"config key 'baseline': {baseline!r} holds no measured run (no "
-            f"{folder}/runs/<variant>.csv, no {folder}/tables/timings.csv); valid: the results "
-            f"folder of an earlier run (e.g. a copy of results/), or previous"
-        )
 
 
 # --- the criterion --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ The kinds of kernel argument (a registry entry's `args:` lists them):
 | `tensor_map` | `{tensor_map: A, box: [rows, cols], swizzle: 128}` | a CUtensorMap (128 B, 64-B aligned) made on the host from the operand's address, shape, leading dimension and element type, by value (`const __grid_constant__ CUtensorMap`) |
 | `workspace`  | `{workspace: "bytes expr"}`                     | the address of zeroed device memory  |
 
-`plan/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
+`core/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
 into a launch (CuPy where it can: pointers and integers, no cluster; NVIDIA's cuda-bindings
 where it cannot: tensor maps, clusters).  The runner, the profiler's target program and the
 memcheck tool all launch from it.

@@ -460,3 +460,20 @@ def check_against_manifests(df: pd.DataFrame, manifests, source: str) -> None:
             + "\n  The table was cut short, duplicated or mixed with another run; copy the "
             "results folder again (or rerun the variants named)."
         )
+
+
+# the tuning table (report/ladder.tuned writes it, plan/tuning.py reads it): its columns
+TUNED_COLUMNS = [
+    "gpu_name",
+    "variant",
+    "dtype",
+    "math",
+    "params",
+    "instance",
+    "m",
+    "kernel_ms",
+    "kernel_gflops",
+    "reference",
+    "percent_of_reference",
+    "instantiations",
+]

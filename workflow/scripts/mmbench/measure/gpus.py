@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from mmbench.core.nvidia_smi import detect_gpus
-from mmbench.paths import private_folder
+from mmbench.core.paths import private_folder
 
 LOCK_DIR = Path(os.environ.get("MMBENCH_GPU_LOCKS", f"/tmp/mmbench-gpu-locks-{os.getuid()}"))
 # the longest a job waits for a GPU another job holds (seconds)

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench import paths
+from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal
-from mmbench.plan.registry import load_registry
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3

@@ -32,6 +32,7 @@ from mmbench.core import arith
 from mmbench.core.axes import Configuration
 from mmbench.core.axes import describe as describe_axes
 from mmbench.core.elements import element_type
+from mmbench.core.registry import Variant
 from mmbench.core.row import SAMPLES, Row, error_row
 from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
 from mmbench.measure.launch import Modules, Operand, launcher
@@ -48,7 +49,6 @@ from mmbench.measure.timing import (
     measure,
 )
 from mmbench.measure.verify import Verification
-from mmbench.plan.registry import Variant
 
 log = logging.getLogger("mmbench.measure.runner")
 

@@ -7,6 +7,7 @@ import logging
 import sys
 
 from mmbench.core.axes import Configuration
+from mmbench.core.registry import load_registry
 from mmbench.measure.device import device_properties
 from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT, file_sha
 from mmbench.measure.journal import (
@@ -18,7 +19,6 @@ from mmbench.measure.journal import (
 )
 from mmbench.measure.runner import ContextLost, Runner
 from mmbench.measure.timing import Sampling
-from mmbench.plan.registry import load_registry
 
 
 def main(spec_path: str) -> int:

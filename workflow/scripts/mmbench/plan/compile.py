@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mmbench.core.axes import DTYPE_PARAM
 from mmbench.core.elements import element_type
-from mmbench.paths import private_folder
+from mmbench.core.paths import private_folder
 
 NVCC_FLAGS = ("-cubin", "-O3", "-lineinfo", "-std=c++17", "-Xptxas", "-v")
 
@@ -114,7 +114,7 @@ def compile_cubin(
     bare names, and the cubin is moved into place whole.  Writes nvcc's output (ptxas's
     resource report) to `log`; returns the cubin's sha256.  CompileError naming the
     instantiation, with nvcc's first errors, otherwise."""
-    from mmbench.plan.registry import kernel_dependencies
+    from mmbench.core.registry import kernel_dependencies
 
     source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
     files = [Path(p).resolve() for p in kernel_dependencies(source)]

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 
 import jsonschema
 import yaml
 
-from mmbench import paths
+from mmbench.core import paths
 from mmbench.core.axes import allowed_values
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
-from mmbench.plan.registry import DTYPE_PARAM, Variant
+from mmbench.core.registry import DTYPE_PARAM, Variant
 
 # The config's shorthands for parameter values: key -> the parameter it chooses, for every
 # variant that declares it (per-variant `params:` choose any parameter).
@@ -262,13 +263,27 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
     return problems
 
 
+def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
+    """(m, n, k) of every product: the square sizes, then the rectangular shapes."""
+    sizes = list(cfg["sizes"])
+    for start, stop, step in cfg.get("size_ranges", []):
+        sizes += range(start, stop + 1, step)
+    out = [(s, s, s) for s in sizes] + [tuple(s) for s in cfg.get("shapes", [])]
+    return list(dict.fromkeys(out))
+
+
+def sustained_at(cfg: dict, m: int, n: int, k: int) -> bool:
+    """Whether the product m x n x k is measured under sustained load when load lists it:
+    sustained_sizes names the square sizes that are (empty: every product)."""
+    chosen = cfg.get("sustained_sizes") or []
+    return not chosen or (m == n == k and m in chosen)
+
+
 def _sustained_size_problems(cfg: dict) -> list[str]:
     """sustained_sizes must name square sizes of the run, and leave every product a load."""
     chosen = cfg["sustained_sizes"]
     if not chosen or "sustained" not in cfg["load"]:
         return []
-    from mmbench.plan.plan import shapes_of, sustained_at
-
     shapes = shapes_of(cfg)
     squares = [m for m, n, k in shapes if m == n == k]
     problems = [
@@ -349,3 +364,25 @@ def merge(defaults: dict, given: dict) -> dict:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def check_baseline(baseline: str, results: str | Path) -> None:
+    """Before any GPU time: the baseline names a run that exists."""
+    if not baseline:
+        return
+    if baseline == "previous":
+        if not any((Path(results) / "archive").glob("*/*/*.csv")):
+            raise ConfigError(
+                f"config key 'baseline': previous compares each variant with its measurement "
+                f"of an earlier kernel source, but {Path(results) / 'archive'} holds none yet "
+                f"(a variant is archived each time it is measured: run once, edit a kernel, "
+                f"then run with baseline=previous)"
+            )
+        return
+    folder = Path(baseline)
+    if not any(folder.glob("runs/*.csv")) and not (folder / "tables" / "timings.csv").exists():
+        raise ConfigError(
+            f"config key 'baseline': {baseline!r} holds no measured run (no "
+            f"{folder}/runs/<variant>.csv, no {folder}/tables/timings.csv); valid: the results "
+            f"folder of an earlier run (e.g. a copy of results/), or previous"
+        )

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
 from mmbench.core.nvidia_smi import detect_gpus
-from mmbench.plan.config import SHORTHANDS, ConfigError
-from mmbench.plan.registry import Variant
+from mmbench.core.registry import Variant
+from mmbench.plan.config import SHORTHANDS, ConfigError, shapes_of, sustained_at
 
 label = params_label
 __all__ = ["Configuration", "detect_gpus"]
@@ -29,22 +29,6 @@ class Plan:
     refused: list[dict] = field(default_factory=list)
     # (variant, parameter dict) of every cubin the runs need
     instantiations: list[tuple[str, dict]] = field(default_factory=list)
-
-
-def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
-    """(m, n, k) of every product: the square sizes, then the rectangular shapes."""
-    sizes = list(cfg["sizes"])
-    for start, stop, step in cfg.get("size_ranges", []):
-        sizes += range(start, stop + 1, step)
-    out = [(s, s, s) for s in sizes] + [tuple(s) for s in cfg.get("shapes", [])]
-    return list(dict.fromkeys(out))
-
-
-def sustained_at(cfg: dict, m: int, n: int, k: int) -> bool:
-    """Whether the product m x n x k is measured under sustained load when load lists it:
-    sustained_sizes names the square sizes that are (empty: every product)."""
-    chosen = cfg.get("sustained_sizes") or []
-    return not chosen or (m == n == k and m in chosen)
 
 
 COPY_MODES = ("pageable", "pinned")

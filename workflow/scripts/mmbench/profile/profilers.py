@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from mmbench import paths
+from mmbench.core import paths
 
 METRIC_COLUMNS = [
     "metric",

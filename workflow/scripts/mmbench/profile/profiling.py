@@ -17,7 +17,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from mmbench import paths
+from mmbench.core import paths
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
 from mmbench.profile.target import NOT_VERIFIED_EXIT

@@ -67,9 +67,9 @@ def sampling_of(spec: dict, timed_run: bool):
 
 def run(argv: list[str], timed: dict | None = None) -> int:
     from mmbench.core.axes import Configuration
+    from mmbench.core.registry import load_registry
     from mmbench.core.row import SAMPLES
     from mmbench.measure.runner import Runner
-    from mmbench.plan.registry import load_registry
 
     spec = json.loads(open(argv[0]).read())
     conf = Configuration.from_dict(spec["configuration"])

@@ -462,3 +462,24 @@ def missing(output: Output, data: dict) -> str | None:
     except report_tables.NoData as err:
         return str(err)
     return None
+
+
+def split_by_data(
+    figures: list[str], tables: list[str], paths_of: Callable, gpu_model: str | None
+) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
+    """(figures to make, tables to make, [(kind, name, why not)]): each output whose data the
+    run holds, and why each other one is left out.  `paths_of(output)` gives an output's
+    named input paths; every input is read once, whatever number of outputs share it."""
+    outputs = [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]
+    paths: dict = {}
+    for o in outputs:
+        paths |= paths_of(o)
+    data = load_inputs(paths, gpu_model)
+    figs, tabs, left = [], [], []
+    for o in outputs:
+        why = missing(o, data)
+        if why:
+            left.append((o.kind, o.name, why))
+        else:
+            (figs if o.kind == "figure" else tabs).append(o.name)
+    return figs, tabs, left

@@ -81,7 +81,26 @@ rule figures_left_out:
         "../scripts/figures_left_out.py"
 
 
-if RENDER_ONLY:
+if not RENDER_ONLY:
+
+    rule summary:
+        input:
+            timings=f"{R}/tables/timings.csv",
+            refused=f"{R}/tables/refused.csv",
+            manifests=manifests(),
+        output:
+            txt=f"{R}/tables/summary.txt",
+            md=f"{R}/tables/summary.md",
+        log:
+            f"{R}/logs/aggregate/summary.log",
+        benchmark:
+            f"{R}/benchmarks/aggregate/summary.tsv"
+        conda:
+            "../envs/tables.yaml"
+        script:
+            "../scripts/summary.py"
+
+else:
 
     rule summary_of_copied_run:
         """render_only: the summary made again from the copied timings table, as read and
@@ -95,10 +114,6 @@ if RENDER_ONLY:
         log:
             f"{R}/logs/report/summary.log",
         conda:
-            "../envs/compare.yaml"
-        params:
-            results=R,
-            criterion=config["compare"]["criterion"],
-            tolerance=config["compare"]["tolerance"],
+            "../envs/tables.yaml"
         script:
             "../scripts/summary.py"

@@ -12,12 +12,10 @@ evaluator (names, integer arithmetic, comparisons, and/or, ``cdiv``, ``min``, ``
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
 import math
-import operator
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -26,10 +24,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from mmbench import paths
-from mmbench.core import arith
+from mmbench.core import arith, paths
 from mmbench.core.axes import DTYPE_PARAM, params_label, slug
 from mmbench.core.elements import ELEMENT_TYPES, element_type
+from mmbench.core.expressions import MAX_EXPRESSION, RegistryError, cdiv, evaluate
 from mmbench.core.launch_spec import (
     ARG_KINDS,
     OPERANDS,
@@ -46,106 +44,7 @@ from mmbench.core.launch_spec import (
 # is a pointer to that operand or a named integer.
 ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
-__all__ = ["DTYPE_PARAM", "label", "slug"]
-
-
-class RegistryError(ValueError):
-    """The registry file is malformed."""
-
-
-def cdiv(a: int, b: int) -> int:
-    """Ceiling division of non-negative integers."""
-    return -(-a // b)
-
-
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-}
-_CMPOPS = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
-_FUNCS = {"cdiv": cdiv, "min": min, "max": max}
-
-
-# the longest registry expression accepted (a longer one is a mistake, and a deep one would
-# exhaust the recursion of the parser and evaluator)
-MAX_EXPRESSION = 400
-
-
-@cache
-def _parse(expr: str) -> ast.Expression:
-    if len(str(expr)) > MAX_EXPRESSION:
-        raise RegistryError(
-            f"registry expression {str(expr)[:60]!r}... is {len(str(expr))} characters long; "
-            f"valid: at most {MAX_EXPRESSION}"
-        )
-    try:
-        return ast.parse(str(expr), mode="eval")
-    except (SyntaxError, RecursionError, MemoryError) as err:
-        msg = getattr(err, "msg", type(err).__name__)
-        raise RegistryError(f"cannot parse registry expression {expr!r}: {msg}") from None
-
-
-def evaluate(expr: str, **names: int) -> int | bool:
-    """Evaluates a registry expression such as ``cdiv(n, TILE * COARSEN)`` with the given names."""
-
-    def ev(node: ast.AST) -> int | bool:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in names:
-                raise RegistryError(f"unknown name {node.id!r} in {expr!r}; known: {sorted(names)}")
-            return names[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.BoolOp):
-            values = [ev(v) for v in node.values]
-            return all(values) if isinstance(node.op, ast.And) else any(values)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return not ev(node.operand)
-        if isinstance(node, ast.Compare):
-            unsupported = [type(op).__name__ for op in node.ops if type(op) not in _CMPOPS]
-            if unsupported:
-                raise RegistryError(
-                    f"unsupported operator {unsupported[0]} in registry expression {expr!r}; "
-                    "valid comparisons: == != < <= > >="
-                )
-            left = ev(node.left)
-            for op, comp in zip(node.ops, node.comparators, strict=True):
-                right = ev(comp)
-                if not _CMPOPS[type(op)](left, right):
-                    return False
-                left = right
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in _FUNCS
-            and not node.keywords
-        ):
-            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
-        raise RegistryError(
-            f"unsupported construct in registry expression {expr!r} ({type(node).__name__}); "
-            "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max()"
-        )
-
-    try:
-        return ev(_parse(expr))
-    except RegistryError:
-        raise
-    except (TypeError, ValueError, RecursionError, OverflowError) as err:
-        raise RegistryError(f"cannot evaluate registry expression {expr!r}: {err}") from None
+__all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
 
 @dataclass(frozen=True)
@@ -183,6 +82,9 @@ class Variant:
     operation: str = "gemm"
     math: str = "ieee"  # precision class: ieee or tf32 (registry header)
     order: int = 0
+    # (name, expression) in declaration order: what the kernel and its launch share (boxes,
+    # bytes per stage, threads), computed here and passed to nvcc as -D<NAME>=<value>
+    derived: tuple[tuple[str, str], ...] = ()
 
     @property
     def compiled(self) -> bool:
@@ -193,12 +95,14 @@ class Variant:
     LAUNCH_FIELDS = (
         "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
+        "derived",
     )  # fmt: skip
 
     def launch_sha(self) -> str:
         """sha256 (16 hex digits) of the variant's launch spec: grid, block, cluster, shared
         memory, arguments, alignment, preconditions and reach, as the registry declares them."""
-        spec = {f: getattr(self, f) for f in self.LAUNCH_FIELDS}
+        # (a field added later counts only where set: the other variants' hashes stay)
+        spec = {f: getattr(self, f) for f in self.LAUNCH_FIELDS if f != "derived" or self.derived}
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -216,12 +120,24 @@ class Variant:
     # -- instantiations ------------------------------------------------------------------------
     def names(self, params: dict, **shape: int) -> dict:
         """The names an expression of this variant sees: the parameters (the element type as
-        the sizes in bytes of its inputs, elem_bytes, and of its output, out_bytes), and the
-        problem shape where given."""
+        the sizes in bytes of its inputs, elem_bytes, and of its output, out_bytes), the
+        derived facts, and the problem shape where given."""
         out = {k: v for k, v in params.items() if k != DTYPE_PARAM}
         e = element_type(params[DTYPE_PARAM])
         out["elem_bytes"], out["out_bytes"] = e.input.nbytes, e.output.nbytes
+        for name, expr in self.derived:
+            out[name] = int(evaluate(expr, **out))
         return out | shape
+
+    def facts(self, params: dict) -> dict[str, int]:
+        """The derived facts of one instantiation (registry `derived`), in declaration order."""
+        names = self.names(params)
+        return {name: names[name] for name, _ in self.derived}
+
+    def defines(self, params: dict) -> dict:
+        """What nvcc is given for one instantiation (-D each): its parameters, then its
+        derived facts."""
+        return {**params, **self.facts(params)}
 
     def rejected(self, params: dict, smem_optin_limit: int | None = None) -> list[str]:
         """Why this parameter dict cannot be built or launched (empty: it can): the declared
@@ -438,6 +354,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             operation=entry.get("operation", "gemm"),
             math=entry.get("math", "ieee"),
             order=order,
+            derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
         )
         _check_expressions(variant)
         variants[name] = variant

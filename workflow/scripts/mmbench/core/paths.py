@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # mmbench/
 # data folder -> its place in the repository (pyproject.toml's [tool.setuptools.package-dir])
 FOLDERS = {"kernels": "kernels", "schemas": "workflow/schemas", "resources": "workflow/resources"}
 

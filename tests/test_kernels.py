@@ -1,0 +1,107 @@
+"""The kernels folder as source: the headers in layers with one definition of each helper, the
+wgmma wrappers generated from one line per shape, and each kernel's shared facts (tile bytes,
+boxes, threads) computed once, by the registry, and used by the kernel (no GPU, no compiler)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+from mmbench.core.registry import load_registry
+
+from .conftest import ROOT
+
+KERNELS = ROOT / "kernels"
+HELPER = re.compile(r"^__device__ __forceinline__ [\w:<>* ]+?\b(\w+)\(", re.MULTILINE)
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("wgmma", KERNELS / "wgmma.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_wgmma_header_is_what_its_generator_writes():
+    """kernels/wgmma.cuh is generated (python kernels/wgmma.py): committed as written."""
+    assert (KERNELS / "wgmma.cuh").read_text() == _generator().header()
+
+
+def test_a_generated_wrapper_names_its_operands_as_the_ptx_isa_counts_them():
+    """Hand count for bfloat16, N = 64: 32 accumulators (%0-%31), the two descriptors (%32,
+    %33), the scale-d predicate's operand %34; for TF32 from registers, N = 128: 64
+    accumulators, four A registers in braces (%64-%67), the descriptor %68, scale-d %69."""
+    gen = _generator()
+    bf16 = gen.wrapper("bf16", 64)
+    assert "m64n64k16.f32.bf16.bf16" in bf16 and "setp.ne.b32 p, %34, 0" in bf16
+    assert '"%0, %1, ' in bf16 and ', %31"' in bf16 and "}, %32, %33, p, 1, 1, 0, 1;" in bf16
+    assert bf16.count('"+f"(d[') == 32 and '"+f"(d[31])' in bf16
+    tf32 = gen.wrapper("tf32_rs", 128)
+    assert "m64n128k8.f32.tf32.tf32" in tf32 and "setp.ne.b32 p, %69, 0" in tf32
+    assert "}, {%64, %65, %66, %67}, %68, p, 1, 1;" in tf32
+    assert tf32.count('"+f"(d[') == 64
+
+
+def test_a_new_shape_is_one_line():
+    """bfloat16 with N = 192 (96 accumulators): declared by its line in SHAPES alone."""
+    gen = _generator()
+    assert ("bf16", 192) in gen.SHAPES
+    text = (KERNELS / "wgmma.cuh").read_text()
+    assert "void wgmma_bf16<192>(" in text and "setp.ne.b32 p, %98, 0" in text
+
+
+def test_every_helper_is_defined_once_in_the_kernels_folder():
+    """smem_addr, to_tf32, the mbarrier and TMA helpers: one definition each, so any kernel can
+    include any header (tile_copy.cuh and hopper.cuh together)."""
+    seen: dict[str, str] = {}
+    twice = []
+    for path in sorted(KERNELS.glob("*.cu*")):
+        text = re.sub(r"template <>\n__device__[^\n]*\n", "", path.read_text())  # specialisations
+        for name in HELPER.findall(text):
+            if name in seen:
+                twice.append(f"{name}: {seen[name]} and {path.name}")
+            seen[name] = path.name
+    assert not twice, twice
+
+
+def test_the_headers_are_layers():
+    """common.cuh <- ptx.cuh <- tile_copy.cuh <- hopper.cuh (wgmma.cuh beside it)."""
+    includes = {p.name: INCLUDE.findall(p.read_text()) for p in KERNELS.glob("*.cuh")}
+    assert includes["ptx.cuh"] == ["common.cuh"]
+    assert includes["tile_copy.cuh"] == ["ptx.cuh"]
+    assert includes["hopper.cuh"] == ["tile_copy.cuh", "wgmma.cuh"]
+    assert includes["wgmma.cuh"] == [] and includes["common.cuh"] == []
+    # every tensor-core kernel includes a header of this line, none copies its helpers
+    for path in sorted(KERNELS.glob("1[5-9]_*.cu")) + sorted(KERNELS.glob("2[0-9]_*.cu")):
+        assert set(INCLUDE.findall(path.read_text())) & {"tile_copy.cuh", "hopper.cuh"}, path
+
+
+def test_each_derived_fact_is_used_by_its_kernel_and_not_derived_there_again():
+    """The registry computes what kernel and launch share (-D each): the kernel uses every such
+    name and defines none of them itself (a second derivation could disagree: a hang on an
+    mbarrier, or wrong results)."""
+    for v in load_registry().values():
+        if not v.derived:
+            continue
+        source = (KERNELS / v.source).read_text()
+        for name, _ in v.derived:
+            assert re.search(rf"\b{name}\b", source), f"{v.name}: {name} unused by {v.source}"
+            assert not re.search(rf"constexpr [\w ]+\b{name}\s*=", source), (v.name, name)
+            assert not re.search(rf"#define {name}\b", source), (v.name, name)
+
+
+def test_the_hopper_rungs_take_their_boxes_and_stage_bytes_from_the_registry():
+    """A hand check of ws_bf16 at BM = 128, BN = 256 (bfloat16, 2 bytes): BK = 128 / 2 = 64,
+    A_BYTES = 128 * 64 * 2 = 16384, B_BYTES = 64 * 256 * 2 = 32768, STAGE_BYTES = 49152; the
+    tensor-map boxes [128, 64] and [64, 64]; 4 stages: 4 * 49152 + 1024 bytes dynamic."""
+    v = load_registry()["ws_bf16"]
+    params = {"dtype": "bfloat16", "BM": 128, "BN": 256, "STAGES": 4, "CONSUMERS": 2}
+    facts = v.facts(params)
+    assert facts["BK"] == 64 and facts["THREADS"] == 384
+    assert (facts["A_BYTES"], facts["B_BYTES"], facts["STAGE_BYTES"]) == (16384, 32768, 49152)
+    spec = v.launch_spec(params, 256, 256, 256, (256, 256, 256), False)
+    assert spec.block == (384, 1, 1) and spec.dynamic_shared_bytes == 4 * 49152 + 1024
+    boxes = [(a.box_rows, a.box_cols) for a in spec.args if hasattr(a, "box_rows")]
+    assert boxes == [(128, 64), (64, 64)]
+    assert v.defines(params) == params | facts  # what nvcc gets: -D each

@@ -1,0 +1,113 @@
+"""One invocation of the workflow, planned before any job runs: the config (the defaults under
+what the user gave, validated), the registry, the results folder, the architecture, the tuned
+parameters, the configurations to measure and to profile, and the checks that stop a run before
+any GPU time is spent (a baseline that holds no run, a copied results folder that is damaged, a
+plan that measures nothing or cannot fit in GPU memory).
+
+workflow/rules/common.smk calls `prepare` once and keeps the input functions; everything here
+is plain Python, testable without Snakemake.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from mmbench.core.registry import Variant, load_registry
+from mmbench.core.schemas import TableError, check_against_manifests, read_table
+from mmbench.plan import plan as mmplan
+from mmbench.plan.config import ConfigError, check_baseline, merge, validate
+from mmbench.plan.tuning import apply_tuned
+
+# the tables a copied results folder may hold besides timings.csv (render_only checks them)
+COPIED_TABLES = ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics")
+
+
+@dataclass
+class Experiment:
+    config: dict
+    registry: dict[str, Variant]
+    registry_file: str
+    kernels: Path
+    # results/ for the main experiment, results/<experiment>/ for a preset's
+    results: str
+    render_only: bool
+    baseline: str
+    arch: str | None = None
+    # why no architecture is known (no GPU and arch=auto): a run stops where it needs one
+    arch_problem: str | None = None
+    plan: mmplan.Plan = field(default_factory=mmplan.Plan)
+    profile: list = field(default_factory=list)
+    profile_refused: list = field(default_factory=list)
+    # lines to print before the jobs (variants left with nothing to measure)
+    notes: list[str] = field(default_factory=list)
+
+
+def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
+    """The defaults (config/config.yaml) under what --configfile and --config gave, and the
+    profile: keys the user's own config names (the others follow the run)."""
+    named = frozenset((dict(given).get("profile") or {}).keys())
+    defaults = yaml.safe_load((Path(basedir) / "config" / "config.yaml").read_text())
+    return merge(defaults, dict(given)), named
+
+
+def check_copied_run(results: str | Path) -> None:
+    """render_only: the copied results folder's tables, checked against their schemas and the
+    run manifests before any job (ConfigError naming the file and what is wrong)."""
+    folder = Path(results) / "tables"
+    timings = folder / "timings.csv"
+    if not timings.exists():
+        return  # the workflow's targets say what is missing
+    runs = sorted(Path(results).glob("runs/*.manifest.json"))
+    try:
+        checked = read_table(timings, "timings")
+        check_against_manifests(checked, runs, str(timings))
+        for kind in COPIED_TABLES:
+            if (folder / f"{kind}.csv").exists():
+                read_table(folder / f"{kind}.csv", kind)
+    except TableError as err:
+        raise ConfigError(f"render_only=true: {err}") from None
+
+
+def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> Experiment:
+    """The experiment this invocation runs; ConfigError (key, value, what is valid) otherwise.
+    `outputs` are the figure and table names the report can make (its catalogue)."""
+    cfg, named = user_config(basedir, given)
+    kernels = Path(basedir) / "kernels"
+    registry_file = str(kernels / "registry.yaml")
+    registry = load_registry(registry_file)
+    cfg = validate(cfg, registry, outputs=outputs)
+    results = os.path.join("results", cfg["experiment"]).rstrip(os.sep)
+    check_baseline(cfg["baseline"], results)
+    exp = Experiment(
+        config=cfg,
+        registry=registry,
+        registry_file=registry_file,
+        kernels=kernels,
+        results=results,
+        render_only=cfg["render_only"],
+        baseline=cfg["baseline"],
+    )
+    if exp.render_only:  # nothing is compiled or measured: no GPU, no architecture needed
+        exp.arch_problem = "render_only=true compiles nothing"
+        check_copied_run(results)
+        return exp
+    gpus = mmplan.detect_gpus()
+    exp.config = cfg = apply_tuned(cfg, gpus, registry)
+    try:
+        exp.arch = mmplan.resolve_arch(cfg, gpus)
+    except ConfigError as err:  # --lint and render targets need none; a run stops at arch()
+        exp.arch_problem = str(err)
+        if exp.baseline:
+            exp.arch_problem += (
+                "; to compare results folders already measured, without a GPU, add "
+                "render_only=true (the tables present are then this run)"
+            )
+    exp.plan = mmplan.expand(cfg, registry, exp.arch)
+    exp.notes = mmplan.check_something_to_measure(cfg, exp.plan)
+    exp.profile, exp.profile_refused = mmplan.profile_plan(cfg, registry, exp.arch, named)
+    mmplan.check_device_memory(exp.plan, *mmplan.resolve_memory(cfg, gpus))
+    return exp
