@@ -464,19 +464,18 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
 # -- the ladder's tensor-core rungs (issue "the ladder to cuBLAS") ------------------------------
 
 
-@pytest.mark.parametrize(
-    "variant",
-    [
-        "mma_tf32",
-        "wgmma_tf32",
-        "persistent_tf32",
-        "ws_bf16",
-        "persistent_bf16",
-        "mma_f64",
-        "ws_f64",
-        "cublas_tf32",
-    ],
-)
+# the ladder's tensor-core rungs: TF32, bfloat16 or float64 on the ladder (registry `ladder:`),
+# cuBLAS's TF32 reference with them
+TENSOR_CORE_RUNGS = [
+    name
+    for name, v in load_registry().items()
+    if v.ladder
+    and name != "cublas"
+    and (v.math == "tf32" or {"bfloat16", "float64"} & set(v.ladder))
+]
+
+
+@pytest.mark.parametrize("variant", TENSOR_CORE_RUNGS)
 def test_tensor_core_rungs_verify_with_rounded_sums_and_odd_leading_dimensions(
     registry, arch, tmp_path, variant
 ):

@@ -5,8 +5,9 @@
 #   tools/gpu.sh STAGE OUT [ARGS]
 #
 #   tests                       pytest -m gpu (every GPU test)
-#   builds WHICH TREE VARIANTS  the ladder preset for VARIANTS ([a,b,...]; tuned as in
-#                               kernels/tuned.csv, EXTRA_TUNED=<csv> adds rows for others) with
+#   builds WHICH TREE VARIANTS  the ladder preset for VARIANTS ([a,b:bfloat16,...]: each in its
+#                               ladder element types, or those after the colon, joined by +;
+#                               tuned as in kernels/tuned.csv, EXTRA_TUNED=<csv> adds rows) with
 #                               no profiling, measured with the checkout at TREE (WHICH=before) or
 #                               this one (WHICH=after); OUT/<WHICH>.csv is its timings table.
 #                               After both: tools/compare_times.py OUT/before.csv OUT/after.csv
@@ -33,9 +34,18 @@ from pathlib import Path
 import yaml
 
 variants = sys.argv[1].strip("[]").replace(" ", "").split(",")
+from mmbench.core.registry import load_registry
+
+registry = load_registry("kernels/registry.yaml")
 config = yaml.safe_load(open("config/presets/ladder.yaml"))
-config["variants"] = variants
-config["params"] = {v: p for v, p in config.get("params", {}).items() if v in variants}
+config["variants"] = [v.split(":")[0] for v in variants]
+# each in its ladder element types (registry `ladder:`), or those named: cublas:bfloat16
+config["params"] = {}
+for v in variants:
+    name, _, types = v.partition(":")
+    chosen = types.split("+") if types else list(getattr(registry[name], "ladder", ()))
+    if chosen:
+        config["params"][name] = {"dtype": chosen}
 config["profile"] = {"enabled": False}
 config["report"] = {"figures": [], "tables": ["verification"]}
 if sys.argv[2]:  # rows for variants kernels/tuned.csv does not hold
@@ -58,9 +68,10 @@ builds)
   extra=${EXTRA_TUNED:+$(realpath "$EXTRA_TUNED")}
   here=$PWD
   [ "$which" = before ] && cd "$tree"
-  preset=$(ladder_subset "$variants" "$extra")
+  preset=$(PYTHONPATH=$PWD/workflow/scripts:$PYTHONPATH ladder_subset "$variants" "$extra")
   start=$(date +%s)
-  PYTHONPATH=$PWD/workflow/scripts:$PYTHONPATH timeout "${LIMIT:-560}" \
+  export PYTHONPATH=$PWD/workflow/scripts:$PYTHONPATH
+  timeout "${LIMIT:-560}" \
     snakemake --cores 16 --rerun-incomplete --configfile "$preset" --config experiment="$which" \
     > "$out/$which.log" 2>&1
   echo "$which ($PWD): exit $? after $(($(date +%s) - start)) s"

@@ -85,6 +85,9 @@ class Variant:
     # (name, expression) in declaration order: what the kernel and its launch share (boxes,
     # bytes per stage, threads), computed here and passed to nvcc as -D<NAME>=<value>
     derived: tuple[tuple[str, str], ...] = ()
+    # the element types in which the variant is a rung of the ladder (a cuBLAS backend: the
+    # ladder's reference); empty: not on the ladder
+    ladder: tuple[str, ...] = ()
 
     @property
     def compiled(self) -> bool:
@@ -310,6 +313,8 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
     schema = yaml.safe_load(paths.schema_path("registry").read_text())
     dtype = schema["properties"]["variants"]["additionalProperties"]["properties"]["params"]
     dtype["properties"]["dtype"]["items"] = {"enum": list(ELEMENT_TYPES)}
+    entry = schema["properties"]["variants"]["additionalProperties"]["properties"]
+    entry["ladder"]["items"] = {"enum": list(ELEMENT_TYPES)}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str)
     if errors:
         lines = [f"  {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
@@ -355,6 +360,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             math=entry.get("math", "ieee"),
             order=order,
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
+            ladder=tuple(entry.get("ladder", ())),
         )
         _check_expressions(variant)
         variants[name] = variant

@@ -21,6 +21,10 @@ from mmbench.core.registry import DTYPE_PARAM, Variant
 SHORTHANDS = {"dtypes": DTYPE_PARAM, "tiles": "TILE", "coarsen": "COARSEN"}
 
 
+# names a config's `variants` (and `profile.variants`) may use for a group of registry variants
+GROUPS = {"ladder": "every rung of the ladder and its cuBLAS references (registry `ladder:`)"}
+
+
 class ConfigError(ValueError):
     """The configuration is invalid; the message lists every problem found."""
 
@@ -40,8 +44,10 @@ def load_schema(
         props[key]["items"] = {"enum": allowed_values(key)}
     props["profile"]["properties"]["dtypes"]["items"] = {"enum": allowed_values("dtypes")}
     if registry is not None:
-        props["variants"]["items"] = {"enum": list(registry)}
-        props["profile"]["properties"]["variants"]["items"] = {"enum": list(registry)}
+        props["variants"]["items"] = {"enum": list(registry) + list(GROUPS)}
+        props["profile"]["properties"]["variants"]["items"] = {
+            "enum": list(registry) + list(GROUPS)
+        }
         props["params"]["propertyNames"] = {"enum": list(registry)}
     report = props["report"]["properties"]
     for kind, names in (outputs or {}).items():
@@ -176,10 +182,33 @@ def validate(
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     _fill_defaults(cfg, schema)
+    for section in (cfg, cfg["profile"]):
+        expand_groups(section, registry)
     problems = _semantic_problems(cfg, registry)
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return cfg
+
+
+def ladder_variants(registry: dict[str, Variant]) -> list[str]:
+    """The ladder's rungs and references, in the registry's order (registry `ladder:`)."""
+    return [name for name, v in registry.items() if v.ladder]
+
+
+def expand_groups(section: dict, registry: dict[str, Variant]) -> None:
+    """`ladder` in a section's `variants` (the config's or profile's) stands for every rung
+    of the ladder and its references, each in the element types the registry gives it on the
+    ladder (its `params.dtype`, unless the section chooses that variant's types itself)."""
+    if "ladder" not in section.get("variants", []):
+        return
+    rungs = ladder_variants(registry)
+    section["variants"] = list(
+        dict.fromkeys(x for v in section["variants"] for x in (rungs if v == "ladder" else [v]))
+    )
+    params = section.setdefault("params", {})
+    for name in rungs:
+        chosen = params.setdefault(name, {})
+        chosen.setdefault(DTYPE_PARAM, list(registry[name].ladder))
 
 
 def _fill_defaults(cfg: dict, schema: dict) -> None:
