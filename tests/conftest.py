@@ -1,4 +1,7 @@
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -6,6 +9,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY_PATH = ROOT / "kernels" / "registry.yaml"
 DATA = Path(__file__).resolve().parent / "data"
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, cwd=ROOT, check=False):
+    """The real Snakemake of this environment, run on the workflow (ROOT or a copy)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.run(
+        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, env=env, check=check
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A copy of the workflow, so tests never touch the checkout's results/."""
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
 
 
 def _gpu_reason() -> str | None:

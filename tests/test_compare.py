@@ -1,5 +1,5 @@
 """Two runs compared (mmbench/compare.py and the `compare` target) on real recorded runs of
-config/presets/compare.yaml (tools/gpu-compare.sh): tests/data/compare/h100-a and h100-b (the
+config/presets/compare.yaml (tools/gpu.sh compare): tests/data/compare/h100-a and h100-b (the
 same code measured twice on an H100), h100-slowed (tiled_guarded slowed down by
 tools/slowdown.py and re-measured, the other variants kept), h200-a (the same preset on an H200).
 """
@@ -14,8 +14,7 @@ import yaml
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
 
-from .conftest import DATA, ROOT
-from .test_workflow import snakemake, workdir  # noqa: F401 - fixture
+from .conftest import DATA, ROOT, snakemake
 
 RUNS = DATA / "compare"
 
@@ -224,7 +223,7 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
 
 
 # h100-probe-a, -b: the compare preset twice on a fresh H100 with the clock probe
-# (tools/gpu-compare.sh, 2026-11-23); NVML read 1980 MHz throughout, the probe measured 1995 MHz
+# (tools/gpu.sh compare, 2026-11-23); NVML read 1980 MHz throughout, the probe measured 1995 MHz
 # in run B's cublas, naive_guarded and tiled_guarded jobs and in both runs' naive_xrow job
 def test_runs_with_the_clock_probe_are_judged_in_time_and_in_cycles():
     a, b = run("h100-probe-a"), run("h100-probe-b")
@@ -233,8 +232,12 @@ def test_runs_with_the_clock_probe_are_judged_in_time_and_in_cycles():
     table = compare.compare(a, b)
     assert table.cycles_verdict.notna().all() and table.time_verdict.notna().all()
     assert (table.base_clock_mhz.between(1900, 2100)).all()
+    # the verdict in time and in cycles combined as docs/method.md states it, by hand: SAME if
+    # either is SAME, FASTER or SLOWER only if both say so, UNSURE otherwise
     for r in table.itertuples():
-        assert r.nvbench_verdict == compare.combined(r.time_verdict, r.cycles_verdict)
+        pair = {r.time_verdict, r.cycles_verdict}
+        want = "SAME" if "SAME" in pair else r.time_verdict if len(pair) == 1 else "UNSURE"
+        assert r.nvbench_verdict == want, r
     # without the tolerance the verdict is nvbench's
     bare = compare.compare(a, b, tolerance=0.0)
     assert (bare.verdict == bare.nvbench_verdict).all()
@@ -356,3 +359,77 @@ def test_the_configs_default_tolerance_is_the_comparisons():
     schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
     tolerance = schema["properties"]["compare"]["properties"]["tolerance"]
     assert tolerance["default"] == compare.TOLERANCE
+
+
+def test_the_time_and_cycles_verdicts_combine_as_documented():
+    """A hand-written table of the rule (docs/method.md): a memory-bound kernel keeps its time
+    when the SM clock moves, a compute-bound one its cycles, so SAME in either is SAME."""
+    table = {
+        ("SAME", "SAME"): "SAME", ("SAME", "SLOWER"): "SAME", ("FASTER", "SAME"): "SAME",
+        ("SLOWER", "SLOWER"): "SLOWER", ("FASTER", "FASTER"): "FASTER",
+        ("SLOWER", "FASTER"): "UNSURE", ("UNSURE", "SLOWER"): "UNSURE",
+        ("UNSURE", "UNSURE"): "UNSURE", ("FASTER", "UNSURE"): "UNSURE",
+    }  # fmt: skip
+    for (time, cycles), want in table.items():
+        assert compare.combined(time, cycles) == want, (time, cycles)
+
+
+def _run_with(tmp_path, name: str, change) -> compare.Run:
+    """Run `name` of tests/data/compare with its tables changed by `change(variant, df)`."""
+    folder = tmp_path / name / "runs"
+    folder.mkdir(parents=True)
+    for p in (RUNS / name / "runs").iterdir():
+        shutil.copy(p, folder / p.name)
+    for p in folder.glob("*.csv"):
+        df = change(p.stem, pd.read_csv(p))
+        if df is None:
+            p.unlink()
+        else:
+            df.to_csv(p, index=False)
+    return compare.load_folder(tmp_path / name)
+
+
+def test_a_configuration_that_now_fails_is_regressed_and_fails_the_gate(tmp_path):
+    def fail(variant, df):
+        if variant == "tiled_guarded":
+            df["verification"] = "FAIL"
+            df["first_mismatches"] = "0:0: 1.000000 - 2.000000 = -1.000000"
+        return df
+
+    base = compare.load_folder(RUNS / "h100-b")
+    new = _run_with(tmp_path, "h100-b", fail)
+    table = compare.compare(base, new)
+    # h100-b's tiled_guarded has 14 configurations; the times are the same (SAME otherwise)
+    assert (table.verdict == "REGRESSED").sum() == 14
+    assert set(table[table.verdict == "REGRESSED"].variant) == {"tiled_guarded"}
+    why = compare.gate(table)
+    assert why == ["14 configuration(s) PASSed in the baseline and FAIL or ERROR now"]
+    text = compare.summary(table, compare.header(base, new))
+    assert "REGRESSED tiled_guarded" in text
+
+
+def test_a_variant_missing_from_this_run_fails_the_gate_unless_allowed(tmp_path):
+    base = compare.load_folder(RUNS / "h100-b")
+    new = _run_with(tmp_path, "h100-b", lambda v, df: None if v == "cublas" else df)
+    table = compare.compare(base, new)
+    assert (table.verdict == "BASELINE ONLY").sum() == 7  # h100-b's cuBLAS configurations
+    assert compare.gate(table) == [
+        "7 configuration(s) of the baseline missing from this run (variants cublas; allow with "
+        "'compare={fail_on: slower, allow_missing: true}')"
+    ]
+    assert compare.gate(table, allow_missing=True) == []
+
+
+def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
+    res = tmp_path / "results"
+    for name in ("h100-a", "h100-b"):
+        sha = pd.read_csv(RUNS / name / "runs" / "cublas.csv").source_sha256[0]
+        entry = res / "archive" / "cublas" / f"{sha}-{name}"
+        entry.mkdir(parents=True)
+        for f in (RUNS / name / "runs").glob("cublas.*"):
+            shutil.copy(f, entry / f.name)
+    torn = res / "archive" / "cublas" / f"{sha}-h100-b" / "cublas.csv"
+    torn.write_bytes(torn.read_bytes()[:500])
+    found = compare.archived(res)
+    assert [p.parent.name.split("-", 1)[1] for p in found["cublas"]] == ["h100-a"]
+    assert "archive entry skipped" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 import pytest
 from snakemake.cli import parse_config
 
+from mmbench.core.registry import load_registry
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, coerce, load_schema, validate
 from mmbench.report.catalogue import names
@@ -182,3 +183,20 @@ def test_sustained_sizes_settle_only_the_sizes_named(registry):
     # a burst-only run ignores it (the ladder preset with --config load=[burst])
     burst = plan.expand(validate(base | {"sustained_sizes": [4096]}, registry), registry)
     assert {c.load for c in burst.runs["cublas"]} == {"burst"}
+
+
+def test_params_for_a_variant_not_run_is_an_error():
+    with pytest.raises(ConfigError, match=r"'params.warptile_db': warptile_db is not run"):
+        validate(
+            dict(variants=["warptile"], params={"warptile_db": {"BM": [128]}}, arch="sm_90"),
+            load_registry(),
+        )
+
+
+def test_a_long_size_range_is_refused_in_one_line():
+    from mmbench.plan.config import validate
+
+    with pytest.raises(ConfigError) as err:
+        validate({"sizes": [], "size_ranges": [[1, 100000, 1]], "arch": "sm_90"}, load_registry())
+    assert "give 100000 problem shapes" in str(err.value)
+    assert len(str(err.value).splitlines()) < 5

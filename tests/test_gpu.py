@@ -219,7 +219,7 @@ def test_driver_launched_kernels_verify_at_odd_sizes_and_shapes(registry, arch, 
                   f"{r['kernel_gflops']:.0f} GFLOP/s")  # fmt: skip
 
 
-# -- issue 3: memory modes, leading dimensions, cold cache, faults, resume ----------------------
+# -- memory modes, leading dimensions, cold cache, faults, resume ------------------------------
 
 
 @pytest.mark.parametrize("variant", ["tiled_guarded", "cublas"])
@@ -461,7 +461,7 @@ def test_a_write_past_the_old_fixed_guard_zone_is_caught(tmp_path, arch):
         assert row["mismatches"] == 0  # C itself is right: only the stray write fails it
 
 
-# -- the ladder's tensor-core rungs (issue "the ladder to cuBLAS") ------------------------------
+# -- the ladder's tensor-core rungs ---------------------------------------------------------------
 
 
 # the ladder's tensor-core rungs: TF32, bfloat16 or float64 on the ladder (registry `ladder:`),

@@ -1,5 +1,7 @@
 """GPU assignment among concurrent jobs (file locks; no GPU needed to test the logic)."""
 
+import os
+
 import pytest
 
 from mmbench.measure import gpus
@@ -38,3 +40,22 @@ def test_a_job_limited_by_slurm_sees_only_its_gpus():
         with pytest.raises(TimeoutError):
             with gpus.acquire(timeout_s=0.3, env={"CUDA_VISIBLE_DEVICES": "1"}, gpus=TWO):
                 pass
+
+
+def test_the_gpu_lock_folder_is_private_and_a_wait_names_the_holder(tmp_path, monkeypatch):
+    from mmbench.measure import gpus
+
+    monkeypatch.setattr(gpus, "LOCK_DIR", tmp_path / "locks")
+    one = [dict(index=0, uuid="GPU-0")]
+    with gpus.acquire(env={}, gpus=one):
+        assert (tmp_path / "locks").stat().st_mode & 0o777 == 0o700
+        with pytest.raises(TimeoutError, match=f"GPU 0: pid {os.getpid()} on"):
+            with gpus.acquire(timeout_s=0.2, env={}, gpus=one):
+                pass
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setattr(gpus, "LOCK_DIR", shared)
+    with pytest.raises(PermissionError, match="writable by others"):
+        with gpus.acquire(env={}, gpus=one):
+            pass

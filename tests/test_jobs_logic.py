@@ -1,8 +1,19 @@
 """The journal of a measurement job: resume keys and torn lines (no GPU)."""
 
 import json
+import os
+import sys
+import textwrap
+import time
 
+import pytest
+
+from mmbench.core.axes import Configuration
+from mmbench.measure import gpus
 from mmbench.measure.journal import journal_key, read_journal
+from mmbench.plan import plan
+
+from .conftest import ROOT
 
 
 def test_journal_key_changes_with_what_the_result_depends_on():
@@ -43,3 +54,106 @@ def test_a_job_whose_every_configuration_failed_is_a_failed_job():
     assert "cudaErrorIllegalAddress" in why
     assert nothing_measured([err, {"verification": "FAIL"}]) is None  # FAIL is a measurement
     assert nothing_measured([]) is None
+
+
+def test_an_empty_cuda_visible_devices_fails_at_once_with_the_cause(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpus, "LOCK_DIR", tmp_path)
+    start = time.monotonic()
+    with pytest.raises(gpus.NoGpuVisible, match="CUDA_VISIBLE_DEVICES is set to '': this job"):
+        with gpus.acquire(env={"CUDA_VISIBLE_DEVICES": ""}, gpus=[]):
+            pass
+    assert time.monotonic() - start < 1
+
+
+def test_a_job_with_no_visible_gpu_fails_naming_the_cause(tmp_path, monkeypatch):
+    from mmbench.measure.jobs import JobFailed, run_job
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    conf = plan.Configuration.of(
+        "naive_guarded", {"dtype": "float32", "TILE": 16}, m=8, n=8, k=8,
+        accumulate=False, memory="pinned", distribution="int09", seed=1,
+    )  # fmt: skip
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(b"not run")
+    with pytest.raises(JobFailed, match="sees no GPU"):
+        run_job(
+            "naive_guarded",
+            str(ROOT / "kernels" / "registry.yaml"),
+            [conf.as_dict()],
+            {conf.instance: str(cubin)},
+            [],
+            "src",
+            dict(sampling={}, freivalds_vectors=2),
+            str(tmp_path / "runs" / "naive_guarded.csv"),
+            str(tmp_path / "log.txt"),
+        )
+
+
+def _conf(m: int) -> dict:
+    return Configuration(
+        variant="tiled_guarded",
+        dtype="float32",
+        m=m,
+        n=m,
+        k=m,
+        memory="pinned",
+        accumulate=False,
+        distribution="int09",
+        seed=1,
+        params={"TILE": 16},
+    ).as_dict()
+
+
+STAND_IN_WORKER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    spec = json.loads(Path(sys.argv[-1]).read_text())
+    journal = Path(spec["journal"])
+    crash = Path(spec["journal"] + ".crash-once")
+    for key, conf in spec["todo"]:
+        with open(journal, "a") as fh:
+            fh.write(json.dumps({"start": key}) + "\\n")
+        if conf["m"] == 3 and not crash.exists():
+            crash.write_text("")
+            sys.exit(1)
+        with open(journal, "a") as fh:
+            fh.write(json.dumps({"key": key, "row": {"m": conf["m"], "verification": "PASS"}}) + "\\n")
+    """
+)
+
+
+def test_a_stale_start_record_is_not_blamed_on_a_later_worker(tmp_path, monkeypatch):
+    """A start record left by an earlier, interrupted run (configuration 2) is not written
+    ERROR when a later worker crashes in another configuration (3): 2 is measured again."""
+    from mmbench.core import paths
+    from mmbench.measure import jobs
+
+    worker = tmp_path / "worker.py"
+    worker.write_text(STAND_IN_WORKER)
+    monkeypatch.setattr(paths, "child_command", lambda _m, spec: [sys.executable, worker, spec])
+    journal = tmp_path / "t.csv.journal.jsonl"
+    keyed = [(f"key{m}", _conf(m)) for m in (1, 2, 3, 4)]
+    journal.write_text(json.dumps({"start": "key2"}) + "\n")  # Ctrl-C during 2, earlier
+    base = dict(journal=str(journal), log=str(tmp_path / "log"))
+    rows: dict = {}
+    jobs._measure(keyed, rows, base, tmp_path / "spec.json", None, dict(os.environ))
+    assert rows["key2"] == {"m": 2, "verification": "PASS"}
+    assert rows["key3"]["verification"] == "ERROR"  # the worker did crash there
+    assert "worker process ended while measuring this configuration" in rows["key3"]["error"]
+
+
+def test_a_journal_from_another_gpu_is_set_aside(tmp_path, caplog):
+    from mmbench.measure import jobs
+    from mmbench.measure.journal import journal_key
+
+    journal = tmp_path / "t.csv.journal.jsonl"
+    settings = {"sampling": {}}
+    other = journal_key(_conf(1), "c", "s", settings, "hostA-GPU-aaaa")
+    here = journal_key(_conf(1), "c", "s", settings, "hostB-GPU-bbbb")
+    assert other != here
+    journal.write_text(json.dumps({"key": other, "row": {"gpu_uuid": "GPU-aaaa"}}) + "\n")
+    assert jobs.resumable(journal, {here}, "hostB-GPU-bbbb") == {}
+    assert not journal.exists()
+    assert len(list(tmp_path.glob("t.csv.journal.jsonl.set-aside-*"))) == 1
+    assert "GPU-aaaa" in caplog.text and "not reused" in caplog.text

@@ -3,9 +3,11 @@ Expected counts come from the registry, so adding a kernel changes none of them.
 
 from dataclasses import replace
 
-from mmbench.core.registry import Condition
+import pytest
+
+from mmbench.core.registry import Condition, load_registry
 from mmbench.plan import plan
-from mmbench.plan.config import validate
+from mmbench.plan.config import ConfigError, validate
 
 
 def _plan(registry, arch="sm_90", **over):
@@ -127,3 +129,47 @@ def test_a_variant_needing_a_newer_architecture_is_refused_on_older_ones(registr
 def test_rectangular_shapes(registry):
     p = _plan(registry, sizes=[64], shapes=[[100, 70, 30]], variants=["tiled_guarded"])
     assert {(c.m, c.n, c.k) for c in p.runs["tiled_guarded"]} == {(64, 64, 64), (100, 70, 30)}
+
+
+def test_a_plan_that_measures_nothing_is_refused_with_every_reason():
+    reg = load_registry()
+    cfg = validate(dict(variants=["warptile"], dtypes=["float64"], arch="sm_90"), reg)
+    p = plan.expand(cfg, reg, "sm_90")
+    with pytest.raises(
+        ConfigError, match=r"(?s)measures nothing.*warptile: nothing to run \(dtype"
+    ):
+        plan.check_something_to_measure(cfg, p)
+
+
+def test_a_variant_whose_every_instantiation_is_refused_is_reported():
+    reg = load_registry()
+    cfg = validate(
+        dict(
+            variants=["warptile_db", "cublas"],
+            params={"warptile_db": {"BM": [256], "BN": [256], "BK": [16], "WM": [32], "WN": [32]}},
+            arch="sm_90",
+        ),
+        reg,
+    )
+    p = plan.expand(cfg, reg, "sm_90")
+    lines = plan.check_something_to_measure(cfg, p)  # cublas still runs: no error
+    assert len(lines) == 1 and lines[0].startswith("warptile_db: nothing to run (")
+    assert "fails" in lines[0]
+
+
+def test_the_profile_follows_the_runs_variants_unless_the_user_names_its_own():
+    reg = load_registry()
+    readme = dict(variants=["tiled_guarded", "cublas"], tiles=[32], dtypes=["float64"])
+    cfg = validate(dict(readme, arch="sm_90"), reg)
+    assert plan.profile_plan(cfg, reg, "sm_90") == ([], [])  # nothing the run measures
+    # the main experiment profiles seed 002's pair, which it measures
+    main = validate(dict(arch="sm_90", variants=["naive_unguarded", "tiled_unguarded"]), reg)
+    runs, _ = plan.profile_plan(main, reg, "sm_90")
+    assert {(c.variant, c.dtype, dict(c.params)["TILE"]) for c in runs} == {
+        ("naive_unguarded", "float32", 32),
+        ("tiled_unguarded", "float32", 32),
+    }
+    # a preset that names its profile variants (E3f) profiles them, measured or not
+    e3f = validate(dict(main, profile={"variants": ["naive_guarded"]}), reg)
+    runs, _ = plan.profile_plan(e3f, reg, "sm_90", named={"variants"})
+    assert {c.variant for c in runs} == {"naive_guarded"}

@@ -9,7 +9,7 @@ from mmbench.plan.ptxas import parse_ptxas
 
 from .conftest import DATA, ROOT
 
-pytestmark = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 
 
 def _compiled(registry):
@@ -17,6 +17,7 @@ def _compiled(registry):
     return [(v, v.instantiations()[-1]) for v in registry.values() if v.compiled]
 
 
+@needs_nvcc
 def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
     """ptxas's report of a real nvcc build of each variant parses, and its static shared memory
     is what the registry declares."""
@@ -49,6 +50,8 @@ def test_recorded_resources_table_matches_registry(registry):
 HOPPER_RUNGS = [n for n, v in load_registry().items() if v.arch == "sm_90a" and v.derived]
 
 
+@needs_nvcc
+@pytest.mark.slow  # every instantiation built: .ci/run runs it after the README's command
 @pytest.mark.parametrize("variant", HOPPER_RUNGS)
 def test_every_instantiation_of_the_hopper_rungs_builds_without_spills(tmp_path, registry, variant):
     """Each buildable instantiation (what the tune preset runs) compiles for sm_90a with its

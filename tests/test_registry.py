@@ -1,3 +1,6 @@
+import shutil
+from pathlib import Path
+
 import pytest
 
 from mmbench.core import arith
@@ -166,3 +169,77 @@ def test_a_constraint_that_divides_by_zero_rejects_the_parameters_with_its_reaso
     params = dict(dtype="float32", BM=64, BN=64, BK=8, WM=32, WN=32, WNITER=1, TM=8, TN=4)
     assert bad.rejected(params) == ["WM // (WN - WN) > 0 divides by zero: a quotient"]
     assert v.rejected(params) == []
+
+
+@pytest.fixture
+def registry_copy(tmp_path):
+    for p in (ROOT / "kernels").glob("*"):
+        if p.is_file():
+            shutil.copy(p, tmp_path / p.name)
+    return tmp_path / "registry.yaml"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_variant_named_twice_is_refused(registry_copy):
+    text = registry_copy.read_text()
+    start = text.index("  naive_guarded:")
+    end = text.index("\n\n", start)
+    registry_copy.write_text(text + "\n" + text[start:end] + "\n")
+    with pytest.raises(RegistryError, match="'naive_guarded' is given twice"):
+        load_registry(registry_copy)
+
+
+def test_unsupported_operators_and_runaway_expressions_are_refused():
+    for expr, words in [
+        ("2 in 3", "unsupported operator In"),
+        ("m is n", "unsupported operator Is"),
+        ("min()", "min expected at least 1 argument"),
+        ("+".join(["1"] * 3000), "at most 400"),
+    ]:
+        with pytest.raises(RegistryError, match=words):
+            evaluate(expr, m=1, n=1)
+
+
+def test_a_negative_parameter_value_is_refused(registry_copy):
+    _edit(registry_copy, "TILE: [8, 16, 32]", "TILE: [-8, 16, 32]")
+    with pytest.raises(RegistryError, match="TILE value -8 is not a positive integer"):
+        load_registry(registry_copy)
+
+
+def test_an_expression_failing_for_a_later_instantiation_is_refused(registry_copy):
+    # naive_guarded's TILE values are 8, 16, 32: the grid divides by zero at TILE=16 only
+    _edit(
+        registry_copy,
+        'grid: ["cdiv(n, TILE)", "cdiv(m, TILE)"]',
+        'grid: ["cdiv(n, TILE - 16)", "cdiv(m, TILE)"]',
+    )
+    with pytest.raises(RegistryError, match="instantiation float32_TILE16"):
+        load_registry(registry_copy)
+
+
+def test_a_source_that_a_shell_would_expand_is_refused(registry_copy):
+    _edit(registry_copy, "source: 02_naive_guarded.cu", 'source: "$(touch M) x.cu"')
+    with pytest.raises(RegistryError, match="source"):
+        load_registry(registry_copy)
+
+
+def test_a_registry_launch_edit_changes_what_names_the_rows(registry_copy):
+    """The measurement job's params carry the launch spec's hash (rule measure_variant), so an
+    edited grid re-measures the variant; the other variants' hashes stay."""
+    before = {k: v.launch_sha() for k, v in load_registry(registry_copy).items()}
+    load_registry.cache_clear()
+    _edit(
+        registry_copy,
+        'grid: ["cdiv(n, TILE)", "cdiv(m, TILE)"]',
+        'grid: ["cdiv(n, TILE) + 0", "cdiv(m, TILE)"]',
+    )
+    after = {k: v.launch_sha() for k, v in load_registry(registry_copy).items()}
+    changed = sorted(k for k in before if before[k] != after[k])
+    assert changed == ["naive_guarded"]
+    rule = (ROOT / "workflow" / "rules" / "run.smk").read_text()
+    assert "launch=lambda w: REGISTRY[w.variant].launch_sha()" in rule

@@ -1,17 +1,21 @@
 """Figures, tables and the HTML report rendered without a GPU from a real recorded run
 (tests/data/h100-main), and the report opened in a real headless browser."""
 
+import json
 import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mmbench.core.registry import load_registry
+from mmbench.core.schemas import read_table
 from mmbench.plan.config import validate
+from mmbench.report import report_tables
+from mmbench.report.summary import significant
 
-from .conftest import DATA, ROOT
-from .test_workflow import snakemake
+from .conftest import DATA, ROOT, snakemake
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("CI_ARTIFACTS", ROOT / "ci-artifacts"))
@@ -196,3 +200,196 @@ def test_report_tables_print_shares_with_one_decimal_and_name_a_nan_result():
     assert out.first_mismatches[0] == (
         "0:640: 12440 expected, NaN found (never written, or NaN computed)"
     )
+
+
+def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
+    import pandas as pd
+
+    from mmbench.report.catalogue import TABLES, missing
+
+    ladder = pd.read_csv(
+        ROOT / "tests" / "data" / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv"
+    )
+    why = missing(
+        TABLES["unguarded_vs_guarded"], {"timings": ladder[ladder.variant != "tiled_guarded"]}
+    )
+    assert why and "none of seed 002's unguarded and guarded kernels" in why
+    main = pd.read_csv(ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv")
+    assert missing(TABLES["unguarded_vs_guarded"], {"timings": main}) is None
+    table = TABLES["unguarded_vs_guarded"].make({"timings": main})
+    assert set(table.kernel.str.split().str[0]) <= {
+        "naive_unguarded", "naive_guarded", "tiled_unguarded", "tiled_guarded"
+    }  # fmt: skip
+
+
+MAIN = DATA / "h100-main" / "results"
+
+
+def _cell_rows(timings: pd.DataFrame, made: pd.DataFrame):
+    """For every number cell of a pivot table (ms (GFLOPS)), the timings rows it can be."""
+    shapes = [c for c in made.columns if c[0].isdigit()]
+    keys = [c for c in made.columns if c not in shapes]
+    for _, row in made.iterrows():
+        for shape in shapes:
+            cell = str(row[shape])
+            if cell == "--":
+                continue
+            m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
+            sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
+            for key in keys:
+                values = timings[key].fillna("").replace("", "-").astype(str)
+                sel &= values == str(row[key])
+            yield cell, timings[sel]
+
+
+@pytest.fixture
+def copied(tmp_path):
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    shutil.copytree(MAIN, tmp_path / "results")
+    return tmp_path
+
+
+ID_COLUMNS = {
+    "variant": "variant",
+    "params": "params",
+    "kernel": "label",
+    "label": "label",
+    **{a: a for a in ("memory", "dtype", "pad", "transfer", "load", "distribution", "cache")},
+    **{a: a for a in ("accumulate", "seed", "math", "operation", "gpu_name")},
+}
+
+
+PER_CONFIGURATION = ("unguarded_vs_guarded", "time_split", "verification", "leading_dimensions")
+AGGREGATES = {"ladder": "fastest", "tuned": "fastest"}  # and the word of the title naming it
+
+
+def _matching(timings: pd.DataFrame, row: pd.Series, shape: str) -> pd.DataFrame:
+    m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
+    sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
+    for col, axis in ID_COLUMNS.items():
+        if col in row.index and axis in timings:
+            values = timings[axis].fillna("").replace("", "-").astype(str)
+            sel &= values == str(row[col])
+    return timings[sel]
+
+
+def test_render_only_refuses_a_cut_table_before_any_job(copied):
+    table = copied / "results" / "tables" / "timings.csv"
+    data = table.read_bytes()
+    table.write_bytes(data[: int(len(data) * 0.6)])
+    out = snakemake("--cores", "1", "--config", "render_only=true", cwd=copied)
+    assert out.returncode != 0
+    assert "render_only=true: results/tables/timings.csv: its last line is not terminated" in (
+        out.stderr
+    )
+    assert "Traceback" not in out.stderr
+    assert not (copied / "results" / "figures").exists()
+
+
+def test_render_only_summary_is_made_from_the_table_it_read(copied):
+    """A run whose table holds only some variants (with their manifests) says so: the copied
+    summary.txt (116 configurations) is not printed."""
+    res = copied / "results"
+    t = pd.read_csv(res / "tables" / "timings.csv")
+    t[t.variant.isin(["cublas", "tiled_guarded"])].to_csv(
+        res / "tables" / "timings.csv", index=False
+    )
+    for m in (res / "runs").glob("*.manifest.json"):
+        if json.loads(m.read_text())["variant"] not in ("cublas", "tiled_guarded"):
+            m.unlink()
+    out = snakemake("--cores", "1", "--config", "render_only=true", cwd=copied)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # 8 cuBLAS + 16 tiled_guarded configurations in h100-main
+    assert "24 configurations: 24 PASS" in out.stdout
+    assert "116 configurations" not in out.stdout
+
+
+def test_html_titles_are_escaped(tmp_path):
+    paths = report_tables.write(
+        pd.DataFrame({"a": [1]}), tmp_path / "t", "<img src=x onerror=alert(1)>"
+    )
+    html = next(p for p in paths if p.suffix == ".html").read_text()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [MAIN, DATA / "h100-ladder" / "results" / "ladder", DATA / "h100-e3c" / "results" / "e3c"],
+)
+def test_every_report_table_row_or_cell_is_one_configuration(folder):
+    """Each row of a per-configuration table, and each cell of a pivot, names exactly one
+    configuration of the rows it was made from (the condition its title names); a table of
+    aggregates names the aggregate in its title.  Tables of the profiler's own tables
+    (profiler_metrics, gpu_activities, kernel_time_sources, ladder_profile) and of the run's
+    facts (device_properties, provenance) have rows per profiled configuration or per fact."""
+    from mmbench.report.catalogue import RATE_TABLES, TABLES, headline_rows, title_of
+
+    timings = read_table(folder / "tables" / "timings.csv", "timings")
+    checked = 0
+    for name, output in TABLES.items():
+        if set(output.inputs) != {"timings"}:
+            continue
+        made = output.make({"timings": timings})
+        if made.empty:
+            continue
+        if name in AGGREGATES:
+            assert AGGREGATES[name] in title_of(output, made), name
+            continue
+        source = headline_rows(timings)[0] if name in RATE_TABLES else timings
+        source = source.assign(params=source.params.fillna("").replace("", "-"))
+        if name in PER_CONFIGURATION:
+            for _, row in made.iterrows():
+                rows = _matching(source, row, str(row["shape"]))
+                assert len(rows) == 1, (name, dict(row.head(8)), len(rows))
+                checked += 1
+        else:  # a pivot: shapes as columns
+            for cell, rows in _cell_rows(
+                source, made.drop(columns=["measured on"], errors="ignore")
+            ):
+                assert len(rows) == 1, (name, cell, len(rows))
+                assert cell.startswith(significant(rows.iloc[0].kernel_ms)), (name, cell)
+                checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        MAIN,
+        DATA / "h100-ladder" / "results" / "ladder",
+        DATA / "h100-e3c" / "results" / "e3c",
+        DATA / "h100-e3d" / "results" / "e3d",
+    ],
+)
+def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
+    """Every figure of the catalogue drawable from a recorded run renders, and each line's
+    point is one configuration: figures._lines stops with MixedCell otherwise, and names the
+    series by the axes that tell configurations apart (shown_apart)."""
+    from mmbench.report import figures
+    from mmbench.report.catalogue import FIGURES, load_inputs
+    from mmbench.report.report_tables import NoData
+
+    paths = {"timings": folder / "tables" / "timings.csv"}
+    for key, kind in (("roofline", "roofline"), ("ceilings", "ceilings")):
+        if (folder / "tables" / f"{kind}.csv").exists():
+            paths[key] = folder / "tables" / f"{kind}.csv"
+    drawn = 0
+    for name, output in FIGURES.items():
+        if not set(output.inputs) <= set(paths):
+            continue
+        data = load_inputs({k: paths[k] for k in output.inputs})
+        try:
+            output.make(data, tmp_path / name)
+        except NoData:
+            continue
+        drawn += 1
+    assert drawn >= 2
+    if folder.name == "ladder":  # cuBLAS in three element types: three lines, not one zigzag
+        from mmbench.report.catalogue import headline_rows
+
+        rows = headline_rows(read_table(paths["timings"], "timings"))[0]
+        t = figures.measured(rows[rows.memory == "pinned"])
+        series = set(figures.shown_apart(t[t.variant == "cublas"], "m").series)
+        assert {"cublas float32", "cublas float64", "cublas bfloat16"} <= series

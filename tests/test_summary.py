@@ -3,7 +3,9 @@
 import pandas as pd
 import pytest
 
-from mmbench.report.summary import render
+from mmbench.core.schemas import read_table
+from mmbench.report import report_tables
+from mmbench.report.summary import render, significant
 
 from .conftest import DATA
 
@@ -71,3 +73,51 @@ def test_every_cell_is_one_configuration_its_time_and_rate_together():
                 assert rate == pytest.approx(2 * n**3 / (ms * 1e-3) / 1e9, rel=2e-3), (line, n)
                 checked += 1
     assert checked > 50
+
+
+MAIN = DATA / "h100-main" / "results"
+TIMINGS = MAIN / "tables" / "timings.csv"
+
+
+def _cell_rows(timings: pd.DataFrame, made: pd.DataFrame):
+    """For every number cell of a pivot table (ms (GFLOPS)), the timings rows it can be."""
+    shapes = [c for c in made.columns if c[0].isdigit()]
+    keys = [c for c in made.columns if c not in shapes]
+    for _, row in made.iterrows():
+        for shape in shapes:
+            cell = str(row[shape])
+            if cell == "--":
+                continue
+            m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
+            sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
+            for key in keys:
+                values = timings[key].fillna("").replace("", "-").astype(str)
+                sel &= values == str(row[key])
+            yield cell, timings[sel]
+
+
+def test_kernel_times_shows_pageable_and_pinned_apart():
+    t = read_table(TIMINGS, "timings")
+    out = report_tables.kernel_times(t)
+    cublas = out[out.variant == "cublas"].set_index("memory")
+    # the issue's figures for h100-main: cuBLAS at 640 took 0.0726 ms (7218 GFLOP/s) from
+    # pageable memory, 0.0306 ms (17111) from pinned; the table used to show only the faster
+    assert cublas.loc["pageable", "640"] == "0.07264 (7218)"
+    assert cublas.loc["pinned", "640"] == "0.03064 (17111)"
+
+
+@pytest.mark.parametrize(
+    "folder", [MAIN, DATA / "h100-e3c" / "results" / "e3c", DATA / "h100-e3d" / "results" / "e3d"]
+)
+def test_every_number_of_the_pivot_tables_is_one_configuration(folder):
+    t = read_table(folder / "tables" / "timings.csv", "timings")
+    for make in (report_tables.kernel_times,):
+        made = make(t)
+        cells = 0
+        for cell, rows in _cell_rows(t, made):
+            assert len(rows) == 1, (cell, len(rows))
+            r = rows.iloc[0]
+            assert cell.startswith(significant(r.kernel_ms)), (cell, r.kernel_ms)
+            assert f"({r.kernel_gflops:.0f})" in cell
+            cells += 1
+        assert cells > 50

@@ -7,30 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from mmbench.plan import plan
 
-from .conftest import ROOT
-
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
-
-def snakemake(*args, cwd=ROOT, check=False):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.run(
-        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, env=env, check=check
-    )
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    """A copy of the workflow, so tests never touch the checkout's results/."""
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    return tmp_path
+from .conftest import ROOT, snakemake
 
 
 def test_lint_is_clean_and_needs_no_gpu():
@@ -98,6 +81,7 @@ def test_invalid_config_stops_before_any_job(workdir, entry, message):
     assert not (workdir / "results").exists()
 
 
+@pytest.mark.slow  # about 8 minutes on 2 cores: .ci/run runs it after the README's command
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_every_instantiation_compiles(workdir, arch, registry):
@@ -126,7 +110,6 @@ def test_edited_header_is_an_input_of_every_compile(workdir):
 def test_aggregation_renders_from_recorded_runs(workdir):
     """Copy a real run's per-variant results back (as from a cluster: tables, samples,
     manifests) and rebuild the tables and the summary without measuring anything."""
-    import pandas as pd
 
     data = ROOT / "tests" / "data" / "compare" / "h100-a" / "runs"
     runs = workdir / "results" / "compare" / "runs"
@@ -259,3 +242,65 @@ def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     assert (res / "figures" / "time_vs_n.png").exists()
     assert not (res / "figures" / "remainder_effect.png").exists()
     assert "figure remainder_effect not made" in out.stdout + out.stderr
+
+
+def _parsed(argv: list[str], cwd) -> dict:
+    import os
+
+    from snakemake.cli import parse_args
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        _, args = parse_args(argv)
+    finally:
+        os.chdir(here)
+    return {k: v.value for k, v in (args.resources or {}).items()}
+
+
+def test_the_slurm_profile_queues_sixteen_gpu_jobs_and_a_local_run_one(tmp_path):
+    import shutil
+    import subprocess
+
+    # Snakemake's own parser: the workflow profile (profiles/default) is layered over the
+    # cluster profile, so it must not set a gpu limit of its own
+    assert _parsed(["--profile", "profiles/slurm", "-n"], ROOT) == {"gpu": 16}
+    assert "gpu" not in _parsed(["--cores", "1", "-n"], ROOT)
+    assert _parsed(["--cores", "1", "--resources", "gpu=2", "-n"], ROOT) == {"gpu": 2}
+    # a local run with no limit given: the workflow caps the GPU at one measurement at a time
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout
+    for rel in files.split():
+        if (ROOT / rel).is_file():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / rel, tmp_path / rel)
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "results/tables/refused.csv",
+           "--config", "arch=sm_90"]  # fmt: skip
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert 'Provided resources: gpu=Resource("gpu", 1)' in out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_a_checkout_at_a_path_with_shell_syntax_runs_no_command(tmp_path):
+    work = tmp_path / "c d$(touch PWNED)d"
+    work.mkdir()
+    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
+    cubin = "results/build/sm_90/tiled_guarded/float32_TILE16.cubin"
+    peak = "results/build/sm_90/microbench/peak.cubin"
+    out = snakemake("--cores", "2", "--config", "arch=sm_90", "--", cubin, peak, cwd=work)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (work / cubin).stat().st_size > 1000 and (work / peak).stat().st_size > 1000
+    assert not list(tmp_path.rglob("PWNED"))
+    # overwritten with garbage: found, and built again (an updated input of its build, so what
+    # ran it is measured again); once rebuilt, nothing is left to do
+    (work / cubin).write_bytes(b"garbage")
+    dry = snakemake("-n", "--config", "arch=sm_90", "--", cubin, cwd=work)
+    assert f"{cubin} is not what its build wrote" in dry.stderr
+    assert f"Updated input files: {cubin[: -len('.cubin')]}.rebuild" in dry.stdout
+    again = snakemake("--cores", "1", "--config", "arch=sm_90", "--", cubin, cwd=work)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (work / cubin).read_bytes() != b"garbage"
+    done = snakemake("-n", "--config", "arch=sm_90", "--", cubin, cwd=work)
+    assert "Nothing to be done" in done.stdout + done.stderr

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The harness-speed checks on a GPU machine (issue "the main command at the speed of the GPU"):
-#   tools/gpu-speed.sh OUT oldnew [SIZES]  the main command (default config, SIZES default
+#   tools/gpu.sh speed OUT oldnew [SIZES]  the main command (default config, SIZES default
 #       [8000]) with the code in .old/ (an earlier commit: `git archive COMMIT Snakefile workflow
 #       kernels config profiles pyproject.toml | tar x -C .old`) and with this checkout, one after
 #       the other on this GPU, each timed; then `compare` of the new run against the old one
 #       (nvbench's criterion) and the largest kernel-median change
-#   tools/gpu-speed.sh OUT repro           benchmarks/reproducibility.py with the default
+#   tools/gpu.sh speed OUT repro           benchmarks/reproducibility.py with the default
 #       stopping rule and with `sampling: {stop: noise}`
-#   tools/gpu-speed.sh OUT e3c             benchmarks/e3c_harness.py
-#   tools/gpu-speed.sh OUT main            benchmarks/harness_phases.py (the main command;
+#   tools/gpu.sh speed OUT e3c             benchmarks/e3c_harness.py
+#   tools/gpu.sh speed OUT main            benchmarks/harness_phases.py (the main command;
 #       CORES=16 for --cores 16: compile and render in parallel, measurement still one job at a time)
 set -uo pipefail
 out=$1; shift

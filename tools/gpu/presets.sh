@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs experiments on a GPU machine and builds each one's HTML report, printing wall times.
-# Usage (repository root): tools/gpu-experiments.sh OUTDIR main|e1|e2|... ...
+# Usage (repository root): tools/gpu.sh presets OUTDIR main|e1|e2|... ...
 #   main = the default config (results/); others = config/presets/<name>.yaml (results/<name>/)
 set -uo pipefail
 out=$1; shift

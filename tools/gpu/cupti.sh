@@ -3,7 +3,7 @@
 # table from CUPTI"): the main command's profiled configurations, the E3f preset, and
 # tiled_guarded and cuBLAS at 1024, 4096 and 8192; prints the report tables and keeps every
 # configuration's CUPTI records (cupti.json) in OUTDIR/cupti.tar.gz.
-# Usage (repository root, cupti-python installed): tools/gpu-cupti.sh OUTDIR
+# Usage (repository root, cupti-python installed): tools/gpu.sh cupti OUTDIR
 set -uo pipefail
 out=$1
 mkdir -p "$out" /tmp/cupti-records

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Several GPUs of one node: the same sweep with --resources gpu=N (N jobs at once, one per
 # GPU), then with gpu=1 on one GPU; prints which GPU measured what, when, and how the two
-# runs' kernel medians compare.  Usage: tools/gpu-multi.sh N
+# runs' kernel medians compare.  Usage: tools/gpu.sh multi N
 set -uo pipefail
 n=${1:-2}
 common=(--cores 16 --config 'sizes=[1024,2048,4096]' 'variants=[naive_guarded,tiled_guarded,coarsened,cublas]'

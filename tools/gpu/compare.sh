@@ -5,7 +5,7 @@
 #   the edit loop: tools/slowdown.py slows tiled_guarded, run C re-measures only it, the
 #   summary prints before -> after, `compare` with baseline=previous and fail_on=slower exits 1,
 #   and C against B shows what changed verdict.
-# Usage (repository root): tools/gpu-compare.sh OUTDIR [cool|ab|edit|once]...   (once: one run
+# Usage (repository root): tools/gpu.sh compare OUTDIR [cool|ab|edit|once]...   (once: one run
 # only, e.g. on another GPU model; its results go to OUTDIR/<gpu>.tar.gz; cool: wait until the
 # GPU is at most 40 C, 180 s at most, so that run A does not start on a GPU that sustained load
 # has just heated: docs/method.md)

@@ -1,32 +1,32 @@
 #!/usr/bin/env bash
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
-#   tools/gpu-ladder.sh OUT tune     the tune preset (every instantiation of every rung at 4096
+#   tools/gpu.sh ladder OUT tune     the tune preset (every instantiation of every rung at 4096
 #                                    and the odd sizes); VARIANTS=[a,b] for some rungs only;
 #                                    stopped at LIMIT seconds (default 560) and resumed by
 #                                    running the stage again on the same machine; writes
 #                                    results/tuned_merged.csv: kernels/tuned.csv with this tune's
 #                                    rows in place of its variants' rows
-#   tools/gpu-ladder.sh OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
+#   tools/gpu.sh ladder OUT test     the GPU tests of the tensor-core rungs (uniform inputs, C +=
 #                                    A.B, odd shapes and leading dimensions)
-#   tools/gpu-ladder.sh OUT memcheck compute-sanitizer memcheck of the first and the tuned
+#   tools/gpu.sh ladder OUT memcheck compute-sanitizer memcheck of the first and the tuned
 #                                    instantiation of each rung at 33 x 31 x 37
-#   tools/gpu-ladder.sh OUT ladder   the ladder preset with the tuned table of the tune stage
+#   tools/gpu.sh ladder OUT ladder   the ladder preset with the tuned table of the tune stage
 #                                    (results/tuned_merged.csv if present, else
 #                                    kernels/tuned.csv), profiled with Nsight Compute; stopped
 #                                    at LIMIT seconds (default 560) and resumed by running the
 #                                    stage again on the same machine; VARIANTS=[a,b,cublas] for
 #                                    some rungs only
-#   tools/gpu-ladder.sh OUT again    the ladder's normal-input, sustained configurations at 4096
+#   tools/gpu.sh ladder OUT again    the ladder's normal-input, sustained configurations at 4096
 #                                    and 8192 once more (results/ladder_again), and each one's
 #                                    deviation from the ladder run (issue "numbers that hold on
 #                                    real data": within 1%)
-#   tools/gpu-ladder.sh OUT pair     the same configurations twice, one run right after the
+#   tools/gpu.sh ladder OUT pair     the same configurations twice, one run right after the
 #                                    other (results/ladder_again, its first run kept in
 #                                    results/ladder_pair_a), and each one's deviation between
 #                                    the two: the same check without a ladder run before it
-#   tools/gpu-ladder.sh OUT pair_a   pair in two device calls (each run measures for about
-#   tools/gpu-ladder.sh OUT pair_b   345 s): pair_a is the first run (OUT/ladder_pair_a.tgz);
+#   tools/gpu.sh ladder OUT pair_a   pair in two device calls (each run measures for about
+#   tools/gpu.sh ladder OUT pair_b   345 s): pair_a is the first run (OUT/ladder_pair_a.tgz);
 #                                    pair_b needs it in results/ladder_pair_a (unpack the tgz
 #                                    into results/ and carry it) and runs the second
 # OUT receives the logs, the tables and the figures of each stage.
@@ -40,7 +40,7 @@ subset() {  # PRESET -> the preset itself, or with VARIANTS (e.g. [a,b,cublas]) 
             # those variants only, their params and profile settings with them (and with
             # CUBLAS=[bfloat16] cuBLAS in those element types only; with SIZES=[4096] those
             # sizes only: a tune whose rungs were verified at the odd sizes already, e.g. by
-            # tools/gpu-hopper.sh dev, without settling the GPU for each of them)
+            # tools/gpu.sh hopper OUT dev, without settling the GPU for each of them)
   [ -z "${VARIANTS:-}" ] && { echo "$1"; return; }
   mkdir -p results
   python3 - "$1" "$VARIANTS" "${CUBLAS:-}" "${SIZES:-}" <<'PY'
@@ -48,13 +48,17 @@ import sys
 from pathlib import Path
 import yaml
 path, variants = sys.argv[1], sys.argv[2].strip("[]").replace(" ", "").split(",")
+from mmbench.core.registry import load_registry
+
+registry = load_registry("kernels/registry.yaml")
 config = yaml.safe_load(open(path))
 config["variants"] = variants
-config["params"] = {v: p for v, p in config.get("params", {}).items() if v in variants}
+# each rung in its ladder element types (registry `ladder:`), as `variants: [ladder]` runs it
+config["params"] = {v: {"dtype": list(registry[v].ladder)} for v in variants if registry[v].ladder}
 profile = config.get("profile", {})
 if profile.get("variants"):
-    profile["variants"] = [v for v in profile["variants"] if v in variants]
-    profile["params"] = {v: p for v, p in profile.get("params", {}).items() if v in variants}
+    profile["variants"] = [v for v in variants if v in registry]
+    profile["params"] = {v: dict(p) for v, p in config["params"].items()}
 if sys.argv[4]:  # SIZES=[4096]: these square sizes only, no other shapes
     config["sizes"] = [int(x) for x in sys.argv[4].strip("[]").replace(" ", "").split(",")]
     config["shapes"] = []

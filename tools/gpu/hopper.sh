@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Hopper's own road on a GPU machine (issue "Hopper's own road"): the development loop of the
 # TMA + wgmma rungs, one device call per stage.
-#   tools/gpu-hopper.sh OUT dev VARIANTS DTYPES [SIZES]
+#   tools/gpu.sh hopper OUT dev VARIANTS DTYPES [SIZES]
 #       every instantiation of VARIANTS (e.g. [ws_bf16,cublas]: name the cuBLAS reference too)
 #       for DTYPES (e.g. [bfloat16]; cuBLAS runs those) at SIZES (default [1,31,33,4096,4097,8192] and 1000 x 1100 x 37), int09 inputs in
 #       bursts (the quick look; the ladder measures normal inputs, sustained); prints each
 #       instantiation's verification and GFLOP/s per size, and cuBLAS's
-#   tools/gpu-hopper.sh OUT memcheck VARIANTS...
+#   tools/gpu.sh hopper OUT memcheck VARIANTS...
 #       compute-sanitizer memcheck of every instantiation at 257 x 263 x 129 and 516 x 520 x 132
-#   tools/gpu-hopper.sh OUT sass VARIANT INSTANCE
+#   tools/gpu.sh hopper OUT sass VARIANT INSTANCE
 #       the instantiation's SASS instruction counts (HGMMA, UTMALDG, ...) from cuobjdump
 # OUT receives the logs and tables.
 set -uo pipefail

@@ -1,0 +1,47 @@
+"""The recorded runs of tests/data checked as data: every table against its schema, every
+timings table against the run manifests beside it (no code of the pipeline is exercised here
+besides the checks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mmbench.core import schemas
+from mmbench.core.schemas import check_against_manifests, read_table
+
+from .conftest import DATA
+
+
+def _kind(path: Path) -> str | None:
+    name = path.stem
+    if path.parent.name == "runs" or name == "timings":
+        return "timings"
+    return name if name in schemas.SCHEMAS else None
+
+
+def test_every_recorded_table_satisfies_its_schema():
+    checked = 0
+    for path in sorted(DATA.rglob("*.csv")):
+        kind = _kind(path)
+        if kind is None or "profilers" in path.parts:
+            continue
+        read_table(path, kind)
+        checked += 1
+    # 16 timings tables, 40 per-variant tables, and the refused/resources/profiler tables
+    assert checked >= 70
+
+
+def test_recorded_timings_hold_the_rows_their_manifests_describe():
+    for manifests in {p.parent for p in DATA.rglob("*.manifest.json")}:
+        folder = manifests.parent
+        table = folder / "tables" / "timings.csv"
+        if table.exists():
+            check_against_manifests(
+                read_table(table, "timings"), sorted(manifests.glob("*.manifest.json")), str(table)
+            )
+
+
+def test_recorded_summaries_are_gone_or_agree_with_their_table():
+    """The recorded summary.txt files were made by older code (some showed a GFLOP/s that was
+    not the rate of the time beside it): none is kept; render_only makes it anew."""
+    assert not list(DATA.rglob("summary.txt"))

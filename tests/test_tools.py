@@ -1,0 +1,39 @@
+"""tools/: every tool and every stage of the GPU checks is in tools/README.md's tables, and
+tools/gpu.sh dispatches every stage its README lists (no GPU needed: the dispatch of an unknown
+stage is refused before anything runs)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from .conftest import ROOT
+
+TOOLS = ROOT / "tools"
+
+
+def _table_names(text: str) -> set[str]:
+    return {m.split()[0] for m in re.findall(r"^\| `([^`]+)`", text, re.MULTILINE)}
+
+
+def test_the_readme_lists_every_tool_and_every_stage():
+    listed = _table_names((TOOLS / "README.md").read_text())
+    gpu = (TOOLS / "gpu.sh").read_text()
+    stages = set(re.findall(r"^([a-z-]+)\)$", gpu, re.MULTILINE))  # written in gpu.sh
+    assert {"tests", "main", "rebuild-check", "builds", "memcheck"} <= stages
+    scripts = {p.stem for p in (TOOLS / "gpu").glob("*.sh")}  # tools/gpu/<stage>.sh
+    for stage in scripts:
+        assert re.search(rf"\b{stage}\b[^\n]*\) exec", gpu), f"gpu.sh does not run {stage}"
+    files = {p.name for p in TOOLS.glob("*.py")}
+    missing = (stages | scripts | files) - listed
+    assert not missing, sorted(missing)
+    assert not listed - stages - scripts - files, sorted(listed - stages - scripts - files)
+
+
+def test_an_unknown_stage_is_refused_with_the_valid_ones(tmp_path):
+    out = subprocess.run(
+        ["bash", str(TOOLS / "gpu.sh"), "no-such-stage", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "unknown stage no-such-stage; valid: tests, main, rebuild-check, builds" in out.stderr

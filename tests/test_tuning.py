@@ -1,0 +1,111 @@
+"""plan/tuning.py: the tuning table read and checked, and turned into the parameters of the
+rungs for this run's GPU model; every bad table named with its file, line and what is valid."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from mmbench.core.registry import load_registry
+from mmbench.plan import plan, tuning
+from mmbench.plan.config import ConfigError
+from mmbench.plan.tuning import apply_tuned
+
+from .conftest import ROOT
+
+
+def _cfg(tuned, **more):
+    return dict(dict(variants=["warptile_db", "cublas"], tuned=str(tuned), profile={}), **more)
+
+
+def test_a_malformed_tuning_table_names_the_key_and_the_file(tmp_path):
+    bad = tmp_path / "tuned.csv"
+    bad.write_text("gpu_name,variant,dtype,params\nA,warptile_db,float32,BM=64\nA,b,c,d,e,f\n")
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(bad, tuned_gpu="X"), [], load_registry())
+    assert f"config key 'tuned': '{bad}' is not a readable CSV table" in str(err.value)
+    assert "line 3" in str(err.value)  # pandas' own words: Expected 4 fields in line 3, saw 6
+
+
+def test_a_missing_table_is_reported_before_the_gpu_is_looked_for(tmp_path):
+    missing = tmp_path / "nope.csv"
+    with pytest.raises(ConfigError, match=rf"config key 'tuned': '{missing}' does not exist"):
+        apply_tuned(_cfg(missing), [], load_registry())
+
+
+def test_an_undeclared_tuned_value_names_the_file_line_and_valid_values(tmp_path):
+    table = tmp_path / "tuned.csv"
+    table.write_text(
+        "gpu_name,variant,dtype,params\n"
+        "GPU X,warptile_db,float32,BM=96 BN=128 BK=16 WM=64 WN=64 WNITER=1 TM=8 TN=4\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
+    text = str(err.value)
+    assert f"{table}, line 2: warptile_db BM=96 is not a value the registry declares" in text
+    assert "valid values of BM: 64, 128, 256" in text
+
+
+def test_the_tuned_table_pins_each_rung_to_its_tuned_instantiation():
+    registry = load_registry()
+    table = tuning.read_tuned(ROOT / "kernels" / "tuned.csv")
+    gpu = "NVIDIA H100 80GB HBM3"
+    cfg = dict(variants=["warptile_db", "mma_f64", "cublas"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+               tuned_gpu=gpu, profile=dict(enabled=True, variants=["mma_f64"]))  # fmt: skip
+    out = tuning.apply_tuned(cfg, [], registry)
+    best = table[(table.gpu_name == gpu) & (table.variant == "mma_f64")].iloc[0]
+    # kernels/tuned.csv's row, read by hand: BM=64 BN=64 BK=16 WM=32 WN=32 STAGES=4 MMAK=8
+    assert best.params == "BM=64 BN=64 BK=16 WM=32 WN=32 STAGES=4 MMAK=8"
+    assert out["params"]["mma_f64"] == {
+        "dtype": ["float64"], "BM": [64], "BN": [64], "BK": [16], "WM": [32], "WN": [32],
+        "STAGES": [4], "MMAK": [8],
+    }  # fmt: skip
+    assert "cublas" not in out["params"]  # one instantiation per type: nothing to tune
+    assert out["profile"]["params"]["mma_f64"] == out["params"]["mma_f64"]
+    [params] = plan.buildable(registry["mma_f64"], out, "sm_90")[0]
+    assert plan.Configuration.of("mma_f64", params, m=1, n=1, k=1, accumulate=False,
+                                 memory="pinned", distribution="int09", seed=1).instance == best.instance  # fmt: skip
+
+
+def test_a_gpu_model_without_tuned_parameters_is_refused_with_the_command_to_tune():
+    with pytest.raises(
+        ConfigError, match=r"holds no tuned parameters of mma_tf32 for 'NVIDIA B200'.*tune.yaml"
+    ):
+        tuning.apply_tuned(dict(variants=["mma_tf32"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+                                tuned_gpu="NVIDIA B200"), [], load_registry())  # fmt: skip
+    with pytest.raises(ConfigError, match="'tuned_gpu': auto finds no GPU"):
+        tuning.apply_tuned(
+            dict(variants=["mma_tf32"], tuned="kernels/tuned.csv"), [], load_registry()
+        )
+    with pytest.raises(ConfigError, match="'no/such.csv' does not exist"):
+        tuning.apply_tuned(
+            dict(variants=["mma_tf32"], tuned="no/such.csv", tuned_gpu="x"), [], load_registry()
+        )
+
+
+def test_a_tuning_table_older_than_the_registry_is_refused(tmp_path):
+    """A rung that gained a parameter since it was tuned (mma_f64's MMAK) is not run with the
+    new parameter unpinned: the table is refused with the difference and the command."""
+    table = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    table.loc[table.variant == "mma_f64", "params"] = "BM=64 BN=128 BK=8 WM=32 WN=32 STAGES=4"
+    old = tmp_path / "tuned.csv"
+    table.to_csv(old, index=False)
+    with pytest.raises(
+        ConfigError, match=r"mma_f64 \(tuned: BK BM BN STAGES WM WN; registry: .*MMAK\)"
+    ):
+        tuning.apply_tuned(dict(variants=["mma_f64"], tuned=str(old), tuned_gpu="NVIDIA H100 80GB HBM3"),
+                           [], load_registry())  # fmt: skip
+
+
+def test_two_tuning_rows_for_one_variant_are_refused(tmp_path):
+    from mmbench.plan.tuning import apply_tuned
+
+    rows = (ROOT / "kernels" / "tuned.csv").read_text().splitlines()
+    bt = next(r for r in rows if ",blocktile_1d,float32," in r)
+    other = bt.replace("BM=64 BN=64 BK=8 TM=8", "BM=128 BN=64 BK=8 TM=8")
+    tuned = tmp_path / "tuned.csv"
+    tuned.write_text("\n".join([*rows, other]) + "\n")
+    registry = load_registry()
+    cfg = {"tuned": str(tuned), "tuned_gpu": "NVIDIA H100 80GB HBM3", "variants": ["blocktile_1d"]}
+    with pytest.raises(ConfigError, match="2 rows claim blocktile_1d float32"):
+        apply_tuned(cfg | {"params": {}, "profile": {"params": {}}}, [], registry)
