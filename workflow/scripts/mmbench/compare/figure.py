@@ -13,7 +13,7 @@ import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from mmbench.report.figures import _setup, ladder, no_data, save, verdict  # noqa: E402
+from mmbench.report.plotting import _setup, ladder, no_data, save, verdict  # noqa: E402
 
 COMPARE_COLOURS = {
     "REGRESSED": "#000000",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .distributions import DISTRIBUTIONS
-from .elements import ELEMENT_TYPES
+from .elements import ELEMENT_TYPES, ElementType, element_type
 from .sampling import LOADS
 
 
@@ -208,6 +208,13 @@ class _Methods:
         object.__setattr__(
             self, "params", tuple(p.items()) if isinstance(p, dict) else tuple(tuple(x) for x in p)
         )
+
+    @property
+    def element(self) -> ElementType:
+        """The element type, resolved once from the `dtype` name: its input, output and
+        accumulator scalars (C++ type, size, NumPy dtype, tensor-map type, unit roundoff) and
+        its cuBLAS route."""
+        return element_type(self.dtype)
 
     @property
     def instance_params(self) -> dict:

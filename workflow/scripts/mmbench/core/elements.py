@@ -36,6 +36,8 @@ class Scalar:
     # the guard-zone bit pattern: a NaN of the type (integers: an unlikely value)
     sentinel: int
     cuda_data_type: int
+    # its CUtensorMapDataType member (cuda-bindings' driver API), for a tensor map of it
+    tensor_map_type: str
 
     @property
     def integer(self) -> bool:
@@ -71,12 +73,57 @@ def numpy_dtype(name: str) -> np.dtype:
 SCALARS = {
     s.name: s
     for s in (
-        Scalar("float32", "float", "float32", 4, 24, 0xFFBADBAD, CUDA_R_32F),
-        Scalar("float64", "double", "float64", 8, 53, 0xFFF4BADBADBADBAD, CUDA_R_64F),
-        Scalar("int32", "int", "int32", 4, None, 0xFFBADBAD, CUDA_R_32I),
+        Scalar(
+            "float32",
+            "float",
+            "float32",
+            4,
+            24,
+            0xFFBADBAD,
+            CUDA_R_32F,
+            "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+        ),
+        Scalar(
+            "float64",
+            "double",
+            "float64",
+            8,
+            53,
+            0xFFF4BADBADBADBAD,
+            CUDA_R_64F,
+            "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
+        ),
+        Scalar(
+            "int32",
+            "int",
+            "int32",
+            4,
+            None,
+            0xFFBADBAD,
+            CUDA_R_32I,
+            "CU_TENSOR_MAP_DATA_TYPE_INT32",
+        ),
         # 0xFFBA is a NaN in both 16-bit formats (all-ones exponent, non-zero fraction)
-        Scalar("float16", "__half", "float16", 2, 11, 0xFFBA, CUDA_R_16F),
-        Scalar("bfloat16", "__nv_bfloat16", "bfloat16", 2, 8, 0xFFBA, CUDA_R_16BF),
+        Scalar(
+            "float16",
+            "__half",
+            "float16",
+            2,
+            11,
+            0xFFBA,
+            CUDA_R_16F,
+            "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+        ),
+        Scalar(
+            "bfloat16",
+            "__nv_bfloat16",
+            "bfloat16",
+            2,
+            8,
+            0xFFBA,
+            CUDA_R_16BF,
+            "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+        ),
     )
 }
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mmbench.core.elements import SCALARS, element_type
+from mmbench.core.elements import SCALARS
 from mmbench.core.launch_spec import Int, LaunchSpec, Pointer, TensorMap, Workspace
 
 CUPY_DYNAMIC_SHARED_DEFAULT = 48 * 1024
@@ -130,13 +130,6 @@ def encode_tensor_map(t: TensorMap, address: int) -> bytes:
     from cuda.bindings import driver as cu
 
     scalar = SCALARS[t.scalar]
-    types = {
-        "float32": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-        "float64": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-        "int32": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_INT32,
-        "float16": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        "bfloat16": cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-    }
     swizzles = {
         0: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
         32: cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
@@ -146,7 +139,7 @@ def encode_tensor_map(t: TensorMap, address: int) -> bytes:
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
     tmap = _check(
         cu.cuTensorMapEncodeTiled(
-            types[t.scalar],
+            getattr(cu.CUtensorMapDataType, scalar.tensor_map_type),
             2,
             address,
             [u64(t.cols), u64(t.rows)],
@@ -226,7 +219,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
     other library is needed for these types)."""
     from cupy_backends.cuda.libs import cublas as cb
 
-    e = element_type(conf.dtype)
+    e = conf.element
     if e.cublas is None:
         raise ValueError(f"cuBLAS has no GEMM for {conf.dtype}")
     handle = handle or cp.cuda.device.get_cublas_handle()

@@ -21,7 +21,7 @@ import numpy as np
 from mmbench.core import arith
 from mmbench.core.axes import INPUTS_KEY
 from mmbench.core.distributions import distribution
-from mmbench.core.elements import element_type, numpy_dtype
+from mmbench.core.elements import numpy_dtype
 from mmbench.measure import freivalds
 from mmbench.measure.verify import Verification, verify_device
 
@@ -30,7 +30,7 @@ def make_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Host matrices A (m x k) and B (k x n) in the inputs' type and, for C += A.B, C0 (m x n)
     in the output's type, drawn from the configuration's distribution (core/distributions.py)."""
     rng = np.random.default_rng([conf.seed, conf.m, conf.n, conf.k])
-    e, d = element_type(conf.dtype), distribution(conf.distribution)
+    e, d = conf.element, distribution(conf.distribution)
     a, b = d.draw(rng, (conf.m, conf.k), e.input), d.draw(rng, (conf.k, conf.n), e.input)
     c0 = d.draw(rng, (conf.m, conf.n), e.output) if conf.accumulate else None
     return a, b, c0

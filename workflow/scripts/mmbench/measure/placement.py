@@ -29,7 +29,7 @@ import ctypes
 import numpy as np
 
 from mmbench.core.arith import round_up
-from mmbench.core.elements import SCALARS, element_type
+from mmbench.core.elements import SCALARS
 
 # the scalar type of a NumPy or CuPy dtype, by name (the guard zones' sentinel comes from it)
 SCALAR_OF = {s.numpy: s for s in SCALARS.values()}
@@ -160,7 +160,7 @@ class Placement:
         self.cp, self.conf, self.a, self.b, self.c0 = cp, conf, a, b, c0
         self.guard = guard
         self.buffers = buffers or HostBuffers()
-        e = element_type(conf.dtype)
+        e = conf.element
         self.input_dtype, self.output_dtype = e.input.np_dtype, e.output.np_dtype
         # leading dimensions the kernel sees are multiples of `align` bytes (registry `align`)
         self.align = align

@@ -31,7 +31,6 @@ import numpy as np
 from mmbench.core import arith
 from mmbench.core.axes import Configuration
 from mmbench.core.axes import describe as describe_axes
-from mmbench.core.elements import element_type
 from mmbench.core.registry import Variant
 from mmbench.core.row import SAMPLES, Row, error_row
 from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
@@ -175,7 +174,7 @@ class Runner:
         rows, cols = self.variant.reach_of(conf.instance_params, conf.m, conf.n, conf.k)
         lds = (conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad)
         align = self.variant.alignment(conf.instance_params)
-        e = element_type(conf.dtype)
+        e = conf.element
         multiple = align // min(e.input.nbytes, e.output.nbytes)  # round_up: <= 1 is none
         guard = arith.guard_elements(rows, cols, *lds, multiple=multiple)
         # instantiations with the same reach share the placement (its buffers, guard zones and

@@ -8,193 +8,47 @@ figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
 
 from __future__ import annotations
 
-import math
-import textwrap
-from contextvars import ContextVar
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.row import parameter_columns  # noqa: E402
-
-
-def variant_order() -> list[str]:
-    """The optimisation ladder: the registry's order, which also fixes each variant's colour."""
-    return list(load_registry())
-
-
-def palette(variants=()) -> dict:
-    order = variant_order()
-    # the colour-blind palette, then its dark shades: twenty distinct colours before any repeats
-    colours = sns.color_palette("colorblind") + sns.color_palette("dark")
-    out = {v: colours[i % len(colours)] for i, v in enumerate(order)}
-    extra = [v for v in variants if v not in out]
-    for i, v in enumerate(extra):
-        out[v] = colours[(len(order) + i) % len(colours)]
-    return out
-
-
-def _setup():
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
-
-
-# the inputs and load of the rows a figure shows ("int09 inputs, burst load"), set by the output
-# catalogue around each figure it makes from the timings (catalogue.one_condition)
-CONDITION: ContextVar[str] = ContextVar("condition", default="")
-
-
-def verdict(fig, text: str) -> None:
-    """What this run says about the report's conclusion, printed under the figure, wrapped to
-    the figure's width, naming the inputs and load it was measured under."""
-    width = max(60, int(fig.get_figwidth() * 14))  # characters of 9-point text per line
-    cond = CONDITION.get()
-    head = f"This run ({cond}): " if cond else "This run: "
-    fig.text(
-        0.01,
-        -0.02,
-        textwrap.fill(head + text, width),
-        ha="left",
-        va="top",
-        fontsize=9,
-        style="italic",
-    )
-
-
-def grid(n: int, ncols: int = 3, size=(4.2, 3.2), **kw):
-    """A figure of n small panels, at most ncols a row (unused ones hidden)."""
-    ncols = min(ncols, n)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False, **kw
-    )
-    for ax in axes.flat[n:]:
-        ax.set_visible(False)
-    # a panel with no visible panel below it shows its x tick labels (shared x axes hide them
-    # on every row but the last, also where the last row is not full)
-    for i, ax in enumerate(axes.flat[:n]):
-        if i + ncols >= n:
-            ax.xaxis.set_tick_params(labelbottom=True)
-    return fig, list(axes.flat[:n])
-
-
-def save(fig, stem: Path) -> list[Path]:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
-    plt.close(fig)
-    return paths
-
-
+from mmbench.report.findings import (  # noqa: E402
+    _tensor_placed,
+    block_width,
+    bound_in_words,
+    closest_to_cublas,
+    peaks_at_multiples,
+    roofline_note,
+    tiled_vs_naive,
+    transfer_share,
+)
+from mmbench.report.plotting import (  # noqa: E402
+    CONDITION,
+    _lines,
+    _setup,
+    failed_points,
+    grid,
+    ladder,
+    log_sizes,
+    measured,
+    no_data,
+    palette,
+    save,
+    shown_apart,
+    square,
+    variant_order,
+    verdict,
+)
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
-from mmbench.report.summary import CELL_AXES, MixedCell, cell_index, significant  # noqa: E402
+from mmbench.report.summary import significant  # noqa: E402
 
-__all__ = ["NoData"]
-
-
-def no_data(title: str, needs: str):
-    raise NoData(f"{title}: no data in this run; needs {needs}")
-
-
-# Every figure function takes stem=None to check its data only (raising NoData, else returning
-# None before plotting): the workflow makes only the figures a run has data for.
-
-
-def measured(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows that ran and verified (FAIL rows are shown in the tables, not as performance)."""
-    d = df[df["verification"] == "PASS"].copy()
-    d["series"] = d["label"]
-    return d
-
-
-def ladder(d: pd.DataFrame) -> list[str]:
-    """Series in the order of the optimisation ladder: registry order, then the parameter
-    values, numerically."""
-    rank = {v: i for i, v in enumerate(variant_order())}
-    params = [c for c in parameter_columns(d) if c != "series"]
-    keys = d.drop_duplicates("series")[["series", "variant", *params]]
-    keys = keys.assign(_r=[rank.get(v, len(rank)) for v in keys.variant])
-    return list(keys.sort_values(["_r", *params], na_position="first").series)
-
-
-# line styles and markers of the series of one variant, in ladder order: every series marked
-DASHES = ["-", "--", ":", "-."]
-MARKERS = ["o", "^", "s", "D", "v", "P"]
-
-
-def shown_apart(d: pd.DataFrame, x: str) -> pd.DataFrame:
-    """The rows with each series named by the axes that tell apart configurations sharing one
-    of its x values (cuBLAS in float32 and float64 at one N: two lines, "cublas float32" and
-    "cublas float64"), so that every point of a line is one configuration."""
-    d = d.copy()
-    for a in cell_index(d, ["series"], within=x)[1:]:
-        varies = d.groupby("series")[a].transform("nunique") > 1
-        d.loc[varies, "series"] = d.loc[varies, "series"] + " " + d.loc[varies, a].astype(str)
-    return d
-
-
-def _lines(ax, d, x, y, lo=None, hi=None):
-    d = shown_apart(d, x)
-    pal = palette(d["variant"].unique())
-    seen: dict[str, int] = {}
-    for series in ladder(d):
-        g = d[d.series == series].sort_values(x)
-        twice = g[g[x].duplicated(keep=False)]
-        if len(twice):  # a line's point is one configuration, never two drawn as one
-            axes = [a for a in CELL_AXES if a in g and twice[a].nunique() > 1]
-            raise MixedCell(
-                f"{series}: {len(twice)} configurations share {x} = {twice[x].iloc[0]} on one "
-                f"line (they differ in {', '.join(axes) or 'nothing shown'}); the figure must "
-                "choose or show that axis"
-            )
-        v = g["variant"].iloc[0]
-        i = seen[v] = seen.get(v, -1) + 1
-        ls = DASHES[i % len(DASHES)]
-        mk = MARKERS[i % len(MARKERS)]
-        ax.plot(
-            g[x],
-            g[y],
-            ls,
-            color=pal[v],
-            label=series,
-            lw=1.6 if v != "cublas" else 2.4,
-            marker=mk,
-            markersize=4,
-            markevery=max(1, len(g) // 8),
-        )
-        if lo is not None and hi is not None:
-            ax.fill_between(g[x], g[lo], g[hi], color=pal[v], alpha=0.2, lw=0)
-
-
-def square(d: pd.DataFrame) -> pd.DataFrame:
-    return d[(d.m == d.n) & (d.n == d.k)]
-
-
-def log_sizes(ax, lo: float, hi: float) -> None:
-    """A log-scale size axis labelled at the powers of two in range, as plain numbers, minor
-    ticks unlabelled (labels at every minor tick overlap)."""
-    ax.set_xscale("log")
-    ticks = [2**i for i in range(0, 20) if lo <= 2**i <= hi]
-    ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.0f}"))
-    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
-
-
-def failed_points(ax, timings: pd.DataFrame, variant: str, x: str, y: str, memory: str) -> None:
-    """The configurations of `variant` that ran but did not verify, as red crosses (at their
-    measured value): a line that stops there does not hide why."""
-    f = timings[(timings.variant == variant) & (timings.verification == "FAIL")]
-    f = square(f[f.memory == memory]) if "memory" in f else square(f)
-    if len(f):
-        ax.plot(f[x], f[y], "x", color="#d62728", markersize=7, mew=2, label="FAIL (not verified)")
+__all__ = ["CONDITION", "NoData", "measured", "shown_apart", "block_width", "bound_in_words", "closest_to_cublas",
+           "peaks_at_multiples", "roofline_note", "tiled_vs_naive", "transfer_share"]  # fmt: skip
 
 
 def time_vs_n(timings, stem, memory="pinned"):
@@ -231,23 +85,6 @@ def time_vs_n(timings, stem, memory="pinned"):
     fig.tight_layout()
     verdict(fig, tiled_vs_naive(d))
     return save(fig, stem)
-
-
-def tiled_vs_naive(d: pd.DataFrame) -> str:
-    """Seed 000: the shared-memory kernel is faster than the naive one, at every n."""
-    t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms.median()
-    n = d[d.variant == "naive_guarded"].groupby(["params", "m"]).kernel_ms.median()
-    both = pd.concat([t.rename("t"), n.rename("n")], axis=1).dropna()
-    if both.empty:
-        return "no tiled_guarded / naive_guarded pair to compare."
-    wins = (both.t < both.n).mean() * 100
-    agree = (
-        "agrees with" if wins == 100 else "partly agrees with" if wins >= 50 else "disagrees with"
-    )
-    return (
-        f"tiled is faster than naive in {wins:.0f}% of (parameters, n) pairs, by "
-        f"{(both.n / both.t).median():.2f}x (median): {agree} seed 000."
-    )
 
 
 def gflops_vs_n(timings, stem, kind="kernel"):
@@ -341,40 +178,6 @@ def remainder(timings, stem):
     fig.suptitle("Remainder effect, N = 1000..1100 step 1 (seed 002)")
     verdict(fig, peaks_at_multiples(kern))
     return save(fig, stem)
-
-
-def block_width(block: str) -> int:
-    """x threads of a launch's block, "32x32x1" -> 32 (the period of the remainder effect)."""
-    return int(str(block).split("x")[0])
-
-
-def peaks_at_multiples(kern: pd.DataFrame) -> str:
-    """Seed 002: peaks at N multiple of the block.  Per series: mean GFLOP/s where N is a
-    multiple of its block width over the mean elsewhere, and whether the tiled kernels peak and
-    which series dip instead, all from this run's numbers."""
-    gains = {}
-    for series in ladder(kern):
-        g = kern[kern.series == series]
-        width = block_width(g.block.iloc[0])
-        at = g[g.m % width == 0].kernel_gflops.mean()
-        off = g[g.m % width != 0].kernel_gflops.mean()
-        if width > 1 and not (math.isnan(at) or math.isnan(off)):
-            gains[series] = (width, 100 * (at / off - 1))
-    if not gains:
-        return "no series has sizes both on and off multiples of its block width."
-    parts = [f"{s} {pct:+.1f}% (block width {w})" for s, (w, pct) in gains.items()]
-    tiled = {s: pct for s, (_, pct) in gains.items() if s.startswith("tiled")}
-    dips = [s for s, (_, pct) in gains.items() if pct < -1]
-    text = "GFLOP/s at multiples of the block width vs elsewhere: " + ", ".join(parts) + ". "
-    if tiled and all(pct > 0 for pct in tiled.values()):
-        text += "The tiled kernels peak at multiples of their block, as seed 002 found"
-    elif tiled:
-        text += "The tiled kernels do not all peak at multiples of their block, unlike seed 002"
-    else:
-        text += "No tiled kernel in this run to compare with seed 002"
-    if dips:
-        text += "; " + ", ".join(dips) + (" dips" if len(dips) == 1 else " dip") + " there instead"
-    return text + "."
 
 
 def global_vs_kernel(timings, stem):
@@ -479,20 +282,6 @@ def time_split(timings, stem):
     fig.legend(handles, labels, loc="upper right", ncol=3, fontsize=8, frameon=False)
     verdict(fig, transfer_share(d[d.m == sizes[-1]]))
     return save(fig, stem)
-
-
-def transfer_share(d: pd.DataFrame) -> str:
-    """What share of the global time the copies take, fastest and slowest kernel, at one size."""
-    d = d.assign(
-        share=(d.h2d_ms_median + d.d2h_ms_median)
-        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
-    )
-    fast, slow = d.loc[d.kernel_ms_median.idxmin()], d.loc[d.kernel_ms_median.idxmax()]
-    return (
-        f"at N = {int(d.m.iloc[0])}, HtoD + DtoH take {fast.share:.0%} of the global time for the "
-        f"fastest kernel ({fast.series}, {fast.kernel_ms_median:.3g} ms) and {slow.share:.0%} for "
-        f"the slowest ({slow.series}, {slow.kernel_ms_median:.3g} ms)."
-    )
 
 
 def fraction_of_cublas(timings, stem):
@@ -699,16 +488,6 @@ def ladder_load(timings, stem):
     return save(fig, stem)
 
 
-def closest_to_cublas(d: pd.DataFrame) -> str:
-    """The best and the worst series at the largest size, as a fraction of cuBLAS."""
-    big = d[d.m == d.m.max()]
-    best, worst = big.loc[big.fraction.idxmax()], big.loc[big.fraction.idxmin()]
-    return (
-        f"at N = {int(big.m.iloc[0])} the closest to cuBLAS is {best.series} at "
-        f"{best.fraction:.0%} of its rate; the furthest, {worst.series}, at {worst.fraction:.1%}."
-    )
-
-
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
     """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
     if roof is None or roof.empty or ceilings is None or ceilings.empty:
@@ -783,62 +562,3 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         fig.tight_layout()
     verdict(fig, roofline_note(roof, has_l1))
     return save(fig, stem)
-
-
-def _tensor_placed(r) -> bool:
-    """A kernel the roofline placed by its product's 2mnk FLOPs: its work ran on the tensor
-    cores, which the FMA counters miss (roofline.table)."""
-    return str(r.get("flop_source", "")).startswith("2mnk")
-
-
-def bound_in_words(r, has_l1: bool) -> str:
-    """What bounds a kernel, as a course report says it: below the ridge, DRAM bandwidth;
-    above it and within a factor 2 of the FMA roof, the FMA units; above it and far from that
-    roof, neither: something on the chip (no ceiling of it is measured here, so the global-load
-    intensity and bandwidth are given as facts, not as a bound)."""
-    frac = r["fraction_of_attainable"]
-    dram = f"{r['arithmetic_intensity']:.0f} FLOP per DRAM byte"
-    roof = "DRAM roof" if r["bound"] == "memory" else "FMA roof"
-    side = "below the ridge" if r["bound"] == "memory" else "above the ridge"
-    if frac >= 0.5:
-        what = "DRAM-bound" if r["bound"] == "memory" else "compute-bound"
-        return f"{dram}, {side}: {what}, at {frac:.0%} of the {roof}"
-    text = (
-        f"{dram}, {side} yet at {frac:.0%} of the {roof}: bound neither by DRAM nor by the FMA "
-        "units, but on chip (loads, latency)"
-    )
-    l1 = r.get("l1_arithmetic_intensity")
-    if has_l1 and pd.notna(l1):
-        bw = r["achieved_gflops"] / l1 / 1e3
-        text += f"; {l1:.2f} FLOP per global-load byte, {bw:.1f} TB/s of loads through L1 (right)"
-    return text
-
-
-def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
-    """Where each profiled kernel sits, from the roofline table: its bound and the fraction of
-    the attainable rate it reaches; with L1 intensities, how far tiling moves it.  Tensor-core
-    kernels are measured against no ceiling (only the CUDA cores' are measured): they are named
-    together, fastest first, with their rates and whether they pass the CUDA-core roof."""
-    parts, tensor = [], []
-    many = len(roof) > 6
-    for _, r in roof.iterrows():
-        name = f"{r['variant']} {r['dtype']}" if many else f"{r['label']} N={int(r['m'])}"
-        if _tensor_placed(r):
-            tensor.append((r["achieved_gflops"], name, r["achieved_gflops"] > r["peak_gflops"]))
-            continue
-        parts.append(f"{name}: {bound_in_words(r, has_l1)}")
-    if tensor:
-        tensor.sort(reverse=True)
-        above = sum(a for _, _, a in tensor)
-        parts.append(
-            "on the tensor cores (placed by 2mnk FLOPs; no tensor-core ceiling is measured), "
-            + ", ".join(f"{name} {g / 1e3:.1f}" for g, name, _ in tensor)
-            + " TFLOP/s"
-            + (
-                f": {'all' if above == len(tensor) else above} of {len(tensor)} above the "
-                "CUDA-core roof"
-                if above
-                else ""
-            )
-        )
-    return "; ".join(parts) + "."
