@@ -213,3 +213,24 @@ def test_the_rows_kernel_time_is_the_median_of_a_burst_and_the_mean_of_a_sustain
         cols = Samples(load=load, kernel=list(times)).columns()
         assert cols["kernel_ms"] == pytest.approx(want)
         assert cols["kernel_ms_median"] == 1.0 and cols["kernel_ms_mean"] == pytest.approx(1.08)
+
+
+def test_the_stopping_rule_is_asked_after_each_sample_as_nvbench_asks_its_criterion():
+    """Hand count: 30 ms samples under min_samples=5 and min_time 0.2 s stop after the 7th
+    (7 x 30 = 210 ms, the first total at or above 200 ms); under the noise rule with
+    noise_min_samples=3, three equal samples have no noise and stop at once."""
+    from mmbench.measure.timing import CountRule, NoiseRule, stopping_rule
+
+    rule = stopping_rule(Sampling(min_samples=5, min_time_s=0.2))
+    assert isinstance(rule, CountRule)
+    taken = 0
+    while not rule.done():
+        rule.add(30.0)
+        taken += 1
+    assert taken == 7
+    noise_rule = stopping_rule(Sampling(stop="noise", noise_min_samples=3, max_noise=0.005))
+    assert isinstance(noise_rule, NoiseRule)
+    for _ in range(3):
+        assert not noise_rule.done()
+        noise_rule.add(2.0, kernel_ms=1.0)
+    assert noise_rule.done()

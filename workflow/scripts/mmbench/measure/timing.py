@@ -60,24 +60,68 @@ def noise(samples_ms: list[float]) -> float:
     return float(np.std(samples_ms, ddof=1)) / math.sqrt(n) / mean if mean > 0 else math.inf
 
 
-def enough(samples_ms: list[float], s: Sampling, kernel_ms: list[float] | None = None) -> bool:
-    """The stopping rule, on the global samples (`samples_ms`) and the kernel-only ones.
-    `count` (the default): min count and min GPU time.  `noise` (nvbench's criterion): at least
-    noise_min_samples, then stop as soon as the relative standard deviation of the mean kernel
-    time is at most max_noise, so a long, steady kernel stops after a few samples and a noisy
-    one keeps sampling; unlike nvbench (min time 0.5 s) it asks no minimum GPU time, which is
-    what saves samples on long kernels.  Both are capped by max count, and by max time once at
-    least 3 samples exist."""
-    n, total = len(samples_ms), sum(samples_ms) / 1e3
-    if n >= s.max_samples:
-        return True
-    if s.stop == "noise":
-        watched = samples_ms if kernel_ms is None else kernel_ms
-        if n >= s.noise_min_samples and noise(watched) <= s.max_noise:
+class StoppingRule:
+    """When a configuration has enough timed samples, as nvbench's stopping criterion is written:
+    each sample is added as it is timed, then the rule is asked whether it is done.  Every rule
+    stops at max_samples, and at max_time once it has at least 3 samples (a slow kernel);
+    between those, the subclass's own test (Sampling.stop names it: STOPPING_RULES)."""
+
+    def __init__(self, s: Sampling):
+        self.s = s
+        self.samples_ms: list[float] = []  # what each timed sample took, the copies included
+        self.kernel_ms: list[float] | None = None  # the kernel alone, where it is timed apart
+
+    def add(self, sample_ms: float, kernel_ms: float | None = None) -> None:
+        self.samples_ms.append(sample_ms)
+        if kernel_ms is not None:
+            if self.kernel_ms is None:
+                self.kernel_ms = []
+            self.kernel_ms.append(kernel_ms)
+
+    def done(self) -> bool:
+        s, n = self.s, len(self.samples_ms)
+        total_s = sum(self.samples_ms) / 1e3
+        if n >= s.max_samples or self.enough(n, total_s):
             return True
-    elif n >= s.min_samples and total >= s.min_time_s:
-        return True
-    return n >= min(3, s.min_samples) and total >= s.max_time_s
+        return n >= min(3, s.min_samples) and total_s >= s.max_time_s
+
+    def enough(self, n: int, total_s: float) -> bool:
+        raise NotImplementedError
+
+
+class CountRule(StoppingRule):
+    """`count` (the default): at least min_samples and min_time of GPU time."""
+
+    def enough(self, n: int, total_s: float) -> bool:
+        return n >= self.s.min_samples and total_s >= self.s.min_time_s
+
+
+class NoiseRule(StoppingRule):
+    """`noise` (nvbench's criterion): at least noise_min_samples, then stop as soon as the
+    relative standard deviation of the mean kernel time is at most max_noise, so a long, steady
+    kernel stops after a few samples and a noisy one keeps sampling; unlike nvbench (min time
+    0.5 s) it asks no minimum GPU time, which is what saves samples on long kernels."""
+
+    def enough(self, n: int, total_s: float) -> bool:
+        watched = self.samples_ms if self.kernel_ms is None else self.kernel_ms
+        return n >= self.s.noise_min_samples and noise(watched) <= self.s.max_noise
+
+
+STOPPING_RULES = {"count": CountRule, "noise": NoiseRule}
+
+
+def stopping_rule(s: Sampling) -> StoppingRule:
+    return STOPPING_RULES[s.stop](s)
+
+
+def enough(samples_ms: list[float], s: Sampling, kernel_ms: list[float] | None = None) -> bool:
+    """The stopping rule asked about samples already taken (global and kernel-only ones)."""
+    rule = stopping_rule(s)
+    for i, ms in enumerate(samples_ms):
+        rule.add(ms, None if kernel_ms is None else kernel_ms[i])
+    if kernel_ms is not None and not samples_ms:
+        rule.kernel_ms = []
+    return rule.done()
 
 
 def summarize(values: list[float]) -> dict:
@@ -345,14 +389,17 @@ class Burst:
         out = Samples(load=self.name)
         if k.telemetry:
             k.telemetry.start(k.in_pass_kernel)
+        stop = stopping_rule(s)
+        stop.kernel_ms = []  # the noise rule watches the kernel alone
         try:
-            while not enough(out.glob, s, out.kernel):
+            while not stop.done():
                 h2d, kernel, d2h = sites[len(out.kernel) % len(sites)].one_pass()
                 out.clock.append(k.clock_after())
                 out.kernel.append(kernel)
                 out.h2d.append(h2d)
                 out.d2h.append(d2h)
                 out.glob.append(h2d + kernel + d2h)
+                stop.add(out.glob[-1], kernel)
         finally:
             trace = k.telemetry.stop() if k.telemetry else None
         if trace is not None:
@@ -366,7 +413,8 @@ class Burst:
         if count > 1 and k.launch is not None and k.batcher is not None:
             out.batch_size = count
             totals: list[float] = []
-            while not enough(totals, s):
+            stop = stopping_rule(s)
+            while not stop.done():
                 site = sites[len(totals) % len(sites)]
                 batcher = site.batcher or k.batcher
                 start, end = batcher.queue(site.launch, count, warm=len(sites) > 1)
@@ -374,6 +422,7 @@ class Burst:
                 batcher.check()
                 ms = batcher.cp.cuda.get_elapsed_time(start, end)
                 totals.append(ms)
+                stop.add(ms)
                 out.batch.append(ms / count)
                 out.batch_clock.append(k.clock_after())
         out.clock_probe(k)
