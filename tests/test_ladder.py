@@ -196,19 +196,18 @@ def test_a_figure_shows_one_condition_and_its_note_names_it(timings):
     """A figure made from the timings (all but ladder_load, which compares conditions) gets the
     rows of one inputs-and-load condition, the headline where measured, and its note says
     which; a run recorded before the load axis reads as burst."""
-    from mmbench.report import catalogue, figures
+    from mmbench.report import catalogue
 
     seen = {}
 
     def make(d, stem):
-        seen.update(t=d["timings"], cond=figures.CONDITION.get())
+        seen.update(t=d["timings"], cond=d.get("condition", ""))
 
     catalogue.one_condition(make)({"timings": timings}, None)
     assert set(zip(seen["t"].distribution, seen["t"].load, strict=True)) == {
         ("normal", "sustained")
     }
     assert seen["cond"] == "normal inputs, sustained load; 3 other conditions not shown"
-    assert figures.CONDITION.get() == ""  # set around one figure only
     main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     catalogue.one_condition(make)({"timings": main.drop(columns="load", errors="ignore")}, None)
     assert seen["cond"] == "int09 inputs, burst load" and len(seen["t"]) == len(main)

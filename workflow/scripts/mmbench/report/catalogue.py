@@ -28,17 +28,13 @@ from mmbench.core.schemas import check_against_manifests, read_table
 from mmbench.report import ladder, report_tables
 
 
-class _Figures:
-    """mmbench.report.figures, imported on first use: it imports matplotlib and seaborn (about half a
-    second), which the table jobs never need."""
+def _figures():
+    """mmbench.report.figures, imported when a figure is made: it imports matplotlib and seaborn
+    (about half a second), which the table jobs never need."""
+    from mmbench.report import figures
 
-    def __getattr__(self, name):
-        from mmbench.report import figures as module
+    return figures
 
-        return getattr(module, name)
-
-
-figures = _Figures()
 
 # inputs that exist only when the profile: section is on
 PROFILE_INPUTS = frozenset({"roofline", "ceilings", "nvprof", "metrics"})
@@ -96,11 +92,7 @@ def one_condition(make: Callable) -> Callable:
         rows, words, others = headline_rows(t)
         if others:
             words += f"; {others} other condition{'s' if others > 1 else ''} not shown"
-        token = figures.CONDITION.set(words)
-        try:
-            return make(data | {"timings": rows}, stem)
-        finally:
-            figures.CONDITION.reset(token)
+        return make(data | {"timings": rows, "condition": words}, stem)
 
     return made
 
@@ -142,7 +134,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "time_vs_n",
             "E1 (seed 000)",
-            lambda d, stem: figures.time_vs_n(d["timings"], stem),
+            lambda d, stem: _figures().time_vs_n(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Kernel time vs n",
             "Kernel time vs n for the naive and shared-memory kernels (and the others), square "
@@ -152,7 +146,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "time_split",
             "E3b (seed 002)",
-            lambda d, stem: figures.time_split(d["timings"], stem),
+            lambda d, stem: _figures().time_split(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Where the time goes: HtoD, kernel, DtoH",
             "Where the time of one multiplication goes, HtoD, kernel and DtoH, measured with CUDA "
@@ -161,7 +157,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "gflops_vs_n",
             "E3c (seed 002)",
-            lambda d, stem: figures.gflops_vs_n(d["timings"], stem),
+            lambda d, stem: _figures().gflops_vs_n(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Kernel GFLOP/s vs N per block size",
             "Kernel GFLOP/s vs N = 128..3200 (step 32) for 8x8, 16x16 and 32x32 blocks, naive "
@@ -171,7 +169,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "remainder_effect",
             "E3d (seed 002)",
-            lambda d, stem: figures.remainder(d["timings"], stem),
+            lambda d, stem: _figures().remainder(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Remainder effect, N = 1000..1100 step 1",
             'N = 1000..1100 step 1. Seed 002: "the influence of the remainders is not '
@@ -181,7 +181,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "global_vs_kernel",
             "E3e (seed 002)",
-            lambda d, stem: figures.global_vs_kernel(d["timings"], stem),
+            lambda d, stem: _figures().global_vs_kernel(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Global vs kernel GFLOP/s, pinned vs pageable",
             "Global (HtoD + kernel + DtoH) vs kernel GFLOP/s, pinned vs pageable memory. Seed "
@@ -190,7 +192,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "fraction_of_cublas",
             "new",
-            lambda d, stem: figures.fraction_of_cublas(d["timings"], stem),
+            lambda d, stem: _figures().fraction_of_cublas(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "Performance as a fraction of cuBLAS",
             "Each kernel's GFLOP/s as a fraction of cuBLAS at the same size and type (log scale): "
@@ -199,7 +203,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "ladder",
             "new (ladder)",
-            lambda d, stem: figures.ladder_rungs(d["timings"], stem),
+            lambda d, stem: _figures().ladder_rungs(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "The ladder to cuBLAS",
             "Each rung of the ladder (one kernel file each, its tuned instantiation) in TFLOP/s "
@@ -211,7 +217,9 @@ FIGURES: dict[str, Output] = {
         _fig(
             "ladder_load",
             "new (ladder)",
-            lambda d, stem: figures.ladder_load(d["timings"], stem),
+            lambda d, stem: _figures().ladder_load(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
             ["timings"],
             "What the data and the power limit do to each rung",
             "Each rung and its cuBLAS reference at the largest ladder size, in TFLOP/s under "
@@ -223,7 +231,7 @@ FIGURES: dict[str, Output] = {
         _fig(
             "roofline",
             "E3f (seed 002), new",
-            lambda d, stem: figures.roofline(d["roofline"], d["ceilings"], stem),
+            lambda d, stem: _figures().roofline(d["roofline"], d["ceilings"], stem),
             ["roofline", "ceilings"],
             "Roofline with the measured ceilings",
             "The roofline of this GPU with its measured ceilings (peak FP32 and FP64 FMA rate, "

@@ -28,7 +28,6 @@ from mmbench.report.findings import (  # noqa: E402
     transfer_share,
 )
 from mmbench.report.plotting import (  # noqa: E402
-    CONDITION,
     _lines,
     _setup,
     failed_points,
@@ -47,11 +46,11 @@ from mmbench.report.plotting import (  # noqa: E402
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
 from mmbench.report.summary import significant  # noqa: E402
 
-__all__ = ["CONDITION", "NoData", "measured", "shown_apart", "block_width", "bound_in_words", "closest_to_cublas",
+__all__ = ["NoData", "measured", "shown_apart", "block_width", "bound_in_words", "closest_to_cublas",
            "peaks_at_multiples", "roofline_note", "tiled_vs_naive", "transfer_share"]  # fmt: skip
 
 
-def time_vs_n(timings, stem, memory="pinned"):
+def time_vs_n(timings, stem, memory="pinned", condition=""):
     """E1 (seed 000): kernel time vs n, square matrices: one panel per kernel variant (its
     parameter values as lines), cuBLAS in every panel as the reference."""
     d = square(measured(timings))
@@ -83,11 +82,11 @@ def time_vs_n(timings, stem, memory="pinned"):
         "runs; cuBLAS in every panel)"
     )
     fig.tight_layout()
-    verdict(fig, tiled_vs_naive(d))
+    verdict(fig, tiled_vs_naive(d), condition)
     return save(fig, stem)
 
 
-def gflops_vs_n(timings, stem, kind="kernel"):
+def gflops_vs_n(timings, stem, kind="kernel", condition=""):
     """E3c (seed 002): GFLOPS vs N per block size, naive and tiled, cuBLAS for reference."""
     d = square(measured(timings))
     if d.empty or d.m.nunique() < 2:
@@ -129,11 +128,12 @@ def gflops_vs_n(timings, stem, kind="kernel"):
             if matters
             else " GFLOP/s: the parameters (block size) matter little here, unlike seed 002."
         ),
+        condition,
     )
     return save(fig, stem)
 
 
-def remainder(timings, stem):
+def remainder(timings, stem, condition=""):
     """E3d (seed 002): N = 1000..1100 step 1; peaks at multiples of 16 and 32.  cuBLAS gets its
     own panel above, so the kernels' axis can be zoomed enough to show the peaks."""
     d = square(measured(timings))
@@ -176,11 +176,11 @@ def remainder(timings, stem):
     )
     axes[-1].legend(fontsize=7, ncol=2)
     fig.suptitle("Remainder effect, N = 1000..1100 step 1 (seed 002)")
-    verdict(fig, peaks_at_multiples(kern))
+    verdict(fig, peaks_at_multiples(kern), condition)
     return save(fig, stem)
 
 
-def global_vs_kernel(timings, stem):
+def global_vs_kernel(timings, stem, condition=""):
     """E3e (seed 002): global (with transfers) vs kernel GFLOPS, pinned vs pageable."""
     d = square(measured(timings))
     d = d[d.memory.isin(["pinned", "pageable"])]
@@ -229,11 +229,12 @@ def global_vs_kernel(timings, stem):
             if shrinks
             else ": the transfer share does not shrink, unlike seed 002."
         ),
+        condition,
     )
     return save(fig, stem)
 
 
-def time_split(timings, stem):
+def time_split(timings, stem, condition=""):
     """E3b (seed 002's nvprof summary): H2D / kernel / D2H per variant and size."""
     d = square(measured(timings))
     if d.empty:
@@ -280,11 +281,11 @@ def time_split(timings, stem):
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=3, fontsize=8, frameon=False)
-    verdict(fig, transfer_share(d[d.m == sizes[-1]]))
+    verdict(fig, transfer_share(d[d.m == sizes[-1]]), condition)
     return save(fig, stem)
 
 
-def fraction_of_cublas(timings, stem):
+def fraction_of_cublas(timings, stem, condition=""):
     """New: every variant's kernel rate as a fraction of cuBLAS at the same size and type."""
     from mmbench.report import ladder as lad
 
@@ -323,11 +324,11 @@ def fraction_of_cublas(timings, stem):
         "(log scale)"
     )
     fig.tight_layout()
-    verdict(fig, closest_to_cublas(d))
+    verdict(fig, closest_to_cublas(d), condition)
     return save(fig, stem)
 
 
-def ladder_rungs(timings, stem):
+def ladder_rungs(timings, stem, condition=""):
     """New: the ladder to cuBLAS, each rung's best instantiation per ladder size (square, 1024
     and up, multiples of 128) in TFLOP/s with its percentage of the cuBLAS reference of its
     precision class (FP32, TF32, FP64 panels; the reference as the dashed line to beat)."""
@@ -404,11 +405,11 @@ def ladder_rungs(timings, stem):
         f"{lad.condition_words(head)}"
     )
     fig.tight_layout()
-    verdict(fig, "; ".join(notes) + ".")
+    verdict(fig, "; ".join(notes) + ".", condition)
     return save(fig, stem)
 
 
-def ladder_load(timings, stem):
+def ladder_load(timings, stem, condition=""):
     """New: what the data and the power limit do to each rung.  Per precision class, each rung's
     best instantiation and its cuBLAS reference at the largest ladder size, in TFLOP/s under
     (integers, burst) and (normal inputs, sustained), each bar labelled with the SM clock it ran
@@ -484,11 +485,12 @@ def ladder_load(timings, stem):
         fig,
         "Normal inputs under sustained load against integers in bursts, the largest drop and "
         "the smallest change per class: " + "; ".join(notes) + ".",
+        condition,
     )
     return save(fig, stem)
 
 
-def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
+def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
     """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
     if roof is None or roof.empty or ceilings is None or ceilings.empty:
         no_data("Roofline", "profiled kernels (profile:) and measured ceilings")
@@ -560,5 +562,5 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem):
         l1.legend(fontsize=7, loc="lower right")
     if has_l1:
         fig.tight_layout()
-    verdict(fig, roofline_note(roof, has_l1))
+    verdict(fig, roofline_note(roof, has_l1), condition)
     return save(fig, stem)

@@ -6,7 +6,6 @@ size axes, failed points marked, PNG and PDF saved.  Seaborn on matplotlib's Agg
 from __future__ import annotations
 
 import textwrap
-from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -37,17 +36,12 @@ def _setup():
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
 
 
-# the inputs and load of the rows a figure shows ("int09 inputs, burst load"), set by the output
-# catalogue around each figure it makes from the timings (catalogue.one_condition)
-CONDITION: ContextVar[str] = ContextVar("condition", default="")
-
-
-def verdict(fig, text: str) -> None:
+def verdict(fig, text: str, condition: str = "") -> None:
     """What this run says about the report's conclusion, printed under the figure, wrapped to
-    the figure's width, naming the inputs and load it was measured under."""
+    the figure's width, naming the inputs and load it was measured under (`condition`, e.g.
+    "int09 inputs, burst load", given by the output catalogue: catalogue.one_condition)."""
     width = max(60, int(fig.get_figwidth() * 14))  # characters of 9-point text per line
-    cond = CONDITION.get()
-    head = f"This run ({cond}): " if cond else "This run: "
+    head = f"This run ({condition}): " if condition else "This run: "
     fig.text(
         0.01,
         -0.02,
