@@ -2,9 +2,6 @@
 tuning table and how a run uses it, and the ladder's tables and limiter from the ladder run
 recorded on an H100 (tests/data/h100-ladder)."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +14,7 @@ from mmbench.report import ladder
 from .conftest import DATA, ROOT
 
 RUN = DATA / "h100-ladder" / "results" / "ladder" / "tables"
+PAIR = DATA / "h100-sustained-pair"
 
 
 @pytest.fixture(scope="module")
@@ -70,56 +68,6 @@ def test_the_ladder_headlines_normal_inputs_sustained_with_integer_bursts_beside
     assert fp32.loc["cublas", "8192: GFLOP/s"] == pytest.approx(
         fp32.loc["cublas", "8192: int09 burst GFLOP/s"], rel=0.02
     )
-
-
-def test_two_sustained_runs_on_normal_inputs_agree_within_one_percent_or_two(timings):
-    """The ladder's normal-input, sustained configurations at 4096 and 8192 measured again
-    right after the ladder run (tools/gpu.sh ladder again), on the same H100: 33 of 36 agree
-    within 1% (the issue's target); three, each a few milliseconds or less, differ by 1.3-1.7%
-    (recorded as measured: the target is missed for them in this run)."""
-    again = pd.read_csv(RUN.parents[1] / "ladder_again" / "tables" / "timings.csv")
-    key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
-    first = timings[(timings.load == "sustained") & (timings.distribution == "normal")]
-    both = first.merge(again, on=key, suffixes=("", "_again"))
-    assert len(both) == 36  # 15 rungs and 3 references, at 4096 and 8192
-    off = abs(both.kernel_ms_median_again / both.kernel_ms_median - 1)
-    assert off.max() < 0.02
-    beyond = sorted(zip(both.variant[off >= 0.01], both.m[off >= 0.01], strict=True))
-    assert beyond == [("cublas_tf32", 8192), ("mma_f64", 4096), ("wgmma_tf32", 4096)]
-
-
-PAIR = DATA / "h100-sustained-pair"
-
-
-def test_two_sustained_runs_agree_within_one_percent_in_their_window_means():
-    """The same 36 configurations run twice on one H100 with the code that takes a sustained
-    row's kernel_ms as the window's mean (tools/gpu.sh ladder pair_a, then pair_b): every
-    configuration within 1%, the largest 0.78%; the medians of the same samples were up to 1.93%
-    apart (cuBLAS TF32 at 4096, its clock moving between 1335 and 1605 MHz within a second)."""
-    a, b = (pd.read_csv(PAIR / x / "timings.csv") for x in "ab")
-    for t in (a, b):
-        assert set(t.load) == {"sustained"} and set(t.distribution) == {"normal"}
-        assert (t.kernel_ms == t.kernel_ms_mean).all()
-        flops = 2.0 * t.m * t.n * t.k
-        assert (abs(flops / (t.kernel_ms * 1e6) / t.kernel_gflops - 1) < 1e-9).all()
-    key = ["variant", "instance", "dtype", "m"]
-    both = a.merge(b, on=key, suffixes=("_a", "_b"))
-    assert len(both) == 36
-    mean = abs(both.kernel_ms_b / both.kernel_ms_a - 1)
-    median = abs(both.kernel_ms_median_b / both.kernel_ms_median_a - 1)
-    assert mean.max() < 0.01 < median.max()
-    tool = [
-        sys.executable,
-        str(ROOT / "tools" / "compare_times.py"),
-        *(str(PAIR / x / "timings.csv") for x in "ab"),
-    ]
-    env = os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")}
-    ok = subprocess.run([*tool, "--within", "1"], capture_output=True, text=True, env=env)
-    assert (
-        ok.returncode == 0 and "largest deviation 0.78%" in ok.stdout and "0 beyond 1%" in ok.stdout
-    )
-    strict = subprocess.run([*tool, "--within", "0.5"], capture_output=True, text=True, env=env)
-    assert strict.returncode == 1, strict.stdout[-500:]
 
 
 def test_tf32_tolerance_covers_truncated_inputs_and_int09_stays_exact():
