@@ -9,6 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY_PATH = ROOT / "kernels" / "registry.yaml"
 DATA = Path(__file__).resolve().parent / "data"
+# the default experiment recorded on an H100 (tests/data/README.md)
+MAIN = DATA / "h100-main" / "results"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
@@ -58,3 +60,20 @@ def registry():
     from mmbench.core.registry import load_registry
 
     return load_registry(REGISTRY_PATH)
+
+
+def cell_rows(timings, made):
+    """For every number cell of a pivot table (ms (GFLOPS)), the timings rows it can be."""
+    shapes = [c for c in made.columns if c[0].isdigit()]
+    keys = [c for c in made.columns if c not in shapes]
+    for _, row in made.iterrows():
+        for shape in shapes:
+            cell = str(row[shape])
+            if cell == "--":
+                continue
+            m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
+            sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
+            for key in keys:
+                values = timings[key].fillna("").replace("", "-").astype(str)
+                sel &= values == str(row[key])
+            yield cell, timings[sel]

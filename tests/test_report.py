@@ -15,7 +15,7 @@ from mmbench.plan.config import validate
 from mmbench.report import report_tables
 from mmbench.report.summary import significant
 
-from .conftest import DATA, ROOT, snakemake
+from .conftest import DATA, MAIN, ROOT, cell_rows, snakemake
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("CI_ARTIFACTS", ROOT / "ci-artifacts"))
@@ -222,26 +222,6 @@ def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
     }  # fmt: skip
 
 
-MAIN = DATA / "h100-main" / "results"
-
-
-def _cell_rows(timings: pd.DataFrame, made: pd.DataFrame):
-    """For every number cell of a pivot table (ms (GFLOPS)), the timings rows it can be."""
-    shapes = [c for c in made.columns if c[0].isdigit()]
-    keys = [c for c in made.columns if c not in shapes]
-    for _, row in made.iterrows():
-        for shape in shapes:
-            cell = str(row[shape])
-            if cell == "--":
-                continue
-            m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
-            sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
-            for key in keys:
-                values = timings[key].fillna("").replace("", "-").astype(str)
-                sel &= values == str(row[key])
-            yield cell, timings[sel]
-
-
 @pytest.fixture
 def copied(tmp_path):
     for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
@@ -345,7 +325,7 @@ def test_every_report_table_row_or_cell_is_one_configuration(folder):
                 assert len(rows) == 1, (name, dict(row.head(8)), len(rows))
                 checked += 1
         else:  # a pivot: shapes as columns
-            for cell, rows in _cell_rows(
+            for cell, rows in cell_rows(
                 source, made.drop(columns=["measured on"], errors="ignore")
             ):
                 assert len(rows) == 1, (name, cell, len(rows))

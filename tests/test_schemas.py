@@ -12,9 +12,8 @@ import pytest
 from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.core.tables import DamagedFile, read_samples
 
-from .conftest import DATA
+from .conftest import DATA, MAIN
 
-MAIN = DATA / "h100-main" / "results"
 TIMINGS = MAIN / "tables" / "timings.csv"
 MANIFESTS = sorted((MAIN / "runs").glob("*.manifest.json"))
 RUNS = DATA / "compare"

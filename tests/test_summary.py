@@ -7,7 +7,7 @@ from mmbench.core.schemas import read_table
 from mmbench.report import report_tables
 from mmbench.report.summary import render, significant
 
-from .conftest import DATA
+from .conftest import DATA, MAIN, cell_rows
 
 
 def test_seed_003_shape_from_the_recorded_main_command():
@@ -75,25 +75,7 @@ def test_every_cell_is_one_configuration_its_time_and_rate_together():
     assert checked > 50
 
 
-MAIN = DATA / "h100-main" / "results"
 TIMINGS = MAIN / "tables" / "timings.csv"
-
-
-def _cell_rows(timings: pd.DataFrame, made: pd.DataFrame):
-    """For every number cell of a pivot table (ms (GFLOPS)), the timings rows it can be."""
-    shapes = [c for c in made.columns if c[0].isdigit()]
-    keys = [c for c in made.columns if c not in shapes]
-    for _, row in made.iterrows():
-        for shape in shapes:
-            cell = str(row[shape])
-            if cell == "--":
-                continue
-            m, n, k = [int(x) for x in shape.split("x")] if "x" in shape else [int(shape)] * 3
-            sel = (timings.m == m) & (timings.n == n) & (timings.k == k)
-            for key in keys:
-                values = timings[key].fillna("").replace("", "-").astype(str)
-                sel &= values == str(row[key])
-            yield cell, timings[sel]
 
 
 def test_kernel_times_shows_pageable_and_pinned_apart():
@@ -114,7 +96,7 @@ def test_every_number_of_the_pivot_tables_is_one_configuration(folder):
     for make in (report_tables.kernel_times,):
         made = make(t)
         cells = 0
-        for cell, rows in _cell_rows(t, made):
+        for cell, rows in cell_rows(t, made):
             assert len(rows) == 1, (cell, len(rows))
             r = rows.iloc[0]
             assert cell.startswith(significant(r.kernel_ms)), (cell, r.kernel_ms)
