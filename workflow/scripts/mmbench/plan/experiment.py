@@ -30,20 +30,28 @@ COPIED_TABLES = ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics")
 class Experiment:
     config: dict
     registry: dict[str, Variant]
-    registry_file: str
     kernels: Path
     # results/ for the main experiment, results/<experiment>/ for a preset's
     results: str
-    render_only: bool
-    baseline: str
     arch: str | None = None
     # why no architecture is known (no GPU and arch=auto): a run stops where it needs one
     arch_problem: str | None = None
     plan: mmplan.Plan = field(default_factory=mmplan.Plan)
     profile: list = field(default_factory=list)
-    profile_refused: list = field(default_factory=list)
     # lines to print before the jobs (variants left with nothing to measure)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def registry_file(self) -> str:
+        return str(self.kernels / "registry.yaml")
+
+    @property
+    def render_only(self) -> bool:
+        return self.config["render_only"]
+
+    @property
+    def baseline(self) -> str:
+        return self.config["baseline"]
 
 
 def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
@@ -77,20 +85,11 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     `outputs` are the figure and table names the report can make (its catalogue)."""
     cfg, named = user_config(basedir, given)
     kernels = Path(basedir) / "kernels"
-    registry_file = str(kernels / "registry.yaml")
-    registry = load_registry(registry_file)
+    registry = load_registry(str(kernels / "registry.yaml"))
     cfg = validate(cfg, registry, outputs=outputs)
     results = os.path.join("results", cfg["experiment"]).rstrip(os.sep)
     check_baseline(cfg["baseline"], results)
-    exp = Experiment(
-        config=cfg,
-        registry=registry,
-        registry_file=registry_file,
-        kernels=kernels,
-        results=results,
-        render_only=cfg["render_only"],
-        baseline=cfg["baseline"],
-    )
+    exp = Experiment(config=cfg, registry=registry, kernels=kernels, results=results)
     if exp.render_only:  # nothing is compiled or measured: no GPU, no architecture needed
         exp.arch_problem = "render_only=true compiles nothing"
         check_copied_run(results)
@@ -108,6 +107,6 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
             )
     exp.plan = mmplan.expand(cfg, registry, exp.arch)
     exp.notes = mmplan.check_something_to_measure(cfg, exp.plan)
-    exp.profile, exp.profile_refused = mmplan.profile_plan(cfg, registry, exp.arch, named)
+    exp.profile = mmplan.profile_plan(cfg, registry, exp.arch, named)[0]
     mmplan.check_device_memory(exp.plan, *mmplan.resolve_memory(cfg, gpus))
     return exp
