@@ -117,10 +117,8 @@ def stopping_rule(s: Sampling) -> StoppingRule:
 def enough(samples_ms: list[float], s: Sampling, kernel_ms: list[float] | None = None) -> bool:
     """The stopping rule asked about samples already taken (global and kernel-only ones)."""
     rule = stopping_rule(s)
-    for i, ms in enumerate(samples_ms):
-        rule.add(ms, None if kernel_ms is None else kernel_ms[i])
-    if kernel_ms is not None and not samples_ms:
-        rule.kernel_ms = []
+    rule.samples_ms = list(samples_ms)
+    rule.kernel_ms = None if kernel_ms is None else list(kernel_ms)
     return rule.done()
 
 
@@ -389,8 +387,7 @@ class Burst:
         out = Samples(load=self.name)
         if k.telemetry:
             k.telemetry.start(k.in_pass_kernel)
-        stop = stopping_rule(s)
-        stop.kernel_ms = []  # the noise rule watches the kernel alone
+        stop = stopping_rule(s)  # the noise rule watches the kernel times it is given
         try:
             while not stop.done():
                 h2d, kernel, d2h = sites[len(out.kernel) % len(sites)].one_pass()
