@@ -243,3 +243,27 @@ def test_a_registry_launch_edit_changes_what_names_the_rows(registry_copy):
     assert changed == ["naive_guarded"]
     rule = (ROOT / "workflow" / "rules" / "run.smk").read_text()
     assert "launch=lambda w: REGISTRY[w.variant].launch_sha()" in rule
+
+
+def test_a_derived_fact_named_like_a_parameter_or_a_ladder_type_not_declared_is_refused(
+    registry_copy,
+):
+    """ws_bf16's derived BK renamed STAGES (a parameter it declares) would silently replace the
+    parameter in every expression; a ladder type the variant does not build could not run."""
+    _edit(registry_copy, '      BK: "128 // elem_bytes"  # k per stage: one 128-byte swizzle row\n'
+          '      THREADS: "128 * (CONSUMERS + 1)"',
+          '      STAGES: "128 // elem_bytes"\n      THREADS: "128 * (CONSUMERS + 1)"')  # fmt: skip
+    with pytest.raises(RegistryError, match="'ws_bf16': derived STAGES names a parameter"):
+        load_registry(registry_copy)
+
+
+def test_a_ladder_type_the_variant_does_not_build_is_refused(registry_copy):
+    """ws_bf16 builds bfloat16 only: on the ladder in float64 it could never run."""
+    text = registry_copy.read_text()
+    start = text.index("  ws_bf16:")
+    at = text.index("    ladder: [bfloat16]\n", start)
+    registry_copy.write_text(text[:at] + "    ladder: [float64]\n" + text[at + 23 :])
+    with pytest.raises(
+        RegistryError, match="'ws_bf16': ladder type float64 is not one of its dtype"
+    ):
+        load_registry(registry_copy)

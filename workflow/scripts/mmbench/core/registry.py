@@ -43,6 +43,8 @@ from mmbench.core.launch_spec import (
 # The course kernels' argument list (common.cuh's MM_PARAMS), the default of `args`; a bare name
 # is a pointer to that operand or a named integer.
 ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
+# the names every expression sees besides the parameters (Variant.names and its callers)
+RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "lda", "ldb", "ldc", "accumulate")
 label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
 __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
@@ -334,6 +336,18 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             if not src.is_file():
                 raise RegistryError(f"variant {name!r}: source {src} does not exist")
         params = tuple((k, tuple(v)) for k, v in entry["params"].items())
+        taken = [d for d in entry.get("derived", {}) if d in entry["params"] or d in RESERVED]
+        if taken:
+            raise RegistryError(
+                f"{path}: variant {name!r}: derived {taken[0]} names a parameter or a name every "
+                f"expression sees; valid: a new name (not {', '.join([*entry['params'], *RESERVED])})"
+            )
+        off_ladder = [t for t in entry.get("ladder", ()) if t not in entry["params"][DTYPE_PARAM]]
+        if off_ladder:
+            raise RegistryError(
+                f"{path}: variant {name!r}: ladder type {off_ladder[0]} is not one of its dtype "
+                f"values; valid: {', '.join(entry['params'][DTYPE_PARAM])}"
+            )
         reach = entry.get("reach", {})
         variant = Variant(
             name=name,
