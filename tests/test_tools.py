@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 
 from .conftest import ROOT
 
@@ -37,3 +38,23 @@ def test_an_unknown_stage_is_refused_with_the_valid_ones(tmp_path):
     )  # fmt: skip
     assert out.returncode == 2
     assert "unknown stage no-such-stage; valid: tests, main, rebuild-check, builds" in out.stderr
+
+
+def test_a_preset_subset_runs_the_variants_named_in_their_ladder_types(tmp_path):
+    """ws_bf16 is a rung in bfloat16 (registry `ladder:`); cuBLAS in the types given; with
+    --no-profile nothing is profiled and the report is the verification table."""
+    import yaml
+
+    out = tmp_path / "sub.yaml"
+    subprocess.run(
+        [sys.executable, str(TOOLS / "preset_subset.py"), "config/presets/ladder.yaml",
+         "[ws_bf16,cublas:bfloat16+float64]", str(out), "--no-profile", "--sizes", "[4096]"],
+        check=True, cwd=ROOT, capture_output=True,
+    )  # fmt: skip
+    config = yaml.safe_load(out.read_text())
+    assert config["variants"] == ["ws_bf16", "cublas"]
+    assert config["params"] == {"ws_bf16": {"dtype": ["bfloat16"]},
+                                "cublas": {"dtype": ["bfloat16", "float64"]}}  # fmt: skip
+    assert config["sizes"] == [4096] and config["shapes"] == []
+    assert config["profile"] == {"enabled": False}
+    assert config["report"] == {"figures": [], "tables": ["verification"]}

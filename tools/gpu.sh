@@ -44,40 +44,6 @@ esac
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
 stats() { sed -n '/^Job stats:/,/^total/p' "$1" | head -30; }
 
-# a copy of the ladder preset for VARIANTS only, without profiling (a config file on stdout)
-ladder_subset() {
-  python3 - "$1" "$2" <<'PY'
-import sys
-from pathlib import Path
-
-import yaml
-
-from mmbench.core.registry import load_registry
-
-variants = sys.argv[1].strip("[]").replace(" ", "").split(",")
-registry = load_registry("kernels/registry.yaml")
-config = yaml.safe_load(open("config/presets/ladder.yaml"))
-config["variants"] = [v.split(":")[0] for v in variants]
-# each in its ladder element types (registry `ladder:`), or those named: cublas:bfloat16
-config["params"] = {}
-for v in variants:
-    name, _, types = v.partition(":")
-    chosen = types.split("+") if types else list(getattr(registry[name], "ladder", ()))
-    if chosen:
-        config["params"][name] = {"dtype": chosen}
-config["profile"] = {"enabled": False}
-config["report"] = {"figures": [], "tables": ["verification"]}
-if sys.argv[2]:  # rows for variants kernels/tuned.csv does not hold
-    merged = Path("/tmp/mmbench-tuned.csv")
-    merged.write_text(Path("kernels/tuned.csv").read_text().rstrip("\n") + "\n"
-                      + Path(sys.argv[2]).read_text().strip("\n") + "\n")
-    config["tuned"] = str(merged)
-out = Path("/tmp/mmbench-ladder-subset.yaml")
-out.write_text(yaml.safe_dump(config, sort_keys=False))
-print(out)
-PY
-}
-
 case "$stage" in
 tests)
   python3 -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tail -30
@@ -116,10 +82,12 @@ PY
   ;;
 builds)
   which=$1 tree=$2 variants=$3
-  extra=${EXTRA_TUNED:+$(realpath "$EXTRA_TUNED")}
+  extra=()
+  [ -n "${EXTRA_TUNED:-}" ] && extra=(--extra-tuned "$(realpath "$EXTRA_TUNED")")
   [ "$which" = before ] && cd "$tree"
   export PYTHONPATH=$PWD/workflow/scripts:${PYTHONPATH:-}
-  preset=$(ladder_subset "$variants" "$extra")
+  preset=$(python3 "$here/preset_subset.py" config/presets/ladder.yaml "$variants" \
+    "/tmp/mmbench-$which-subset.yaml" --no-profile "${extra[@]}")
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete --configfile "$preset" \
     --config experiment="$which" > "$out/$which.log" 2>&1

@@ -42,35 +42,8 @@ subset() {  # PRESET -> the preset itself, or with VARIANTS (e.g. [a,b,cublas]) 
             # sizes only: a tune whose rungs were verified at the odd sizes already, e.g. by
             # tools/gpu.sh hopper OUT dev, without settling the GPU for each of them)
   [ -z "${VARIANTS:-}" ] && { echo "$1"; return; }
-  mkdir -p results
-  python3 - "$1" "$VARIANTS" "${CUBLAS:-}" "${SIZES:-}" <<'PY'
-import sys
-from pathlib import Path
-import yaml
-path, variants = sys.argv[1], sys.argv[2].strip("[]").replace(" ", "").split(",")
-from mmbench.core.registry import load_registry
-
-registry = load_registry("kernels/registry.yaml")
-config = yaml.safe_load(open(path))
-config["variants"] = variants
-# each rung in its ladder element types (registry `ladder:`), as `variants: [ladder]` runs it
-config["params"] = {v: {"dtype": list(registry[v].ladder)} for v in variants if registry[v].ladder}
-profile = config.get("profile", {})
-if profile.get("variants"):
-    profile["variants"] = [v for v in variants if v in registry]
-    profile["params"] = {v: dict(p) for v, p in config["params"].items()}
-if sys.argv[4]:  # SIZES=[4096]: these square sizes only, no other shapes
-    config["sizes"] = [int(x) for x in sys.argv[4].strip("[]").replace(" ", "").split(",")]
-    config["shapes"] = []
-if sys.argv[3] and "cublas" in variants:  # CUBLAS=[bfloat16]: the references' element types
-    dtypes = sys.argv[3].strip("[]").replace(" ", "").split(",")
-    config["params"]["cublas"] = {"dtype": dtypes}
-    if "cublas" in profile.get("params", {}):
-        profile["params"]["cublas"] = {"dtype": dtypes}
-out = Path("results") / f"{Path(path).stem}_subset.yaml"
-yaml.safe_dump(config, open(out, "w"))
-print(out)
-PY
+  python3 "$(dirname "$0")/../preset_subset.py" "$1" "$VARIANTS" \
+    "results/$(basename "$1" .yaml)_subset.yaml" ${SIZES:+--sizes "$SIZES"} ${CUBLAS:+--cublas "$CUBLAS"}
 }
 keep() {  # results folder -> OUT/<name>.tgz (tables, per-variant tables and samples, report,
           # figures; at most 8 files come back from the device machine)
