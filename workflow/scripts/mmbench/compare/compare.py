@@ -10,13 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from mmbench.compare.criterion import (  # noqa: F401  (the criterion, re-exported)
-    PRESETS,
-    SAMPLE_KINDS,
     TOLERANCE,
-    VERDICTS,
     combined,
     judge,
-    measured_clocks,
     quieter,
     spread,
     tolerated,
@@ -32,13 +28,11 @@ from mmbench.compare.runs import (  # noqa: F401  (the runs, re-exported)
 from mmbench.compare.text import (  # noqa: F401  (how the table is said, re-exported)
     JUDGED,
     ORDER,
-    SHOWN,
     counts,
     html,
     in_cycles_only,
     summary,
     within_tolerance,
-    write_header,
 )
 from mmbench.core.axes import COMPARE_KEY
 

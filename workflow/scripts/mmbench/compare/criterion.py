@@ -37,9 +37,6 @@ import numpy as np
 VERDICTS = {"SAME": "SAME", "FAST": "FASTER", "SLOW": "SLOWER", "AMBG": "UNSURE", "????": "UNSURE"}
 
 
-PRESETS = ("default", "strict", "permissive")
-
-
 # compare.tolerance's default (module docstring): above the largest difference between two
 # processes of the same code measured on an H100 (4.4%), below the edit loop's 10% slowdowns
 TOLERANCE = 0.05

@@ -3,10 +3,8 @@ that changed), the HTML table of the report, the header of both runs (GPU, drive
 
 from __future__ import annotations
 
-import json
 import math
 from html import escape
-from pathlib import Path
 
 import pandas as pd
 
@@ -139,7 +137,3 @@ def _clocks(facts: dict) -> str:
 
 def _mhz(v) -> str:
     return f"{v:.0f} MHz" if v is not None and not math.isnan(v) else "not recorded"
-
-
-def write_header(head: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(head, indent=2, default=str))
