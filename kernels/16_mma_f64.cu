@@ -21,52 +21,27 @@ static_assert(is_float64<elem_t>::value, "mma_f64 multiplies float64 matrices");
 constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
 constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles (16 x 8) per warp tile
 constexpr int AS = BK + 4, BS = BN + 4;   // padded row strides of the A and B tiles (doubles)
-constexpr int A_STAGE = BM * AS, B_STAGE = BK * BS;
 static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % MMAK == 0, "whole mma tiles");
 static_assert(MMAK == 4 || MMAK == 8 || MMAK == 16, "the f64 mma shapes: m16n8k4, m16n8k8, m16n8k16");
 static_assert((BM * BK / 2) % THREADS == 0 && (BK * BN / 2) % THREADS == 0, "whole copies per thread");
-using LayoutA = RowMajor<BM, BK, AS, THREADS>;  // the shared tiles, rows padded (tile_copy.cuh)
-using LayoutB = RowMajor<BK, BN, BS, THREADS>;
+using Tiles = PaddedTiles<BM, BN, BK, AS, BS, THREADS>;  // the shared tiles (tile_copy.cuh)
 
 extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
-    elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]
-    elem_t *Bs = As + STAGES * A_STAGE;              // STAGES x [BK][BS]
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;  // the lane's group and place in it (mma fragments)
     const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
     const long long row0 = static_cast<long long>(blockIdx.y) * BM;
     const long long col0 = static_cast<long long>(blockIdx.x) * BN;
-    const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % 2 == 0;
-    const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % 2 == 0;
     const int ktiles = (K + BK - 1) / BK;
-    const TileCopy<BM, BK, true, LayoutA> copyA(row0, M);
-    const TileCopy<BK, BN, false, LayoutB> copyB(col0, N);
-    auto load = [&](int stage, int kt) {
-        const long long k0 = static_cast<long long>(kt) * BK;
-        const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
-        if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
-        else copy_tile_elementwise<BM, BK, THREADS, LayoutA>(as, A, row0, k0, M, K, lda);
-        if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
-        else copy_tile_elementwise<BK, BN, THREADS, LayoutB>(bs, B, k0, col0, K, N, ldb);
-    };
+    elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]
+    elem_t *Bs = As + STAGES * Tiles::A_STAGE;       // STAGES x [BK][BS]
+    const auto load = Tiles::loader(As, Bs, A, B, row0, col0, M, N, K, lda, ldb);
     double acc[MI][NI][4];
     zero_fragments(acc);
 
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ktiles) load(s, s);
-        asm volatile("cp.async.commit_group;\n" ::);
-    }
-    for (int kt = 0; kt < ktiles; ++kt) {
-        // tile kt has landed (at most STAGES - 2 younger copies still in flight), and every warp
-        // is done with the stage the next copy overwrites (it held tile kt - 1)
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-        __syncthreads();
-        if (kt + STAGES - 1 < ktiles) load((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
-        asm volatile("cp.async.commit_group;\n" ::);
-        const elem_t *a = As + (kt % STAGES) * A_STAGE;
-        const elem_t *b = Bs + (kt % STAGES) * B_STAGE;
+    cp_async_ring<STAGES>(ktiles, load, [&](int stage) {
+        const elem_t *a = As + stage * Tiles::A_STAGE, *b = Bs + stage * Tiles::B_STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMAK) {
             // fragments of a 16 x MMAK slice of A and an MMAK x 8 slice of B: lane (g, t) holds
@@ -112,17 +87,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
                               "d"(bf[j][0]), "d"(bf[j][1]), "d"(bf[j][2]), "d"(bf[j][3]));
                 }
         }
-    }
-    asm volatile("cp.async.wait_all;\n" ::);
-    // a 16 x 8 result fragment: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const long long row = row0 + wm0 + i * 16 + g + (e / 2) * 8;
-                const long long col = col0 + wn0 + j * 8 + 2 * t + e % 2;
-                if (row < M && col < N) store_result(C, row * ldc + col, acc[i][j][e], accumulate);
-            }
+    });
+    store_fragments(C, acc, row0 + wm0, col0 + wn0, g, t, M, N, ldc, accumulate);
 }

@@ -141,3 +141,78 @@ __device__ __forceinline__ void copy_tile_elementwise(unsigned tile, const elem_
                          "l"(in ? P + gr * ld + gc : P), "r"(in ? 4 : 0));
     }
 }
+
+// The A and B tiles of a k-loop in stages of shared memory, rows padded to StrideA and StrideB
+// elements (mma_tf32, mma_f64): loader() makes one block's load(stage, kt), which puts tile kt's
+// copies in flight, 16-byte copies (TileCopy, set up once per block) where the matrix is 16-byte
+// aligned with a leading dimension of whole 16 bytes, one element per copy otherwise.  (A
+// lambda rather than a struct holding the same state: as a struct, mma_f64's tuned kernel
+// took 174 registers instead of 168, two blocks per SM instead of three.)
+template <int TileM, int TileN, int TileK, int StrideA, int StrideB, int Threads>
+struct PaddedTiles {
+    using LayoutA = RowMajor<TileM, TileK, StrideA, Threads>;
+    using LayoutB = RowMajor<TileK, TileN, StrideB, Threads>;
+    static constexpr int A_STAGE = TileM * StrideA, B_STAGE = TileK * StrideB;  // per stage
+    static constexpr int PER16 = 16 / sizeof(elem_t);  // elements per 16-byte copy
+
+    // As: stages x [TileM][StrideA], Bs: stages x [TileK][StrideB]
+    static __device__ __forceinline__ auto loader(elem_t *As, elem_t *Bs,
+                                                  const elem_t *__restrict__ A,
+                                                  const elem_t *__restrict__ B, long long row0,
+                                                  long long col0, int M, int N, int K, int lda,
+                                                  int ldb) {
+        const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15) == 0 && lda % PER16 == 0;
+        const bool vecB = (reinterpret_cast<unsigned long long>(B) & 15) == 0 && ldb % PER16 == 0;
+        const TileCopy<TileM, TileK, true, LayoutA> copyA(row0, M);
+        const TileCopy<TileK, TileN, false, LayoutB> copyB(col0, N);
+        return [=](int stage, int kt) {
+            const long long k0 = static_cast<long long>(kt) * TileK;
+            const unsigned as = smem_addr(As + stage * A_STAGE), bs = smem_addr(Bs + stage * B_STAGE);
+            if (vecA) copyA.issue(as, A + row0 * lda + k0, lda, K - k0, A);
+            else copy_tile_elementwise<TileM, TileK, Threads, LayoutA>(as, A, row0, k0, M, K, lda);
+            if (vecB) copyB.issue(bs, B + k0 * ldb + col0, ldb, K - k0, B);
+            else copy_tile_elementwise<TileK, TileN, Threads, LayoutB>(bs, B, k0, col0, K, N, ldb);
+        };
+    }
+};
+
+// The k-loop of a Depth-deep cp.async ring (mma_tf32, mma_f64): the first Depth - 1 tiles are
+// put in flight; then for each tile kt, once it has landed (at most Depth - 2 younger copies
+// still in flight) and every warp is done with the stage the next copy overwrites (it held tile
+// kt - 1), tile kt + Depth - 1 is put in flight (load(stage, kt)) and compute(stage) works on
+// tile kt's stage.
+template <int Depth, class Load, class Compute>
+__device__ __forceinline__ void cp_async_ring(int ktiles, const Load &load, Compute &&compute) {
+#pragma unroll
+    for (int s = 0; s < Depth - 1; ++s) {
+        if (s < ktiles) load(s, s);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(Depth - 2));
+        __syncthreads();
+        if (kt + Depth - 1 < ktiles) load((kt + Depth - 1) % Depth, kt + Depth - 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        compute(kt % Depth);
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+}
+
+// A warp's MI x NI mma.sync result fragments (16 x 8 each) written to C from (r0, c0), the warp
+// tile's corner: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each; only what
+// lies inside the M x N matrix is written.
+template <typename T, int MI, int NI>
+__device__ __forceinline__ void store_fragments(elem_t *C, const T (&acc)[MI][NI][4], long long r0,
+                                                long long c0, int g, int t, int M, int N, int ldc,
+                                                int accumulate) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const long long row = r0 + i * 16 + g + (e / 2) * 8;
+                const long long col = c0 + j * 8 + 2 * t + e % 2;
+                if (row < M && col < N) store_result(C, row * ldc + col, acc[i][j][e], accumulate);
+            }
+}
