@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mmbench.core import arith
+from mmbench.core.elements import element_type
 
 
 def test_flops_and_gflops():
@@ -16,18 +17,18 @@ def test_flops_and_gflops():
 
 
 def test_exactness_of_integer_inputs():
-    assert arith.exact_expected("int32", "int09", 10**6, False)
-    assert arith.exact_expected("float32", "int09", 12000, False)  # 81 * 12000 < 2^24
-    assert not arith.exact_expected("float32", "int09", 300_000, False)
-    assert arith.exact_expected("float64", "int09", 10**6, True)
-    assert not arith.exact_expected("float32", "uniform", 8, False)
+    assert arith.exact_expected(element_type("int32"), "int09", 10**6, False)
+    assert arith.exact_expected(element_type("float32"), "int09", 12000, False)  # 81 * 12000 < 2^24
+    assert not arith.exact_expected(element_type("float32"), "int09", 300_000, False)
+    assert arith.exact_expected(element_type("float64"), "int09", 10**6, True)
+    assert not arith.exact_expected(element_type("float32"), "uniform", 8, False)
 
 
 def test_tolerance_scales_with_k_and_type():
-    assert arith.tolerance_scale("float32", "int09", 1000, False) == 0.0
-    t1 = arith.tolerance_scale("float32", "uniform", 1000, False)
-    t2 = arith.tolerance_scale("float32", "uniform", 2000, False)
-    t64 = arith.tolerance_scale("float64", "uniform", 1000, False)
+    assert arith.tolerance_scale(element_type("float32"), "int09", 1000, False) == 0.0
+    t1 = arith.tolerance_scale(element_type("float32"), "uniform", 1000, False)
+    t2 = arith.tolerance_scale(element_type("float32"), "uniform", 2000, False)
+    t64 = arith.tolerance_scale(element_type("float64"), "uniform", 1000, False)
     assert t2 == pytest.approx(2 * t1, rel=1e-3)
     assert t64 < t1 * 1e-8
     assert t1 == pytest.approx(1002 * 2.0**-24, rel=1e-3)
@@ -43,7 +44,7 @@ def test_tolerance_bounds_real_float32_rounding():
     got = np.zeros((4, 4), np.float32)
     for i in range(k):
         got += np.outer(a[:, i], b[i, :]).astype(np.float32)
-    scale = arith.tolerance_scale("float32", "uniform", k, False)
+    scale = arith.tolerance_scale(element_type("float32"), "uniform", k, False)
     assert np.all(np.abs(got - ref) <= scale * ref)
     # and it is tight enough to catch a dropped term (one partial tile missing)
     dropped = ref - np.outer(a[:, -1], b[-1, :])
@@ -51,7 +52,7 @@ def test_tolerance_bounds_real_float32_rounding():
 
 
 def test_device_memory_need():
-    need = arith.device_bytes_needed(12000, 12000, 12000, "float32")
+    need = arith.device_bytes_needed(12000, 12000, 12000, element_type("float32"))
     assert 6e9 < need < 10e9
 
 

@@ -117,18 +117,18 @@ def test_sixteen_bit_inputs_compile_with_their_output_and_sum_types():
 
 def test_bfloat16_tolerance_is_the_float32_sum_bound_doubled_and_int09_stays_exact():
     k = 1000
-    f32 = arith.tolerance_scale("float32", "normal", k, False)
-    bf16 = arith.tolerance_scale("bfloat16", "normal", k, False)
+    f32 = arith.tolerance_scale(element_type("float32"), "normal", k, False)
+    bf16 = arith.tolerance_scale(element_type("bfloat16"), "normal", k, False)
     assert bf16 == pytest.approx(2 * f32, rel=1e-3)
     # integers 0..9 are exact in bfloat16 and their sums in float32
-    assert arith.exact_expected("bfloat16", "int09", 4096, False)
-    assert not arith.exact_expected("bfloat16", "int09", 2**24 // 81 + 1, False)
-    assert not arith.exact_expected("float16", "uniform", 8, False)
+    assert arith.exact_expected(element_type("bfloat16"), "int09", 4096, False)
+    assert not arith.exact_expected(element_type("bfloat16"), "int09", 2**24 // 81 + 1, False)
+    assert not arith.exact_expected(element_type("float16"), "uniform", 8, False)
 
 
 def test_device_memory_counts_sixteen_bit_inputs_and_float_output():
     m = n = k = 1000
-    need = arith.device_bytes_needed(m, n, k, "bfloat16")
+    need = arith.device_bytes_needed(m, n, k, element_type("bfloat16"))
     assert need == 2 * (m * k + k * n) + 4 * m * n + 8 * (m * k + k * n + 4 * m * n)
 
 
@@ -306,8 +306,8 @@ def test_figures_and_tables_refuse_mixed_models_unless_one_is_named(tmp_path):
 
 
 def test_the_matrix_sum_is_exact_on_integers_and_one_rounding_otherwise():
-    assert arith.exact_expected("float32", "int09", 9, False, "add")
-    assert arith.tolerance_scale("float32", "int09", 9, False, "add") == 0.0
-    assert not arith.exact_expected("float32", "uniform", 9, False, "add")
-    assert arith.tolerance_scale("float32", "uniform", 9, False, "add") == 2.0**-24
-    assert arith.tolerance_scale("int32", "int09", 9, False, "add") == 0.0
+    assert arith.exact_expected(element_type("float32"), "int09", 9, False, "add")
+    assert arith.tolerance_scale(element_type("float32"), "int09", 9, False, "add") == 0.0
+    assert not arith.exact_expected(element_type("float32"), "uniform", 9, False, "add")
+    assert arith.tolerance_scale(element_type("float32"), "uniform", 9, False, "add") == 2.0**-24
+    assert arith.tolerance_scale(element_type("int32"), "int09", 9, False, "add") == 0.0

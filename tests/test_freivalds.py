@@ -1,6 +1,7 @@
 import numpy as np
 
 from mmbench.core import arith
+from mmbench.core.elements import element_type
 from mmbench.measure import freivalds
 
 
@@ -27,7 +28,7 @@ def test_exact_integer_products_pass_and_one_wrong_element_fails():
 
 def test_float_products_within_the_bound_pass_and_a_dropped_term_fails():
     a, b, c0, c = _case(ints=False, k=1000)
-    gamma = arith.tolerance_scale("float32", "uniform", 1000, False)
+    gamma = arith.tolerance_scale(element_type("float32"), "uniform", 1000, False)
     p = freivalds.probes(a, b, c0, 2, exact=False, gamma=gamma, seed=1)
     assert freivalds.check(c, p)[0]
     wrong = c.copy()

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from mmbench.core import arith
+from mmbench.core.elements import element_type
 from mmbench.core.registry import load_registry
 from mmbench.report import ladder
 
@@ -71,10 +72,10 @@ def test_the_ladder_headlines_normal_inputs_sustained_with_integer_bursts_beside
 
 
 def test_tf32_tolerance_covers_truncated_inputs_and_int09_stays_exact():
-    f32 = arith.tolerance_scale("float32", "uniform", 4096, False)
-    tf32 = arith.tolerance_scale("float32", "uniform", 4096, False, math="tf32")
+    f32 = arith.tolerance_scale(element_type("float32"), "uniform", 4096, False)
+    tf32 = arith.tolerance_scale(element_type("float32"), "uniform", 4096, False, math="tf32")
     assert tf32 > 2 * 2.0**-10 > f32
-    assert arith.tolerance_scale("float32", "int09", 4096, False, math="tf32") == 0.0
+    assert arith.tolerance_scale(element_type("float32"), "int09", 4096, False, math="tf32") == 0.0
 
 
 def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(timings):

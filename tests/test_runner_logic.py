@@ -7,20 +7,21 @@ import pytest
 
 from mmbench.core.axes import Configuration
 from mmbench.core.row import COLUMNS, Row, error_row, ordered, upgraded
+from mmbench.core.sampling import LOADS
+from mmbench.measure.observers import ClockAfterSample, Observers
 from mmbench.measure.oracle import make_inputs
 from mmbench.measure.runner import describe
-from mmbench.measure.timing import (
-    Kernel,
-    Samples,
-    Sampling,
-    Site,
-    enough,
-    launches_before_timed,
-    measure,
-    summarize,
-)
+from mmbench.measure.samples import Samples, summarize
+from mmbench.measure.sites import Kernel, Site
+from mmbench.measure.stopping import enough
+from mmbench.measure.timing import Sampling, launches_before_timed, measure
 
 from .conftest import DATA
+
+
+def nvml_clock(mhz: float) -> Observers:
+    """Observers with one NVML clock read after each sample, reading `mhz`."""
+    return Observers(ClockAfterSample(lambda: mhz))
 
 
 def conf(**kw):
@@ -88,7 +89,7 @@ def test_progress_line_from_a_recorded_row():
 
 def test_sampling_loop_stops_by_the_rule_and_keeps_the_clock_read_after_each_pass():
     passes = iter([(0.5, 10.0, 0.25)] * 100)
-    kernel = Kernel(lambda: next(passes), lambda: False, None, None, None, lambda: 1980.0)
+    kernel = Kernel(lambda: next(passes), lambda: False, None, None, nvml_clock(1980.0))
     got = measure(kernel, "burst", Sampling(min_samples=3, max_samples=100, min_time_s=0.05))
     assert got.kernel == [10.0] * 5  # 5 passes of 10.75 ms reach 0.05 s
     assert got.glob == [10.75] * 5 and got.clock == [1980.0] * 5
@@ -157,7 +158,7 @@ def test_the_passes_take_the_placements_in_turn():
         return one_pass
 
     kernel = Kernel(
-        on(0), lambda: False, None, None, None, lambda: 1980.0,
+        on(0), lambda: False, None, None, nvml_clock(1980.0),
         more=[Site(on(p), None) for p in (1, 2, 3)],
     )  # fmt: skip
     got = measure(kernel, "burst", Sampling(min_samples=6, max_samples=100, min_time_s=0.0))
@@ -165,13 +166,13 @@ def test_the_passes_take_the_placements_in_turn():
     assert got.kernel == [10.0, 10.01, 10.02, 10.03, 10.0, 10.01]
     assert got.columns()["placements"] == 4 and got.kept()["placements"] == 4
     # one placement: as before, and the samples file does not say so
-    one = Kernel(on(0), lambda: False, None, None, None, lambda: 1980.0)
+    one = Kernel(on(0), lambda: False, None, None, nvml_clock(1980.0))
     got = measure(one, "burst", Sampling(min_samples=2, max_samples=100, min_time_s=0.0))
     assert got.columns()["placements"] == 1 and "placements" not in got.kept()
 
 
 def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():
-    from mmbench.measure.timing import noise
+    from mmbench.measure.stopping import noise
 
     s = Sampling(min_samples=5, min_time_s=0.2, stop="noise", max_noise=0.005)
     steady = [10.0, 10.01, 9.99]  # 30 ms of GPU time, noise 0.06%: no minimum time asked
@@ -187,13 +188,13 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
 
 
 def test_an_unknown_load_is_refused_with_the_valid_ones():
-    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None, None)
+    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None)
     with pytest.raises(ValueError, match="valid values: burst, sustained"):
         measure(kernel, "graph", Sampling())
 
 
 def test_a_sustained_load_needs_a_kernel_it_can_repeat():
-    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None, None)
+    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None)
     with pytest.raises(ValueError, match="cold cache"):
         measure(kernel, "sustained", Sampling())
 
@@ -210,7 +211,7 @@ def test_the_rows_kernel_time_is_the_median_of_a_burst_and_the_mean_of_a_sustain
     bimodal times, and the row's time is their mean (the window's GPU time over its launches)."""
     times = [1.0] * 6 + [1.2] * 4  # median 1.0, mean 1.08
     for load, want in (("burst", 1.0), ("sustained", 1.08)):
-        cols = Samples(load=load, kernel=list(times)).columns()
+        cols = Samples(load=LOADS[load], kernel=list(times)).columns()
         assert cols["kernel_ms"] == pytest.approx(want)
         assert cols["kernel_ms_median"] == 1.0 and cols["kernel_ms_mean"] == pytest.approx(1.08)
 
@@ -219,7 +220,7 @@ def test_the_stopping_rule_is_asked_after_each_sample_as_nvbench_asks_its_criter
     """Hand count: 30 ms samples under min_samples=5 and min_time 0.2 s stop after the 7th
     (7 x 30 = 210 ms, the first total at or above 200 ms); under the noise rule with
     noise_min_samples=3, three equal samples have no noise and stop at once."""
-    from mmbench.measure.timing import CountRule, NoiseRule, stopping_rule
+    from mmbench.measure.stopping import CountRule, NoiseRule, stopping_rule
 
     rule = stopping_rule(Sampling(min_samples=5, min_time_s=0.2))
     assert isinstance(rule, CountRule)

@@ -1,5 +1,5 @@
 """The kernel times of two runs (each row's kernel_ms: the samples' median under burst load,
-their mean under sustained load, core/sampling.STATISTIC), configuration by configuration:
+their mean under sustained load, core/sampling.Load.statistic), configuration by configuration:
 `python3 tools/compare_times.py BEFORE.csv AFTER.csv [--within PCT] [--where COL=VALUE ...]`
 prints one line per configuration in both (variant, parameters, element type, shape, memory
 mode, inputs, load), the ratio after / before, the largest deviation and how many configurations

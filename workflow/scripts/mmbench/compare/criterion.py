@@ -87,7 +87,7 @@ def _timing(robust, key: str, kernel_ms: list[float], clock_mhz: list[float]):
     )
 
 
-# the kinds of timed sample a samples file can hold: name -> (times, clocks) keys (timing.Samples)
+# the kinds of timed sample a samples file can hold: name -> (times, clocks) keys (samples.Samples)
 SAMPLE_KINDS = {"single": ("kernel_ms", "sm_clock_mhz"), "batched": ("batch_ms", "batch_clock_mhz")}
 
 
@@ -101,7 +101,7 @@ def spread(ms: list[float]) -> float:
 
 def quieter(base: dict, new: dict) -> str:
     """The kind of sample both runs hold whose wider interval of the two is the narrower (a
-    short kernel's batched samples, usually: timing.py)."""
+    short kernel's batched samples, usually: burst.py)."""
     kinds = [k for k, (t, _) in SAMPLE_KINDS.items() if base.get(t) and new.get(t)]
     if not kinds:
         return "single"
@@ -157,7 +157,7 @@ def combined(in_time: str, in_cycles: str) -> str:
 
 
 def judge(base: dict, new: dict, preset: str = "default", tolerance: float = TOLERANCE) -> dict:
-    """The verdict on one configuration from its two sample sets (timing.Samples.kept), on the
+    """The verdict on one configuration from its two sample sets (samples.Samples.kept), on the
     quieter kind of sample both hold, and the numbers nvbench's criterion used.
 
     Where both runs measured the SM clock (the clock probe), the time and the cycles (time x

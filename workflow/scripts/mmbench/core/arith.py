@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .distributions import distribution as _distribution
-from .elements import element_type
+from .elements import ElementType
 
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static __shared__ memory per block
 MAX_THREADS_PER_BLOCK = 1024
@@ -50,14 +50,14 @@ def matrix_elements(m: int, n: int, k: int) -> tuple[int, int, int]:
 
 
 def exact_expected(
-    dtype: str, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
+    e: ElementType, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
 ) -> bool:
     """True when every partial sum is exactly representable, so the product must match the
     float64 reference bit for bit: integer arithmetic always; floats with integer inputs (int09)
     that the input type holds exactly, while k * 9 * 9 (+ 9) stays below 2^p of the sums' type
     (seed 000 rounds its inputs for this reason).  The matrix sum C = A + B: exact on integer
     inputs or an integer output."""
-    e, d = element_type(dtype), _distribution(distribution)
+    d = _distribution(distribution)
     if operation == "add":
         return d.integer or e.output.integer
     if e.accumulator.integer:
@@ -76,7 +76,7 @@ TF32_INPUT_ERROR = 2.0**-10
 
 
 def tolerance_scale(
-    dtype: str,
+    e: ElementType,
     distribution: str,
     k: int,
     accumulate: bool,
@@ -97,8 +97,7 @@ def tolerance_scale(
     whose FP32 adds are not documented to round to nearest.  16-bit inputs are exact values of
     their type, and their products are exact in FP32.
     """
-    e = element_type(dtype)
-    if exact_expected(dtype, distribution, k, accumulate, operation):
+    if exact_expected(e, distribution, k, accumulate, operation):
         return 0.0
     if operation == "add":  # one rounding of an exact sum
         return e.output.unit_roundoff
@@ -110,12 +109,11 @@ def tolerance_scale(
     return gamma
 
 
-def device_bytes_needed(m: int, n: int, k: int, dtype: str, pad: int = 0) -> int:
+def device_bytes_needed(m: int, n: int, k: int, e: ElementType, pad: int = 0) -> int:
     """Device memory one configuration needs: A, B and C in the element type (with padded
     leading dimensions), plus the float64 verification (A and B upcast, the reference, the
     result upcast, the error and bound)."""
     a, b, c = matrix_elements(m, n, k)
-    e = element_type(dtype)
     inputs = m * (k + pad) + k * (n + pad)
     return inputs * e.input.nbytes + m * (n + pad) * e.output.nbytes + 8 * (a + b + 4 * c)
 

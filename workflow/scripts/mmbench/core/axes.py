@@ -28,7 +28,7 @@ from typing import Any
 
 from .distributions import DISTRIBUTIONS
 from .elements import ELEMENT_TYPES, ElementType, element_type
-from .sampling import LOADS
+from .sampling import LOADS, Load, load_of
 
 
 class _Required:
@@ -215,6 +215,11 @@ class _Methods:
         accumulator scalars (C++ type, size, NumPy dtype, tensor-map type, unit roundoff) and
         its cuBLAS route."""
         return element_type(self.dtype)
+
+    @property
+    def load_kind(self) -> Load:
+        """The load, resolved from its name (core/sampling.LOADS): what it times and how."""
+        return load_of(self.load)
 
     @property
     def instance_params(self) -> dict:

@@ -49,10 +49,10 @@ class Row:
     tolerance: str = ""
     first_mismatches: str = ""
     error: str = ""
-    # timings (timing.Samples.columns)
+    # timings (measure/samples.Samples.columns)
     samples: int = 0
     # the kernel time the row's rates come from: the samples' median (burst) or mean
-    # (sustained), core/sampling.STATISTIC
+    # (sustained), core/sampling.Load.statistic
     kernel_ms: float = NAN
     kernel_ms_median: float = NAN
     kernel_ms_mean: float = NAN
@@ -67,7 +67,7 @@ class Row:
     global_ms_iqr: float = NAN
     kernel_gflops: float = NAN
     global_gflops: float = NAN
-    # batched samples and the sustained load (timing.Samples.columns)
+    # batched samples and the sustained load (measure/samples.Samples.columns)
     batch_size: float = NAN
     batch_samples: int = 0
     batch_ms_median: float = NAN

@@ -1,6 +1,6 @@
 """How a configuration is sampled: the settings of the timing (config `sampling:`) and the loads
 a kernel is timed under, declared once (the `load` axis takes its values from LOADS;
-measure/timing.py implements each, measure/telemetry.py reads the clocks, power and energy).
+measure/burst.py and sustained.py implement each, measure/telemetry.py reads the clocks, power and energy).
 
 Two questions, two loads:
     burst      what one call costs when the GPU is fresh: timed passes, host work (inputs
@@ -11,7 +11,7 @@ Two questions, two loads:
                host work between them; clocks, power and energy are those of that window.
 
 The row's kernel time (kernel_ms, and its rates) is the samples' median under burst load and
-their mean under sustained load (STATISTIC below).
+their mean under sustained load (Load.statistic below).
 
 Batches (both loads): a sample that times `batch` back-to-back launches behind a blocking
 kernel (nvbench's batch measurement), the launch's time being the batch's over its count;
@@ -42,18 +42,71 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# the load axis's values: name -> the question it answers
-LOADS = {
-    "burst": "timed passes with host work between them: one call on a fresh GPU",
-    "sustained": "back to back until the clocks settle, then timed back to back: a steady workload",
-}
-# the statistic of a configuration's timed samples that its row's kernel_ms (and every rate
-# computed from it) is, per load.  Burst: the median, robust to a pass that an interrupt or a
-# clock change hit.  Sustained: the mean, i.e. the window's GPU time over its launches: at the
-# power limit the SM clock moves every ~70 ms (H100: 1335-1605 MHz within one second of cuBLAS
-# TF32), so the median of a few dozen 100 ms batches lands on whichever clock step is most
-# frequent, and two runs' medians were up to 2.2% apart where their means were 0.5% apart
-STATISTIC = {"burst": "median", "sustained": "mean"}
+
+@dataclass(frozen=True)
+class Load:
+    """One value of the load axis: the question it answers and everything that differs between
+    loads, so that code asks the load (`conf.load_kind.back_to_back`) instead of its name.
+    measure/timing.py dispatches to one strategy per load, keyed by the load."""
+
+    name: str
+    question: str
+    # the statistic of the timed samples that the row's kernel_ms (and every rate computed from
+    # it) is.  Burst: the median, robust to a pass that an interrupt or a clock change hit.
+    # Sustained: the mean, i.e. the window's GPU time over its launches: at the power limit the
+    # SM clock moves every ~70 ms (H100: 1335-1605 MHz within one second of cuBLAS TF32), so the
+    # median of a few dozen 100 ms batches lands on whichever clock step is most frequent, and
+    # two runs' medians were up to 2.2% apart where their means were 0.5% apart
+    statistic: str
+    # every timed launch runs right after the one before (needs a warm cache and a launch)
+    back_to_back: bool
+    # the copies are timed too (the h2d, d2h and global columns)
+    times_copies: bool
+    # board power and energy over the timed window (the kernel runs back to back through it)
+    measures_power: bool
+    # the SM clock probe runs right after the samples (not after a sustained load: its clock
+    # rises as soon as the load stops)
+    probes_clock: bool
+    # leaves the GPU hot: run after the other loads of the same placement
+    heats: bool
+    # the config key that may name the square sizes it runs at (empty: every product), or None
+    sizes_key: str | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+BURST = Load(
+    "burst",
+    "timed passes with host work between them: one call on a fresh GPU",
+    statistic="median",
+    back_to_back=False,
+    times_copies=True,
+    measures_power=False,
+    probes_clock=True,
+    heats=False,
+)
+SUSTAINED = Load(
+    "sustained",
+    "back to back until the clocks settle, then timed back to back: a steady workload",
+    statistic="mean",
+    back_to_back=True,
+    times_copies=False,
+    measures_power=True,
+    probes_clock=False,
+    heats=True,
+    sizes_key="sustained_sizes",
+)
+# the load axis's values, by name
+LOADS: dict[str, Load] = {x.name: x for x in (BURST, SUSTAINED)}
+
+
+def load_of(name: str) -> Load:
+    """The declared load of a name (the load axis's value)."""
+    try:
+        return LOADS[name]
+    except KeyError:
+        raise ValueError(f"unknown load {name!r}; valid values: {', '.join(LOADS)}") from None
 
 
 @dataclass

@@ -24,6 +24,7 @@ import pandas as pd
 
 from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
@@ -86,7 +87,8 @@ def run_job(
             device = read_journal(journal)[2]
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
-    done = [rows[k] for k, _ in keyed]
+    # the table: the workers' measurements, and the rates derived from them (core/rates.py)
+    done = [with_rates(rows[k]) for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
     write_samples(samples_path(out), samples)
     table = ordered(pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done]))

@@ -71,7 +71,7 @@ class Inputs:
     def draw(cls, conf, freivalds_vectors: int) -> Inputs:
         a, b, c0 = make_inputs(conf)
         nonneg = bool(a.min() >= 0 and b.min() >= 0 and (c0 is None or c0.min() >= 0))
-        shape = (conf.dtype, conf.distribution, conf.k, conf.accumulate, conf.operation)
+        shape = (conf.element, conf.distribution, conf.k, conf.accumulate, conf.operation)
         exact = arith.exact_expected(*shape)
         gamma = arith.tolerance_scale(*shape, conf.math)
         vectors = freivalds_vectors if conf.operation != "add" else 0

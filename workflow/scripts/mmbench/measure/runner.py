@@ -3,7 +3,7 @@
 Per configuration (nvbench's order): place the inputs (placement.py), launch once and verify that
 result twice (oracle.py), place the operands again for each other place the samples run from
 (sampling.placements: a fresh allocation on a lane of its own, Lane), then time passes until
-the stopping rule says enough (timing.py), sampling NVML after each (device.py), check every
+the stopping rule says enough (timing.py: the load's strategy), with the observers reading NVML beside the samples (observers.py), check every
 other place's result, and write one Row (row.py).  Configurations sharing inputs
 (same shape, element type, inputs) share one reference, built once.  A failing configuration
 becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
@@ -24,6 +24,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -31,22 +32,21 @@ import numpy as np
 from mmbench.core import arith
 from mmbench.core.axes import Configuration
 from mmbench.core.axes import describe as describe_axes
+from mmbench.core.launch_spec import LaunchSpec
+from mmbench.core.rates import rates
 from mmbench.core.registry import Variant
-from mmbench.core.row import SAMPLES, Row, error_row
+from mmbench.core.row import AXIS_DEFAULTS, SAMPLES, Row, error_row
+from mmbench.core.sampling import load_of
+from mmbench.measure import observers as obs
+from mmbench.measure.batcher import Batcher
 from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
 from mmbench.measure.launch import Modules, Operand, launcher
 from mmbench.measure.oracle import Inputs, Reference, group_key
+from mmbench.measure.pass_timer import PassTimer
 from mmbench.measure.placement import HostBuffers, device_pointer, make_placement
+from mmbench.measure.sites import Kernel, Site
 from mmbench.measure.telemetry import DEFAULT_CLOCK_STEP_MHZ, ClockProbe, Telemetry
-from mmbench.measure.timing import (
-    Batcher,
-    Kernel,
-    PassTimer,
-    Sampling,
-    Site,
-    launches_before_timed,
-    measure,
-)
+from mmbench.measure.timing import Sampling, launches_before_timed, measure
 from mmbench.measure.verify import Verification
 
 log = logging.getLogger("mmbench.measure.runner")
@@ -84,12 +84,23 @@ class Runner:
         self.lanes = [Lane(cp, l2, first=i == 0) for i in range(max(1, sampling.placements))]
         self.stream, self.timer = self.lanes[0].stream, self.lanes[0].timer
         device_id = cp.cuda.Device().id
-        self.telemetry = Telemetry(
-            self.nvml, sampling.telemetry_interval_ms, lambda: cp.cuda.Device(device_id).use()
+        # what is read beside the samples (observers.py): NVML's clock after each, the
+        # telemetry of the timed window, the clock probe after them all
+        probe = clock_probe(cp, self.stream, self.nvml.sm_clock)
+        self.observers = obs.Observers(
+            obs.ClockAfterSample(self.nvml.sm_clock),
+            obs.Telemetry(
+                Telemetry(
+                    self.nvml,
+                    sampling.telemetry_interval_ms,
+                    lambda: cp.cuda.Device(device_id).use(),
+                ),
+                self.nvml.max_sm_clock(),
+                self.nvml.clock_step_mhz(DEFAULT_CLOCK_STEP_MHZ),
+                sampling,
+            ),  # fmt: skip
+            obs.ClockProbe(probe) if probe is not None else None,
         )
-        self.probe = clock_probe(cp, self.stream, self.nvml.sm_clock)
-        self.max_clock = self.nvml.max_sm_clock()
-        self.clock_step = self.nvml.clock_step_mhz(DEFAULT_CLOCK_STEP_MHZ)
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
@@ -114,7 +125,7 @@ class Runner:
         upcoming = self.draw(order[0][0]) if order else None
         for i, group in enumerate(order):
             # one placement at a time; bursts before the sustained load heats the GPU
-            group.sort(key=lambda c: (c.memory, c.pad, c.transfer, c.load != "burst"))
+            group.sort(key=lambda c: (c.memory, c.pad, c.transfer, c.load_kind.heats))
             # on the inputs thread, in this order: this group's probes (needed once the first
             # result is there), then the next group's inputs (while this group is measured)
             probes = self.drawing.submit(lambda inputs: inputs.result().probes(), upcoming)
@@ -210,103 +221,108 @@ class Runner:
 
     # -- one configuration ------------------------------------------------------------------------
     def measure(self, conf: Configuration, state: dict) -> dict:
-        cp = self.cp
+        """One configuration's row: the verified pass, the timed samples from every placement,
+        every other placement's result checked, then the row (measurements only: the rates are
+        computed where the table is made, core/rates.py)."""
         ref = self.reference(conf, state)
         pl = self.placement(conf, state, ref)
-        cold = conf.cache == "cold"
-
-        def site(p, lane):
-            """(one pass, launch, spec) on placement p from its lane: the launch, described once
-            (registry -> LaunchSpec) and prepared once."""
-            operands = {
-                x: Operand(device_pointer(cp, mat), mat.ld)
-                for x, mat in zip("ABC", p.kernel_mats, strict=True)
-            }
-            go, spec = launcher(
-                cp, self.variant, conf, lane.modules, self.cubins.get(conf.instance), operands,
-                lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
-            )  # fmt: skip
-            return (lambda: lane.timer.one_pass(p, go, cold)), go, spec
-
-        one_pass, launch, spec = site(pl, self.lanes[0])
-        mats = pl.kernel_mats
+        first = self.site(conf, pl, self.lanes[0])
         # back to back needs a warm cache and a launch (a library call has no grid of its own)
-        nothing = spec.empty and self.variant.backend != "cublas"
-        repeatable = not cold and not nothing
+        nothing = first.spec.empty and self.variant.backend != "cublas"
+        repeatable = conf.cache != "cold" and not nothing
+        checks = self.verified_pass(conf, pl, ref, first)
+        try:
+            checks.device(ref.check_device(self.cp, checks.host_c))
+            for _ in range(launches_before_timed(self.sampling) - 1):
+                checks.busy += sum(first.one_pass())
+            others = self.moved(pl, len(self.lanes) - 1)
+            sites = [
+                self.site(conf, p, lane) for p, lane in zip(others, self.lanes[1:], strict=False)
+            ]
+            timed = measure(self.kernel(first, sites, repeatable), conf.load_kind, self.sampling)
+            checks.busy += timed.gpu_ms()
+            checks.freivalds.result()  # the host copy is free again
+            # a long kernel's few samples may not reach every place: check those they reached
+            used = max(0, timed.placements - 1)
+            for p, again in zip(others[:used], sites[:used], strict=True):
+                self.check_again(conf, ref, p, again, checks)
+            verdict = ref.columns(
+                checks.checked, checks.verify_ms, checks.freivalds.result(), checks.outside
+            )
+        finally:
+            wait([checks.freivalds])  # never two checks at once, whatever failed
+        return self.row(conf, pl, first.spec, verdict, timed, checks.busy)
 
-        # the verified pass, checked on the device now and by Freivalds on the host during the
-        # timed passes, on a copy (the passes write their results into the same buffer)
+    def site(self, conf: Configuration, p, lane: Lane) -> Placed:
+        """Placement p's timed pass and launch from its lane: the launch, described once
+        (registry -> LaunchSpec) and prepared once."""
+        operands = {
+            x: Operand(device_pointer(self.cp, mat), mat.ld)
+            for x, mat in zip("ABC", p.kernel_mats, strict=True)
+        }
+        go, spec = launcher(
+            self.cp, self.variant, conf, lane.modules, self.cubins.get(conf.instance), operands,
+            lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
+        )  # fmt: skip
+        cold = conf.cache == "cold"
+        return Placed(lambda: lane.timer.one_pass(p, go, cold), go, spec, lane)
+
+    def verified_pass(self, conf: Configuration, pl, ref: Reference, first: Placed) -> Checks:
+        """The verified pass from fresh operands: its writes outside C counted, its result
+        copied to the host and handed to the Freivalds thread, which checks it during the
+        timed passes (they write their results into the same buffer)."""
         pl.prepare_verified_pass()
-        busy = sum(one_pass())
+        busy = sum(first.one_pass())
         outside = pl.outside_writes()
         host_c = self.buffers.get("pageable", "result copy", conf.m * conf.n, pl.output_dtype)
         host_c = host_c.reshape(conf.m, conf.n)
         np.copyto(host_c, pl.result())
         freivalds = self.checking.submit(ref.check_host, host_c)
-        try:
-            checked, verify_ms = ref.check_device(cp, host_c)
-            for _ in range(launches_before_timed(self.sampling) - 1):
-                busy += sum(one_pass())
-            others = self.moved(pl, len(self.lanes) - 1)
-            lanes = self.lanes[1 : 1 + len(others)]
-            sites = [site(p, lane) for p, lane in zip(others, lanes, strict=True)]
-            kernel = Kernel(
-                one_pass,
-                lambda: any(lane.timer.in_kernel() for lane in self.lanes),
-                launch=launch if repeatable else None,
-                batcher=self.lanes[0].batcher() if repeatable else None,
-                telemetry=self.telemetry,
-                clock_after=self.nvml.sm_clock,
-                max_clock_mhz=self.max_clock,
-                clock_step_mhz=self.clock_step,
-                probe=self.probe,
-                more=[
-                    Site(again, go if repeatable else None, lane.batcher() if repeatable else None)
-                    for (again, go, _), lane in zip(sites, lanes, strict=True)
-                ],
-            )
-            timed = measure(kernel, conf.load, self.sampling)
-            busy += timed.gpu_ms()
-            freivalds.result()  # the host copy is free again
-            # a long kernel's few samples may not reach every place: check those they reached
-            used = max(0, timed.placements - 1)
-            for p, (again, _, _) in zip(others[:used], sites[:used], strict=True):
-                # each other placement's result, checked on the device as the first's was
-                if conf.accumulate:  # its launches added to C: one more pass from C0
-                    busy += sum(again())
-                else:
-                    p.d2h(self.stream)
-                    self.stream.synchronize()
-                np.copyto(host_c, p.result())
-                result, ms = ref.check_device(cp, host_c)
-                checked, verify_ms = worse(checked, result), verify_ms + ms
-                outside += p.outside_writes()
-            verdict = ref.columns(checked, verify_ms, freivalds.result(), outside)
-        finally:
-            wait([freivalds])  # never two checks at once, whatever failed
-        del host_c
-        timings = timed.columns()
-        nflop = arith.flops(conf.m, conf.n, conf.k, conf.accumulate, conf.operation)
-        # the load's statistic of the samples (core/sampling.STATISTIC)
-        gflops = arith.gflops(nflop, timings["kernel_ms"])
-        watts = timings.get("energy_power_w", float("nan"))
-        if watts == watts:  # the energy rule held: the window's mean power, kernels back to back
-            timings |= dict(
-                energy_j_per_product=watts * timings["kernel_ms"] / 1e3,
-                gflops_per_w=gflops / watts,
-            )
+        return Checks(host_c, freivalds, busy=busy, outside=outside)
+
+    def kernel(self, first: Placed, sites: list[Placed], repeatable: bool) -> Kernel:
+        """What the load's strategy times: every placement's pass and (where it can be repeated
+        back to back) launch and batcher, and the observers of the samples."""
+        return Kernel(
+            first.one_pass,
+            lambda: any(lane.timer.in_kernel() for lane in self.lanes),
+            launch=first.launch if repeatable else None,
+            batcher=first.lane.batcher() if repeatable else None,
+            observers=self.observers,
+            more=[
+                Site(
+                    s.one_pass,
+                    s.launch if repeatable else None,
+                    s.lane.batcher() if repeatable else None,
+                )
+                for s in sites
+            ],  # fmt: skip
+        )
+
+    def check_again(self, conf: Configuration, ref: Reference, p, again: Placed,
+                    checks: Checks) -> None:  # fmt: skip
+        """Another placement's result, checked on the device as the first's was."""
+        if conf.accumulate:  # its launches added to C: one more pass from C0
+            checks.busy += sum(again.one_pass())
+        else:
+            p.d2h(self.stream)
+            self.stream.synchronize()
+        np.copyto(checks.host_c, p.result())
+        checks.device(ref.check_device(self.cp, checks.host_c))
+        checks.outside += p.outside_writes()
+
+    def row(self, conf: Configuration, pl, spec, verdict: dict, timed, busy: float) -> dict:
+        """The configuration's row of measurements, and its samples for the samples file."""
         lda, ldb, ldc = pl.host_ld
         return Row(
             axes=self.axes(conf),
             lda=lda,
             ldb=ldb,
             ldc=ldc,
-            kernel_ld="/".join(str(x.ld) for x in mats),
+            kernel_ld="/".join(str(x.ld) for x in pl.kernel_mats),
             **spec.describe(),
             **verdict,
-            **timings,
-            kernel_gflops=gflops,
-            global_gflops=arith.gflops(nflop, timings["global_ms_median"]),
+            **timed.columns(),
             gpu_busy_ms=busy,
             **self.provenance(),
         ).to_dict() | {SAMPLES: timed.kept()}
@@ -371,6 +387,35 @@ def clock_probe(cp, stream, nvml_clock) -> ClockProbe | None:
         return None
 
 
+@dataclass
+class Placed:
+    """One placement's timed pass, its launch alone, the launch's description and its lane."""
+
+    one_pass: Callable[[], tuple[float, float, float]]
+    launch: Callable[[], None]
+    spec: LaunchSpec
+    lane: Lane
+
+
+@dataclass
+class Checks:
+    """What a configuration's checks found so far: the device's verdict over every placement
+    checked (the first that failed), their time, writes outside C, the Freivalds test of the
+    verified pass (a future) on the host copy of its result, and the GPU time of every pass."""
+
+    host_c: np.ndarray
+    freivalds: Future
+    busy: float = 0.0
+    outside: int = 0
+    checked: Verification | None = None
+    verify_ms: float = 0.0
+
+    def device(self, got: tuple[Verification, float]) -> None:
+        result, ms = got
+        self.checked = result if self.checked is None else worse(self.checked, result)
+        self.verify_ms += ms
+
+
 def worse(a: Verification, b: Verification) -> Verification:
     """Of two placements' verifications, the first that failed (else the first)."""
     return b if a.passed and not b.passed else a
@@ -386,12 +431,14 @@ def describe(row: dict) -> str:
     head = describe_axes(row)
     if row.get("verification") == "ERROR":
         return f"{head}: ERROR {row.get('error', '')}"
-    text = f"{head}: kernel {row['kernel_ms']:.3f} ms ({row['kernel_gflops']:.0f} GFLOPS)"
+    gflops = rates(row)["kernel_gflops"]
+    text = f"{head}: kernel {row['kernel_ms']:.3f} ms ({gflops:.0f} GFLOPS)"
     if row["global_ms_median"] == row["global_ms_median"]:
         text += f", global {row['global_ms_median']:.3f} ms"
-    if row.get("batch_samples") and row.get("load") == "burst":
+    load = load_of(row.get("load") or AXIS_DEFAULTS["load"])
+    if row.get("batch_samples") and not load.back_to_back:
         text += f", batched {row['batch_ms_median']:.4f} ms (x{row['batch_size']:.0f})"
-    if row.get("load") == "sustained":
+    if load.back_to_back:
         # "True" as measured, or a bool where the row was read back from a table
         settle = "settled" if str(row.get("settled")) == "True" else "NOT settled"
         text += f", {settle} after {row['settle_s']:.1f} s, {row.get('sm_clock_mhz', 0):.0f} MHz"

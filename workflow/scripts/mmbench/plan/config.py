@@ -15,6 +15,7 @@ from mmbench.core.axes import allowed_values
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
 from mmbench.core.registry import DTYPE_PARAM, Variant
+from mmbench.core.sampling import LOADS, Load, load_of
 
 # The config's shorthands for parameter values: key -> the parameter it chooses, for every
 # variant that declares it (per-variant `params:` choose any parameter).
@@ -271,13 +272,15 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
                 f"{', '.join(integer_types)} matrices; use distribution={' or '.join(fit)} or "
                 f"drop {', '.join(integer_types)} from dtypes"
             )
-    problems += _sustained_size_problems(cfg)
-    if "sustained" in cfg["load"] and "cold" in cfg["cache"]:
-        problems.append(
-            "config key 'load': sustained runs each kernel back to back, which a cold cache "
-            "(L2 flushed before every launch) cannot; use load=[burst] with cache=[cold], or "
-            "cache=[warm] with load=[sustained]"
-        )
+    problems += _load_size_problems(cfg)
+    for ld in map(load_of, cfg["load"]):
+        if ld.back_to_back and "cold" in cfg["cache"]:
+            others = [x for x in LOADS.values() if not x.back_to_back]
+            problems.append(
+                f"config key 'load': {ld.name} runs each kernel back to back, which a cold cache "
+                f"(L2 flushed before every launch) cannot; use load=[{others[0].name}] with "
+                f"cache=[cold], or cache=[warm] with load=[{ld.name}]"
+            )
     if not cfg["render_only"]:
         from mmbench.plan.compile import arch_problem, supported_archs
 
@@ -301,32 +304,37 @@ def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
     return list(dict.fromkeys(out))
 
 
-def sustained_at(cfg: dict, m: int, n: int, k: int) -> bool:
-    """Whether the product m x n x k is measured under sustained load when load lists it:
-    sustained_sizes names the square sizes that are (empty: every product)."""
-    chosen = cfg.get("sustained_sizes") or []
+def runs_at(cfg: dict, load: Load, m: int, n: int, k: int) -> bool:
+    """Whether the product m x n x k is measured under `load` when the config lists it: a load
+    with a sizes key (sustained: sustained_sizes) runs at the square sizes it names (empty:
+    every product)."""
+    chosen = cfg.get(load.sizes_key) or [] if load.sizes_key else []
     return not chosen or (m == n == k and m in chosen)
 
 
-def _sustained_size_problems(cfg: dict) -> list[str]:
-    """sustained_sizes must name square sizes of the run, and leave every product a load."""
-    chosen = cfg["sustained_sizes"]
-    if not chosen or "sustained" not in cfg["load"]:
-        return []
-    shapes = shapes_of(cfg)
-    squares = [m for m, n, k in shapes if m == n == k]
-    problems = [
-        f"config key 'sustained_sizes': {s} is not a square size of this run; valid values: "
-        f"{', '.join(map(str, squares))}"
-        for s in chosen
-        if s not in squares
-    ]
-    if cfg["load"] == ["sustained"]:
-        left = [list(p) for p in shapes if not sustained_at(cfg, *p)]
+def _load_size_problems(cfg: dict) -> list[str]:
+    """A load's sizes key must name square sizes of the run, and leave every product a load."""
+    problems: list[str] = []
+    loads = [load_of(x) for x in cfg["load"]]
+    for ld in loads:
+        chosen = cfg.get(ld.sizes_key) if ld.sizes_key else None
+        if not chosen:
+            continue
+        shapes = shapes_of(cfg)
+        squares = [m for m, n, k in shapes if m == n == k]
+        problems += [
+            f"config key '{ld.sizes_key}': {s} is not a square size of this run; valid values: "
+            f"{', '.join(map(str, squares))}"
+            for s in chosen
+            if s not in squares
+        ]
+        left = [list(p) for p in shapes if not any(runs_at(cfg, x, *p) for x in loads)]
         if left:
+            others = [x.name for x in LOADS.values() if x.sizes_key is None]
             problems.append(
-                f"config key 'sustained_sizes': {chosen} leaves {left} with no load "
-                f"(load = ['sustained']); add burst to load, or those sizes to sustained_sizes"
+                f"config key '{ld.sizes_key}': {chosen} leaves {left} with no load "
+                f"(load = {cfg['load']}); add {' or '.join(others)} to load, or those sizes to "
+                f"{ld.sizes_key}"
             )
     return problems
 

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
+from mmbench.core.elements import ElementType
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
-from mmbench.plan.config import SHORTHANDS, ConfigError, shapes_of, sustained_at
+from mmbench.core.sampling import load_of
+from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
 
 label = params_label
 __all__ = ["Configuration", "detect_gpus"]
@@ -147,7 +149,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 cfg.get("load", ["burst"]),
                 cfg["distribution"],
             ):
-                if load == "sustained" and not sustained_at(cfg, m, n, k):
+                if not runs_at(cfg, load_of(load), m, n, k):
                     continue
                 unmet = v.unmet(params, m, n, k)
                 conf = Configuration.of(
@@ -221,7 +223,7 @@ def check_device_memory(plan: Plan, gib: float, where: str) -> None:
     limit = gib * 2**30
     problems = {}
     for conf in (c for runs in plan.runs.values() for c in runs):
-        need = arith.device_bytes_needed(conf.m, conf.n, conf.k, conf.dtype, conf.pad)
+        need = arith.device_bytes_needed(conf.m, conf.n, conf.k, conf.element, conf.pad)
         if need > limit:
             key = "sizes" if conf.m == conf.n == conf.k else "shapes"
             val = conf.m if key == "sizes" else [conf.m, conf.n, conf.k]
@@ -229,7 +231,7 @@ def check_device_memory(plan: Plan, gib: float, where: str) -> None:
                 f"config key '{key}': {val} needs {need / 2**30:.1f} GiB of GPU memory in "
                 f"{conf.dtype} (A, B, C and the float64 verification), more than the "
                 f"{gib:.1f} GiB {where}; largest square size that fits: "
-                f"{largest_square(limit, conf.dtype)}"
+                f"{largest_square(limit, conf.element)}"
             )
     if problems:
         raise ConfigError("invalid configuration:\n  " + summarised(list(problems.values())))
@@ -241,11 +243,11 @@ def summarised(lines: list[str], shown: int = 8) -> str:
     return "\n  ".join(lines[:shown] + ([f"... and {more} more like these"] if more > 0 else []))
 
 
-def largest_square(limit_bytes: float, dtype: str) -> int:
+def largest_square(limit_bytes: float, e: ElementType) -> int:
     lo, hi = 1, 1_000_000
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if arith.device_bytes_needed(mid, mid, mid, dtype) <= limit_bytes:
+        if arith.device_bytes_needed(mid, mid, mid, e) <= limit_bytes:
             lo = mid
         else:
             hi = mid - 1

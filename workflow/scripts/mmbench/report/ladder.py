@@ -23,6 +23,7 @@ from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
 from mmbench.core.registry import load_registry
 from mmbench.core.row import with_added_axes
+from mmbench.core.sampling import BURST, SUSTAINED
 from mmbench.core.schemas import TUNED_COLUMNS
 
 CLASS_ORDER = ELEMENT_CLASS_ORDER
@@ -38,8 +39,8 @@ def ladder_rank(variants) -> list[int]:
 CONDITION = ["distribution", "load"]
 # the ladder's headline condition where the run has it (real data, a steady workload), and the
 # one shown beside it (the reports' integers, one call on a fresh GPU)
-HEADLINE = ("normal", "sustained")
-BESIDE = ("int09", "burst")
+HEADLINE = ("normal", SUSTAINED.name)
+BESIDE = ("int09", BURST.name)
 
 
 def condition_words(cond: tuple) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from mmbench.core.axes import GPU_KEY, IDENTITY_KEY, INSTANCE
 from mmbench.core.row import parameter_columns, with_added_axes
-from mmbench.core.sampling import STATISTIC
+from mmbench.core.sampling import LOADS
 
 # rows of the summary: the variant and its compile-time parameters (e.g. "TILE=32 COARSEN=4")
 KEY = ["variant", "params"]
@@ -133,10 +133,10 @@ def _refused(refused: pd.DataFrame) -> tuple[str, str]:
 
 
 def statistic_words(rows: pd.DataFrame, load: str) -> str:
-    """What the rows' kernel_ms is (core/sampling.STATISTIC); a table recorded before the mean
-    was kept holds the median under every load."""
+    """What the rows' kernel_ms is (core/sampling.Load.statistic); a table recorded before the
+    mean was kept holds the median under every load."""
     recorded = "kernel_ms_mean" in rows and rows.kernel_ms_mean.notna().any()
-    if recorded and STATISTIC.get(load) == "mean":
+    if recorded and load in LOADS and LOADS[load].statistic == "mean":
         return "mean over the timed window"
     return "median of the timed runs"
 
@@ -160,8 +160,8 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
         k = _pivot(part, KEY + extra, "kernel_ms", "kernel_gflops")
         txt += [head, k.to_string(), ""]
         md += [f"### {head}", "", _markdown(k), ""]
-        if load != "burst":
-            continue  # copies are timed in bursts only (measure/timing.py)
+        if load in LOADS and not LOADS[load].times_copies:
+            continue  # copies are timed in bursts only (core/sampling.Load.times_copies)
         head = "Global time (H2D + kernel + D2H), ms (GFLOPS), per host-memory mode"
         extra = [c for c in ("cache", "pad", "transfer") if c in part and part[c].nunique() > 1]
         g = _pivot(part, KEY + ["memory"] + extra, "global_ms_median", "global_gflops")

@@ -1,0 +1,94 @@
+"""The sustained load (core/sampling.SUSTAINED): what a steady workload sees.
+
+Batches of sampling.sustained_batch_ms back to back, the next queued while one runs, until the
+settle rule holds (measure/telemetry.settled, asked of the telemetry observer), then timed
+batches back to back for at least sampling.sustained_window_s.  The samples are the launch's
+time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
+core/sampling.Load.statistic); copies are not timed (their host work would let the GPU cool),
+so the copy and global columns are empty.  Batches take the placements in turn, from the first
+settling batch on.  No clock probe: the moment the load stops, the clock leaves the power
+limit's (H100: NVML read cuBLAS TF32 at 1425 MHz through the window, the probe right after
+measured 1650); the telemetry read during the window is its clock record.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+
+from mmbench.core.sampling import SUSTAINED, Sampling
+from mmbench.measure.samples import Samples
+from mmbench.measure.sites import Kernel
+
+
+class Sustained:
+    load = SUSTAINED
+
+    def measure(self, k: Kernel, s: Sampling) -> Samples:
+        if k.launch is None or k.batcher is None:
+            raise ValueError(
+                "load=sustained runs the kernel back to back, which this configuration cannot "
+                "do (a cold cache flushes L2 before each launch; an empty grid launches nothing; "
+                "or the blocking kernel failed to build: see the log): use load=burst for it"
+            )
+        cp = k.batcher.cp
+        obs, telemetry = k.observers, k.observers.telemetry
+        sites = [x for x in k.sites() if x.launch is not None]
+        # one launch's time from a pass, then batches of sustained_batch_ms (batch_max at most)
+        h2d, first, d2h = k.one_pass()
+        window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
+        count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
+        most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
+        out = Samples(load=self.load, batch_size=count)
+        flight: deque = deque()  # (start, end, timed, batcher) of the queued batches
+        queued = 0
+
+        def busy() -> bool:
+            return any(a.done and not b.done for a, b, _, _ in list(flight))
+
+        t0 = time.monotonic()
+        obs.before_start(busy, self.load)
+        timed, window_start, window_end = False, math.nan, math.nan
+        gpu_ms = 0.0
+        try:
+            while True:
+                site = sites[queued % len(sites)]
+                queued += 1
+                batcher = site.batcher or k.batcher
+                # after the batch before, which may be on another placement's stream
+                after = flight[-1][1] if flight and len(sites) > 1 else None
+                events = batcher.queue(site.launch, count, warm=len(sites) > 1, after=after)
+                flight.append((*events, timed, batcher))
+                if len(flight) < 2:
+                    continue
+                start, end, was_timed, batcher = flight[0]
+                end.synchronize()  # still in flight while it runs: busy() sees it
+                flight.popleft()
+                batcher.check()
+                now = time.monotonic()
+                ms = cp.cuda.get_elapsed_time(start, end)
+                if was_timed:
+                    if math.isnan(window_start):
+                        window_start = now - ms / 1e3
+                    out.kernel.append(ms / count)
+                    gpu_ms += ms
+                    window_end = now
+                    n = len(out.kernel)
+                    if (gpu_ms >= window_ms and n >= s.min_samples) or n >= most:
+                        break
+                elif not timed:
+                    waited = now - t0
+                    done = telemetry is not None and telemetry.settled(t0)
+                    if done or waited >= s.settle_max_s or telemetry is None:
+                        timed, out.settle_s, out.settled = True, waited, bool(done)
+            for _start, end, _, _ in flight:  # the batch queued last runs out untimed
+                end.synchronize()
+            out.placements = min(len(sites), queued)
+        finally:
+            obs.after_finish()
+        obs.after_all(self.load)
+        out.window_s = window_end - window_start
+        out.duty = gpu_ms / 1e3 / out.window_s if out.window_s > 0 else math.nan
+        out.observed(obs.results((window_start, window_end), since=t0))
+        return out
