@@ -48,5 +48,9 @@ rule all:
         [f"{R}/report/compare.html", f"{R}/figures/compare.png"] if BASELINE else [],
 
 
+onstart:
+    stop_without_gpu(workflow)
+
+
 onsuccess:
     print_summary()

@@ -1,7 +1,9 @@
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,30 @@ MAIN = DATA / "h100-main" / "results"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def snakemake(*args, cwd=ROOT, check=False):
-    """The real Snakemake of this environment, run on the workflow (ROOT or a copy)."""
+# what a copy of the workflow holds (never the user's results/ or .snakemake/)
+WORKFLOW_FILES = ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml")
+
+
+def copy_workflow(to: Path) -> Path:
+    """A copy of the workflow in `to`, without the checkout's results/ or .snakemake/."""
+    for name in WORKFLOW_FILES:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, to / name)
+    return to
+
+
+@functools.cache
+def pristine_workflow() -> Path:
+    """One copy of the workflow for the whole session, for the tests that only read it (dry
+    runs, lint): a test never reads or writes the user's own results/ or .snakemake/, whatever
+    the checkout has run before (issue: the test command failed in a used checkout)."""
+    return copy_workflow(Path(tempfile.mkdtemp(prefix="mmbench-workflow-")))
+
+
+def snakemake(*args, cwd=None, check=False):
+    """The real Snakemake of this environment, run on a copy of the workflow (the session's
+    pristine copy unless the test gives its own)."""
+    cwd = cwd or pristine_workflow()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.run(
         [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, env=env, check=check
@@ -25,10 +49,7 @@ def snakemake(*args, cwd=ROOT, check=False):
 @pytest.fixture
 def workdir(tmp_path):
     """A copy of the workflow, so tests never touch the checkout's results/."""
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    return tmp_path
+    return copy_workflow(tmp_path)
 
 
 def _gpu_reason() -> str | None:
@@ -39,7 +60,10 @@ def _gpu_reason() -> str | None:
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return "no CUDA GPU visible"
     except Exception as err:  # noqa: BLE001 - any import or driver failure means no GPU here
-        return f"no usable CUDA GPU ({type(err).__name__}: {str(err)[:80]})"
+        # the first line of the error, whole (cudaErrorInsufficientDriver's message is longer
+        # than a line cut at 80 characters)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        return f"no usable CUDA GPU ({type(err).__name__}: {first})"
     if not shutil.which("nvcc"):
         return "nvcc not on PATH"
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mmbench.core.registry import load_registry
 from mmbench.plan import plan
 
-from .conftest import ROOT
+from .conftest import ROOT, pristine_workflow
 
 
 def test_the_readme_example_compiles_and_profiles_only_what_it_runs():
@@ -15,7 +15,9 @@ def test_the_readme_example_compiles_and_profiles_only_what_it_runs():
 
     cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "arch=sm_90",
            "variants=[tiled_guarded,cublas]", "tiles=[32]", "dtypes=[float64]"]  # fmt: skip
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # in a copy of the workflow: never the user's own results/ or .snakemake/
+    out = subprocess.run(cmd, cwd=pristine_workflow(), capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout + out.stderr
     assert "profile_kernel" not in text

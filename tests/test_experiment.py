@@ -7,7 +7,7 @@ import pytest
 
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError
-from mmbench.plan.experiment import prepare
+from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare
 from mmbench.report.catalogue import names
 
 from .conftest import DATA, ROOT
@@ -25,12 +25,25 @@ def test_the_default_experiment_plans_the_course_kernels_into_results():
     assert {"persistent_bf16", "ws_f64", "cublas_tf32"} <= set(preset.plan.runs)
 
 
-def test_without_a_gpu_a_comparison_is_told_to_say_render_only(tmp_path):
+def test_without_a_gpu_the_plan_stops_with_the_three_ways_forward(tmp_path):
     if plan.detect_gpus():
         pytest.skip("a GPU is visible here: this test is for machines without one")
-    exp = prepare({"baseline": str(DATA / "compare" / "h100-a")}, ROOT, outputs=names())
-    assert exp.arch is None
-    assert "add render_only=true" in exp.arch_problem
+    with pytest.raises(ConfigError) as err:
+        prepare({}, ROOT, outputs=names())
+    text = str(err.value)
+    assert text.startswith("no GPU on this machine (nvidia-smi sees none)")
+    for way in ("--profile profiles/slurm --config arch=sm_90", "--config render_only=true",
+                "compile_all --config arch=sm_90"):  # fmt: skip
+        assert way in text
+    with pytest.raises(ConfigError, match="add render_only=true to compare"):
+        prepare({"baseline": str(DATA / "compare" / "h100-a")}, ROOT, outputs=names())
+    # the architecture named, planning goes on: only a local run's GPU jobs stop (onstart)
+    assert prepare({"arch": "sm_90"}, ROOT, outputs=names()).arch == "sm_90"
+    assert gpu_jobs_without_gpu(local=True, gpu_jobs=10, render_only=False).startswith(
+        "10 job(s) of this run need a GPU; no GPU on this machine"
+    )
+    assert gpu_jobs_without_gpu(local=False, gpu_jobs=10, render_only=False) is None  # SLURM
+    assert gpu_jobs_without_gpu(local=True, gpu_jobs=0, render_only=False) is None  # compile
 
 
 def test_a_bad_key_stops_the_planning_with_its_name():
@@ -38,3 +51,26 @@ def test_a_bad_key_stops_the_planning_with_its_name():
         ConfigError, match=r"config key 'sizes\[0\]': 'many' is not of type integer"
     ):
         prepare({"arch": "sm_90", "sizes": "many"}, ROOT, outputs=names())
+
+
+def test_a_slurm_that_does_not_answer_is_named_in_one_line_within_seconds(tmp_path, monkeypatch):
+    """Before the first submission: with SLURM's tools on the PATH but no controller (a
+    slurm.conf naming this host, nothing listening), and with no SLURM tools at all."""
+    import platform
+    import shutil
+    import time
+
+    from mmbench.plan.experiment import slurm_unreachable
+
+    if shutil.which("sinfo"):
+        host = platform.node().split(".")[0]
+        conf = tmp_path / "slurm.conf"
+        conf.write_text(f"ClusterName=x\nSlurmctldHost={host}\nNodeName={host} CPUs=1\n"
+                        f"PartitionName=gpu Nodes={host} Default=YES State=UP\n")  # fmt: skip
+        monkeypatch.setenv("SLURM_CONF", str(conf))
+        start = time.monotonic()
+        why = slurm_unreachable(timeout_s=5)
+        assert why is not None and why.startswith("SLURM does not answer: ")
+        assert "\n" not in why and time.monotonic() - start < 7
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sinfo here
+    assert "SLURM's tools (sinfo) are not on this machine's PATH" in slurm_unreachable()

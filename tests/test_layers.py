@@ -78,9 +78,11 @@ def _common_names() -> dict[str, str]:
     out = {}
     text = (RULES / "common.smk").read_text()
     for m in re.finditer(
-        r"^\s*from mmbench\.([a-z_]+)[a-z_.]* import (\w+)(?: as (\w+))?", text, re.MULTILINE
-    ):
-        out[m.group(3) or m.group(2)] = m.group(1)
+        r"^\s*from mmbench\.([a-z_]+)[a-z_.]* import (\w+(?:, \w+)*)(?: as (\w+))?$", text,
+        re.MULTILINE,
+    ):  # fmt: skip
+        for name in m.group(2).split(", "):
+            out[m.group(3) or name] = m.group(1)
     for m in re.finditer(r"^\s*from mmbench\.([a-z_]+) import (\w+) as (\w+)", text, re.MULTILINE):
         out[m.group(3)] = m.group(1)
     return out

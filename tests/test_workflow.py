@@ -1,6 +1,7 @@
 """The Snakemake workflow itself, run for real: lint, the main command's DAG, config errors
 before any job, and every kernel instantiation compiled with the real nvcc."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -17,18 +18,30 @@ from .conftest import ROOT, snakemake
 
 
 def test_lint_is_clean_and_needs_no_gpu():
-    """Linting names no architecture (and this machine has no GPU to read one off)."""
-    out = snakemake("--lint")
+    """Linting needs no GPU; on a machine without one it names the architecture, as every
+    command there does (the plan is made when the workflow is read)."""
+    out = snakemake("--lint", "--config", "arch=sm_90")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Congratulations, your workflow is in a good condition!" in out.stdout + out.stderr
 
 
-def test_without_gpu_or_arch_a_run_asks_for_the_architecture(workdir):
+def test_without_a_gpu_the_main_command_says_so_once_and_starts_nothing(workdir):
+    """The main command on a machine without a GPU: one message naming the missing GPU and the
+    three ways forward, no traceback, no job; with the architecture named, the run stops
+    before its first job (onstart) rather than compiling and failing every GPU job."""
     if plan.detect_gpus():
         pytest.skip("a GPU is visible here")
-    out = snakemake("-n", "--cores", "1", cwd=workdir)
-    assert out.returncode != 0
-    assert "name it, e.g. --config arch=sm_90" in out.stdout + out.stderr
+    out = snakemake("--cores", "1", "--config", "sizes=[8000,10000,12000]", cwd=workdir)
+    text = out.stdout + out.stderr
+    assert out.returncode == 1
+    assert text.count("mmbench: no GPU on this machine (nvidia-smi sees none)") == 1
+    assert "Traceback" not in text and "Exception" not in text
+    assert "Building DAG" not in text and not (workdir / "results").exists()
+    named = snakemake("--cores", "1", "--config", "arch=sm_90", cwd=workdir)
+    text = named.stdout + named.stderr
+    assert named.returncode == 1
+    assert "job(s) of this run need a GPU; no GPU on this machine" in text
+    assert "rule compile_kernel" not in text and not (workdir / "results" / "build").exists()
 
 
 def test_main_command_dag(workdir):
@@ -154,9 +167,12 @@ def test_a_run_that_cannot_reach_a_gpu_fails_at_once_with_the_cause(workdir):
             pytest.skip("a GPU is visible here: this test is for machines without one")
     except Exception:  # noqa: BLE001 - no CuPy or no driver: exactly the case under test
         pass
+    # --no-hooks: past the workflow's own stop before the first job (onstart), to the job's
+    # check, which a job sent to a cluster node without a usable GPU meets
     out = snakemake(
         "--cores",
         "1",
+        "--no-hooks",
         "results/runs/naive_guarded.csv",
         "--config",
         "arch=sm_90",
@@ -184,7 +200,7 @@ def test_a_profile_that_cannot_run_fails_its_job_and_writes_no_table(workdir):
         pass
     target = "results/profile/naive_guarded/float32_TILE32_2048x2048x2048.csv"
     out = snakemake(
-        "--cores", "1", target, "--config", "arch=sm_90", "variants=[naive_guarded]",
+        "--cores", "1", "--no-hooks", target, "--config", "arch=sm_90", "variants=[naive_guarded]",
         "profile={variants: [naive_guarded], sizes: [2048], ncu: 'off', nsys: 'off'}",
         cwd=workdir,
     )  # fmt: skip
@@ -200,8 +216,9 @@ def test_a_compile_error_shows_the_compiler_message_on_the_console(workdir):
     src = workdir / "kernels" / "05_tiled_guarded.cu"
     src.write_text(src.read_text().replace("elem_t tmp = 0;", "elem_t tmp = 0 oops;"))
     out = snakemake(
-        "--cores", "1", "results/build/sm_90/tiled_guarded/float32_TILE16.cubin", cwd=workdir
-    )
+        "--cores", "1", "results/build/sm_90/tiled_guarded/float32_TILE16.cubin",
+        "--config", "arch=sm_90", cwd=workdir,
+    )  # fmt: skip
     assert out.returncode != 0
     assert "nvcc failed for tiled_guarded float32_TILE16:" in out.stderr
     assert 'error: expected a ";"' in out.stderr
@@ -212,13 +229,13 @@ def test_an_edit_older_than_its_cubin_is_compiled_again(workdir):
     """A tree copied or checked out keeps its files' times: an edited kernel older than the
     cubin built from the old text must still be built again (its sources' hash is a param)."""
     cubin = "results/build/sm_90/tiled_guarded/float32_TILE16.cubin"
-    built = snakemake("--cores", "1", cubin, cwd=workdir)
+    built = snakemake("--cores", "1", cubin, "--config", "arch=sm_90", cwd=workdir)
     assert built.returncode == 0, built.stderr[-3000:]
     src = workdir / "kernels" / "05_tiled_guarded.cu"
     stamp = (workdir / cubin).stat().st_mtime - 3600
     src.write_text(src.read_text() + "\n// an edit\n")
     os.utime(src, (stamp, stamp))
-    again = snakemake("-n", "--cores", "1", cubin, cwd=workdir)
+    again = snakemake("-n", "--cores", "1", cubin, "--config", "arch=sm_90", cwd=workdir)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Params have changed since last execution" in again.stdout + again.stderr
 
@@ -265,6 +282,11 @@ def _parsed(argv: list[str], cwd) -> dict:
     return {k: v.value for k, v in (args.resources or {}).items()}
 
 
+@pytest.mark.slurm
+@pytest.mark.skipif(
+    importlib.util.find_spec("snakemake_executor_plugin_slurm") is None,
+    reason="the SLURM executor plugin is not installed (pip install -e '.[slurm]'; .ci/run does)",
+)
 def test_the_slurm_profile_queues_sixteen_gpu_jobs_and_a_local_run_one(tmp_path):
     import shutil
     import subprocess

@@ -33,3 +33,9 @@ rule refused_table:
         refused=PLAN.refused,
     script:
         "../scripts/refused_table.py"
+
+
+# seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
+localrules:
+    timings_table,
+    refused_table,

@@ -12,11 +12,11 @@ min_version("9.0")
 
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     from mmbench.core.registry import kernel_dependencies, slug, source_hash
-    from mmbench.core.schemas import TableError
+    from mmbench.core.columns import TableError
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
     from mmbench.plan.config import ConfigError
-    from mmbench.plan.experiment import prepare
+    from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare, slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
     from mmbench.report.catalogue import MixedGpuModels, caption, split_by_data
@@ -334,3 +334,18 @@ def print_summary():
     ):
         if path.exists() and path.read_text().strip():
             print(path.read_text())
+
+
+def stop_without_gpu(wf):
+    """onstart: a local run whose jobs need a GPU, on a machine without one (arch named, so
+    planning went on), stops before any job with the ways forward; a run submitted to SLURM
+    stops in one line where SLURM does not answer."""
+    jobs = list(wf.dag.needrun_jobs())
+    gpu_jobs = sum(1 for j in jobs if j.resources.get("gpu", 0))
+    why = gpu_jobs_without_gpu(wf.local_exec, gpu_jobs, RENDER_ONLY)
+    executor = getattr(wf.executor_plugin, "name", "")
+    if not why and not wf.local_exec and executor.endswith("slurm") and jobs:
+        why = slurm_unreachable()
+    if why:
+        print(f"mmbench: {why}", file=sys.stderr)
+        sys.exit(1)

@@ -115,3 +115,16 @@ if not RENDER_ONLY:
             tolerance=config["compare"]["tolerance"],
         script:
             "../scripts/since_previous.py"
+
+
+# seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
+localrules:
+    compare_table,
+    compare_figure,
+    compare,
+
+
+if not RENDER_ONLY:
+
+    localrules:
+        since_previous,

@@ -84,3 +84,11 @@ rule resources_table:
         registry=REGISTRY_FILE,
     script:
         "../scripts/resources_table.py"
+
+
+# seconds of work on small tables: on the machine running Snakemake, not queued on a cluster (nvcc runs are
+# grouped into cluster jobs: profiles/slurm)
+localrules:
+    rebuild_count,
+    compile_all,
+    resources_table,

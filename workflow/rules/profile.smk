@@ -113,3 +113,10 @@ rule nvprof_metrics_table:
         "../envs/tables.yaml"
     script:
         "../scripts/nvprof_metrics_table.py"
+
+
+# seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
+localrules:
+    metrics_table,
+    roofline_table,
+    nvprof_metrics_table,

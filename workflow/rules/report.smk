@@ -117,3 +117,21 @@ else:
             "../envs/tables.yaml"
         script:
             "../scripts/summary.py"
+
+
+# seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
+localrules:
+    figure,
+    table,
+    figures_left_out,
+
+
+if not RENDER_ONLY:
+
+    localrules:
+        summary,
+
+else:
+
+    localrules:
+        summary_of_copied_run,

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -376,8 +377,8 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
             ladder=tuple(entry.get("ladder", ())),
         )
-        _check_expressions(variant)
         variants[name] = variant
+    _check_all_expressions(path, variants)
     return variants
 
 
@@ -441,6 +442,38 @@ def _check_expressions(v: Variant) -> None:
             raise RegistryError(
                 f"variant {v.name!r}, instantiation {slug(params)}: {err}"
             ) from None
+
+
+def _checked_marker(registry_text: bytes) -> Path | None:
+    """Where a registry whose every expression evaluated is remembered: a file named by the
+    sha256 of the registry and of the code that reads and evaluates it, in this user's cache
+    (the check takes about 0.5 s of every snakemake command; None where there is no private
+    cache folder to keep it in)."""
+    h = hashlib.sha256(registry_text)
+    here = Path(__file__).parent
+    for code in ("registry.py", "expressions.py", "launch_spec.py", "elements.py", "arith.py",
+                 "axes.py"):  # fmt: skip
+        h.update((here / code).read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mmbench"
+    try:
+        folder = paths.private_folder(base / "registry-checked", "cache folder", "")
+    except OSError:
+        return None
+    return folder / h.hexdigest()[:32]
+
+
+def _check_all_expressions(path: Path, variants: dict[str, Variant]) -> None:
+    """_check_expressions for every variant, once per registry content (_checked_marker)."""
+    marker = _checked_marker(path.read_bytes())
+    if marker is not None and marker.exists():
+        return
+    for variant in variants.values():
+        _check_expressions(variant)
+    if marker is not None:
+        try:
+            marker.touch()
+        except OSError:
+            pass
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)

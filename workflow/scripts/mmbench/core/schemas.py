@@ -28,15 +28,12 @@ import pandera.pandas as pa
 
 from . import arith
 from .axes import AXES, IDENTITY_KEY, REQUIRED
+from .columns import TableError
 from .row import AXIS_DEFAULTS, Row, upgraded
 
 VERIFICATIONS = ("PASS", "FAIL", "ERROR")
 # a rate agrees with its time to this relative error (both written from one float64 division)
 RATE_RTOL = 1e-6
-
-
-class TableError(ValueError):
-    """A table that cannot be trusted: the message names the file, the rows and what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -460,20 +457,3 @@ def check_against_manifests(df: pd.DataFrame, manifests, source: str) -> None:
             + "\n  The table was cut short, duplicated or mixed with another run; copy the "
             "results folder again (or rerun the variants named)."
         )
-
-
-# the tuning table (report/ladder.tuned writes it, plan/tuning.py reads it): its columns
-TUNED_COLUMNS = [
-    "gpu_name",
-    "variant",
-    "dtype",
-    "math",
-    "params",
-    "instance",
-    "m",
-    "kernel_ms",
-    "kernel_gflops",
-    "reference",
-    "percent_of_reference",
-    "instantiations",
-]

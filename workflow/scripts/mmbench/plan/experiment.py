@@ -17,7 +17,6 @@ from pathlib import Path
 import yaml
 
 from mmbench.core.registry import Variant, load_registry
-from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.plan import plan as mmplan
 from mmbench.plan.config import ConfigError, check_baseline, merge, validate
 from mmbench.plan.tuning import apply_tuned
@@ -54,6 +53,55 @@ class Experiment:
         return self.config["baseline"]
 
 
+def no_gpu_message(baseline: str = "") -> str:
+    """What a machine without a GPU can do instead of measuring: the three ways forward."""
+    seen = "add render_only=true to compare" if baseline else "add --config render_only=true"
+    return (
+        "no GPU on this machine (nvidia-smi sees none), and this run measures kernels on one. "
+        "Three ways forward:\n"
+        "  - measure where a GPU is: run the same command on a GPU machine, or submit it from "
+        "here to a SLURM GPU cluster, naming the GPUs' architecture: snakemake --profile "
+        "profiles/slurm --config arch=sm_90 (docs/cluster.md)\n"
+        "  - show the figures and tables of a run already measured: copy its results folder to "
+        f"results/ and {seen} (the tables present are then this run)\n"
+        "  - build the kernels only, here: snakemake --cores 4 compile_all --config arch=sm_90"
+    )
+
+
+def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, render_only: bool) -> str | None:
+    """Before any job (the workflow's onstart): why a run that would measure here cannot (its
+    GPU jobs run on this machine, which has no GPU), or None.  A run submitted to a cluster
+    (local=False) measures on the cluster's GPU nodes."""
+    if render_only or not local or not gpu_jobs or mmplan.detect_gpus():
+        return None
+    return f"{gpu_jobs} job(s) of this run need a GPU; " + no_gpu_message()
+
+
+def slurm_unreachable(timeout_s: float = 5.0) -> str | None:
+    """Before the first job of a run submitted to SLURM (the workflow's onstart): why SLURM
+    cannot take jobs from here, in one line, within seconds (None: `sinfo` answered).  Without
+    this, the SLURM executor's first submission fails after 40-50 s with the cause inside a
+    long sbatch command line."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("sinfo"):
+        return (
+            "the run is submitted to SLURM (--executor slurm), but SLURM's tools (sinfo) are not "
+            "on this machine's PATH: run it from the cluster's login node, or drop "
+            "--profile profiles/slurm to run here"
+        )
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True,
+                             timeout=timeout_s)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"SLURM does not answer: sinfo gave nothing within {timeout_s:.0f} s"
+    if out.returncode != 0:
+        first = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return f"SLURM does not answer: sinfo says {first.strip()}"
+    return None
+
+
 def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
     """The defaults (config/config.yaml) under what --configfile and --config gave, and the
     profile: keys the user's own config names (the others follow the run)."""
@@ -65,6 +113,9 @@ def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
 def check_copied_run(results: str | Path) -> None:
     """render_only: the copied results folder's tables, checked against their schemas and the
     run manifests before any job (ConfigError naming the file and what is wrong)."""
+    # pandera's import is a third of a second: only render_only pays it at planning time
+    from mmbench.core.schemas import TableError, check_against_manifests, read_table
+
     folder = Path(results) / "tables"
     timings = folder / "timings.csv"
     if not timings.exists():
@@ -95,16 +146,14 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
         check_copied_run(results)
         return exp
     gpus = mmplan.detect_gpus()
+    if cfg["arch"] == "auto" and not gpus:
+        # recognised once, here, before anything is compiled: the ways forward
+        raise ConfigError(no_gpu_message(exp.baseline))
     exp.config = cfg = apply_tuned(cfg, gpus, registry)
     try:
         exp.arch = mmplan.resolve_arch(cfg, gpus)
-    except ConfigError as err:  # --lint and render targets need none; a run stops at arch()
+    except ConfigError as err:  # GPUs of several architectures: a run stops at arch()
         exp.arch_problem = str(err)
-        if exp.baseline:
-            exp.arch_problem += (
-                "; to compare results folders already measured, without a GPU, add "
-                "render_only=true (the tables present are then this run)"
-            )
     exp.plan = mmplan.expand(cfg, registry, exp.arch)
     exp.notes = mmplan.check_something_to_measure(cfg, exp.plan)
     exp.profile = mmplan.profile_plan(cfg, registry, exp.arch, named)[0]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from mmbench.core.columns import TUNED_COLUMNS
 from mmbench.core.registry import DTYPE_PARAM, Variant
-from mmbench.core.schemas import TUNED_COLUMNS
 from mmbench.plan.config import ConfigError
 
 

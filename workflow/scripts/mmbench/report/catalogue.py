@@ -24,7 +24,6 @@ import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
 from mmbench.core.row import upgraded
-from mmbench.core.schemas import check_against_manifests, read_table
 from mmbench.report import ladder, report_tables
 
 
@@ -449,6 +448,9 @@ def load_inputs(paths: dict, gpu_model: str | None = None) -> dict:
         out["manifests"] = [
             Path(p) for p in (manifests if isinstance(manifests, list) else [manifests])
         ]
+    # pandera's import is a third of a second: not paid by every snakemake command's planning
+    from mmbench.core.schemas import check_against_manifests, read_table
+
     for name, path in paths.items():
         if name == "manifests":
             continue

@@ -19,12 +19,12 @@ import re
 import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
+from mmbench.core.columns import TUNED_COLUMNS
 from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
 from mmbench.core.registry import load_registry
 from mmbench.core.row import with_added_axes
 from mmbench.core.sampling import BURST, SUSTAINED
-from mmbench.core.schemas import TUNED_COLUMNS
 
 CLASS_ORDER = ELEMENT_CLASS_ORDER
 

@@ -1,0 +1,27 @@
+"""What the planning stage needs to know of the tidy tables without importing pandera (a third
+of a second of every snakemake command): the error a table that cannot be trusted raises, and
+the tuning table's columns.  core/schemas.py holds the schemas themselves."""
+
+from __future__ import annotations
+
+
+class TableError(ValueError):
+    """A table that cannot be trusted: the message names the file, the rows and what is wrong
+    (core/schemas.py checks tables against their schemas)."""
+
+
+# the tuning table (report/ladder.tuned writes it, plan/tuning.py reads it): its columns
+TUNED_COLUMNS = [
+    "gpu_name",
+    "variant",
+    "dtype",
+    "math",
+    "params",
+    "instance",
+    "m",
+    "kernel_ms",
+    "kernel_gflops",
+    "reference",
+    "percent_of_reference",
+    "instantiations",
+]
