@@ -1,12 +1,15 @@
 """Config coercion and every invalid value of the main-job issue, before any job runs."""
 
 import pytest
+import yaml
 from snakemake.cli import parse_config
 
 from mmbench.core.registry import load_registry
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, coerce, load_schema, validate
 from mmbench.report.catalogue import names
+
+from .conftest import ROOT
 
 
 def cli(*entries):
@@ -200,3 +203,26 @@ def test_a_long_size_range_is_refused_in_one_line():
         validate({"sizes": [], "size_ranges": [[1, 100000, 1]], "arch": "sm_90"}, load_registry())
     assert "give 100000 problem shapes" in str(err.value)
     assert len(str(err.value).splitlines()) < 5
+
+
+def test_the_schemas_defaults_are_config_yamls_values():
+    """A default is stated in the schema and in config/config.yaml (whose values a run merges
+    under the user's): the two agree for every key both name (the schema's report.tables had
+    7 tables where config.yaml has 9)."""
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    differ, compared = [], 0
+
+    def walk(node, values, path):
+        nonlocal compared
+        for key, sub in (node.get("properties") or {}).items():
+            if not isinstance(values, dict) or key not in values:
+                continue
+            if "default" in sub and sub["default"] != {}:
+                compared += 1
+                if sub["default"] != values[key]:
+                    differ.append((".".join(path + [key]), sub["default"], values[key]))
+            walk(sub, values[key], path + [key])
+
+    walk(schema, config, [])
+    assert compared >= 20 and not differ, differ
