@@ -93,7 +93,8 @@ IMPORT_TO_CONDA = {
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
 CHILDREN = {"measure_variant": ["measure/worker"], "profile_kernel": ["profile/target"]}
-PIP_ONLY = {"cuda-bench", "cupti-python"}
+# nvidia-cuda-cupti: the pip wheel cupti-python (pip) resolves against, pinned beside it
+PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
 
