@@ -49,7 +49,7 @@ rule all:
 
 
 onstart:
-    stop_without_gpu(workflow)
+    check_before_jobs(workflow)
 
 
 onsuccess:

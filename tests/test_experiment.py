@@ -38,12 +38,13 @@ def test_without_a_gpu_the_plan_stops_with_the_three_ways_forward(tmp_path):
     with pytest.raises(ConfigError, match="add render_only=true to compare"):
         prepare({"baseline": str(DATA / "compare" / "h100-a")}, ROOT, outputs=names())
     # the architecture named, planning goes on: only a local run's GPU jobs stop (onstart)
-    assert prepare({"arch": "sm_90"}, ROOT, outputs=names()).arch == "sm_90"
-    assert gpu_jobs_without_gpu(local=True, gpu_jobs=10, render_only=False).startswith(
+    planned = prepare({"arch": "sm_90"}, ROOT, outputs=names())
+    assert planned.arch == "sm_90" and planned.gpus == []
+    assert gpu_jobs_without_gpu(local=True, gpu_jobs=10, exp=planned).startswith(
         "10 job(s) of this run need a GPU; no GPU on this machine"
     )
-    assert gpu_jobs_without_gpu(local=False, gpu_jobs=10, render_only=False) is None  # SLURM
-    assert gpu_jobs_without_gpu(local=True, gpu_jobs=0, render_only=False) is None  # compile
+    assert gpu_jobs_without_gpu(local=False, gpu_jobs=10, exp=planned) is None  # SLURM
+    assert gpu_jobs_without_gpu(local=True, gpu_jobs=0, exp=planned) is None  # compile only
 
 
 def test_a_bad_key_stops_the_planning_with_its_name():

@@ -7,7 +7,7 @@ import pytest
 
 from mmbench.core.axes import Configuration
 from mmbench.core.row import COLUMNS, Row, error_row, ordered, upgraded
-from mmbench.core.sampling import LOADS
+from mmbench.core.sampling import LOADS, load_of
 from mmbench.measure.observers import ClockAfterSample, Observers
 from mmbench.measure.oracle import make_inputs
 from mmbench.measure.runner import describe
@@ -90,7 +90,7 @@ def test_progress_line_from_a_recorded_row():
 def test_sampling_loop_stops_by_the_rule_and_keeps_the_clock_read_after_each_pass():
     passes = iter([(0.5, 10.0, 0.25)] * 100)
     kernel = Kernel(lambda: next(passes), lambda: False, None, None, nvml_clock(1980.0))
-    got = measure(kernel, "burst", Sampling(min_samples=3, max_samples=100, min_time_s=0.05))
+    got = measure(kernel, LOADS["burst"], Sampling(min_samples=3, max_samples=100, min_time_s=0.05))
     assert got.kernel == [10.0] * 5  # 5 passes of 10.75 ms reach 0.05 s
     assert got.glob == [10.75] * 5 and got.clock == [1980.0] * 5
     cols = got.columns()
@@ -161,13 +161,13 @@ def test_the_passes_take_the_placements_in_turn():
         on(0), lambda: False, None, None, nvml_clock(1980.0),
         more=[Site(on(p), None) for p in (1, 2, 3)],
     )  # fmt: skip
-    got = measure(kernel, "burst", Sampling(min_samples=6, max_samples=100, min_time_s=0.0))
+    got = measure(kernel, LOADS["burst"], Sampling(min_samples=6, max_samples=100, min_time_s=0.0))
     assert used == [0, 1, 2, 3, 0, 1]
     assert got.kernel == [10.0, 10.01, 10.02, 10.03, 10.0, 10.01]
     assert got.columns()["placements"] == 4 and got.kept()["placements"] == 4
     # one placement: as before, and the samples file does not say so
     one = Kernel(on(0), lambda: False, None, None, nvml_clock(1980.0))
-    got = measure(one, "burst", Sampling(min_samples=2, max_samples=100, min_time_s=0.0))
+    got = measure(one, LOADS["burst"], Sampling(min_samples=2, max_samples=100, min_time_s=0.0))
     assert got.columns()["placements"] == 1 and "placements" not in got.kept()
 
 
@@ -188,15 +188,15 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
 
 
 def test_an_unknown_load_is_refused_with_the_valid_ones():
-    kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None)
+    # a load's name is resolved where it is read (Configuration.load_kind): one place refuses it
     with pytest.raises(ValueError, match="valid values: burst, sustained"):
-        measure(kernel, "graph", Sampling())
+        load_of("graph")
 
 
 def test_a_sustained_load_needs_a_kernel_it_can_repeat():
     kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None)
     with pytest.raises(ValueError, match="cold cache"):
-        measure(kernel, "sustained", Sampling())
+        measure(kernel, LOADS["sustained"], Sampling())
 
 
 def test_the_profiled_launch_is_the_first_timed_one():

@@ -336,13 +336,13 @@ def print_summary():
             print(path.read_text())
 
 
-def stop_without_gpu(wf):
+def check_before_jobs(wf):
     """onstart: a local run whose jobs need a GPU, on a machine without one (arch named, so
     planning went on), stops before any job with the ways forward; a run submitted to SLURM
     stops in one line where SLURM does not answer."""
     jobs = list(wf.dag.needrun_jobs())
     gpu_jobs = sum(1 for j in jobs if j.resources.get("gpu", 0))
-    why = gpu_jobs_without_gpu(wf.local_exec, gpu_jobs, RENDER_ONLY)
+    why = gpu_jobs_without_gpu(wf.local_exec, gpu_jobs, EXPERIMENT)
     executor = getattr(wf.executor_plugin, "name", "")
     if not why and not wf.local_exec and executor.endswith("slurm") and jobs:
         why = slurm_unreachable()

@@ -11,8 +11,6 @@ from collections.abc import Mapping
 
 from . import arith
 
-RATE_COLUMNS = ("kernel_gflops", "global_gflops", "energy_j_per_product", "gflops_per_w")
-
 
 def rates(row: Mapping) -> dict:
     """A measured row's rate columns (NaN where the time or the power they come from is)."""

@@ -100,7 +100,7 @@ class Telemetry(Observer):
                 power=power,
                 window=window if power else None,
                 min_steps=self.sampling.energy_min_steps,
-            )  # fmt: skip
+            )
         )
         if power:  # the whole trace of a sustained load, for the samples file
             out["trace"] = trace.kept(since=since)

@@ -3,8 +3,8 @@
 Per configuration (nvbench's order): place the inputs (placement.py), launch once and verify that
 result twice (oracle.py), place the operands again for each other place the samples run from
 (sampling.placements: a fresh allocation on a lane of its own, Lane), then time passes until
-the stopping rule says enough (timing.py: the load's strategy), with the observers reading NVML beside the samples (observers.py), check every
-other place's result, and write one Row (row.py).  Configurations sharing inputs
+the stopping rule says enough (timing.py: the load's strategy), with the observers reading NVML
+beside the samples (observers.py), check every other place's result, and write one Row (row.py).  Configurations sharing inputs
 (same shape, element type, inputs) share one reference, built once.  A failing configuration
 becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
 ends this process after its row is written, and jobs.py starts a new one for the rest.

@@ -20,7 +20,7 @@ time through here, so a profiled launch is a measured one.
 
 from __future__ import annotations
 
-from mmbench.core.sampling import LOADS, Load, Sampling, load_of
+from mmbench.core.sampling import LOADS, Load, Sampling
 from mmbench.measure.burst import Burst
 from mmbench.measure.samples import Samples
 from mmbench.measure.sites import Kernel
@@ -32,9 +32,10 @@ STRATEGIES = {s.load: s for s in (Burst(), Sustained())}
 assert set(STRATEGIES) == set(LOADS.values()), "every declared load has its strategy here"
 
 
-def measure(kernel: Kernel, load: Load | str, sampling: Sampling) -> Samples:
-    """The timed samples of one configuration under `load` (core/sampling.LOADS)."""
-    return STRATEGIES[load_of(load) if isinstance(load, str) else load].measure(kernel, sampling)
+def measure(kernel: Kernel, load: Load, sampling: Sampling) -> Samples:
+    """The timed samples of one configuration under `load` (core/sampling.LOADS; a name is
+    resolved where it is read: Configuration.load_kind, core/sampling.load_of)."""
+    return STRATEGIES[load].measure(kernel, sampling)
 
 
 def launches_before_timed(sampling: Sampling) -> int:

@@ -35,6 +35,8 @@ class Experiment:
     arch: str | None = None
     # why no architecture is known (no GPU and arch=auto): a run stops where it needs one
     arch_problem: str | None = None
+    # the GPUs nvidia-smi saw when the run was planned (none for render_only, which asks not)
+    gpus: list = field(default_factory=list)
     plan: mmplan.Plan = field(default_factory=mmplan.Plan)
     profile: list = field(default_factory=list)
     # lines to print before the jobs (variants left with nothing to measure)
@@ -68,11 +70,11 @@ def no_gpu_message(baseline: str = "") -> str:
     )
 
 
-def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, render_only: bool) -> str | None:
+def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, exp: Experiment) -> str | None:
     """Before any job (the workflow's onstart): why a run that would measure here cannot (its
-    GPU jobs run on this machine, which has no GPU), or None.  A run submitted to a cluster
-    (local=False) measures on the cluster's GPU nodes."""
-    if render_only or not local or not gpu_jobs or mmplan.detect_gpus():
+    GPU jobs run on this machine, where planning saw no GPU), or None.  A run submitted to a
+    cluster (local=False) measures on the cluster's GPU nodes."""
+    if exp.render_only or not local or not gpu_jobs or exp.gpus:
         return None
     return f"{gpu_jobs} job(s) of this run need a GPU; " + no_gpu_message()
 
@@ -145,7 +147,7 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
         exp.arch_problem = "render_only=true compiles nothing"
         check_copied_run(results)
         return exp
-    gpus = mmplan.detect_gpus()
+    exp.gpus = gpus = mmplan.detect_gpus()
     if cfg["arch"] == "auto" and not gpus:
         # recognised once, here, before anything is compiled: the ways forward
         raise ConfigError(no_gpu_message(exp.baseline))
