@@ -308,7 +308,7 @@ def runs_at(cfg: dict, load: Load, m: int, n: int, k: int) -> bool:
     """Whether the product m x n x k is measured under `load` when the config lists it: a load
     with a sizes key (sustained: sustained_sizes) runs at the square sizes it names (empty:
     every product)."""
-    chosen = cfg.get(load.sizes_key) or [] if load.sizes_key else []
+    chosen = (cfg.get(load.sizes_key) or []) if load.sizes_key else []
     return not chosen or (m == n == k and m in chosen)
 
 
