@@ -23,6 +23,7 @@
 #   ladder   tune | test | memcheck | ladder | again | pair | pair_a | pair_b
 #   hopper   dev VARIANTS DTYPES [SIZES] | memcheck VARIANTS | sass VARIANT INSTANCE
 #   compare  cool | ab | edit | once      (two runs of the compare preset, the edit loop)
+#   paired   aa | calibrate | knob | edits | previous   (the paired comparison, side by side)
 #   speed    oldnew [SIZES] | repro | e3c | main    (the harness-speed benchmarks)
 #   cupti    (CUPTI's GPU-activities table and kernel times)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
@@ -38,7 +39,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 here=$(cd "$(dirname "$0")" && pwd)
 case "$stage" in
-ladder | hopper | compare | speed | cupti | presets) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
+ladder | hopper | compare | paired | speed | cupti | presets) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
 multi) exec "$here/gpu/multi.sh" "$@" ;;
 esac
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"

@@ -13,6 +13,7 @@ min_version("9.0")
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     from mmbench.core.registry import kernel_dependencies, slug, source_hash
     from mmbench.core.columns import TableError
+    from mmbench.plan import pairs as mmpairs
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
     from mmbench.plan.config import ConfigError
@@ -143,6 +144,54 @@ def variant_cubins(wildcards):
         slug(params) for v, params in PLAN.instantiations if v == wildcards.variant
     ]
     return {name: cubin_path(arch(), wildcards.variant, name) for name in slugs}
+
+
+@functools.lru_cache(maxsize=None)
+def paired_builds(variant):
+    """Instantiation slug -> the baseline build's cubin, for the variants measured side by side
+    with a baseline build (mmbench/plan/pairs.py); {} for the others."""
+    if RENDER_ONLY or not BASELINE or variant not in PLAN.runs:
+        return {}
+    if BASELINE == "previous" and not config["compare"]["paired"]:
+        return {}
+    v = REGISTRY[variant]
+    if not v.compiled and BASELINE != "itself":
+        return {}
+    instances = sorted({c.instance for c in PLAN.runs[variant]})
+    try:
+        return mmpairs.baseline_cubins(
+            BASELINE, v, instances, arch(), R,
+            _sources_sha(v.source) if v.compiled else "", cubin_path,
+        )
+    except ConfigError as err:
+        raise WorkflowError(str(err)) from None
+
+
+def paired_variants():
+    return [v for v in PLAN.runs if paired_builds(v)]
+
+
+def pair_inputs(wildcards):
+    """A pair job's cubins: this build's, and the baseline build's (named base_<instance>)."""
+    base = paired_builds(wildcards.variant)
+    this = variant_cubins(wildcards)
+    return {i: this[i] for i in base if i in this} | {
+        f"base_{i}": p for i, p in base.items() if p
+    }
+
+
+def pair_configurations(wildcards):
+    base = paired_builds(wildcards.variant)
+    return [c.as_dict() for c in PLAN.runs[wildcards.variant] if c.instance in base]
+
+
+def this_pairs(wildcards):
+    """The pairs tables of this run's paired comparison (none where nothing is paired)."""
+    return [f"{R}/pairs/{v}.csv" for v in paired_variants()]
+
+
+def baseline_source(wildcards):
+    return BASELINE["source"]
 
 
 def variant_sources(wildcards):

@@ -1,29 +1,57 @@
-"""Snakemake job: this run against the baseline (rule compare_table), by mmbench/compare.py."""
+"""Snakemake job: this run against the baseline (rule compare_table), by mmbench/compare/:
+configurations measured side by side with a baseline build (rule pair_variant) get the paired
+verdict (compare/paired.py), the others nvbench's criterion on two runs made apart."""
 
 import json
 import sys
 import warnings
 from pathlib import Path
 
-from mmbench.compare import compare
-from mmbench.core.tables import atomic_write_csv, atomic_write_text
+from mmbench.compare import compare, paired
+from mmbench.compare.runs import NoRun
+from mmbench.core.schemas import read_table
+from mmbench.core.tables import atomic_write_csv, atomic_write_text, read_samples
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing clock data
     new = compare.load_tables([Path(t) for t in sm.input.tables], sm.params.results)
-    if sm.params.baseline == "previous":
-        base, hashes = compare.previous(sm.params.results, new)
-        base.name = (
-            "previous kernel sources (" + ", ".join(f"{v} {h}" for v, h in hashes.items()) + ")"
-        )
+    baseline, threshold = sm.params.baseline, sm.params.threshold
+    pairs, pair_samples = [], {}
+    for t in sm.input.pairs:
+        pairs.append(read_table(t, "pairs"))
+        pair_samples |= read_samples(Path(t).with_name(Path(t).stem + ".samples.json.gz"))
+    import pandas as pd
+
+    pair_rows = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
+    by_pairs = paired.table(pair_rows, pair_samples, threshold, compare.KEEP)
+    apart, base = None, None
+    if isinstance(baseline, dict) or baseline == "itself":  # every verdict is paired
+        base = compare.build_run(baseline, new)
     else:
-        base = compare.load_folder(sm.params.baseline)
-    table = compare.compare(base, new, sm.params.criterion, sm.params.tolerance)
+        try:
+            if baseline == "previous":
+                base, hashes = compare.previous(sm.params.results, new)
+                base.name = (
+                    "previous kernel sources ("
+                    + ", ".join(f"{v} {h}" for v, h in hashes.items())
+                    + ")"
+                )
+            else:
+                base = compare.load_folder(baseline)
+        except NoRun:
+            if not len(by_pairs):
+                raise
+            base = compare.build_run(dict(variant="previous kernel sources"), new)
+        else:
+            apart = compare.compare(base, new, sm.params.criterion, sm.params.tolerance)
+    table = compare.finish(paired.merged(apart, by_pairs))
     head = compare.header(base, new) | dict(
         criterion=sm.params.criterion,
         tolerance=sm.params.tolerance,
+        threshold=threshold,
+        comparison=compare.kind(table),
         counts=compare.counts(table),
     )
     text = compare.summary(table, head)

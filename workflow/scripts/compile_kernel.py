@@ -12,8 +12,9 @@ def main(sm) -> None:
     what = sm.params.what
     try:
         sha = compile_cubin(
-            sm.input.src, sm.output.cubin, sm.params.arch, dict(sm.params.params), sm.log[0], what
-        )
+            sm.input.src, sm.output.cubin, sm.params.arch, dict(sm.params.params), sm.log[0],
+            what, headers=sm.params.get("headers"), name=sm.params.get("name"),
+        )  # fmt: skip
     except CompileError as err:  # CompileInterrupted too: it says so
         sys.exit(str(err))
     except KeyboardInterrupt:

@@ -46,15 +46,20 @@ def main(sm) -> None:
         config=sm.config,
     )
     atomic_write_text(sm.output.manifest, json.dumps(manifest, indent=2, default=str))
-    archive(sm.output, sm.wildcards.variant, source_sha)
+    archive(sm.output, sm.wildcards.variant, source_sha, dict(sm.params.instantiations))
 
 
-def archive(output, variant: str, source_sha: str) -> None:
-    """A copy of this job's table, samples and manifest under
-    <results>/archive/<variant>/<source hash>/: an edited kernel's earlier rows stay there
-    (Snakemake removes a job's outputs before it runs again), for baseline=previous."""
+def archive(output, variant: str, source_sha: str, cubins: dict[str, str]) -> None:
+    """A copy of this job's table, samples, manifest and cubins under
+    <results>/archive/<variant>/<source hash>/ (the cubins in cubins/<arch>/): an edited
+    kernel's earlier rows stay there (Snakemake removes a job's outputs before it runs again),
+    for baseline=previous, which measures the kept cubins again beside the new ones."""
     folder = Path(output.table).parent.parent / "archive" / variant / source_sha
-    for path in (output.table, output.samples, output.manifest):
+    # cubins first, the table last: an entry with a table has its cubins (plan/pairs.py)
+    for name, cubin in cubins.items():
+        arch = Path(cubin).parent.parent.name  # results/build/<arch>/<variant>/<name>.cubin
+        atomic_write_bytes(folder / "cubins" / arch / f"{name}.cubin", Path(cubin).read_bytes())
+    for path in (output.samples, output.manifest, output.table):
         # atomic: a copy interrupted half-way never leaves a torn archive entry
         atomic_write_bytes(folder / Path(path).name, Path(path).read_bytes())
 

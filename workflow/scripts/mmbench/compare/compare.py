@@ -82,6 +82,38 @@ def compare(
     return table
 
 
+def finish(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns said of the whole table, once its rows (paired or apart) are in."""
+    table = table.copy()
+    if "comparison" not in table:
+        table["comparison"] = "runs apart"
+    table["same_in_cycles_only"] = in_cycles_only(table)
+    table["within_tolerance_only"] = within_tolerance(table)
+    return table
+
+
+def kind(table: pd.DataFrame) -> str:
+    """Which kind of comparison made the verdicts: paired, runs apart, or both (how many)."""
+    c = table.comparison.value_counts() if "comparison" in table else pd.Series(dtype=int)
+    p, a = int(c.get("paired", 0)), int(c.get("runs apart", 0))
+    if p and a:
+        return f"mixed: {p} configurations paired, {a} of runs made apart"
+    return "paired" if p else "runs apart"
+
+
+def build_run(baseline: dict, new: Run) -> Run:
+    """The baseline of a paired comparison with another build of a variant: its facts are this
+    run's (the same process measured both), named after the build."""
+    if baseline == "itself":
+        return Run("this run's own builds (an A/A test)", new.rows)
+    what = (
+        f"from {baseline['source']}" if "source" in baseline
+        else f"with {baseline['params']}" if "params" in baseline else ""
+    )  # fmt: skip
+    rows = new.rows[new.rows.variant == baseline["variant"]]
+    return Run(f"{baseline['variant']} {what}".strip(), rows if len(rows) else new.rows)
+
+
 def regressed(base_verification: str, this_verification: str) -> bool:
     """A configuration that verified in the baseline and does not now."""
     return base_verification == "PASS" and this_verification in ("FAIL", "ERROR")

@@ -8,6 +8,7 @@ from html import escape
 
 import pandas as pd
 
+from mmbench.compare.paired import said
 from mmbench.core.schemas import COMPARE_VERDICTS
 
 # every verdict, in the order tables list them (declared with the compare table's schema), and
@@ -70,6 +71,17 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
             f"  tolerance +-{tol:.1%} (compare.tolerance): {int(within_tolerance(table).sum())} "
             f"configurations SAME only within it; nvbench's criterion alone: {tally}"
         )
+    lines.append(f"  comparison: {head.get('comparison', 'runs apart')}")
+    pairs = table[table.get("comparison", pd.Series("", index=table.index)) == "paired"]
+    judged = pairs[pairs.detectable.notna()] if "detectable" in pairs else pairs.iloc[:0]
+    if len(judged):
+        d = judged.detectable
+        lines.append(
+            f"  {len(judged)} configurations measured side by side (the same process, samples "
+            f"interleaved), threshold +-{float(judged.threshold.iloc[0]):.1%}: the smallest "
+            f"change each could have seen is +-{d.min():.2%} to +-{d.max():.2%} (median "
+            f"+-{d.median():.2%})"
+        )
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
     both = [v for v in n["sources"] if v in b["sources"]]
@@ -84,15 +96,30 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     for r in moved.head(limit).itertuples():
         lines.append(
             f"  {r.verdict:<6} {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: "
-            f"{r.base_ms:.4g} -> {r.this_ms:.4g} ms (x{r.ratio:.3f})"
+            f"{r.base_ms:.4g} -> {r.this_ms:.4g} ms ({_ratio(r)})"
         )
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more (tables/compare.csv)")
+    unsure = judged[judged.verdict == "UNSURE"]
+    for r in unsure.head(limit).itertuples():
+        lines.append(
+            f"  {said(r.verdict, r.detectable)} {r.label} {r.dtype} {r.m}x{r.n}x{r.k} "
+            f"{r.memory}: {r.base_ms:.4g} -> {r.this_ms:.4g} ms ({_ratio(r)})"
+        )
     return "\n".join(lines)
 
 
+def _ratio(r) -> str:
+    """A row's ratio: a paired row's centre with its interval, else the medians' ratio."""
+    lo, hi = getattr(r, "ratio_low", math.nan), getattr(r, "ratio_high", math.nan)
+    if getattr(r, "comparison", "") == "paired" and lo == lo:
+        return f"x{r.ratio_centre:.4f}, 95% interval {lo:.4f} to {hi:.4f}"
+    return f"x{r.ratio:.3f}"
+
+
 SHOWN = {
-    "verdict": "verdict",
+    "said": "verdict",
+    "comparison": "comparison",
     "label": "kernel",
     "dtype": "dtype",
     "shape": "m x n x k",
@@ -100,6 +127,7 @@ SHOWN = {
     "base_ms": "baseline ms",
     "this_ms": "this run ms",
     "ratio": "ratio",
+    "interval": "ratio interval (paired, 95%)",
     "change": "change interval",
     "nvbench_verdict": "nvbench's verdict",
     "time_verdict": "in time",
@@ -120,7 +148,23 @@ def html(table: pd.DataFrame, text: str) -> str:
         f"{lo:+.1%} to {hi:+.1%}" if pd.notna(lo) else ""
         for lo, hi in zip(t.get("change_low", []), t.get("change_high", []), strict=True)
     ] if "change_low" in t else ""  # fmt: skip
-    t["samples"] = [f"{b} / {n}" for b, n in zip(t.base_samples, t.this_samples, strict=True)]
+    t["samples"] = [
+        f"{r} rounds" if c == "paired" else f"{b:.0f} / {n:.0f}"
+        for b, n, r, c in zip(
+            t.get("base_samples", pd.Series(math.nan, index=t.index)),
+            t.get("this_samples", pd.Series(math.nan, index=t.index)),
+            t.get("rounds", pd.Series(math.nan, index=t.index)),
+            t.get("comparison", pd.Series("", index=t.index)), strict=True,
+        )
+    ]  # fmt: skip
+    t["said"] = [
+        said(v, d) for v, d in zip(t.verdict, t.get("detectable", [math.nan] * len(t)), strict=True)
+    ]
+    t["interval"] = [
+        f"{lo:.4f} to {hi:.4f}" if lo == lo else ""
+        for lo, hi in zip(t.get("ratio_low", [math.nan] * len(t)),
+                          t.get("ratio_high", [math.nan] * len(t)), strict=True)
+    ]  # fmt: skip
     t["_rank"] = t.verdict.map({v: i for i, v in enumerate(ORDER)})
     t = t.sort_values(["_rank", "ratio"], ascending=[True, False])
     t = t.reindex(columns=list(SHOWN)).rename(columns=SHOWN)

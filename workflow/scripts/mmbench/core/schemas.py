@@ -289,6 +289,31 @@ COMPARE = TableSchema(
     ),
 )
 
+# two builds of a variant measured side by side (measure/paired.py, rule pair_variant)
+PAIRS = TableSchema(
+    "pairs",
+    "one row per configuration measured in two builds side by side: each build's verification, "
+    "its median time per launch over the rounds, the rounds and both cubins",
+    {
+        "config_id": _text(required=True, nullable=False),
+        "verification": _text(VERIFICATIONS, required=True, nullable=False),
+        "base_verification": _text(VERIFICATIONS, required=True, nullable=False),
+        "this_verification": _text(VERIFICATIONS, required=True, nullable=False),
+        "base_ms": _number(pa.Check.gt(0, error="a time must be > 0")),
+        "this_ms": _number(pa.Check.gt(0, error="a time must be > 0")),
+        "rounds": _integer(pa.Check.ge(0)),
+        "cubin_sha256": _text(),
+        "base_cubin_sha256": _text(),
+    },
+    key=("config_id",),
+    invariants=(
+        pa.Check(
+            lambda d: (d.verification == "ERROR") | (d.base_ms.notna() & d.this_ms.notna()),
+            error="a measured pair has both builds' times",
+        ),
+    ),
+)
+
 # a table whose rows no schema describes (a profiled configuration's metrics before they are
 # one table): only the file itself is checked (empty, cut short, not CSV)
 ANY = TableSchema("any", "a CSV table", {})
@@ -305,6 +330,7 @@ SCHEMAS: dict[str, TableSchema] = {
         ROOFLINE,
         NVPROF_METRICS,
         COMPARE,
+        PAIRS,
     )
 }
 

@@ -54,12 +54,18 @@ def run_job(
     out_csv: str,
     logfile: str,
     max_workers: int | None = None,
+    baseline: dict[str, str] | None = None,
 ) -> dict | None:
-    """Measures `confs`, resuming from the journal; returns the device record of the workers."""
+    """Measures `confs`, resuming from the journal; returns the device record of the workers.
+    With `baseline` (instantiation slug -> the cubin of another build of it), each configuration
+    is measured in both builds side by side (measure/paired.py; settings["pairing"] says how
+    long) and the table is a pairs table (compare/paired.py judges it)."""
     out = Path(out_csv)
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")
     shas = {name: file_sha(path) for name, path in instantiations.items()}
+    for name, path in (baseline or {}).items():  # a pair's row names both builds
+        shas[name] = f"{shas.get(name, 'library')}+{file_sha(path) if path else 'library'}"
     from mmbench.measure import gpus
 
     # what every worker of this job is told, besides its configurations still to do
@@ -71,6 +77,7 @@ def run_job(
         journal=str(journal),
         log=logfile,
         source_sha=source_sha,
+        baseline=baseline or {},
     )
     try:
         with gpus.acquire(log=log) as gpu_env:
@@ -88,11 +95,15 @@ def run_job(
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
     # the table: the workers' measurements, and the rates derived from them (core/rates.py)
-    done = [with_rates(rows[k]) for k, _ in keyed]
+    done = [rows[k] if baseline else with_rates(rows[k]) for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
     write_samples(samples_path(out), samples)
-    table = ordered(pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done]))
-    atomic_write_csv(table, out, "timings")
+    table = pd.DataFrame([{c: v for c, v in r.items() if c != SAMPLES} for r in done])
+    if baseline:
+        table.insert(0, "config_id", [config_id(r) for r in done])
+        atomic_write_csv(table, out, "pairs")
+    else:
+        atomic_write_csv(ordered(table), out, "timings")
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
     why = nothing_measured(done)

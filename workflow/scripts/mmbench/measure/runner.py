@@ -151,7 +151,9 @@ class Runner:
                 on_row(conf, row)
                 eta = (time.monotonic() - t0) / done * (len(confs) - done)
                 width = len(str(len(confs)))
-                log.info("[%*d/%d, eta %4.0fs] %s", width, done, len(confs), eta, describe(row))
+                log.info(
+                    "[%*d/%d, eta %4.0fs] %s", width, done, len(confs), eta, self.describe(row)
+                )
                 if lost:
                     raise ContextLost(lost)
             state.clear()
@@ -253,15 +255,17 @@ class Runner:
             wait([checks.freivalds])  # never two checks at once, whatever failed
         return self.row(conf, pl, first.spec, verdict, timed, checks.busy)
 
-    def site(self, conf: Configuration, p, lane: Lane) -> Placed:
+    def site(self, conf: Configuration, p, lane: Lane, cubin: str | None = None) -> Placed:
         """Placement p's timed pass and launch from its lane: the launch, described once
-        (registry -> LaunchSpec) and prepared once."""
+        (registry -> LaunchSpec) and prepared once; of `cubin` where given (a paired
+        comparison's other build: measure/paired.py), else of the configuration's own."""
         operands = {
             x: Operand(device_pointer(self.cp, mat), mat.ld)
             for x, mat in zip("ABC", p.kernel_mats, strict=True)
         }
         go, spec = launcher(
-            self.cp, self.variant, conf, lane.modules, self.cubins.get(conf.instance), operands,
+            self.cp, self.variant, conf, lane.modules, cubin or self.cubins.get(conf.instance),
+            operands,
             lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
         )  # fmt: skip
         cold = conf.cache == "cold"
@@ -338,6 +342,10 @@ class Runner:
 
     def error_row(self, conf: Configuration, message: str) -> dict:
         return error_row(self.axes(conf), message, **self.provenance())
+
+    def describe(self, row: dict) -> str:
+        """The progress line of a finished row."""
+        return describe(row)
 
 
 class Lane:

@@ -42,13 +42,17 @@ def main(spec_path: str) -> int:
     try:  # reaching the GPU: CuPy, the driver, a device
         import cupy
 
-        runner = Runner(
-            variant,
-            cubins,
-            Sampling(**settings["sampling"]),
-            {"source_sha256": spec["source_sha"]},
-            settings["freivalds_vectors"],
-        )
+        provenance = {"source_sha256": spec["source_sha"]}
+        sampling = Sampling(**settings["sampling"])
+        if spec.get("baseline"):  # two builds side by side (measure/paired.py)
+            from mmbench.measure.paired import PairedRunner, Pairing
+
+            runner = PairedRunner(
+                variant, cubins, spec["baseline"], sampling, Pairing(**settings["pairing"]),
+                provenance, settings["freivalds_vectors"],
+            )  # fmt: skip
+        else:
+            runner = Runner(variant, cubins, sampling, provenance, settings["freivalds_vectors"])
     except Exception as err:  # noqa: BLE001 - whatever it is, no configuration can run
         cause = f"{type(err).__name__}: {err}".strip()
         logging.error("no usable GPU: %s", cause)

@@ -105,8 +105,9 @@ def build_folder(name: str) -> Path:
 
 
 def compile_cubin(
-    source: str | Path, cubin: str | Path, arch: str, params: dict, log: str | Path, what: str
-) -> str:
+    source: str | Path, cubin: str | Path, arch: str, params: dict, log: str | Path, what: str,
+    headers: str | Path | None = None, name: str | None = None,
+) -> str:  # fmt: skip
     """Builds one cubin without any path of this machine reaching a shell (nvcc hands the
     source's absolute path to a shell of its own, in double quotes: a checkout at `d$(cmd)d`
     would run cmd): the kernel and the headers it includes are copied into a build folder of
@@ -116,6 +117,15 @@ def compile_cubin(
     instantiation, with nvcc's first errors, otherwise."""
     from mmbench.core.registry import kernel_dependencies
 
+    if headers is not None:  # a kernel file from elsewhere, built with the kernels' headers
+        with tempfile.TemporaryDirectory() as staged:
+            for h in Path(headers).glob("*.cuh"):
+                shutil.copyfile(h, Path(staged) / h.name)
+            for h in Path(source).resolve().parent.glob("*.cuh"):  # its own, where it has any
+                shutil.copyfile(h, Path(staged) / h.name)
+            copy = Path(staged) / (name or Path(source).name)
+            shutil.copyfile(source, copy)
+            return compile_cubin(copy, cubin, arch, params, log, what)
     source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
     files = [Path(p).resolve() for p in kernel_dependencies(source)]
     root = Path(os.path.commonpath([p.parent for p in files]))

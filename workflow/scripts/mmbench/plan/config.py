@@ -404,8 +404,9 @@ def merge(defaults: dict, given: dict) -> dict:
 
 
 def check_baseline(baseline: str, results: str | Path) -> None:
-    """Before any GPU time: the baseline names a run that exists."""
-    if not baseline:
+    """Before any GPU time: the baseline names a run that exists (a baseline build, a mapping,
+    is checked against the registry: plan/pairs.check_build)."""
+    if not baseline or isinstance(baseline, dict) or baseline == "itself":
         return
     if baseline == "previous":
         if not any((Path(results) / "archive").glob("*/*/*.csv")):

@@ -142,6 +142,10 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     cfg = validate(cfg, registry, outputs=outputs)
     results = os.path.join("results", cfg["experiment"]).rstrip(os.sep)
     check_baseline(cfg["baseline"], results)
+    if isinstance(cfg["baseline"], dict):
+        from mmbench.plan.pairs import check_build
+
+        check_build(cfg["baseline"], registry, cfg["variants"])
     exp = Experiment(config=cfg, registry=registry, kernels=kernels, results=results)
     if exp.render_only:  # nothing is compiled or measured: no GPU, no architecture needed
         exp.arch_problem = "render_only=true compiles nothing"

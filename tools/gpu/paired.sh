@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The paired comparison's checks on a GPU machine (issue "a comparison that sees a 1% change"),
+# printing what each found; OUT receives logs, tables and the pairs' samples.
+#   aa        the compare preset, every variant against itself side by side (baseline=itself):
+#             the verdict counts (an A/A test), and the wall time of each variant's plain
+#             measurement (measure_variant) and of its paired one (pair_variant)
+#   calibrate the knob preset's plain run (tiled_knob at WORK 1000, 1010, 1020, 1040): each
+#             WORK's slowdown from the kernel's own timings (no comparison involved)
+#   knob      tiled_knob WORK 1010, 1020, 1040 against WORK 1000 side by side (SLOWER), then
+#             WORK 1000 against 1010 and against 1020 (FASTER)
+#   edits     each candidate edit of tiled_guarded (tools/gpu/edits.py) against its source
+#             side by side (baseline={variant: tiled_guarded, source: the original})
+#   previous  the edit loop: the compare preset's tiled_guarded measured, the chosen edit made,
+#             then `compare` with baseline=previous (paired from the archived cubins) and
+#             fail_on=slower
+# Usage (repository root): tools/gpu.sh paired OUT aa calibrate knob edits previous
+set -uo pipefail
+out=$1; shift
+mkdir -p "$out"
+timed() {  # name, snakemake args...
+  local name=$1; shift
+  local start=$(date +%s)
+  timeout "${LIMIT:-560}" snakemake "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $(($(date +%s) - start)) s"
+  [ $rc -ne 0 ] && grep -h "Error\|error\|mmbench" "$out/$name.log" | head -8
+  return $rc
+}
+walls() {  # results folder: each job's wall time (Snakemake's benchmark files)
+  for f in "$1"/benchmarks/measure/*.tsv "$1"/benchmarks/pairs/*.tsv; do
+    [ -f "$f" ] && printf '%-48s %s s\n' "${f#"$1"/benchmarks/}" "$(tail -1 "$f" | cut -f1)"
+  done
+}
+keep() {  # results folder, name: its compare and pairs tables into OUT
+  mkdir -p "$out/$2"
+  cp "$1"/tables/compare.* "$out/$2/" 2>/dev/null
+  cp "$1"/pairs/*.csv "$1"/pairs/*.samples.json.gz "$out/$2/" 2>/dev/null
+  cp "$1"/figures/compare.png "$out/$2/" 2>/dev/null
+  cp "$1"/logs/pairs/*.log "$out/$2/" 2>/dev/null
+}
+for stage in "$@"; do
+  case $stage in
+  aa)
+    timed aa --cores 16 compare --configfile config/presets/compare.yaml --config baseline=itself
+    cat results/compare/tables/compare.txt
+    walls results/compare
+    keep results/compare aa
+    ;;
+  calibrate)
+    timed calibrate --cores 16 --configfile config/presets/knob.yaml
+    python3 tools/knob_calibration.py results/knob/tables/timings.csv | tee "$out/calibration.txt"
+    cp results/knob/tables/timings.csv "$out/calibration_timings.csv"
+    ;;
+  knob)
+    timed knob_slower --cores 16 compare --configfile config/presets/knob.yaml --config \
+      'params={tiled_knob: {WORK: [1010, 1020, 1040]}}' 'baseline={variant: tiled_knob, params: {WORK: 1000}}'
+    cat results/knob/tables/compare.txt; walls results/knob; keep results/knob knob_slower
+    for w in 1010 1020; do
+      timed "knob_faster_$w" --cores 16 compare --configfile config/presets/knob.yaml --config \
+        'params={tiled_knob: {WORK: [1000]}}' "baseline={variant: tiled_knob, params: {WORK: $w}}"
+      cat results/knob/tables/compare.txt; keep results/knob "knob_faster_$w"
+    done
+    ;;
+  edits)
+    cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
+    for e in $(python3 tools/gpu/edits.py --list); do
+      python3 tools/gpu/edits.py "$e" /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
+      timed "edit_$e" --cores 16 compare --configfile config/presets/compare.yaml --config \
+        variants=[tiled_guarded] 'params={}' experiment="edit_$e" \
+        'baseline={variant: tiled_guarded, source: /tmp/tiled_original.cu}'
+      cat "results/edit_$e/tables/compare.txt"; walls "results/edit_$e"; keep "results/edit_$e" "edit_$e"
+      cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
+    done
+    ;;
+  previous)
+    cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
+    P=(--configfile config/presets/compare.yaml --config variants=[tiled_guarded] 'params={}' experiment=edit_loop)
+    timed before --cores 16 "${P[@]}"
+    python3 tools/gpu/edits.py "${EDIT:?EDIT=<the chosen edit>}" /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
+    timed after --cores 16 "${P[@]}"
+    timed gate --cores 16 compare "${P[@]}" baseline=previous 'compare={fail_on: slower}'
+    cat results/edit_loop/tables/compare.txt; tail -n 3 "$out/gate.log"
+    walls results/edit_loop; keep results/edit_loop previous
+    cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
+    ;;
+  *)
+    echo "unknown sub-stage $stage; valid: aa, calibrate, knob, edits, previous" >&2
+    exit 2
+    ;;
+  esac
+done

@@ -1,0 +1,136 @@
+"""Which builds a paired comparison measures side by side (rule pair_variant, measure/paired.py):
+for each variant, instantiation slug -> the cubin of the baseline build of that instantiation.
+
+The baseline build is named by config `baseline`:
+
+* `itself`: every variant against its own build (an A/A test: both sides are the same cubin,
+  or the same library call, so every verdict that is not SAME is the comparison's own error);
+* `previous`: each variant's previous kernel source, whose cubins the archive keeps
+  (archive/<variant>/<source hash>/cubins/<arch>/<instance>.cubin, measure.py), for the variants
+  and instantiations whose cubins are there (the others are compared as runs made apart);
+* `{variant: V, params: {NAME: value}}`: V's instantiations with those parameter values in place
+  of this run's (two parameter sets: the same cubins compile_kernel builds);
+* `{variant: V, source: FILE}`: V compiled from FILE instead of its registry source, with the
+  same parameters (two sources: rule compile_baseline_source builds them under
+  <results>/pairs/build/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from mmbench.core.registry import Variant, slug
+from mmbench.plan.config import ConfigError
+
+
+def build_form(baseline) -> str:
+    """'none', 'itself', 'previous', 'folder', 'params' or 'source': what config `baseline`
+    names."""
+    if not baseline:
+        return "none"
+    if isinstance(baseline, dict):
+        return "source" if "source" in baseline else "params"
+    return baseline if baseline in ("itself", "previous") else "folder"
+
+
+def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
+    """A baseline build names a variant of this run, and either a source file that exists or
+    parameter values the variant has (before any GPU time)."""
+    name = baseline.get("variant")
+    if name not in registry:
+        raise ConfigError(
+            f"config key 'baseline': variant {name!r} is not in the registry; valid: "
+            f"{', '.join(sorted(registry))}"
+        )
+    if name not in variants:
+        raise ConfigError(
+            f"config key 'baseline': variant {name!r} is not measured in this run (variants: "
+            f"{', '.join(variants)}); add it to `variants`"
+        )
+    if ("source" in baseline) == ("params" in baseline):
+        raise ConfigError(
+            "config key 'baseline': a baseline build gives either `source` (a kernel file) or "
+            f"`params` (parameter values), not {'both' if 'source' in baseline else 'neither'}; "
+            f"e.g. baseline={{variant: {name}, params: {{TILE: 16}}}}"
+        )
+    v = registry[name]
+    if "source" in baseline:
+        src = Path(baseline["source"])
+        if not v.compiled:
+            raise ConfigError(f"config key 'baseline': {name} is a library call, not compiled")
+        if not src.is_file():
+            raise ConfigError(
+                f"config key 'baseline': source {str(src)!r} is not a file; give the kernel "
+                f"file of the baseline build of {name} (e.g. a copy of kernels/{v.source})"
+            )
+        return
+    known = {k for params in v.by_slug.values() for k in params}
+    for key, value in baseline["params"].items():
+        if key not in known:
+            raise ConfigError(
+                f"config key 'baseline': {name} has no parameter {key!r}; valid: "
+                f"{', '.join(sorted(known))}"
+            )
+        values = sorted({p[key] for p in v.by_slug.values() if key in p}, key=str)
+        same = [x for x in values if str(x) == str(value)]  # 7 and "7" name one value
+        if same:
+            baseline["params"][key] = same[0]
+        else:
+            raise ConfigError(
+                f"config key 'baseline': {name}'s {key} has no value {value!r}; valid: "
+                f"{', '.join(map(str, values))}"
+            )
+
+
+def baseline_cubins(
+    baseline, variant: Variant, instances: list[str], arch: str, results: str,
+    current_source: str, cubin_path,
+) -> dict[str, str]:  # fmt: skip
+    """This run's instantiations of `variant` -> their baseline build's cubin ({} where the
+    variant has no baseline build)."""
+    form = build_form(baseline)
+    if form == "itself":  # a library call has no cubin: "" (its own call)
+        return {i: cubin_path(arch, variant.name, i) if variant.compiled else "" for i in instances}
+    if form == "previous":
+        return previous_cubins(Path(results), variant.name, instances, arch, current_source)
+    if form not in ("params", "source") or baseline["variant"] != variant.name:
+        return {}
+    if form == "source":
+        return {i: f"{results}/pairs/build/{arch}/{variant.name}/{i}.cubin" for i in instances}
+    out = {}
+    for i in instances:
+        params = dict(variant.instance(i)) | baseline["params"]
+        other = slug(params)
+        if other not in variant.by_slug:
+            raise ConfigError(
+                f"config key 'baseline': {variant.name} has no instantiation {other} (this run's "
+                f"{i} with {baseline['params']}); valid: {', '.join(sorted(variant.by_slug))}"
+            )
+        if other == i:
+            raise ConfigError(
+                f"config key 'baseline': {variant.name}'s {i} with {baseline['params']} is "
+                f"itself: name parameter values other than this run's"
+            )
+        out[i] = cubin_path(arch, variant.name, other)
+    return out
+
+
+def previous_cubins(results: Path, variant: str, instances: list[str], arch: str,
+                    current_source: str) -> dict[str, str]:  # fmt: skip
+    """The archived cubins of the variant's newest earlier source (by the newest timestamp of
+    its archived table, as compare/runs.previous picks the rows), for the instantiations they
+    hold."""
+    entries = []
+    for folder in (results / "archive" / variant).glob("*"):
+        table = folder / f"{variant}.csv"
+        if folder.name == current_source or not table.exists():
+            continue
+        if (folder / "cubins" / arch).is_dir():
+            stamps = pd.read_csv(table, usecols=["timestamp"]).timestamp.dropna().astype(str)
+            entries.append((stamps.max() if len(stamps) else "", folder.name, folder))
+    if not entries:
+        return {}
+    newest = max(entries)[2] / "cubins" / arch
+    return {i: str(newest / f"{i}.cubin") for i in instances if (newest / f"{i}.cubin").exists()}
