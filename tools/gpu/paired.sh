@@ -6,8 +6,8 @@
 #             measurement (measure_variant) and of its paired one (pair_variant)
 #   calibrate the knob preset's plain run (tiled_knob at WORK 1000, 1010, 1020, 1040): each
 #             WORK's slowdown from the kernel's own timings (no comparison involved)
-#   knob      tiled_knob WORK 1010, 1020, 1040 against WORK 1000 side by side (SLOWER), then
-#             WORK 1000 against 1010 and against 1020 (FASTER)
+#   knob      tiled_knob side by side: WORK 1010 against 1000 and 1040 against 1020 (about 2%
+#             more work: SLOWER), 1020 against 1010 (about 1%), then each the other way (FASTER)
 #   edits     each candidate edit of tiled_guarded (tools/gpu/edits.py) against its source
 #             side by side (baseline={variant: tiled_guarded, source: the original})
 #   previous  the edit loop: the compare preset's tiled_guarded measured, the chosen edit made,
@@ -31,12 +31,17 @@ walls() {  # results folder: each job's wall time (Snakemake's benchmark files)
     [ -f "$f" ] && printf '%-48s %s s\n' "${f#"$1"/benchmarks/}" "$(tail -1 "$f" | cut -f1)"
   done
 }
-keep() {  # results folder, name: its compare and pairs tables into OUT
-  mkdir -p "$out/$2"
-  cp "$1"/tables/compare.* "$out/$2/" 2>/dev/null
-  cp "$1"/pairs/*.csv "$1"/pairs/*.samples.json.gz "$out/$2/" 2>/dev/null
-  cp "$1"/figures/compare.png "$out/$2/" 2>/dev/null
-  cp "$1"/logs/pairs/*.log "$out/$2/" 2>/dev/null
+keep() {  # results folder, name: its compare and pairs tables, figure and logs, OUT/<name>.tar.gz
+  tar czf "$out/$2.tar.gz" -C "$1" tables/compare.csv tables/compare.json tables/compare.txt \
+    figures/compare.png report/compare.html pairs logs/pairs benchmarks 2>/dev/null
+  python3 - "$1/tables/compare.csv" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv(sys.argv[1])
+cols = [c for c in ["label", "m", "verdict", "base_ms", "this_ms", "ratio_centre", "ratio_low",
+                    "ratio_high", "detectable", "rounds"] if c in t]
+print(t.sort_values(["label", "m"])[cols].to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+PY
 }
 for stage in "$@"; do
   case $stage in
@@ -52,14 +57,16 @@ for stage in "$@"; do
     cp results/knob/tables/timings.csv "$out/calibration_timings.csv"
     ;;
   knob)
-    timed knob_slower --cores 16 compare --configfile config/presets/knob.yaml --config \
-      'params={tiled_knob: {WORK: [1010, 1020, 1040]}}' 'baseline={variant: tiled_knob, params: {WORK: 1000}}'
-    cat results/knob/tables/compare.txt; walls results/knob; keep results/knob knob_slower
-    for w in 1010 1020; do
-      timed "knob_faster_$w" --cores 16 compare --configfile config/presets/knob.yaml --config \
-        'params={tiled_knob: {WORK: [1000]}}' "baseline={variant: tiled_knob, params: {WORK: $w}}"
-      cat results/knob/tables/compare.txt; keep results/knob "knob_faster_$w"
+    # this WORK against the baseline's: 1010/1000 and 1040/1020 add about 2% (calibrate),
+    # 1020/1010 about 1%; then each the other way round (FASTER)
+    for pair in 1010/1000 1020/1010 1040/1020 1000/1010 1010/1020 1020/1040; do
+      this=${pair%/*} base=${pair#*/}
+      timed "knob_${this}_vs_$base" --cores 16 compare --configfile config/presets/knob.yaml \
+        --config "params={tiled_knob: {WORK: [$this]}}" "baseline={variant: tiled_knob, params: {WORK: $base}}"
+      grep -h "SLOWER,\|comparison:\|side by side" results/knob/tables/compare.txt
+      keep results/knob "knob_${this}_vs_$base"
     done
+    walls results/knob
     ;;
   edits)
     cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
@@ -68,7 +75,7 @@ for stage in "$@"; do
       timed "edit_$e" --cores 16 compare --configfile config/presets/compare.yaml --config \
         variants=[tiled_guarded] 'params={}' experiment="edit_$e" \
         'baseline={variant: tiled_guarded, source: /tmp/tiled_original.cu}'
-      cat "results/edit_$e/tables/compare.txt"; walls "results/edit_$e"; keep "results/edit_$e" "edit_$e"
+      grep -h "SLOWER,\|comparison:\|side by side" "results/edit_$e/tables/compare.txt"; walls "results/edit_$e"; keep "results/edit_$e" "edit_$e"
       cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
     done
     ;;
