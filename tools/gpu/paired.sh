@@ -43,6 +43,18 @@ cols = [c for c in ["label", "m", "verdict", "base_ms", "this_ms", "ratio_centre
 print(t.sort_values(["label", "m"])[cols].to_string(index=False, float_format=lambda v: f"{v:.5g}"))
 PY
 }
+# tiled_guarded alone at the compare preset's sizes (the edits' experiments)
+edit_preset() {  # experiment name -> the preset's path
+  python3 - "$1" <<'PY'
+import sys
+import yaml
+p = yaml.safe_load(open("config/presets/compare.yaml"))
+p.update(experiment=sys.argv[1], variants=["tiled_guarded"], params={})
+path = f"/tmp/mmbench-{sys.argv[1]}.yaml"
+yaml.safe_dump(p, open(path, "w"))
+print(path)
+PY
+}
 for stage in "$@"; do
   case $stage in
   aa)
@@ -72,8 +84,7 @@ for stage in "$@"; do
     cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
     for e in $(python3 tools/gpu/edits.py --list); do
       python3 tools/gpu/edits.py "$e" /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
-      timed "edit_$e" --cores 16 compare --configfile config/presets/compare.yaml --config \
-        variants=[tiled_guarded] 'params={}' experiment="edit_$e" \
+      timed "edit_$e" --cores 16 compare --configfile "$(edit_preset "edit_$e")" --config \
         'baseline={variant: tiled_guarded, source: /tmp/tiled_original.cu}'
       grep -h "SLOWER,\|comparison:\|side by side" "results/edit_$e/tables/compare.txt"; walls "results/edit_$e"; keep "results/edit_$e" "edit_$e"
       cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
@@ -81,11 +92,16 @@ for stage in "$@"; do
     ;;
   previous)
     cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
-    P=(--configfile config/presets/compare.yaml --config variants=[tiled_guarded] 'params={}' experiment=edit_loop)
+    P=(--configfile "$(edit_preset edit_loop)")
+    rm -rf results/edit_loop
     timed before --cores 16 "${P[@]}"
+    cp results/edit_loop/tables/timings.csv "$out/before.csv"
     python3 tools/gpu/edits.py "${EDIT:?EDIT=<the chosen edit>}" /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
     timed after --cores 16 "${P[@]}"
-    timed gate --cores 16 compare "${P[@]}" baseline=previous 'compare={fail_on: slower}'
+    cp results/edit_loop/tables/timings.csv "$out/after.csv"
+    echo "the edit $EDIT measured first, by the plain runs before and after it:"
+    python3 tools/compare_times.py "$out/before.csv" "$out/after.csv" | tail -20
+    timed gate --cores 16 compare "${P[@]}" --config baseline=previous 'compare={fail_on: slower}'
     cat results/edit_loop/tables/compare.txt; tail -n 3 "$out/gate.log"
     walls results/edit_loop; keep results/edit_loop previous
     cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
