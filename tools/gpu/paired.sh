@@ -10,7 +10,8 @@
 #             more work: SLOWER), 1020 against 1010 (about 1%), then each the other way (FASTER)
 #   edits     each candidate edit of tiled_guarded (tools/gpu/edits.py) against its source
 #             side by side (baseline={variant: tiled_guarded, source: the original})
-#   previous  the edit loop: the compare preset's tiled_guarded measured, the chosen edit made,
+#   previous  the edit loop (EDIT=<edit>, EDIT_TILES=<widths, default the preset's>): the
+#             compare preset's tiled_guarded measured, the chosen edit made,
 #             then `compare` with baseline=previous (paired from the archived cubins) and
 #             fail_on=slower
 # Usage (repository root): tools/gpu.sh paired OUT aa calibrate knob edits previous
@@ -44,12 +45,14 @@ print(t.sort_values(["label", "m"])[cols].to_string(index=False, float_format=la
 PY
 }
 # tiled_guarded alone at the compare preset's sizes (the edits' experiments)
-edit_preset() {  # experiment name -> the preset's path
-  python3 - "$1" <<'PY'
+edit_preset() {  # experiment name [tiles] -> the preset's path
+  python3 - "$@" <<'PY'
 import sys
 import yaml
 p = yaml.safe_load(open("config/presets/compare.yaml"))
 p.update(experiment=sys.argv[1], variants=["tiled_guarded"], params={})
+if len(sys.argv) > 2:  # the tile widths, e.g. 32
+    p["tiles"] = [int(t) for t in sys.argv[2].split(",")]
 path = f"/tmp/mmbench-{sys.argv[1]}.yaml"
 yaml.safe_dump(p, open(path, "w"))
 print(path)
@@ -92,7 +95,7 @@ for stage in "$@"; do
     ;;
   previous)
     cp kernels/05_tiled_guarded.cu /tmp/tiled_original.cu
-    P=(--configfile "$(edit_preset edit_loop)")
+    P=(--configfile "$(edit_preset edit_loop ${EDIT_TILES:-})")
     rm -rf results/edit_loop
     timed before --cores 16 "${P[@]}"
     cp results/edit_loop/tables/timings.csv "$out/before.csv"

@@ -57,7 +57,7 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
         f"  baseline GPU: {b['gpu']} (driver {b['driver']}, SM clock {_clocks(b)})",
         f"  this run GPU: {n['gpu']} (driver {n['driver']}, SM clock {_clocks(n)})",
     ]
-    if "cycles_verdict" in table:
+    if "cycles_verdict" in table and table.cycles_verdict.notna().any():
         lines.append(
             f"  {int(table.cycles_verdict.notna().sum())} configurations judged in time and in "
             f"cycles (the SM clock measured in both runs); {int(in_cycles_only(table).sum())} of "
