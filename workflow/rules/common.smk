@@ -160,8 +160,13 @@ def paired_builds(variant):
     instances = sorted({c.instance for c in PLAN.runs[variant]})
     try:
         return mmpairs.baseline_cubins(
-            BASELINE, v, instances, arch(), R,
-            _sources_sha(v.source) if v.compiled else "", cubin_path,
+            BASELINE,
+            v,
+            instances,
+            arch(),
+            R,
+            _sources_sha(v.source) if v.compiled else "",
+            cubin_path,
         )
     except ConfigError as err:
         raise WorkflowError(str(err)) from None
@@ -186,7 +191,10 @@ def pair_configurations(wildcards):
 
 
 def this_pairs(wildcards):
-    """The pairs tables of this run's paired comparison (none where nothing is paired)."""
+    """The pairs tables of this run's paired comparison (none where nothing is paired; those
+    present, rendering only)."""
+    if RENDER_ONLY:
+        return sorted(str(p) for p in Path(f"{R}/pairs").glob("*.csv"))
     return [f"{R}/pairs/{v}.csv" for v in paired_variants()]
 
 

@@ -10,7 +10,8 @@ if not RENDER_ONLY:
 
     rule pair_variant:
         """Two builds of one variant side by side, in one worker process on one GPU
-        (mmbench/measure/paired.py): this run's and the baseline build's (plan/pairs.py)."""
+        (mmbench/measure/paired.py): this run's and the baseline build's (plan/pairs.py).
+        """
         input:
             unpack(pair_inputs),
         output:
@@ -26,7 +27,11 @@ if not RENDER_ONLY:
             gpu=1,
         params:
             configurations=pair_configurations,
-            instantiations=lambda w: {i: c for i, c in variant_cubins(w).items() if i in paired_builds(w.variant)},
+            instantiations=lambda w: {
+                i: c
+                for i, c in variant_cubins(w).items()
+                if i in paired_builds(w.variant)
+            },
             baseline=lambda w: paired_builds(w.variant),
             sources=variant_sources,
             launch=lambda w: REGISTRY[w.variant].launch_sha(),
@@ -39,7 +44,8 @@ if not RENDER_ONLY:
 
     rule compile_baseline_source:
         """A baseline build from another kernel file (baseline={variant: V, source: FILE}),
-        compiled as compile_kernel compiles V, its includes found beside it or in kernels/."""
+        compiled as compile_kernel compiles V, its includes found beside it or in kernels/.
+        """
         input:
             src=baseline_source,
         output:
@@ -65,6 +71,7 @@ rule compare_table:
     input:
         unpack(this_run),
         pairs=this_pairs,
+        margins=config["compare"]["margins"] or [],
     output:
         csv=f"{R}/tables/compare.csv",
         header=f"{R}/tables/compare.json",
@@ -89,6 +96,7 @@ rule compare_table:
         criterion=config["compare"]["criterion"],
         tolerance=config["compare"]["tolerance"],
         threshold=config["compare"]["threshold"],
+        margins=config["compare"]["margins"],
         caption=(
             "Each configuration of this run against the baseline: both kernel medians, their "
             "ratio and the verdict of nvbench's robust comparison on the two sets of timed "

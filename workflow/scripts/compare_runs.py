@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 from mmbench.compare import compare, paired
+from mmbench.compare.margins import load as load_margins
 from mmbench.compare.runs import NoRun
 from mmbench.core.schemas import read_table
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, read_samples
@@ -45,7 +46,8 @@ def main(sm) -> None:
                 raise
             base = compare.build_run(dict(variant="previous kernel sources"), new)
         else:
-            apart = compare.compare(base, new, sm.params.criterion, sm.params.tolerance)
+            margins = load_margins(sm.params.margins) if sm.params.margins else None
+            apart = compare.compare(base, new, sm.params.criterion, sm.params.tolerance, margins)
     table = compare.finish(paired.merged(apart, by_pairs))
     head = compare.header(base, new) | dict(
         criterion=sm.params.criterion,

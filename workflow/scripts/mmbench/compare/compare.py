@@ -41,10 +41,16 @@ KEEP = ["label", *COMPARE_KEY]
 
 
 def compare(
-    base: Run, new: Run, preset: str = "default", tolerance: float = TOLERANCE
+    base: Run,
+    new: Run,
+    preset: str = "default",
+    tolerance: float = TOLERANCE,
+    margins: dict[str, float] | None = None,
 ) -> pd.DataFrame:
     """One row per configuration in either run: both medians, their ratio (this / baseline),
-    the verdict and the numbers the criterion used; a configuration in one run only says so."""
+    the verdict and the numbers the criterion used; a configuration in one run only says so.
+    `margins` (config_id -> margin, compare/margins.py) replace the tolerance where measured."""
+    margins = margins or {}
     rows = []
     for cid in list(dict.fromkeys([*base.rows.index, *new.rows.index])):
         b = base.rows.loc[cid] if cid in base.rows.index else None
@@ -71,7 +77,11 @@ def compare(
             missing = "the baseline" if cid not in base.samples else "this run"
             row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
         else:
-            row |= judge(base.samples[cid], new.samples[cid], preset, tolerance)
+            margin = margins.get(cid)
+            row |= judge(
+                base.samples[cid], new.samples[cid], preset, tolerance if margin is None else margin
+            )
+            row["margin_source"] = "global tolerance" if margin is None else "measured margin"
         row["ratio"] = (
             row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
         )
@@ -93,12 +103,22 @@ def finish(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def kind(table: pd.DataFrame) -> str:
-    """Which kind of comparison made the verdicts: paired, runs apart, or both (how many)."""
+    """Which kind of comparison made the verdicts: paired, runs apart (with measured margins or
+    the one tolerance), or both (how many)."""
     c = table.comparison.value_counts() if "comparison" in table else pd.Series(dtype=int)
     p, a = int(c.get("paired", 0)), int(c.get("runs apart", 0))
+    apart = "runs apart"
+    if a and "margin_source" in table:
+        m = int((table.margin_source == "measured margin").sum())
+        g = int((table.margin_source == "global tolerance").sum())
+        tol = table.loc[table.margin_source == "global tolerance", "tolerance"].dropna()
+        apart = (
+            f"runs apart (nvbench's criterion; {m} configurations with their measured margin, "
+            f"{g} with the one tolerance" + (f" +-{tol.iloc[0]:.1%}" if len(tol) else "") + ")"
+        )
     if p and a:
-        return f"mixed: {p} configurations paired, {a} of runs made apart"
-    return "paired" if p else "runs apart"
+        return f"mixed: {p} configurations paired, {a} of {apart}"
+    return "paired" if p else apart
 
 
 def build_run(baseline: dict, new: Run) -> Run:

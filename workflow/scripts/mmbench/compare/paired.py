@@ -146,6 +146,7 @@ def judge(samples: dict, threshold: float = THRESHOLD) -> dict:
         ratio_high=time.high,
         rounds=time.rounds,
         interval_method=time.method,
+        resolution=time.half_width,
         detectable=detectable(time, threshold),
         threshold=threshold,
     )
@@ -177,7 +178,7 @@ def said(verdict_: str, detectable_: float) -> str:
 PAIRED_COLUMNS = [
     "comparison", "verdict_in_time", "verdict_in_cycles", "ratio_centre", "ratio_low",
     "ratio_high", "cycles_ratio_low", "cycles_ratio_high", "rounds", "interval_method",
-    "detectable", "threshold",
+    "resolution", "detectable", "threshold",
 ]  # fmt: skip
 
 

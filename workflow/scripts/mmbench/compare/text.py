@@ -75,12 +75,13 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
     pairs = table[table.get("comparison", pd.Series("", index=table.index)) == "paired"]
     judged = pairs[pairs.detectable.notna()] if "detectable" in pairs else pairs.iloc[:0]
     if len(judged):
-        d = judged.detectable
+        d, w = judged.detectable, judged.resolution
         lines.append(
-            f"  {len(judged)} configurations measured side by side (the same process, samples "
-            f"interleaved), threshold +-{float(judged.threshold.iloc[0]):.1%}: the smallest "
-            f"change each could have seen is +-{d.min():.2%} to +-{d.max():.2%} (median "
-            f"+-{d.median():.2%})"
+            f"  {len(judged)} configurations measured side by side (one process, samples "
+            f"interleaved): 95% intervals of the ratio +-{w.min():.2%} to +-{w.max():.2%} "
+            f"(median +-{w.median():.2%}); with the threshold of "
+            f"+-{float(judged.threshold.iloc[0]):.1%}, the smallest change each could have seen "
+            f"is +-{d.min():.2%} to +-{d.max():.2%}"
         )
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")

@@ -314,6 +314,25 @@ PAIRS = TableSchema(
     ),
 )
 
+# per-configuration margins for runs made apart (compare/margins.py, benchmarks/margins.py)
+MARGINS = TableSchema(
+    "margins",
+    "one row per configuration: the margin a comparison of runs made apart allows it, from the "
+    "largest difference between repeated runs of the same code",
+    {
+        "config_id": _text(required=True, nullable=False),
+        "margin": _number(
+            pa.Check.gt(0, error="a margin must be > 0"),
+            pa.Check.le(0.5),
+            required=True,
+            nullable=False,
+        ),  # fmt: skip
+        "largest_difference": _number(pa.Check.ge(0)),
+        "runs": _integer(pa.Check.ge(2, error="a margin needs at least two runs")),
+    },
+    key=("config_id",),
+)
+
 # a table whose rows no schema describes (a profiled configuration's metrics before they are
 # one table): only the file itself is checked (empty, cut short, not CSV)
 ANY = TableSchema("any", "a CSV table", {})
@@ -331,6 +350,7 @@ SCHEMAS: dict[str, TableSchema] = {
         NVPROF_METRICS,
         COMPARE,
         PAIRS,
+        MARGINS,
     )
 }
 

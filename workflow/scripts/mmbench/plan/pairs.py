@@ -79,7 +79,7 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
             baseline["params"][key] = same[0]
         else:
             raise ConfigError(
-                f"config key 'baseline': {name}'s {key} has no value {value!r}; valid: "
+                f"config key 'baseline': {name}'s {key} has no value {value}; valid: "
                 f"{', '.join(map(str, values))}"
             )
 

@@ -1,0 +1,329 @@
+"""The paired comparison: two builds of a variant measured side by side in one process
+(measure/paired.py) and judged from their rounds (compare/paired.py), on pairs recorded on an
+NVIDIA H200 (driver 580.159.04, 2026-11-25, tools/gpu.sh paired; tests/data/README.md):
+
+- paired/aa: the compare preset's 56 configurations, every build against itself
+  (baseline=itself: the same cubin, or the same cuBLAS call, on both sides);
+- paired/i32: tiled_guarded with 32-bit index arithmetic in its loads against its source
+  (baseline={variant: tiled_guarded, source: ...}), both tile widths;
+- paired/unroll4: tiled_guarded with its inner loop unrolled 4 steps instead of fully;
+- paired/edit_loop: the i32 edit at TILE=32 through the edit loop (baseline=previous, the
+  archived cubins), with the plain runs before and after it (plain_before.csv, plain_after.csv).
+"""
+
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mmbench.compare import compare, paired
+from mmbench.core.schemas import TableError, check_frame, read_table
+from mmbench.core.tables import read_samples
+from mmbench.plan import pairs as planpairs
+from mmbench.plan.config import ConfigError
+
+from .conftest import DATA, snakemake
+
+RECORDED = DATA / "paired"
+
+
+def recorded(name: str, threshold: float = paired.THRESHOLD) -> pd.DataFrame:
+    folder = RECORDED / name / "pairs"
+    rows = pd.concat([read_table(p, "pairs") for p in sorted(folder.glob("*.csv"))])
+    samples = {}
+    for p in sorted(folder.glob("*.samples.json.gz")):
+        samples |= read_samples(p)
+    return paired.table(rows, samples, threshold, compare.KEEP)
+
+
+# -- the verdict rules, on intervals worked out by hand ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "low, centre, high, expected",
+    [
+        (0.998, 1.000, 1.002, "SAME"),  # the whole interval within +-0.5%
+        (1 / 1.005, 1.0, 1.005, "SAME"),  # on the threshold's edges: still within
+        (1.010, 1.012, 1.014, "SLOWER"),  # excludes 1, centre beyond +0.5%
+        (0.986, 0.988, 0.990, "FASTER"),
+        (1.001, 1.003, 1.006, "UNSURE"),  # excludes 1 but the centre is within the threshold
+        (0.990, 1.010, 1.030, "UNSURE"),  # the centre is beyond it, the interval holds 1
+        (0.0, 1.0, math.inf, "UNSURE"),  # no interval at all
+    ],
+)
+def test_the_verdict_is_where_the_interval_lies(low, centre, high, expected):
+    iv = paired.Interval(centre, low, high, 20, "bootstrap")
+    assert paired.verdict(iv, 0.005) == expected
+
+
+def test_what_same_could_have_seen_is_the_threshold_or_the_intervals_half_width():
+    narrow = paired.Interval(1.0, 0.999, 1.001, 20, "bootstrap")
+    wide = paired.Interval(1.0, 0.98, 1.03, 20, "bootstrap")
+    assert paired.detectable(narrow, 0.005) == 0.005
+    assert paired.detectable(wide, 0.005) == pytest.approx(0.03)
+    assert paired.said("SAME", 0.004) == "SAME (would have seen +-0.4%)"
+    assert paired.said("SLOWER", 0.004) == "SLOWER"
+
+
+def test_few_rounds_get_students_t_interval_of_the_mean_log_ratio():
+    """4 rounds: mean +- t(0.975, 3) s / sqrt(4), t = 3.18245 (a t table), in log space."""
+    base = [1.0, 1.0, 1.0, 1.0]
+    this = [1.010, 1.012, 1.008, 1.014]
+    iv = paired.interval(base, this)
+    x = np.log(this)
+    half = 3.182446 * np.std(x, ddof=1) / 2
+    assert iv.method == "student-t"
+    assert iv.low == pytest.approx(math.exp(x.mean() - half), rel=1e-6)
+    assert iv.high == pytest.approx(math.exp(x.mean() + half), rel=1e-6)
+    assert paired.verdict(iv) == "SLOWER"
+
+
+def test_many_rounds_get_a_bootstrap_interval_that_holds_the_trimmed_mean():
+    rng = np.random.default_rng(7)
+    base = 1 + 0.003 * rng.standard_normal(40)
+    this = base * 1.02 * (1 + 0.002 * rng.standard_normal(40))
+    iv = paired.interval(base, this)
+    assert iv.method == "bootstrap" and iv.rounds == 40
+    assert iv.low < iv.centre < iv.high
+    assert iv.centre == pytest.approx(math.exp(stats.trim_mean(np.log(this / base), 0.1)))
+    assert paired.verdict(iv) == "SLOWER"
+
+
+def test_identical_rounds_and_too_few_rounds():
+    same = paired.interval([2.0, 2.0, 2.0], [2.0, 2.0, 2.0])
+    assert (same.low, same.centre, same.high, same.method) == (1.0, 1.0, 1.0, "exact")
+    assert paired.verdict(same) == "SAME"
+    one = paired.interval([1.0], [1.1])
+    assert paired.verdict(one) == "UNSURE"
+    with pytest.raises(ValueError, match="not pairs"):
+        paired.interval([1.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match="not a positive number"):
+        paired.interval([1.0, 0.0], [1.0, 1.0])
+
+
+def test_time_and_cycles_combine_as_runs_apart_do():
+    """A clock that moved in one round only moves the time, not the cycles: SAME if either is."""
+    base, this = [1.0] * 6, [1.0, 1.0, 1.0, 1.0, 1.0, 1.03]
+    s = dict(base_ms=base, this_ms=this, base_clock_mhz=[1980] * 6,
+             this_clock_mhz=[1980] * 5 + [1980 / 1.03])  # fmt: skip
+    got = paired.judge(s)
+    assert got["verdict_in_cycles"] == "SAME"
+    assert got["verdict"] == "SAME"
+
+
+# -- recorded pairs ------------------------------------------------------------------------------
+
+
+def test_every_build_against_itself_is_the_same_everywhere():
+    """The same cubin on both sides: any verdict but SAME would be the comparison's own error.
+    The recorded A/A run of the compare preset (56 configurations, 8 us to 140 ms)."""
+    t = recorded("aa")
+    assert len(t) == 56
+    assert (t.verdict == "SAME").all()
+    # the recorded intervals are narrow: each could have seen a change of the threshold
+    assert (t.resolution < 0.002).all()
+    assert (t.detectable == paired.THRESHOLD).all()
+    assert (t.this_verification == "PASS").all() and (t.base_verification == "PASS").all()
+
+
+def test_the_recorded_edits_are_reported_at_every_size():
+    """tiled_guarded's 32-bit indexing is faster and a 4-step unroll slower at each of the 14
+    configurations (as their pairs were judged on the GPU machine: tables/compare.csv)."""
+    for name, verdict in (("i32", "FASTER"), ("unroll4", "SLOWER"), ("edit_loop", "FASTER")):
+        t = recorded(name)
+        assert (t.verdict == verdict).all(), (name, t.verdict.value_counts())
+        on_gpu = pd.read_csv(RECORDED / name / "tables" / "compare.csv")
+        assert sorted(on_gpu.verdict) == sorted(t.verdict)
+
+
+def test_the_paired_ratio_agrees_with_the_plain_runs_before_and_after_the_edit():
+    """The edit loop's plain runs (one process each, before and after the edit) measured the
+    same change: at the sizes of 1 ms and more, their ratio of medians is within 1% of the
+    paired ratio."""
+    before = pd.read_csv(RECORDED / "edit_loop" / "plain_before.csv").set_index("m")
+    after = pd.read_csv(RECORDED / "edit_loop" / "plain_after.csv").set_index("m")
+    plain = after.kernel_ms_median / before.kernel_ms_median
+    t = recorded("edit_loop").set_index("m")
+    long = before.index[before.kernel_ms_median >= 1.0]
+    assert len(long) == 3
+    for m in long:
+        assert abs(t.ratio_centre[m] / plain[m] - 1) < 0.01, (m, t.ratio_centre[m], plain[m])
+
+
+def test_a_larger_threshold_makes_a_small_change_same():
+    """The i32 edit moves the time by 0.7-3.0%: with a 5% threshold every interval lies within."""
+    t = recorded("i32", threshold=0.05)
+    assert (t.verdict == "SAME").all()
+    assert (t.detectable == 0.05).all()
+
+
+def test_the_gate_fails_on_a_paired_slowdown():
+    t = compare.finish(paired.merged(None, recorded("unroll4")))
+    why = compare.gate(t)
+    assert why == ["14 configuration(s) SLOWER than the baseline"]
+    assert compare.gate(compare.finish(paired.merged(None, recorded("i32")))) == []
+
+
+def test_paired_rows_replace_the_runs_apart_rows_of_the_same_configurations():
+    t = recorded("i32")
+    apart = t.drop(columns=paired.PAIRED_COLUMNS, errors="ignore").assign(verdict="UNSURE")
+    extra = apart.iloc[:1].assign(config_id="another|configuration")
+    both = compare.finish(paired.merged(pd.concat([apart, extra]), t))
+    assert len(both) == len(t) + 1
+    assert (both[both.config_id != "another|configuration"].verdict == "FASTER").all()
+    assert compare.kind(both) == "mixed: 14 configurations paired, 1 of runs made apart"
+    check_frame(both, "compare", "test")
+
+
+def test_a_pair_whose_this_build_fails_is_regressed():
+    rows = read_table(RECORDED / "i32" / "pairs" / "tiled_guarded.csv", "pairs").iloc[:2].copy()
+    rows.loc[rows.index[0], ["this_verification", "verification"]] = "FAIL"
+    samples = read_samples(RECORDED / "i32" / "pairs" / "tiled_guarded.samples.json.gz")
+    t = paired.table(rows, samples, 0.005, compare.KEEP)
+    assert list(t.verdict) == ["REGRESSED", "FASTER"]
+
+
+def test_a_pairs_table_with_a_missing_time_is_refused(tmp_path):
+    p = tmp_path / "tiled_guarded.csv"
+    rows = pd.read_csv(RECORDED / "i32" / "pairs" / "tiled_guarded.csv")
+    rows.loc[0, "this_ms"] = float("nan")
+    rows.to_csv(p, index=False)
+    with pytest.raises(TableError, match="both builds' times"):
+        read_table(p, "pairs")
+
+
+def test_the_summary_says_what_same_could_have_seen():
+    t = compare.finish(paired.merged(None, recorded("aa")))
+    head = dict(
+        baseline=dict(run="b", gpu="NVIDIA H200", driver="580", sm_clock_mhz=1980.0, sources={}),
+        this_run=dict(run="t", gpu="NVIDIA H200", driver="580", sm_clock_mhz=1980.0, sources={}),
+        same_gpu=True,
+        comparison=compare.kind(t),
+    )
+    text = compare.summary(t, head)
+    assert "comparison: paired" in text
+    assert "56 configurations measured side by side" in text
+    assert "the smallest change each could have seen is +-0.50% to +-0.50%" in text
+    assert "0 SLOWER, 0 FASTER, 0 UNSURE, 56 SAME" in text
+    assert "SAME (would have seen +-0.5%)" in compare.html(t, text)
+
+
+# -- which builds are paired (plan/pairs.py) -----------------------------------------------------
+
+
+def test_the_baseline_forms():
+    assert planpairs.build_form("") == "none"
+    assert planpairs.build_form("itself") == "itself"
+    assert planpairs.build_form("previous") == "previous"
+    assert planpairs.build_form("results/old") == "folder"
+    assert planpairs.build_form({"variant": "x", "params": {}}) == "params"
+    assert planpairs.build_form({"variant": "x", "source": "a.cu"}) == "source"
+
+
+def test_previous_pairs_with_the_newest_other_archived_source(tmp_path):
+    arch = "sm_90"
+    for sha, stamp in (("old", "2026-11-20T10:00:00"), ("older", "2026-11-19T10:00:00"),
+                       ("now", "2026-11-25T10:00:00")):  # fmt: skip
+        folder = tmp_path / "archive" / "tiled_guarded" / sha
+        (folder / "cubins" / arch).mkdir(parents=True)
+        (folder / "cubins" / arch / "float32_TILE16.cubin").write_bytes(b"x")
+        pd.DataFrame({"timestamp": [stamp]}).to_csv(folder / "tiled_guarded.csv", index=False)
+    got = planpairs.previous_cubins(
+        tmp_path, "tiled_guarded", ["float32_TILE16", "float32_TILE32"], arch, "now"
+    )
+    assert got == {
+        "float32_TILE16": str(
+            tmp_path / "archive/tiled_guarded/old/cubins/sm_90/float32_TILE16.cubin"
+        )
+    }
+
+
+def _dry(workdir, *config):
+    return snakemake(
+        "-n", "compare", "--configfile", "config/presets/compare.yaml",
+        "--config", "arch=sm_90", *config, cwd=workdir,
+    )  # fmt: skip
+
+
+def test_baseline_itself_plans_one_pair_job_per_variant():
+    out = _dry(None, "baseline=itself")
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "pair_variant           5" in text
+    assert "measure_variant        5" in text
+
+
+def test_a_parameter_baseline_plans_the_pair_and_builds_the_other_instantiation():
+    out = _dry(None, "tiles=[32]", "baseline={variant: tiled_guarded, params: {TILE: 16}}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "pair_variant           1" in text
+    assert "results/build/sm_90/tiled_guarded/float32_TILE16.cubin" in text
+
+
+@pytest.mark.parametrize(
+    "baseline, message",
+    [
+        ("{variant: tiled_guardd, params: {TILE: 16}}",
+         "variant 'tiled_guardd' is not in the registry; valid: blocktile_1d"),
+        ("{variant: mma_tf32, params: {BM: 64}}", "variant 'mma_tf32' is not measured in this run"),
+        ("{variant: tiled_guarded, params: {TILES: 16}}",
+         "tiled_guarded has no parameter 'TILES'; valid: TILE, dtype"),
+        ("{variant: tiled_guarded, params: {TILE: 7}}",
+         "tiled_guarded's TILE has no value 7; valid: 16, 32, 8"),
+        ("{variant: tiled_guarded}", "either `source` (a kernel file) or `params`"),
+        ("{variant: tiled_guarded, source: no/such.cu}", "source 'no/such.cu' is not a file"),
+        ("{variant: cublas, source: Snakefile}", "cublas is a library call, not compiled"),
+    ],
+)  # fmt: skip
+def test_a_baseline_build_that_cannot_be_is_refused_before_any_job(baseline, message):
+    out = _dry(None, f"baseline={baseline}")
+    assert out.returncode != 0
+    assert message in out.stdout + out.stderr, (out.stdout + out.stderr)[-2000:]
+
+
+def test_the_same_parameters_as_this_run_are_refused():
+    with pytest.raises(ConfigError, match="is itself"):
+        from mmbench.core.registry import load_registry
+
+        reg = load_registry(str(DATA.parent.parent / "kernels" / "registry.yaml"))
+        planpairs.baseline_cubins(
+            {"variant": "tiled_guarded", "params": {"TILE": 16}}, reg["tiled_guarded"],
+            ["float32_TILE16"], "sm_90", "results", "x", lambda *a: "/".join(a),
+        )  # fmt: skip
+
+
+def test_a_baseline_source_compiles_with_the_kernels_headers(workdir, tmp_path):
+    """The real nvcc builds a kernel file from outside kernels/ (its includes found there)."""
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc not on PATH")
+    old = tmp_path / "old_tiled.cu"
+    shutil.copy(workdir / "kernels" / "05_tiled_guarded.cu", old)
+    target = "results/compare/pairs/build/sm_90/tiled_guarded/float32_TILE16.cubin"
+    out = snakemake(
+        "--cores", "1", target, "--configfile", "config/presets/compare.yaml",
+        "--config", "arch=sm_90", f"baseline={{variant: tiled_guarded, source: {old}}}",
+        cwd=workdir,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (workdir / target).stat().st_size > 1000
+
+
+def test_the_compare_target_renders_a_recorded_paired_run(workdir):
+    """A copied A/A run (its tables, samples and pairs), rendered: table, figure, report."""
+    res = workdir / "results" / "compare"
+    shutil.copytree(RECORDED / "aa", res)
+    (res / "tables" / "compare.csv").unlink()
+    out = snakemake(
+        "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
+        "--config", "render_only=true", "baseline=itself", cwd=workdir,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    table = read_table(res / "tables" / "compare.csv", "compare")
+    assert (table.verdict == "SAME").all() and (table.comparison == "paired").all()
+    assert (res / "figures" / "compare.png").stat().st_size > 10_000
+    assert "SAME (would have seen +-0.5%)" in (res / "report" / "compare.html").read_text()
+    assert "comparison: paired" in out.stdout + out.stderr
