@@ -327,3 +327,61 @@ def test_the_compare_target_renders_a_recorded_paired_run(workdir):
     assert (res / "figures" / "compare.png").stat().st_size > 10_000
     assert "SAME (would have seen +-0.5%)" in (res / "report" / "compare.html").read_text()
     assert "comparison: paired" in out.stdout + out.stderr
+
+
+# -- margins for runs made apart (compare/margins.py) --------------------------------------------
+
+COMPARE_RUNS = DATA / "compare"
+
+
+def test_a_margin_is_the_largest_difference_between_the_runs_medians(tmp_path):
+    from mmbench.compare import margins
+    from mmbench.compare.runs import load_folder
+
+    runs = [load_folder(COMPARE_RUNS / n) for n in ("h100-probe-a", "h100-probe-b")]
+    t = margins.measure(runs).set_index("config_id")
+    assert len(t) == 56 and (t.runs == 2).all()
+    # one configuration by hand: cuBLAS at 512, batched samples in both runs
+    cid = next(c for c in t.index if c.startswith("cublas|") and "|512|512|512|" in c)
+    a, b = (np.median(r.samples[cid]["batch_ms"]) for r in runs)
+    seen = max(a, b) / min(a, b) - 1
+    assert t.loc[cid, "samples_kind"] == "batched"
+    assert t.loc[cid, "largest_difference"] == pytest.approx(seen)
+    assert t.loc[cid, "margin"] == pytest.approx(max(0.005, 1.5 * seen))
+    assert (t.margin >= 0.005).all()
+
+
+def test_margins_replace_the_tolerance_where_measured(tmp_path):
+    """The slowed run against run b (its other variants' rows are run b's own), with margins
+    from two other runs of the same preset: tiled_guarded's 14 slowdowns (x1.57 and more) beyond
+    every margin, the 42 kept rows SAME."""
+    out = tmp_path / "margins.csv"
+    code = __import__("subprocess").run(
+        [__import__("sys").executable, "benchmarks/margins.py",
+         str(COMPARE_RUNS / "h100-probe-a"), str(COMPARE_RUNS / "h100-probe-b"), "--out", str(out)],
+        cwd=DATA.parent.parent, capture_output=True, text=True,
+    )  # fmt: skip
+    assert code.returncode == 0, code.stderr
+    assert code.stdout.startswith("56 configurations over 2 runs")
+    from mmbench.compare.margins import load as load_margins
+    from mmbench.compare.runs import load_folder
+
+    m = load_margins(out)
+    table = compare.compare(
+        load_folder(COMPARE_RUNS / "h100-b"), load_folder(COMPARE_RUNS / "h100-slowed"),
+        margins=m,
+    )  # fmt: skip
+    table = compare.finish(table)
+    assert compare.counts(table)["SLOWER"] == 14 and compare.counts(table)["SAME"] == 42
+    measured = table[table.margin_source == "measured margin"]
+    assert len(measured) == 56
+    assert all(r.tolerance == pytest.approx(m[r.config_id]) for r in measured.itertuples())
+    assert compare.kind(table).startswith(
+        "runs apart (nvbench's criterion; 56 configurations with their measured margin, 0 with"
+    )
+
+
+def test_a_margins_file_that_is_not_there_is_refused_before_any_job():
+    out = _dry(None, f"baseline={COMPARE_RUNS / 'h100-a'}", "compare={margins: no/such.csv}")
+    assert out.returncode != 0
+    assert "config key 'compare.margins': 'no/such.csv' is not a file" in out.stdout + out.stderr

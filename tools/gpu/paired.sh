@@ -10,6 +10,8 @@
 #             more work: SLOWER), 1020 against 1010 (about 1%), then each the other way (FASTER)
 #   edits     each candidate edit of tiled_guarded (tools/gpu/edits.py) against its source
 #             side by side (baseline={variant: tiled_guarded, source: the original})
+#   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: each variant's ladder instantiation
+#             against its kernel file (and headers) in OLD_TREE, side by side
 #   previous  the edit loop (EDIT=<edit>, EDIT_TILES=<widths, default the preset's>): the
 #             compare preset's tiled_guarded measured, the chosen edit made,
 #             then `compare` with baseline=previous (paired from the archived cubins) and
@@ -109,8 +111,21 @@ for stage in "$@"; do
     walls results/edit_loop; keep results/edit_loop previous
     cp /tmp/tiled_original.cu kernels/05_tiled_guarded.cu
     ;;
+  sources)
+    # each of VARIANTS (its ladder preset's tuned instantiation, sizes 1, 31, 33, 1000 x 1100 x 37
+    # and 4096) against its kernel file in OLD_TREE/kernels (headers from there too)
+    for v in ${VARIANTS:?VARIANTS=\"a b\"}; do
+      src=$(python3 -c "import yaml; print(yaml.safe_load(open('kernels/registry.yaml'))['variants']['$v']['source'])")
+      preset=$(python3 tools/preset_subset.py config/presets/ladder.yaml "[$v]" "/tmp/mmbench-src-$v.yaml" --no-profile)
+      timed "sources_$v" --cores 16 compare --configfile "$preset" --config experiment="sources_$v" \
+        'sizes=[1,31,33,4096]' 'load=[burst]' 'sustained_sizes=[]' \
+        "baseline={variant: $v, source: $(realpath "${OLD_TREE:?}")/kernels/$src}"
+      grep -h "SLOWER,\|comparison:\|side by side" "results/sources_$v/tables/compare.txt"
+      keep "results/sources_$v" "sources_$v"
+    done
+    ;;
   *)
-    echo "unknown sub-stage $stage; valid: aa, calibrate, knob, edits, previous" >&2
+    echo "unknown sub-stage $stage; valid: aa, calibrate, knob, edits, previous, sources" >&2
     exit 2
     ;;
   esac
