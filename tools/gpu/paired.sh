@@ -11,7 +11,8 @@
 #   edits     each candidate edit of tiled_guarded (tools/gpu/edits.py) against its source
 #             side by side (baseline={variant: tiled_guarded, source: the original})
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: each variant's ladder instantiation
-#             against its kernel file (and headers) in OLD_TREE, side by side
+#             against its kernel file (and headers) in OLD_TREE, side by side (TUNED_GPU: the
+#             GPU model whose tuned instantiation to run, default this one)
 #   previous  the edit loop (EDIT=<edit>, EDIT_TILES=<widths, default the preset's>): the
 #             compare preset's tiled_guarded measured, the chosen edit made,
 #             then `compare` with baseline=previous (paired from the archived cubins) and
@@ -118,7 +119,7 @@ for stage in "$@"; do
       src=$(python3 -c "import yaml; print(yaml.safe_load(open('kernels/registry.yaml'))['variants']['$v']['source'])")
       preset=$(python3 tools/preset_subset.py config/presets/ladder.yaml "[$v]" "/tmp/mmbench-src-$v.yaml" --no-profile)
       timed "sources_$v" --cores 16 compare --configfile "$preset" --config experiment="sources_$v" \
-        'sizes=[1,31,33,4096]' 'load=[burst]' 'sustained_sizes=[]' \
+        'sizes=[1,31,33,4096]' 'load=[burst]' 'sustained_sizes=[]' "tuned_gpu=${TUNED_GPU:-auto}" \
         "baseline={variant: $v, source: $(realpath "${OLD_TREE:?}")/kernels/$src}"
       grep -h "SLOWER,\|comparison:\|side by side" "results/sources_$v/tables/compare.txt"
       keep "results/sources_$v" "sources_$v"
