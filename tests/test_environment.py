@@ -104,8 +104,9 @@ def _rules() -> dict[str, dict]:
     for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
         for block in re.split(r"^(?=(?:rule|checkpoint) )", smk.read_text(), flags=re.M)[1:]:
             name = re.match(r"(?:rule|checkpoint) (\w+):", block).group(1)
-            conda = re.search(r"^    conda:\n\s+\"([^\"]+)\"", block, re.M)
-            script = re.search(r"^    script:\n\s+\"([^\"]+)\"", block, re.M)
+            # (a comment may stand between the directive and its value)
+            conda = re.search(r"^    conda:\n(?:\s*#.*\n)*\s+\"([^\"]+)\"", block, re.M)
+            script = re.search(r"^    script:\n(?:\s*#.*\n)*\s+\"([^\"]+)\"", block, re.M)
             runs = script or re.search(r"^    (shell|run):", block, re.M)
             rules[name] = dict(
                 runs=bool(runs),

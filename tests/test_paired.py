@@ -174,7 +174,7 @@ def test_paired_rows_replace_the_runs_apart_rows_of_the_same_configurations():
     both = compare.finish(paired.merged(pd.concat([apart, extra]), t))
     assert len(both) == len(t) + 1
     assert (both[both.config_id != "another|configuration"].verdict == "FASTER").all()
-    assert compare.kind(both) == "mixed: 14 configurations paired, 1 of runs made apart"
+    assert compare.kind(both) == "mixed: 14 configurations paired, 1 compared as runs apart"
     check_frame(both, "compare", "test")
 
 

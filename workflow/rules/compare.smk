@@ -6,67 +6,6 @@
 # missing from this run (unless compare.allow_missing).
 
 
-if not RENDER_ONLY:
-
-    rule pair_variant:
-        """Two builds of one variant side by side, in one worker process on one GPU
-        (mmbench/measure/paired.py): this run's and the baseline build's (plan/pairs.py).
-        """
-        input:
-            unpack(pair_inputs),
-        output:
-            table=f"{R}/pairs/{{variant}}.csv",
-            samples=f"{R}/pairs/{{variant}}.samples.json.gz",
-        log:
-            f"{R}/logs/pairs/{{variant}}.log",
-        benchmark:
-            f"{R}/benchmarks/pairs/{{variant}}.tsv"
-        conda:
-            "../envs/gpu.yaml"
-        resources:
-            gpu=1,
-        params:
-            configurations=pair_configurations,
-            instantiations=lambda w: {
-                i: c
-                for i, c in variant_cubins(w).items()
-                if i in paired_builds(w.variant)
-            },
-            baseline=lambda w: paired_builds(w.variant),
-            sources=variant_sources,
-            launch=lambda w: REGISTRY[w.variant].launch_sha(),
-            sampling=config["sampling"],
-            pairing=config["compare"]["pairs"],
-            freivalds_vectors=config["freivalds_vectors"],
-            registry=REGISTRY_FILE,
-        script:
-            "../scripts/measure_pairs.py"
-
-    rule compile_baseline_source:
-        """A baseline build from another kernel file (baseline={variant: V, source: FILE}),
-        compiled as compile_kernel compiles V, its includes found beside it or in kernels/.
-        """
-        input:
-            src=baseline_source,
-        output:
-            cubin=f"{R}/pairs/build/{{arch}}/{{variant}}/{{instance}}.cubin",
-            sha=f"{R}/pairs/build/{{arch}}/{{variant}}/{{instance}}.sha256",
-        log:
-            f"{R}/logs/compile/baseline/{{arch}}/{{variant}}/{{instance}}.log",
-        conda:
-            "../envs/compile.yaml"
-        params:
-            arch=lambda w: REGISTRY[w.variant].arch or w.arch,
-            params=lambda w: REGISTRY[w.variant].defines(
-                REGISTRY[w.variant].instance(w.instance)
-            ),
-            what=lambda w: f"{w.variant} {w.instance} (baseline source)",
-            headers=str(KERNELS),
-            name=lambda w: REGISTRY[w.variant].source,
-        script:
-            "../scripts/compile_kernel.py"
-
-
 rule compare_table:
     input:
         unpack(this_run),

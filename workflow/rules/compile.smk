@@ -34,6 +34,31 @@ rule compile_kernel:
         "../scripts/compile_kernel.py"
 
 
+rule compile_baseline_source:
+    """A baseline build from another kernel file (baseline={variant: V, source: FILE}),
+    compiled as compile_kernel compiles V, its includes found beside it or in kernels/.
+    """
+    input:
+        src=baseline_source,
+    output:
+        cubin=f"{R}/pairs/build/{{arch}}/{{variant}}/{{instance}}.cubin",
+        sha=f"{R}/pairs/build/{{arch}}/{{variant}}/{{instance}}.sha256",
+    log:
+        f"{R}/logs/compile/baseline/{{arch}}/{{variant}}/{{instance}}.log",
+    conda:
+        "../envs/compile.yaml"
+    params:
+        arch=lambda w: REGISTRY[w.variant].arch or w.arch,
+        params=lambda w: REGISTRY[w.variant].defines(
+            REGISTRY[w.variant].instance(w.instance)
+        ),
+        what=lambda w: f"{w.variant} {w.instance} (baseline source)",
+        headers=str(KERNELS),
+        name=lambda w: REGISTRY[w.variant].source,
+    script:
+        "../scripts/compile_kernel.py"
+
+
 rule rebuild_count:
     """The count of a cubin's forced rebuilds, an input of its build (common.smk build_ticket):
     0 where none was ever needed."""

@@ -35,3 +35,40 @@ rule measure_variant:
         registry=REGISTRY_FILE,
     script:
         "../scripts/measure.py"
+
+
+# Two builds of one variant measured side by side, for a paired comparison (compare.smk judges
+# them): this run's and the baseline build's (baseline=previous, itself, or {variant: ...}).
+rule pair_variant:
+    """Two builds of one variant side by side, in one worker process on one GPU
+    (mmbench/measure/paired.py): this run's and the baseline build's (plan/pairs.py).
+    """
+    input:
+        unpack(pair_inputs),
+    output:
+        table=f"{R}/pairs/{{variant}}.csv",
+        samples=f"{R}/pairs/{{variant}}.samples.json.gz",
+    log:
+        f"{R}/logs/pairs/{{variant}}.log",
+    benchmark:
+        f"{R}/benchmarks/pairs/{{variant}}.tsv"
+    conda:
+        "../envs/gpu.yaml"
+    resources:
+        gpu=1,
+    params:
+        configurations=pair_configurations,
+        instantiations=lambda w: {
+            i: c
+            for i, c in variant_cubins(w).items()
+            if i in paired_builds(w.variant)
+        },
+        baseline=lambda w: paired_builds(w.variant),
+        sources=variant_sources,
+        launch=lambda w: REGISTRY[w.variant].launch_sha(),
+        sampling=config["sampling"],
+        pairing=config["compare"]["pairs"],
+        freivalds_vectors=config["freivalds_vectors"],
+        registry=REGISTRY_FILE,
+    script:
+        "../scripts/measure_pairs.py"

@@ -117,7 +117,7 @@ def kind(table: pd.DataFrame) -> str:
             f"{g} with the one tolerance" + (f" +-{tol.iloc[0]:.1%}" if len(tol) else "") + ")"
         )
     if p and a:
-        return f"mixed: {p} configurations paired, {a} of {apart}"
+        return f"mixed: {p} configurations paired, {a} compared as {apart}"
     return "paired" if p else apart
 
 

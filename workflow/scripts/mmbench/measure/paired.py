@@ -66,11 +66,7 @@ class PairSamples:
 
     def half_width(self) -> float:
         """The t interval's half-width of the mean log ratio, as a relative change."""
-        n = len(self.this_ms)
-        if n < 2:
-            return math.inf
-        x = np.log(np.asarray(self.this_ms) / np.asarray(self.base_ms))
-        return math.expm1(_t975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n))
+        return t_half_width(self.base_ms, self.this_ms)
 
     def kept(self) -> dict:
         nan_free = lambda xs: [round(x, 3) if x == x else None for x in xs]  # noqa: E731
@@ -83,6 +79,16 @@ class PairSamples:
             batch_size=self.batch_size,
             placements=self.placements,
         )
+
+
+def t_half_width(base_ms, this_ms) -> float:
+    """Student's t 95% half-width of the rounds' mean log ratio, as a relative change: what the
+    stopping rule watches (the verdict's own interval is compare/paired.py's)."""
+    n = len(this_ms)
+    if n < 2:
+        return math.inf
+    x = np.log(np.asarray(this_ms) / np.asarray(base_ms))
+    return math.expm1(_t975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n))
 
 
 _T975: dict[int, float] = {}
@@ -220,13 +226,11 @@ class PairedRunner(Runner):
         head = describe_axes(row)
         if row.get("verification") == "ERROR" and not row.get("rounds"):
             return f"{head}: ERROR {row.get('error', '')}"
-        from mmbench.compare import paired
-
-        samples = row[SAMPLES]
-        iv = paired.interval(samples["base_ms"], samples["this_ms"])
+        s = row[SAMPLES]
+        ratio = math.exp(float(np.mean(np.log(np.asarray(s["this_ms"]) / s["base_ms"]))))
         return (
             f"{head}: base {row['base_ms']:.4g} ms, this {row['this_ms']:.4g} ms, ratio "
-            f"x{iv.centre:.4f} [{iv.low:.4f}, {iv.high:.4f}] over {row['rounds']} rounds of "
-            f"{row['batch_size']} launch(es), {row['base_verification']}/"
-            f"{row['this_verification']}"
+            f"x{ratio:.4f} +-{t_half_width(s['base_ms'], s['this_ms']):.2%} over "
+            f"{row['rounds']} rounds of {row['batch_size']} launch(es), "
+            f"{row['base_verification']}/{row['this_verification']}"
         )
