@@ -59,9 +59,7 @@ rule pair_variant:
     params:
         configurations=pair_configurations,
         instantiations=lambda w: {
-            i: c
-            for i, c in variant_cubins(w).items()
-            if i in paired_builds(w.variant)
+            i: c for i, c in variant_cubins(w).items() if i in paired_builds(w.variant)
         },
         baseline=lambda w: paired_builds(w.variant),
         sources=variant_sources,
