@@ -385,3 +385,49 @@ def test_a_margins_file_that_is_not_there_is_refused_before_any_job():
     out = _dry(None, f"baseline={COMPARE_RUNS / 'h100-a'}", "compare={margins: no/such.csv}")
     assert out.returncode != 0
     assert "config key 'compare.margins': 'no/such.csv' is not a file" in out.stdout + out.stderr
+
+
+# -- the knob: a known share of added work, on an H100 (tests/data/paired/knob-h100) -----------
+
+KNOB = RECORDED / "knob-h100"
+
+
+def _calibrated(this: int, base: int) -> pd.Series:
+    """The slowdown of WORK=this over WORK=base per size from the kernel's own single-launch
+    medians in one plain run (no comparison involved: tools/knob_calibration.py's numbers)."""
+    t = pd.read_csv(KNOB / "calibration_timings.csv")
+    p = t.pivot_table(index="m", columns="WORK", values="kernel_ms_median")
+    return p[this] / p[base] - 1
+
+
+@pytest.mark.parametrize(
+    "this, base, verdict, shortest_ms",
+    [
+        (1010, 1000, "SLOWER", 0.05),  # about 2% more work: seen wherever it runs 50 us or more
+        (1040, 1020, "SLOWER", 0.05),
+        (1020, 1010, "SLOWER", 1.0),  # about 1%: seen wherever it runs 1 ms or more
+        (1000, 1010, "FASTER", 0.05),
+        (1020, 1040, "FASTER", 0.05),
+        (1010, 1020, "FASTER", 1.0),
+    ],
+)
+def test_a_calibrated_change_is_seen_where_the_kernel_runs_long_enough(
+    this, base, verdict, shortest_ms
+):
+    slower, faster = (this, base) if this > base else (base, this)
+    share = _calibrated(slower, faster)
+    long = share.index[pd.read_csv(KNOB / "calibration_timings.csv")
+                       .groupby("m").kernel_ms_median.min() >= shortest_ms]  # fmt: skip
+    # the calibration says what each step is: about 2% or about 1% at those sizes
+    step = 0.02 if shortest_ms < 1 else 0.01
+    assert share[long].between(step * 0.6, step * 1.3).all(), share[long]
+    folder = KNOB / f"knob_{this}_vs_{base}" / "pairs"
+    rows = read_table(folder / "tiled_knob.csv", "pairs")
+    t = paired.table(rows, read_samples(folder / "tiled_knob.samples.json.gz"), 0.005, compare.KEEP)
+    t = t.set_index("m")
+    assert (t.loc[long, "verdict"] == verdict).all(), t.loc[long, ["verdict", "ratio_centre"]]
+    # the paired ratio and the calibration agree within a third of the step at 1 ms and more
+    for m in share.index[pd.read_csv(KNOB / "calibration_timings.csv")
+                         .groupby("m").kernel_ms_median.min() >= 1.0]:  # fmt: skip
+        expected = 1 + share[m] if this > base else 1 / (1 + share[m])
+        assert abs(t.ratio_centre[m] / expected - 1) < step / 3, (m, t.ratio_centre[m], expected)
