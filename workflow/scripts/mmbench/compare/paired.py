@@ -207,7 +207,11 @@ def table(pairs, samples: dict[str, dict], threshold: float = THRESHOLD, keep=()
         elif not s or not s.get("this_ms"):
             row |= dict(verdict="UNSURE", reason=f"no paired samples: {r.get('error') or ''}")
         else:
-            row |= judge(s, threshold) | dict(reason="paired")
+            got = judge(s, threshold)
+            row |= got | dict(
+                reason=f"{got['rounds']} rounds, {got['interval_method']} interval; in time "
+                f"{got['verdict_in_time']}, in cycles {got.get('verdict_in_cycles', 'not judged')}"
+            )
         row["ratio"] = row["this_ms"] / row["base_ms"] if row["base_ms"] > 0 else math.nan
         rows.append(row)
     return pd.DataFrame(rows)

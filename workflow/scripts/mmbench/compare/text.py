@@ -135,7 +135,7 @@ SHOWN = {
     "cycles_verdict": "in cycles",
     "base_clock_mhz": "baseline SM MHz (measured)",
     "this_clock_mhz": "this run SM MHz (measured)",
-    "reason": "nvbench's reason",
+    "reason": "reason (nvbench's, or the pairs')",
     "samples_kind": "samples of",
     "samples": "samples",
 }
@@ -168,7 +168,11 @@ def html(table: pd.DataFrame, text: str) -> str:
     ]  # fmt: skip
     t["_rank"] = t.verdict.map({v: i for i, v in enumerate(ORDER)})
     t = t.sort_values(["_rank", "ratio"], ascending=[True, False])
-    t = t.reindex(columns=list(SHOWN)).rename(columns=SHOWN)
+    t = t.reindex(columns=list(SHOWN))
+    # the columns of a kind of comparison this table does not hold (a paired one has no
+    # nvbench verdict) are left out rather than shown empty
+    t = t.loc[:, [c for c in t if (t[c].notna() & (t[c].astype(str) != "")).any()]]
+    t = t.rename(columns=SHOWN)
     body = t.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0)
     style = "<style>td, th { white-space: nowrap; padding: 1px 8px; }</style>"
     return f"{style}\n<pre>{escape(text)}</pre>\n{body}\n"
