@@ -432,3 +432,55 @@ def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
     found = compare.archived(res)
     assert [p.parent.name.split("-", 1)[1] for p in found["cublas"]] == ["h100-a"]
     assert "archive entry skipped" in capsys.readouterr().err
+
+
+# -- comparisons that confused a new user (issue "what a new user hit, third round", point 6) ----
+
+
+def test_a_damaged_baseline_is_named_before_any_job(workdir, tmp_path):  # noqa: F811
+    _copy_run(workdir, "h100-b")
+    base = tmp_path / "base"
+    shutil.copytree(RUNS / "h100-a", base)
+    table = base / "runs" / "tiled_guarded.csv"
+    table.write_bytes(table.read_bytes()[:3000])  # cut short, as an interrupted copy leaves it
+    out = _compare(workdir, f"baseline={base}")
+    assert out.returncode != 0
+    text = out.stdout + out.stderr
+    assert f"config key 'baseline': {table}: its last line is not terminated" in text
+    assert "Error in rule" not in text  # stopped before any job
+
+
+def test_this_runs_own_folder_as_its_baseline_is_refused(workdir):  # noqa: F811
+    _copy_run(workdir, "h100-b")
+    out = _compare(workdir, "baseline=results/compare")
+    assert out.returncode != 0
+    assert "'results/compare' is this run's own results folder" in out.stdout + out.stderr
+
+
+def test_a_copy_of_this_runs_measurement_is_said_to_be_one(workdir, tmp_path):  # noqa: F811
+    _copy_run(workdir, "h100-b")
+    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "0 SLOWER, 0 FASTER, 0 UNSURE, 56 SAME" in out.stdout + out.stderr
+    assert "Every configuration holds the very same samples in both runs" in out.stdout + out.stderr
+
+
+def test_a_baseline_without_samples_says_why_nothing_was_judged(workdir, tmp_path):  # noqa: F811
+    _copy_run(workdir, "h100-b")
+    base = tmp_path / "old" / "tables"
+    base.mkdir(parents=True)
+    frames = [pd.read_csv(p) for p in sorted((RUNS / "h100-a" / "runs").glob("*.csv"))]
+    pd.concat(frames).to_csv(base / "timings.csv", index=False)
+    out = _compare(workdir, f"baseline={base.parent}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "0 SLOWER, 0 FASTER, 56 UNSURE, 0 SAME" in text
+    assert "56 configurations UNSURE for want of timed samples in the baseline" in text
+
+
+def test_render_only_without_a_run_here_says_so_in_one_message(workdir):  # noqa: F811
+    out = _compare(workdir, f"baseline={RUNS / 'h100-a'}")
+    assert out.returncode != 0
+    text = out.stdout + out.stderr
+    assert "render_only=true renders a run already measured, from results/compare/, but " in text
+    assert 'File "' not in text  # no traceback lines

@@ -82,6 +82,8 @@ def compare(
                 base.samples[cid], new.samples[cid], preset, tolerance if margin is None else margin
             )
             row["margin_source"] = "global tolerance" if margin is None else "measured margin"
+            # the same samples on both sides: a copy of one measurement, not two
+            row["same_samples"] = base.samples[cid] == new.samples[cid]
         row["ratio"] = (
             row["this_ms"] / row["base_ms"] if b is not None and n is not None else math.nan
         )
@@ -112,9 +114,12 @@ def kind(table: pd.DataFrame) -> str:
         m = int((table.margin_source == "measured margin").sum())
         g = int((table.margin_source == "global tolerance").sum())
         tol = table.loc[table.margin_source == "global tolerance", "tolerance"].dropna()
+        one = "the one tolerance" + (f" +-{tol.iloc[0]:.1%}" if len(tol) else "")
         apart = (
             f"runs apart (nvbench's criterion; {m} configurations with their measured margin, "
-            f"{g} with the one tolerance" + (f" +-{tol.iloc[0]:.1%}" if len(tol) else "") + ")"
+            f"{g} with {one})"
+            if m
+            else f"runs apart (nvbench's criterion with {one}; no measured margins)"
         )
     if p and a:
         return f"mixed: {p} configurations paired, {a} compared as {apart}"

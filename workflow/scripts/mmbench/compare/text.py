@@ -91,6 +91,7 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
         lines.append(f"  kernel sources that differ: {', '.join(changed)}")
     c = counts(table)
     lines.append("  " + ", ".join(f"{v} {k}" for k, v in c.items() if v or k in JUDGED))
+    lines += _warnings(table)
     for r in table[table.verdict == "REGRESSED"].head(limit).itertuples():
         lines.append(f"  REGRESSED {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: {r.reason}")
     moved = table[table.verdict.isin(["SLOWER", "FASTER"])].sort_values("ratio", ascending=False)
@@ -108,6 +109,31 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
             f"{r.memory}: {r.base_ms:.4g} -> {r.this_ms:.4g} ms ({_ratio(r)})"
         )
     return "\n".join(lines)
+
+
+def _warnings(table: pd.DataFrame) -> list[str]:
+    """What makes verdicts say less than they seem to: samples missing on one side, or the very
+    same samples on both (a copy of one measurement compared with itself)."""
+    out = []
+    reason = table.get("reason", pd.Series("", index=table.index)).fillna("").astype(str)
+    for side, words in (("the baseline", "baseline"), ("this run", "this run")):
+        n = int(reason.str.startswith(f"no timed samples in {side}").sum())
+        if n:
+            out.append(
+                f"  {n} configurations UNSURE for want of timed samples in the {words} (its "
+                "results folder holds tables/timings.csv only, as runs recorded before samples "
+                "were kept do): nothing was judged; compare runs that kept "
+                "runs/<variant>.samples.json.gz"
+            )
+    same = table.get("same_samples", pd.Series(False, index=table.index)).fillna(False)
+    judged = table.verdict.isin(JUDGED) & ~reason.str.startswith("no timed samples")
+    if judged.any() and same[judged].astype(bool).all():
+        out.append(
+            "  Every configuration holds the very same samples in both runs: the baseline is a "
+            "copy of this run's measurement, so SAME says nothing about the code; measure again "
+            "(--forcerun measure_variant) or use baseline=itself for an A/A test"
+        )
+    return out
 
 
 def _ratio(r) -> str:

@@ -418,9 +418,31 @@ def check_baseline(baseline: str, results: str | Path) -> None:
             )
         return
     folder = Path(baseline)
-    if not any(folder.glob("runs/*.csv")) and not (folder / "tables" / "timings.csv").exists():
+    tables = sorted(folder.glob("runs/*.csv")) or [
+        t for t in (folder / "tables" / "timings.csv",) if t.exists()
+    ]
+    if not tables:
         raise ConfigError(
             f"config key 'baseline': {baseline!r} holds no measured run (no "
             f"{folder}/runs/<variant>.csv, no {folder}/tables/timings.csv); valid: the results "
             f"folder of an earlier run (e.g. a copy of results/), or previous"
         )
+    if folder.resolve() == Path(results).resolve():
+        raise ConfigError(
+            f"config key 'baseline': {baseline!r} is this run's own results folder, so every "
+            "configuration would be compared with itself; copy the earlier run elsewhere first "
+            "(cp -r results/... /tmp/run1), or use baseline=itself to measure each build "
+            "against itself side by side (an A/A test)"
+        )
+    # its tables and samples read now, so a damaged baseline is named before any job
+    from mmbench.core.schemas import TableError, read_table
+    from mmbench.core.tables import DamagedFile, read_samples
+
+    for t in tables:
+        try:
+            read_table(t, "timings")
+            samples = t.with_name(t.stem + ".samples.json.gz")
+            if samples.exists():
+                read_samples(samples)
+        except (TableError, DamagedFile) as err:
+            raise ConfigError(f"config key 'baseline': {err}") from None

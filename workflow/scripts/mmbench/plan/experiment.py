@@ -121,7 +121,11 @@ def check_copied_run(results: str | Path) -> None:
     folder = Path(results) / "tables"
     timings = folder / "timings.csv"
     if not timings.exists():
-        return  # the workflow's targets say what is missing
+        raise ConfigError(
+            f"render_only=true renders a run already measured, from {results}/, but "
+            f"{timings} is missing (no run of this experiment is there); copy the results "
+            f"folder of a run to {results}/ first, or drop render_only to measure one"
+        )
     runs = sorted(Path(results).glob("runs/*.manifest.json"))
     try:
         checked = read_table(timings, "timings")
