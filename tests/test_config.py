@@ -226,3 +226,43 @@ def test_the_schemas_defaults_are_config_yamls_values():
 
     walk(schema, config, [])
     assert compared >= 20 and not differ, differ
+
+
+# -- what a new user hit (issue "third round", point 8): each refusal says what is valid --------
+
+
+@pytest.mark.parametrize(
+    "entries, expected",
+    [
+        (["tiles=[0]"], "config key 'tiles[0]': 0 is out of range; valid: an integer >= 1"),
+        (["experiment=../x"],
+         "config key 'experiment': '../x' is not valid; valid: letters, digits, _ and - only"),
+        (["params={tiled_guarded: {tile: [16]}}"],
+         "config key 'params.tiled_guarded': 'tile' is not a parameter of tiled_guarded; its "
+         "parameters: dtype, TILE"),
+        (["params={tiled_guarded: {TILE: [16]}"],
+         "config key 'params': '{tiled_guarded: {TILE: [16]}' is not a mapping: its brackets do "
+         "not pair up (2 '{' and 1 '}')"),
+        (["sampling={min_samples: [2}"], "its brackets do not pair up (1 '[' and 0 ']')"),
+    ],
+)  # fmt: skip
+def test_a_refusal_says_what_is_valid(registry, entries, expected):
+    with pytest.raises(ConfigError) as err:
+        validate(cli(*entries), registry)
+    assert expected in str(err.value)
+
+
+def test_a_shorthand_that_chooses_nothing_in_this_run_is_refused(registry):
+    from mmbench.plan.config import idle_shorthands
+
+    given = cli("variants=[cublas]", "tiles=[64]")
+    cfg = validate(given, registry)
+    problems = idle_shorthands(given, cfg, registry)
+    assert problems == [
+        "config key 'tiles': [64] chooses the TILE of no variant of this run (variants = "
+        "['cublas'], none has TILE); drop tiles, or run a variant that has one, e.g. coarsened, "
+        "matadd_column, matadd_element, matadd_row"
+    ]
+    # the default tiles, not given by the user, are no problem
+    assert idle_shorthands(cli("variants=[cublas]"), validate(cli("variants=[cublas]"), registry),
+                           registry) == []  # fmt: skip

@@ -109,3 +109,33 @@ def test_two_tuning_rows_for_one_variant_are_refused(tmp_path):
     cfg = {"tuned": str(tuned), "tuned_gpu": "NVIDIA H100 80GB HBM3", "variants": ["blocktile_1d"]}
     with pytest.raises(ConfigError, match="2 rows claim blocktile_1d float32"):
         apply_tuned(cfg | {"params": {}, "profile": {"params": {}}}, [], registry)
+
+
+def test_a_row_with_empty_parameters_is_named_with_its_line(tmp_path):
+    table = tmp_path / "tuned.csv"
+    table.write_text("gpu_name,variant,dtype,params\nGPU X,warptile_db,float32,\n")
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
+    text = str(err.value)
+    assert f"config key 'tuned': {table}, line 2: warptile_db's params '' is not NAME=value" in text
+    assert "registry declares now" not in text  # not blamed on a registry change
+
+
+def test_the_shipped_tuning_table_has_the_columns_the_tune_preset_writes():
+    """kernels/tuned.csv is read by every ladder run: its header is the writer's
+    (report/ladder.tuned, core/columns.TUNED_COLUMNS), so its errors name its own columns."""
+    from mmbench.core.columns import TUNED_COLUMNS
+
+    header = (ROOT / "kernels" / "tuned.csv").read_text().splitlines()[0].split(",")
+    assert header == TUNED_COLUMNS
+
+
+def test_a_table_without_a_needed_column_names_only_the_needed_ones(tmp_path):
+    table = tmp_path / "tuned.csv"
+    table.write_text("gpu_name,variant,dtype\nGPU X,warptile_db,float32\n")
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
+    assert (
+        "has no column 'params'; valid: a table with at least the columns gpu_name, "
+        "variant, dtype, params (the tune preset also writes math, instance" in str(err.value)
+    )

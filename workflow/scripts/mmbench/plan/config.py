@@ -119,6 +119,31 @@ def _path(err: jsonschema.ValidationError) -> str:
     return out or "(top level)"
 
 
+def _describe_in(err: jsonschema.ValidationError, registry: dict[str, Variant]) -> str:
+    """_describe, with what only the registry knows: a variant's parameter names."""
+    path = list(err.absolute_path)
+    if err.validator == "pattern" and len(path) >= 2 and path[-2] == "params":
+        variant = registry.get(str(path[-1]))
+        if variant is not None:
+            return (
+                f"{err.instance!r} is not a parameter of {variant.name}; its parameters: "
+                f"{', '.join(dict(variant.params))}"
+            )
+    return _describe(err)
+
+
+def _unbalanced(text: str) -> str:
+    """Why a mapping given as text is not one, where its brackets do not pair up ('' else)."""
+    for opening, closing in ("{}", "[]"):
+        a, b = text.count(opening), text.count(closing)
+        if a != b:
+            return (
+                f": its brackets do not pair up ({a} '{opening}' and {b} '{closing}'); close "
+                f"every one, e.g. {{name: [values]}}"
+            )
+    return ""
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
     if err.validator == "enum":
@@ -132,7 +157,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
         if "object" in want:
             example = "{name: [values]}" if "additionalProperties" in s else "{key: value}"
             hint = (
-                "; a mapping needs a space after each colon, e.g. " + example
+                _unbalanced(err.instance)
+                or "; a mapping needs a space after each colon, e.g. " + example
                 if isinstance(err.instance, str) and ":" in err.instance
                 else f"; valid: a mapping such as {example}"
             )
@@ -144,8 +170,15 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{err.instance!r} is not valid; valid: {valid}" + (
             f", e.g. {example}" if example else ""
         )
-    if err.validator in ("minimum", "maximum", "exclusiveMinimum"):
-        return f"{err.instance!r} is out of range: {err.message}"
+    if err.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        kind = {"integer": "an integer", "number": "a number"}.get(s.get("type"), "a value")
+        bounds = [
+            f"{op} {s[k]}"
+            for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+                          ("exclusiveMaximum", "<"))
+            if k in s
+        ]  # fmt: skip
+        return f"{err.instance!r} is out of range; valid: {kind} {' and '.join(bounds)}"
     if err.validator == "minItems" and not err.instance:
         return "the list is empty; give at least one value"
     if err.validator in ("minItems", "maxItems") and s.get("description"):
@@ -172,7 +205,7 @@ def validate(
     schema = load_schema(registry, outputs)
     cfg = coerce(copy.deepcopy(dict(config)), schema)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
-    problems = [f"config key '{_path(e)}': {_describe(e)}" for e in errors]
+    problems = [f"config key '{_path(e)}': {_describe_in(e, registry)}" for e in errors]
     arch = str(cfg.get("arch", "auto"))
     if arch.isdigit():  # arch=90 for sm_90
         problems = [p for p in problems if not p.startswith("config key 'arch'")]
@@ -388,6 +421,23 @@ def _param_problems(
                     f"{', '.join(v.name for v in having)}; valid values: "
                     f"{', '.join(map(str, supported))}"
                 )
+    return problems
+
+
+def idle_shorthands(given: dict, cfg: dict, registry: dict[str, Variant]) -> list[str]:
+    """The shorthands the user's config sets (tiles, coarsen) that choose the parameter of no
+    variant of this run: accepted silently they would suggest a grid that is not run."""
+    problems = []
+    for key, param in SHORTHANDS.items():
+        if key not in given or param == DTYPE_PARAM:
+            continue
+        if not any(param in dict(registry[v].params) for v in cfg["variants"] if v in registry):
+            having = sorted(v for v in registry if param in dict(registry[v].params))
+            problems.append(
+                f"config key '{key}': {cfg[key]} chooses the {param} of no variant of this run "
+                f"(variants = {cfg['variants']}, none has {param}); drop {key}, or run a variant "
+                f"that has one, e.g. {', '.join(having[:4])}"
+            )
     return problems
 
 

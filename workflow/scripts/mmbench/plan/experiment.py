@@ -18,7 +18,7 @@ import yaml
 
 from mmbench.core.registry import Variant, load_registry
 from mmbench.plan import plan as mmplan
-from mmbench.plan.config import ConfigError, check_baseline, merge, validate
+from mmbench.plan.config import ConfigError, check_baseline, idle_shorthands, merge, validate
 from mmbench.plan.tuning import apply_tuned
 
 # the tables a copied results folder may hold besides timings.csv (render_only checks them)
@@ -144,6 +144,9 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     kernels = Path(basedir) / "kernels"
     registry = load_registry(str(kernels / "registry.yaml"))
     cfg = validate(cfg, registry, outputs=outputs)
+    idle = idle_shorthands(dict(given), cfg, registry)
+    if idle:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(idle))
     results = os.path.join("results", cfg["experiment"]).rstrip(os.sep)
     check_baseline(cfg["baseline"], results)
     margins = cfg["compare"]["margins"]

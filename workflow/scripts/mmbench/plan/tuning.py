@@ -13,6 +13,10 @@ from mmbench.core.registry import DTYPE_PARAM, Variant
 from mmbench.plan.config import ConfigError
 
 
+# the columns a tuning table needs (the others say what the tuning measured)
+REQUIRED = ("gpu_name", "variant", "dtype", "params")
+
+
 def _parses(text: str) -> bool:
     try:
         parse_params(text)
@@ -46,11 +50,12 @@ def read_tuned(path: str | Path) -> pd.DataFrame:
             f"config key 'tuned': {str(path)!r} is not a readable CSV table ({reason}); valid: "
             f"a tuning table with the columns {', '.join(TUNED_COLUMNS)}"
         ) from None
-    missing = [c for c in ("gpu_name", "variant", "dtype", "params") if c not in t.columns]
+    missing = [c for c in REQUIRED if c not in t.columns]
     if missing:
         raise ConfigError(
             f"config key 'tuned': {str(path)!r} has no column {missing[0]!r}; valid: a table "
-            f"with the columns {', '.join(TUNED_COLUMNS)}"
+            f"with at least the columns {', '.join(REQUIRED)} (the tune preset also writes "
+            f"{', '.join(c for c in TUNED_COLUMNS if c not in REQUIRED)})"
         )
     return t
 
@@ -81,9 +86,11 @@ def tuned_params(
         declared = [p for p in v.param_names if p != DTYPE_PARAM]
         try:
             parsed = [parse_params(text) for text in mine.params]
+            if any(not p for p in parsed):  # an empty cell: no instantiation named
+                raise ValueError("empty")
         except ValueError:
             bad = next(i for i, text in zip(mine.index, mine.params, strict=True)
-                       if not _parses(text))  # fmt: skip
+                       if not _parses(text) or not str(text).strip())  # fmt: skip
             raise ConfigError(
                 f"config key 'tuned': {path}, line {bad + 2}: {name}'s params "
                 f"{mine.params[bad]!r} is not NAME=value NAME=value ...; valid: e.g. "
