@@ -12,7 +12,6 @@ from mmbench.core.columns import TUNED_COLUMNS
 from mmbench.core.registry import DTYPE_PARAM, Variant
 from mmbench.plan.config import ConfigError
 
-
 # the columns a tuning table needs (the others say what the tuning measured)
 REQUIRED = ("gpu_name", "variant", "dtype", "params")
 

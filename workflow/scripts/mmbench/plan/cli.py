@@ -1,0 +1,146 @@
+"""`mmbench`: Snakemake with its command line checked first.
+
+Snakemake reads `--configfile` and `--config` before the workflow's own validator runs, and says
+what it finds wrong there in its own words: "Config file is not valid JSON or YAML" (no file, no
+line), a traceback for a config file that is not there, "Unparsable value: '10000]'" where the
+shell split `sizes=[8000, 10000]` at its space, "must start with a valid identifier" for
+`sampling.min_samples=10`.  `mmbench ARGS` checks those arguments, names each problem with the
+file, the line and the right form, and otherwise runs `python -m snakemake ARGS` unchanged (the
+workflow then checks every key and value: plan/config.py).
+
+    mmbench --cores 1 --config sizes=[8000,10000,12000]
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+CONFIGFILE_FLAGS = ("--configfile", "--configfiles")
+CONFIG_FLAGS = ("--config", "-C")
+KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _values(argv: list[str], flags: tuple[str, ...]) -> list[str]:
+    """The values given to any of `flags` (each flag takes every argument up to the next
+    option, as Snakemake's parser does; --flag=value too)."""
+    out, taking = [], False
+    for arg in argv:
+        if arg.startswith("-"):
+            name, eq, value = arg.partition("=")
+            taking = name in flags
+            if taking and eq:
+                out.append(value)
+            continue
+        if taking:
+            out.append(arg)
+    return out
+
+
+def configfile_problems(paths: list[str]) -> list[str]:
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            near = difflib.get_close_matches(
+                path.name, [f.name for f in path.parent.glob("*.yaml")]
+            )
+            hint = f"; did you mean {path.parent / near[0]}?" if near else ""
+            presets = sorted(f.stem for f in Path("config/presets").glob("*.yaml"))
+            out.append(
+                f"--configfile {p}: no such file{hint}"
+                + (f" (presets: {', '.join(presets)})" if presets and not near else "")
+            )
+            continue
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else p
+            what = getattr(err, "problem", None) or str(err).splitlines()[0]
+            context = getattr(err, "context", None)
+            started = getattr(err, "context_mark", None)
+            if context and started is not None:
+                context += f" that starts at line {started.line + 1}"
+            out.append(
+                f"--configfile {where}: not valid YAML: {what}"
+                + (f" ({context})" if context else "")
+                + "; a config file holds key: value lines, lists as [a, b]"
+            )
+            continue
+        if loaded is not None and not isinstance(loaded, dict):
+            out.append(f"--configfile {p}: holds a {type(loaded).__name__}, not key: value lines")
+    return out
+
+
+def config_problems(entries: list[str]) -> list[str]:
+    out = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        key, eq, value = entry.partition("=")
+        if not eq:
+            out.append(
+                f"--config {entry}: not NAME=value; every entry is one argument, e.g. "
+                "sizes=[1024,2048] (a target written after --config is read as an entry: "
+                "name targets before --config)"
+            )
+        elif "." in key and KEY.match(key.split(".")[0]):
+            head, _, rest = key.partition(".")
+            out.append(
+                f"--config {entry}: a key inside a section is written as a mapping: "
+                f"'{head}={{{rest}: {value}}}' (quoted, with a space after the colon)"
+            )
+        elif not KEY.match(key):
+            out.append(f"--config {entry}: {key!r} is not a config key (letters, digits and _)")
+        elif value.count("[") > value.count("]") or value.count("{") > value.count("}"):
+            # the shell split one value at its spaces: the pieces follow as entries of their own
+            pieces = [entry]
+            while (
+                i + 1 < len(entries)
+                and "=" not in entries[i + 1].split("[")[0].split("{")[0]
+                and _open(" ".join(pieces))
+            ):
+                i += 1
+                pieces.append(entries[i])
+            whole = " ".join(pieces)
+            if len(pieces) > 1:
+                out.append(
+                    f"--config {whole}: the shell split this value at its spaces; quote the "
+                    f"entry, '{whole}', or write it without spaces, {whole.replace(' ', '')}"
+                )
+            else:
+                out.append(f"--config {entry}: its brackets do not pair up; close every one")
+        i += 1
+    return out
+
+
+def _open(text: str) -> bool:
+    return text.count("[") > text.count("]") or text.count("{") > text.count("}")
+
+
+def problems(argv: list[str]) -> list[str]:
+    return configfile_problems(_values(argv, CONFIGFILE_FLAGS)) + config_problems(
+        _values(argv, CONFIG_FLAGS)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    why = problems(argv)
+    if why:
+        print("mmbench: the command line is not what Snakemake can read:", file=sys.stderr)
+        for line in why:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+    os.execv(sys.executable, [sys.executable, "-m", "snakemake", *argv])
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
