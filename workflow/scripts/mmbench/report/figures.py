@@ -22,6 +22,7 @@ from mmbench.report.findings import (  # noqa: E402
     block_width,
     bound_in_words,
     closest_to_cublas,
+    near_sizes,
     peaks_at_multiples,
     roofline_note,
     tiled_vs_naive,
@@ -74,15 +75,15 @@ def time_vs_n(timings, stem, memory="pinned", condition=""):
         )
         failed_points(ax, timings, v, "m", "kernel_ms", d.memory.iloc[0])
         ax.set(title=v, yscale="log", xlabel="n (matrices n x n)", ylabel="kernel time (ms)")
-        if d.m.max() / d.m.min() > 20:
-            log_sizes(ax, d.m.min(), d.m.max())
+        if d.m.max() / d.m.min() >= LOG_SIZES:
+            log_sizes(ax, d.m.min(), d.m.max(), d.m)
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(
         f"Kernel time vs n, {d.memory.iloc[0]} memory (log scale; band: min..max of the timed "
         "runs; cuBLAS in every panel)"
     )
     fig.tight_layout()
-    verdict(fig, tiled_vs_naive(d), condition)
+    verdict(fig, f"{tiled_vs_naive(d)} {near_sizes(d, 'kernel_ms', 'ms')}".strip(), condition)
     return save(fig, stem)
 
 
@@ -234,6 +235,12 @@ def global_vs_kernel(timings, stem, condition=""):
     return save(fig, stem)
 
 
+# a size axis spanning this factor or more is drawn on a log scale (main: 640-2048, E3c:
+# 128-3200 alike)
+LOG_SIZES = 3
+SPLIT_PANELS = 4  # time_split's panels at most (at the report's width)
+
+
 def time_split(timings, stem, condition=""):
     """E3b (seed 002's nvprof summary): H2D / kernel / D2H per variant and size."""
     d = square(measured(timings))
@@ -243,7 +250,13 @@ def time_split(timings, stem, condition=""):
         return None
     d = d[d.memory == ("pinned" if "pinned" in set(d.memory) else d.memory.iloc[0])]
     d = d.drop_duplicates(["series", "m"])
-    sizes = sorted(set(d.m))[-3:]
+    # every size, up to SPLIT_PANELS of them: then the smallest, the largest and those evenly
+    # between (the note says which were left out)
+    every = sorted(set(d.m))
+    sizes = every
+    if len(every) > SPLIT_PANELS:
+        picks = np.linspace(0, len(every) - 1, SPLIT_PANELS).round().astype(int)
+        sizes = [every[i] for i in sorted(set(picks))]
     d = d[d.m.isin(sizes)]
     order = ladder(d)
     _setup()
@@ -281,7 +294,11 @@ def time_split(timings, stem, condition=""):
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=3, fontsize=8, frameon=False)
-    verdict(fig, transfer_share(d[d.m == sizes[-1]]), condition)
+    note = transfer_share(d[d.m == sizes[-1]])
+    left = [m for m in every if m not in sizes]
+    if left:
+        note += f" Sizes not drawn (one panel each would not fit): N = {', '.join(map(str, left))}."
+    verdict(fig, note, condition)
     return save(fig, stem)
 
 
@@ -316,15 +333,16 @@ def fraction_of_cublas(timings, stem, condition=""):
         ax.axhline(1.0, color=palette()["cublas"], lw=2.0, label="cuBLAS = 1")
         ax.set(title=v, xlabel="N (square matrices N x N)", ylabel="fraction of cuBLAS",
                yscale="log")  # fmt: skip
-        if d.m.max() / d.m.min() > 20:
-            log_sizes(ax, d.m.min(), d.m.max())
+        if d.m.max() / d.m.min() >= LOG_SIZES:
+            log_sizes(ax, d.m.min(), d.m.max(), d.m)
         ax.legend(fontsize=7, loc="best")
     fig.suptitle(
         f"Kernel GFLOP/s as a fraction of cuBLAS's at the same size and type, {mem} memory "
         "(log scale)"
     )
     fig.tight_layout()
-    verdict(fig, closest_to_cublas(d), condition)
+    note = f"{closest_to_cublas(d)} {near_sizes(d, 'fraction', 'of cuBLAS')}".strip()
+    verdict(fig, note, condition)
     return save(fig, stem)
 
 

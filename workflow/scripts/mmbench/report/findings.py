@@ -159,3 +159,26 @@ def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
             )
         )
     return "; ".join(parts) + "."
+
+
+def near_sizes(d: pd.DataFrame, value: str, unit: str) -> str:
+    """Sizes drawn at one place on the size axis (within 1% of each other, such as 640 and 641):
+    the vertical steps between them said with the largest one, '' where there are none."""
+    sizes = sorted(set(d.m))
+    pairs = [(a, b) for a, b in zip(sizes, sizes[1:], strict=False) if b - a <= max(1, 0.01 * a)]
+    out = []
+    for a, b in pairs:
+        both = d[d.m.isin([a, b])].pivot_table(index="series", columns="m", values=value)
+        both = both.dropna()
+        if both.empty:
+            continue
+        step = (both[b] / both[a]).map(lambda r: abs(math.log(r)) if r > 0 else 0.0)
+        s = step.idxmax()
+        gap = "one" if b - a == 1 else str(b - a)
+        more = "one more row and column" if b - a == 1 else f"{b - a} more rows and columns"
+        out.append(
+            f"N = {a} and {b} are {gap} apart, drawn at one place: a vertical step there is what "
+            f"{more} change (the largest: {s}, {both.loc[s, a]:.3g} {unit} at {a} and "
+            f"{both.loc[s, b]:.3g} {unit} at {b})."
+        )
+    return " ".join(out)

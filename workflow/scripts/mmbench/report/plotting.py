@@ -145,11 +145,18 @@ def square(d: pd.DataFrame) -> pd.DataFrame:
     return d[(d.m == d.n) & (d.n == d.k)]
 
 
-def log_sizes(ax, lo: float, hi: float) -> None:
-    """A log-scale size axis labelled at the powers of two in range, as plain numbers, minor
-    ticks unlabelled (labels at every minor tick overlap)."""
+def log_sizes(ax, lo: float, hi: float, sizes=None) -> None:
+    """A log-scale size axis labelled at the measured sizes where they are few (one label for
+    sizes within 5% of each other, such as 640 and 641), else at the powers of two in range, as
+    plain numbers, minor ticks unlabelled (labels at every minor tick overlap)."""
     ax.set_xscale("log")
     ticks = [2**i for i in range(0, 20) if lo <= 2**i <= hi]
+    measured = sorted({float(x) for x in sizes}) if sizes is not None else []
+    if 0 < len(measured) <= 8:
+        ticks = []
+        for x in measured:
+            if not ticks or x > ticks[-1] * 1.05:
+                ticks.append(x)
     ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
     ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.0f}"))
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
