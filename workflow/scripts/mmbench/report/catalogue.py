@@ -234,8 +234,10 @@ FIGURES: dict[str, Output] = {
             ["roofline", "ceilings"],
             "Roofline with the measured ceilings",
             "The roofline of this GPU with its measured ceilings (peak FP32 and FP64 FMA rate, "
-            "DRAM bandwidth of a large copy) and every profiled kernel placed by Nsight Compute's "
-            "FLOP and DRAM byte counts.",
+            "DRAM bandwidth of a large copy) and every profiled kernel on it: a CUDA-core kernel "
+            "placed by Nsight Compute's FLOP and DRAM byte counts (circles), a tensor-core kernel "
+            "by 2mnk FLOPs over its time, since Nsight Compute's FMA counters do not count "
+            "tensor-core work (a marker per element type; no tensor-core ceiling is measured).",
         ),
     )
 }

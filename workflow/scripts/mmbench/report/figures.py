@@ -397,8 +397,16 @@ def ladder_rungs(timings, stem, condition=""):
             at = part[part.m == n].set_index("variant").reindex(rungs)
             x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
             ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
+            span = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
-                if g == g:
+                if g != g:
+                    continue
+                # a bar that ends near a reference line is labelled inside its top, so that
+                # the label never sits on the line
+                if any(abs(g / 1e3 - r) < 0.08 * span for r in refs.values()):
+                    ax.text(xi, g / 1e3 - 0.02 * span, f"{f:.0%}", ha="center", va="top",
+                            fontsize=8.5, color="white", fontweight="bold", zorder=4)  # fmt: skip
+                else:
                     ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=8.5,
                             bbox=dict(facecolor="white", edgecolor="none", pad=0.4, alpha=0.85))  # fmt: skip
         ax.set_xticks(np.arange(len(rungs)))
@@ -508,6 +516,10 @@ def ladder_load(timings, stem, condition=""):
     return save(fig, stem)
 
 
+# a tensor-core point's marker, by element type (a CUDA-core point is a circle)
+TENSOR_MARKERS = {"bfloat16": "^", "float32": "v", "float64": "s", "float16": "D"}
+
+
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
     """New: the roofline with the device's measured ceilings, every profiled kernel on it."""
     if roof is None or roof.empty or ceilings is None or ceilings.empty:
@@ -520,10 +532,10 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
     # DRAM bytes against the DRAM roof; global-load (L1) bytes in their own panel, where each
     # kernel's line is the load bandwidth it reached: a point is only ever drawn with its roof
     beside = len(roof) > 6 and not has_l1  # many kernels: the legend beside the axes
-    width = 12 if has_l1 else 13 if beside else 7
+    width = 12 if has_l1 else 10.5 if beside else 7
     fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(width, 5), squeeze=False)
     if beside:  # the figure holds the legend, so the note below wraps to the whole width
-        fig.subplots_adjust(left=0.06, right=0.5)
+        fig.subplots_adjust(left=0.08, right=0.64)
     ax = axes[0][0]
     ai = np.logspace(-2, 4, 200)
     for name, peak, ls in (("FP32", c.peak_fp32_gflops, "-"), ("FP64", c.peak_fp64_gflops, "--")):
@@ -535,18 +547,29 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
             label=f"{name} roof: {peak / 1e3:.1f} TFLOP/s, {c.dram_bandwidth_gbs:.0f} GB/s",
         )
     pal = palette(roof.variant.unique())
+    many = len(roof) > 6
+    # many kernels: short labels (variant and type; the parameters are the ladder table's),
+    # the size in the title where there is one, and the marker says how a point is placed
+    sizes = sorted({int(m) for m in roof.m})
     for _, r in roof.iterrows():
-        name = f"{r['label']} N={int(r['m'])} {r['dtype']}"
-        colour = pal[r["variant"]]
         tensor = _tensor_placed(r)
+        if many:
+            name = f"{r['variant']} {r['dtype']}" + (f" N={int(r['m'])}" if len(sizes) > 1 else "")
+            label = name
+        else:
+            name = f"{r['label']} N={int(r['m'])} {r['dtype']}"
+            label = f"{name} ({'tensor cores, 2mnk FLOPs' if tensor else 'DRAM bytes'})"
+        colour = pal[r["variant"]]
         ax.scatter(
             r["arithmetic_intensity"],
             r["achieved_gflops"],
             color=colour,
-            marker="^" if tensor else "o",
+            marker=TENSOR_MARKERS.get(str(r["dtype"]), "^") if tensor else "o",
+            edgecolor="white" if not tensor else "0.15",
+            linewidth=0.6,
             s=60,
             zorder=3,
-            label=f"{name} ({'tensor cores, 2mnk FLOPs' if tensor else 'DRAM bytes'})",
+            label=label,
         )
         if has_l1 and pd.notna(r.get("l1_arithmetic_intensity")) and not tensor:
             l1 = axes[0][1]
@@ -555,15 +578,35 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
             l1.plot(ai, np.minimum(r["peak_gflops"], ai * bw), ":", color=colour, lw=1.2)
             l1.scatter(x1, r["achieved_gflops"], facecolors="none", edgecolors=colour, s=70,
                        lw=1.8, zorder=3, label=f"{name}: {bw / 1e3:.1f} TB/s of global loads")  # fmt: skip
+    at = f", N = {sizes[0]}" if many and len(sizes) == 1 else ""
     ax.set(
         xscale="log",
         yscale="log",
         xlabel="FLOP per DRAM byte",
         ylabel="GFLOP/s",
-        title=f"Roofline, {c.gpu_name} (measured ceilings)",
+        title=f"Roofline, {c.gpu_name} (measured ceilings){at}",
     )
-    if len(roof) > 6:  # many kernels: the legend beside the axes, not over the roofs
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if many:  # many kernels: the legend beside the axes, not over the roofs
+        handles, labels = ax.get_legend_handles_labels()
+        # how a point is placed, said once by its marker rather than in every entry
+        kinds = [
+            plt.Line2D([], [], ls="", marker="o", color="0.5", label="CUDA cores: DRAM bytes"),
+            *[
+                plt.Line2D(
+                    [],
+                    [],
+                    ls="",
+                    marker=m,
+                    color="0.5",
+                    markeredgecolor="0.15",
+                    label=f"tensor cores ({dt}): 2mnk FLOPs",
+                )  # fmt: skip
+                for dt, m in TENSOR_MARKERS.items()
+                if any(_tensor_placed(r) and str(r["dtype"]) == dt for _, r in roof.iterrows())
+            ],
+        ]
+        ax.legend(handles + kinds, labels + [k.get_label() for k in kinds], fontsize=7.5,
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, ncol=1)  # fmt: skip
     else:
         ax.legend(fontsize=7, loc="lower right")
     if has_l1:

@@ -138,12 +138,28 @@ def roofline_note(roof: pd.DataFrame, has_l1: bool) -> str:
     together, fastest first, with their rates and whether they pass the CUDA-core roof."""
     parts, tensor = [], []
     many = len(roof) > 6
+    groups: dict[str, list] = {}
     for _, r in roof.iterrows():
         name = f"{r['variant']} {r['dtype']}" if many else f"{r['label']} N={int(r['m'])}"
         if _tensor_placed(r):
             tensor.append((r["achieved_gflops"], name, r["achieved_gflops"] > r["peak_gflops"]))
             continue
+        if many:  # one clause per kind of bound, the kernels in it by the share they reach
+            frac, memory = r["fraction_of_attainable"], r["bound"] == "memory"
+            kind = (
+                ("DRAM-bound (at least half the DRAM roof)" if memory else
+                 "compute-bound (at least half the FMA roof)") if frac >= 0.5 else
+                ("below the ridge yet under half the DRAM roof" if memory else
+                 "above the ridge yet under half the FMA roof (on chip: loads, latency)")
+            )  # fmt: skip
+            groups.setdefault(kind, []).append((frac, r["variant"], r["dtype"]))
+            continue
         parts.append(f"{name}: {bound_in_words(r, has_l1)}")
+    for kind, members in groups.items():
+        members.sort(reverse=True)
+        parts.append(f"{kind}: " + ", ".join(f"{v} {dt} {f:.0%}" for f, v, dt in members))
+    if groups:
+        parts[0] = "on the CUDA cores, placed by DRAM bytes: " + parts[0]
     if tensor:
         tensor.sort(reverse=True)
         above = sum(a for _, _, a in tensor)
