@@ -20,12 +20,15 @@ from mmbench.report.findings import ladder, variant_order  # noqa: E402
 from mmbench.report.report_tables import NoData  # noqa: E402  (shared with the tables)
 from mmbench.report.summary import CELL_AXES, MixedCell, cell_index  # noqa: E402
 
+# the library references, drawn in neutral colours no kernel variant takes
+REFERENCE_COLOURS = {"cublas": "#222222", "cublas_tf32": "#6b6b6b"}
+
 
 def palette(variants=()) -> dict:
-    order = variant_order()
+    order = [v for v in variant_order() if v not in REFERENCE_COLOURS]
     # the colour-blind palette, then its dark shades: twenty distinct colours before any repeats
     colours = sns.color_palette("colorblind") + sns.color_palette("dark")
-    out = {v: colours[i % len(colours)] for i, v in enumerate(order)}
+    out = {v: colours[i % len(colours)] for i, v in enumerate(order)} | REFERENCE_COLOURS
     extra = [v for v in variants if v not in out]
     for i, v in enumerate(extra):
         out[v] = colours[(len(order) + i) % len(colours)]
