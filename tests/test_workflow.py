@@ -333,3 +333,25 @@ def test_a_checkout_at_a_path_with_shell_syntax_runs_no_command(tmp_path):
     assert (work / cubin).read_bytes() != b"garbage"
     done = snakemake("-n", "--config", "arch=sm_90", "--", cubin, cwd=work)
     assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_every_gpu_rule_asks_the_slurm_profile_for_a_gpu():
+    """A rule that holds the GPU (resources: gpu=1) runs on the GPU partition with a GPU under
+    profiles/slurm, by its name in set-resources (a new GPU rule left out would queue on the
+    default partition without a GPU)."""
+    import re
+
+    import yaml
+
+    gpu_rules = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        text = smk.read_text()
+        for block in re.split(r"^(?=(?: {4})?(?:rule|checkpoint) \w+:)", text, flags=re.M)[1:]:
+            name = re.match(r"\s*(?:rule|checkpoint) (\w+):", block).group(1)
+            if re.search(r"^\s+resources:\n\s+gpu=1", block, re.M):
+                gpu_rules.add(name)
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    asked = {r for r, res in profile["set-resources"].items() if res.get("gpu") == 1}
+    assert gpu_rules >= {"measure_variant", "pair_variant"}, gpu_rules
+    assert gpu_rules <= asked, gpu_rules - asked
+    assert all(profile["set-resources"][r]["slurm_partition"] == "gpu" for r in gpu_rules)
