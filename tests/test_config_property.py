@@ -11,7 +11,7 @@ from snakemake.cli import parse_config
 
 from mmbench.core.registry import load_registry
 from mmbench.plan import plan
-from mmbench.plan.config import ConfigError, validate
+from mmbench.plan.config import ConfigError, idle_shorthands, validate
 
 from .conftest import snakemake
 
@@ -52,6 +52,9 @@ def _check(entries: dict):
     raw = parse_config([f"{k}={v}" for k, v in entries.items()])
     try:
         cfg = validate(raw, REGISTRY)
+        idle = idle_shorthands(raw, cfg, REGISTRY)  # what planning refuses besides (experiment)
+        if idle:
+            raise ConfigError("\n".join(idle))
         arch = cfg["arch"] if cfg["arch"] != "auto" else "sm_90"
         plan.check_device_memory(plan.expand(cfg, REGISTRY, arch), 80.0, "of the test GPU")
     except ConfigError as err:
