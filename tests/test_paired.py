@@ -223,22 +223,42 @@ def test_the_baseline_forms():
     assert planpairs.build_form({"variant": "x", "source": "a.cu"}) == "source"
 
 
+def _archive(results, entries, cubins=True):
+    """Archive entries as measure.py writes them: a recorded tiled_guarded table and samples
+    per source hash, stamped at the given time, with a cubin where `cubins`."""
+    recorded_run = DATA / "compare" / "h100-b" / "runs"
+    for sha, stamp in entries:
+        folder = results / "archive" / "tiled_guarded" / sha
+        folder.mkdir(parents=True)
+        t = pd.read_csv(recorded_run / "tiled_guarded.csv")
+        t.assign(timestamp=stamp).to_csv(folder / "tiled_guarded.csv", index=False)
+        shutil.copy(recorded_run / "tiled_guarded.samples.json.gz", folder)
+        if cubins:
+            (folder / "cubins" / "sm_90").mkdir(parents=True)
+            (folder / "cubins" / "sm_90" / "float32_TILE16.cubin").write_bytes(b"x")
+
+
 def test_previous_pairs_with_the_newest_other_archived_source(tmp_path):
-    arch = "sm_90"
-    for sha, stamp in (("old", "2026-11-20T10:00:00"), ("older", "2026-11-19T10:00:00"),
-                       ("now", "2026-11-25T10:00:00")):  # fmt: skip
-        folder = tmp_path / "archive" / "tiled_guarded" / sha
-        (folder / "cubins" / arch).mkdir(parents=True)
-        (folder / "cubins" / arch / "float32_TILE16.cubin").write_bytes(b"x")
-        pd.DataFrame({"timestamp": [stamp]}).to_csv(folder / "tiled_guarded.csv", index=False)
+    _archive(tmp_path, (("old", "2026-11-20T10:00:00"), ("older", "2026-11-19T10:00:00"),
+                        ("now", "2026-11-25T10:00:00")))  # fmt: skip
     got = planpairs.previous_cubins(
-        tmp_path, "tiled_guarded", ["float32_TILE16", "float32_TILE32"], arch, "now"
+        tmp_path, "tiled_guarded", ["float32_TILE16", "float32_TILE32"], "sm_90", "now"
     )
     assert got == {
         "float32_TILE16": str(
             tmp_path / "archive/tiled_guarded/old/cubins/sm_90/float32_TILE16.cubin"
         )
     }
+
+
+def test_previous_pairs_only_the_source_the_comparison_takes_its_rows_from(tmp_path):
+    """The newest earlier entry kept no cubins (archived before cubins were kept): pairing an
+    older source instead would set another source against this one than the comparison names,
+    so nothing is paired and the variant is compared as runs apart."""
+    _archive(tmp_path, (("older", "2026-11-19T10:00:00"),))
+    _archive(tmp_path, (("old", "2026-11-20T10:00:00"),), cubins=False)
+    got = planpairs.previous_cubins(tmp_path, "tiled_guarded", ["float32_TILE16"], "sm_90", "now")
+    assert got == {}
 
 
 def _dry(workdir, *config):

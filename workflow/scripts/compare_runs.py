@@ -9,9 +9,8 @@ from pathlib import Path
 
 from mmbench.compare import compare, paired
 from mmbench.compare.margins import load as load_margins
-from mmbench.compare.runs import NoRun
-from mmbench.core.schemas import read_table
-from mmbench.core.tables import atomic_write_csv, atomic_write_text, read_samples
+from mmbench.compare.runs import NoRun, load_pairs
+from mmbench.core.tables import atomic_write_csv, atomic_write_text
 
 
 def main(sm) -> None:
@@ -19,13 +18,7 @@ def main(sm) -> None:
     warnings.simplefilter("ignore", RuntimeWarning)  # nvbench's notes on missing clock data
     new = compare.load_tables([Path(t) for t in sm.input.tables], sm.params.results)
     baseline, threshold = sm.params.baseline, sm.params.threshold
-    pairs, pair_samples = [], {}
-    for t in sm.input.pairs:
-        pairs.append(read_table(t, "pairs"))
-        pair_samples |= read_samples(Path(t).with_name(Path(t).stem + ".samples.json.gz"))
-    import pandas as pd
-
-    pair_rows = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame()
+    pair_rows, pair_samples = load_pairs([Path(t) for t in sm.input.pairs])
     by_pairs = paired.table(pair_rows, pair_samples, threshold, compare.KEEP)
     apart, base = None, None
     if isinstance(baseline, dict) or baseline == "itself":  # every verdict is paired

@@ -4,15 +4,15 @@ of each variant (baseline=previous).  Configurations are matched on row.CONFIG_I
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from mmbench.core.archive import archived, previous_entry  # noqa: F401  (archived re-exported)
 from mmbench.core.row import config_id
-from mmbench.core.schemas import TableError, read_table, read_tables
-from mmbench.core.tables import DamagedFile, read_samples
+from mmbench.core.schemas import read_table, read_tables
+from mmbench.core.tables import read_samples
 
 
 class NoRun(ValueError):
@@ -74,6 +74,16 @@ def load_tables(tables: list[Path], name: str) -> Run:
     return Run(name, _measured([read_tables(tables, "timings")], name), samples)
 
 
+def load_pairs(tables: list[Path]) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """The rows of pairs tables (pairs/<variant>.csv, rule pair_variant) and the rounds' samples
+    beside them, as load_tables reads a run's."""
+    samples: dict[str, dict] = {}
+    for t in tables:
+        samples |= read_samples(t.with_name(t.stem + ".samples.json.gz"))
+    rows = [read_table(t, "pairs") for t in tables]
+    return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()), samples
+
+
 def load_folder(folder: str | Path) -> Run:
     """The run in a results folder: its runs/<variant>.csv (with samples), else its
     tables/timings.csv (without: every configuration is then UNSURE, for want of samples)."""
@@ -91,25 +101,6 @@ def load_folder(folder: str | Path) -> Run:
     )
 
 
-def archived(results: str | Path) -> dict[str, list[Path]]:
-    """variant -> its archived measurements (archive/<variant>/<source hash>/<variant>.csv),
-    oldest first (by the newest timestamp in each)."""
-    out = {}
-    for vdir in sorted((Path(results) / "archive").glob("*")):
-        stamps = {}
-        for p in vdir.glob(f"*/{vdir.name}.csv"):
-            try:  # a damaged entry (a torn copy) is reported and skipped, never fatal
-                t = read_table(p, "timings")
-                read_samples(p.with_name(p.stem + ".samples.json.gz"))
-            except (TableError, DamagedFile) as err:
-                print(f"mmbench: archive entry skipped: {err}", file=sys.stderr)
-                continue
-            if "timestamp" in t and len(t):
-                stamps[p] = str(t.timestamp.max())
-        out[vdir.name] = sorted(stamps, key=lambda p: stamps[p])
-    return out
-
-
 def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
     """The baseline of the edit loop: for each variant of ``current``, its measurement of the
     source before the current one (the newest archived one whose source hash differs).  Variants
@@ -118,12 +109,10 @@ def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
     now = current.facts()["sources"]
     picked, hashes = [], {}
     for variant, tables in archived(results).items():
-        if variant not in now:
-            continue
-        earlier = [t for t in tables if t.parent.name != str(now[variant])]
-        if earlier:
-            picked.append(earlier[-1])
-            hashes[variant] = earlier[-1].parent.name
+        entry = previous_entry(tables, now[variant]) if variant in now else None
+        if entry is not None:
+            picked.append(entry)
+            hashes[variant] = entry.parent.name
     if not picked:
         raise NoRun(
             f"baseline=previous: no variant of this run has an earlier kernel source in "

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
+from mmbench.core.archive import archived, previous_entry
 from mmbench.core.registry import Variant, slug
 from mmbench.plan.config import ConfigError
 
@@ -119,18 +118,11 @@ def baseline_cubins(
 
 def previous_cubins(results: Path, variant: str, instances: list[str], arch: str,
                     current_source: str) -> dict[str, str]:  # fmt: skip
-    """The archived cubins of the variant's newest earlier source (by the newest timestamp of
-    its archived table, as compare/runs.previous picks the rows), for the instantiations they
-    hold."""
-    entries = []
-    for folder in (results / "archive" / variant).glob("*"):
-        table = folder / f"{variant}.csv"
-        if folder.name == current_source or not table.exists():
-            continue
-        if (folder / "cubins" / arch).is_dir():
-            stamps = pd.read_csv(table, usecols=["timestamp"]).timestamp.dropna().astype(str)
-            entries.append((stamps.max() if len(stamps) else "", folder.name, folder))
-    if not entries:
+    """The archived cubins of the variant's previous source: the entry the comparison takes its
+    rows from (core/archive.previous_entry), for the instantiations it holds ({} where that
+    entry kept no cubins: an archive written before cubins were kept)."""
+    entry = previous_entry(archived(results, variant).get(variant, []), current_source)
+    if entry is None:
         return {}
-    newest = max(entries)[2] / "cubins" / arch
-    return {i: str(newest / f"{i}.cubin") for i in instances if (newest / f"{i}.cubin").exists()}
+    folder = entry.parent / "cubins" / arch
+    return {i: str(folder / f"{i}.cubin") for i in instances if (folder / f"{i}.cubin").exists()}
