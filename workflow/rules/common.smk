@@ -176,13 +176,16 @@ def paired_variants():
     return [v for v in PLAN.runs if paired_builds(v)]
 
 
+def pair_cubins(wildcards):
+    """This build's cubins of the instantiations a pair job measures."""
+    base = paired_builds(wildcards.variant)
+    return {i: c for i, c in variant_cubins(wildcards).items() if i in base}
+
+
 def pair_inputs(wildcards):
     """A pair job's cubins: this build's, and the baseline build's (named base_<instance>)."""
     base = paired_builds(wildcards.variant)
-    this = variant_cubins(wildcards)
-    return {i: this[i] for i in base if i in this} | {
-        f"base_{i}": p for i, p in base.items() if p
-    }
+    return pair_cubins(wildcards) | {f"base_{i}": p for i, p in base.items() if p}
 
 
 def pair_configurations(wildcards):

@@ -58,9 +58,7 @@ rule pair_variant:
         gpu=1,
     params:
         configurations=pair_configurations,
-        instantiations=lambda w: {
-            i: c for i, c in variant_cubins(w).items() if i in paired_builds(w.variant)
-        },
+        instantiations=pair_cubins,
         baseline=lambda w: paired_builds(w.variant),
         sources=variant_sources,
         launch=lambda w: REGISTRY[w.variant].launch_sha(),

@@ -2,22 +2,16 @@
 processes that lose nothing (mmbench/jobs.py), and write the run manifest (E4c)."""
 
 import json
-import logging
 import sys
 from pathlib import Path
 
 from mmbench.core.registry import source_hash
 from mmbench.core.tables import atomic_write_bytes, atomic_write_text
-from mmbench.measure.jobs import JobFailed, git_state, package_versions, run_job
+from mmbench.measure.jobs import JobFailed, git_state, log_to, package_versions, run_job
 
 
 def main(sm) -> None:
-    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
-    handler = logging.FileHandler(sm.log[0])
-    handler.setFormatter(fmt)
-    logging.getLogger().addHandler(handler)
-    logging.getLogger().setLevel(logging.INFO)
-    sys.stderr = open(sm.log[0], "a", buffering=1)
+    log_to(sm.log[0])
     source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     settings = dict(sampling=sm.params.sampling, freivalds_vectors=sm.params.freivalds_vectors)
     try:

@@ -1,20 +1,14 @@
 """Snakemake job: one variant's configurations measured in two builds side by side (rule
 pair_variant), in worker processes that lose nothing (mmbench/measure/jobs.py, paired.py)."""
 
-import logging
 import sys
 
 from mmbench.core.registry import source_hash
-from mmbench.measure.jobs import JobFailed, run_job
+from mmbench.measure.jobs import JobFailed, log_to, run_job
 
 
 def main(sm) -> None:
-    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
-    handler = logging.FileHandler(sm.log[0])
-    handler.setFormatter(fmt)
-    logging.getLogger().addHandler(handler)
-    logging.getLogger().setLevel(logging.INFO)
-    sys.stderr = open(sm.log[0], "a", buffering=1)
+    log_to(sm.log[0])
     source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     settings = dict(
         sampling=sm.params.sampling,

@@ -43,6 +43,15 @@ def file_sha(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
+def log_to(logfile: str) -> None:
+    """A measurement job's logging: time-stamped lines, and its stderr, into its log file."""
+    handler = logging.FileHandler(logfile)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
+    sys.stderr = open(logfile, "a", buffering=1)
+
+
 def run_job(
     variant: str,
     registry: str,

@@ -180,11 +180,10 @@ class PairedRunner(Runner):
             for p, lane in zip(others, self.lanes[1:], strict=False)
         ]
         pairs = rounds(sites, self.sampling, self.pairing, repeatable, self.nvml.sm_clock)
-        return self.pair_row(conf, verdicts, pairs, busy, cubins)
+        return self.pair_row(conf, verdicts, pairs, busy)
 
-    def pair_row(self, conf, verdicts: dict, pairs: PairSamples, busy: float, cubins) -> dict:
-        from mmbench.measure.jobs import file_sha
-
+    def pair_row(self, conf, verdicts: dict, pairs: PairSamples, busy: float) -> dict:
+        """The pair's row (the worker adds both builds' cubin hashes, as to every row)."""
         b, t = verdicts["base"], verdicts["this"]
         worst = next((v["verification"] for v in (b, t) if v["verification"] != "PASS"), "PASS")
         return (
@@ -202,7 +201,6 @@ class PairedRunner(Runner):
                 placements=pairs.placements,
                 pairs_gpu_s=pairs.gpu_s,
                 gpu_busy_ms=busy + pairs.gpu_s * 1e3,
-                base_cubin_sha256=file_sha(cubins["base"]) if cubins["base"] else "library",
                 error="",
             )
             | self.provenance()

@@ -71,9 +71,14 @@ def main(spec_path: str) -> int:
     # every row names the cubin and the launch spec that made it
     launch = variant.launch_sha()
     cubin_shas = {name: file_sha(path) for name, path in cubins.items()}
+    # a pair's row names its baseline build's too (a library call's: "library")
+    base_shas = {n: file_sha(p) if p else "library" for n, p in spec.get("baseline", {}).items()}
 
     def identity(conf, row: dict) -> dict:
-        return row | dict(cubin_sha256=cubin_shas.get(conf.instance, ""), launch_sha256=launch)
+        row = row | dict(cubin_sha256=cubin_shas.get(conf.instance, ""), launch_sha256=launch)
+        if base_shas:
+            row["base_cubin_sha256"] = base_shas.get(conf.instance, "")
+        return row
 
     try:
         runner.run(
