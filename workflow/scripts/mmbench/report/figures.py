@@ -22,10 +22,16 @@ from mmbench.report.findings import (  # noqa: E402
     block_width,
     bound_in_words,
     closest_to_cublas,
+    copies_follow_speed,
+    course_far_from_cublas,
+    ladder_targets,
+    load_costs,
     near_sizes,
     peaks_at_multiples,
     roofline_note,
     tiled_vs_naive,
+    tiling_moves_right,
+    transfer_fades,
     transfer_share,
 )
 from mmbench.report.plotting import (  # noqa: E402
@@ -204,34 +210,13 @@ def global_vs_kernel(timings, stem, condition=""):
             g.m, g.global_gflops, "--", color=colours[mem], label=f"global, with transfers ({mem})"
         )
     ax.set(
-        xlabel="N",
+        xlabel="N (square matrices N x N)",
         ylabel="GFLOP/s",
-        title=f"{d.series.iloc[0]}: the transfer cost fades as N grows",
+        title=f"{d.series.iloc[0]}: kernel and global GFLOP/s, pinned and pageable",
     )
     ax.legend(fontsize=8)
-    parts = []
-    for mem, g in d.groupby("memory"):
-        g = g.sort_values("m")
-        lo, hi = g.iloc[0], g.iloc[-1]
-        parts.append(
-            f"{mem}: global/kernel {lo.global_gflops / lo.kernel_gflops:.0%} at N={int(lo.m)}, "
-            f"{hi.global_gflops / hi.kernel_gflops:.0%} at N={int(hi.m)}"
-        )
-    shrinks = all(
-        g.sort_values("m").iloc[-1].global_gflops / g.sort_values("m").iloc[-1].kernel_gflops
-        > g.sort_values("m").iloc[0].global_gflops / g.sort_values("m").iloc[0].kernel_gflops
-        for _, g in d.groupby("memory")
-    )
-    verdict(
-        fig,
-        "; ".join(parts)
-        + (
-            ": the transfer share shrinks as N grows, as seed 002 found."
-            if shrinks
-            else ": the transfer share does not shrink, unlike seed 002."
-        ),
-        condition,
-    )
+    fig.tight_layout()
+    verdict(fig, transfer_fades(d), condition)
     return save(fig, stem)
 
 
@@ -294,7 +279,7 @@ def time_split(timings, stem, condition=""):
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=3, fontsize=8, frameon=False)
-    note = transfer_share(d[d.m == sizes[-1]])
+    note = f"{transfer_share(d[d.m == sizes[-1]])} {copies_follow_speed(d)}"
     left = [m for m in every if m not in sizes]
     if left:
         note += f" Sizes not drawn (one panel each would not fit): N = {', '.join(map(str, left))}."
@@ -341,7 +326,10 @@ def fraction_of_cublas(timings, stem, condition=""):
         "(log scale)"
     )
     fig.tight_layout()
-    note = f"{closest_to_cublas(d)} {near_sizes(d, 'fraction', 'of cuBLAS')}".strip()
+    note = " ".join(
+        t for t in (closest_to_cublas(d), course_far_from_cublas(d),
+                    near_sizes(d, "fraction", "of cuBLAS")) if t
+    )  # fmt: skip
     verdict(fig, note, condition)
     return save(fig, stem)
 
@@ -378,7 +366,7 @@ def ladder_rungs(timings, stem, condition=""):
     order = (1, 0, 2, 4, 3, 5, 6, 7, 8, 9)  # a sweep may hold more sizes than five
     hues = [cb[order[i % len(order)] % len(cb)] for i in range(max(2, len(sizes)))]
     bar = 0.8 / len(sizes)
-    notes = []
+    notes, best_rows = [], []
     for cls in classes:
         ax = axes[cls]
         part = k[k.precision == cls]
@@ -419,6 +407,7 @@ def ladder_rungs(timings, stem, condition=""):
         ax.set(title=f"{cls} (vs {reference})", ylabel="kernel TFLOP/s")
         ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
         best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+        best_rows.append(best)
         notes.append(
             f"{cls}: best rung "
             + ", ".join(
@@ -431,7 +420,9 @@ def ladder_rungs(timings, stem, condition=""):
         f"{lad.condition_words(head)}"
     )
     fig.tight_layout()
-    verdict(fig, "; ".join(notes) + ".", condition)
+    targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_ON_H100,
+                             lad.condition_words(head), lad.condition_words(lad.HEADLINE))  # fmt: skip
+    verdict(fig, f"{'; '.join(notes)}. {targets}".strip(), condition)
     return save(fig, stem)
 
 
@@ -470,7 +461,7 @@ def ladder_load(timings, stem, condition=""):
     )  # fmt: skip
     cb = sns.color_palette("colorblind")
     colours = {lad.BESIDE: cb[7], lad.HEADLINE: cb[0]}
-    notes = []
+    notes, changes = [], []
     for ax, cls in zip(axes[:, 0], classes, strict=True):
         part = at[at.precision == cls]
         rungs = list(dict.fromkeys(sorted(part.variant, key=lambda v: (
@@ -498,6 +489,7 @@ def ladder_load(timings, stem, condition=""):
         h = lad.under(part, lad.HEADLINE).set_index("variant").kernel_gflops
         bz = lad.under(part, lad.BESIDE).set_index("variant").kernel_gflops
         change = (h / bz - 1).dropna()
+        changes += [dict(precision=cls, variant=v, change=c) for v, c in change.items()]
         if len(change):
             worst = change.idxmin()
             notes.append(f"{cls}: {worst} {change[worst]:+.0%}, {change.idxmax()} "
@@ -510,7 +502,10 @@ def ladder_load(timings, stem, condition=""):
     verdict(
         fig,
         "Normal inputs under sustained load against integers in bursts, the largest drop and "
-        "the smallest change per class: " + "; ".join(notes) + ".",
+        "the smallest change per class: "
+        + "; ".join(notes)
+        + ". "
+        + load_costs(pd.DataFrame(changes, columns=["precision", "variant", "change"])),
         condition,
     )
     return save(fig, stem)
@@ -623,5 +618,6 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
         l1.legend(fontsize=7, loc="lower right")
     if has_l1:
         fig.tight_layout()
-    verdict(fig, roofline_note(roof, has_l1), condition)
+    verdict(fig, f"{roofline_note(roof, has_l1)} {tiling_moves_right(roof, has_l1)}".strip(),
+            condition)  # fmt: skip
     return save(fig, stem)

@@ -198,3 +198,179 @@ def near_sizes(d: pd.DataFrame, value: str, unit: str) -> str:
             f"{both.loc[s, b]:.3g} {unit} at {b})."
         )
     return " ".join(out)
+
+
+def _agree(share: float, whom: str) -> str:
+    """'agrees with' where every case does, 'partly agrees with' where at least half do,
+    'disagrees with' otherwise (the words of tiled_vs_naive)."""
+    word = "agrees with" if share >= 1 else "partly agrees with" if share >= 0.5 else (
+        "disagrees with")  # fmt: skip
+    return f"{word} {whom}"
+
+
+def copies_follow_speed(d: pd.DataFrame) -> str:
+    """Seed 002's nvprof summary at N = 640: the copies took 11-15% of kernel00's time and
+    26-34% of the faster kernel10's (two runs each): the faster the kernel, the larger the copies' share.  Here: at each
+    size, whether the fastest kernel's copies take a larger share than the slowest's."""
+    d = d.assign(
+        share=(d.h2d_ms_median + d.d2h_ms_median)
+        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
+    ).dropna(subset=["share", "kernel_ms_median"])
+    sizes = []
+    for m, g in d.groupby("m"):
+        if g.series.nunique() > 1:
+            fast, slow = g.loc[g.kernel_ms_median.idxmin()], g.loc[g.kernel_ms_median.idxmax()]
+            sizes.append((int(m), fast.share > slow.share))
+    if not sizes:
+        return "One kernel per size: no faster kernel to compare with seed 002."
+    yes = [m for m, ok in sizes if ok]
+    where = "every size" if len(yes) == len(sizes) else (
+        f"{len(yes)} of {len(sizes)} sizes" + (f" (N = {', '.join(map(str, yes))})" if yes else ""))  # fmt: skip
+    return (
+        f"The fastest kernel's copies take a larger share than the slowest's at {where}: "
+        f"{_agree(len(yes) / len(sizes), 'seed 002')} (at N = 640 the copies took 11-15% of "
+        "kernel00's time and 26-34% of the faster kernel10's)."
+    )
+
+
+def course_kernels() -> list[str]:
+    """The variants the course reports describe (registry `seeds` naming a report: '002 ...'),
+    not the ladder's rungs past them, the references or the test kernels."""
+    return [n for n, v in load_registry().items() if v.seeds[:3].isdigit()]
+
+
+# the report's conclusion on the course kernels against the library: far from it at large sizes
+FAR_FROM_CUBLAS = 0.5
+
+
+def course_far_from_cublas(d: pd.DataFrame) -> str:
+    """At the largest size, the course kernels' best fraction of cuBLAS against the report's
+    conclusion that they stay under half of it ('' where the run has no course kernel)."""
+    course = d[d.variant.isin(course_kernels())]
+    if course.empty:
+        return ""
+    big = course[course.m == course.m.max()]
+    best = big.loc[big.fraction.idxmax()]
+    far = best.fraction < FAR_FROM_CUBLAS
+    return (
+        f"The course's kernels reach at most {best.fraction:.0%} of cuBLAS at N = "
+        f"{int(big.m.iloc[0])} ({best.series}): {'agrees with' if far else 'disagrees with'} "
+        f"the report's conclusion that they stay under {FAR_FROM_CUBLAS:.0%} of the library at "
+        "large sizes."
+    )
+
+
+def ladder_targets(
+    best: pd.DataFrame, targets: dict[str, float], documented: dict, shown: str, headline: str
+) -> str:
+    """Each class's best rung per size against docs/ladder.md's target for the class (a
+    fraction of its cuBLAS reference): met, or missed by how many points; then whether this run
+    agrees with the verdicts docs/ladder.md recorded (`documented`: (class, size) -> met).
+    `best`: one row per class and size (precision, m, variant, fraction); `shown` the condition
+    drawn, `headline` the one the targets are set for."""
+    parts, met, total, same, known = [], 0, 0, 0, 0
+    for cls, g in best.groupby("precision", sort=False):
+        if cls not in targets:
+            continue
+        goal = targets[cls]
+        missed = []
+        for r in g.sort_values("m").itertuples():
+            total += 1
+            ok = r.fraction >= goal
+            met += ok
+            if not ok:
+                missed.append(f"at N = {r.m} by {100 * (goal - r.fraction):.1f} points")
+            if (cls, int(r.m)) in documented:
+                known += 1
+                same += ok == documented[(cls, int(r.m))]
+        parts.append(
+            f"{cls} (>= {goal:.0%}) " + ("met" if not missed else "missed " + ", ".join(missed))
+        )
+    if not total:
+        return ""
+    text = (
+        f"Against docs/ladder.md's targets: {'; '.join(parts)} "
+        f"({met} of {total} class-size pairs met)"
+    )
+    if shown != headline:
+        text += f"; the targets are for {headline}, this figure shows {shown}"
+    if known:
+        text += (
+            f". Met or missed as in docs/ladder.md's H100 run in {same} of {known} class-size "
+            f"pairs: {_agree(same / known, 'its verdicts')}"
+        )
+    else:
+        text += ". No class and size of docs/ladder.md's verdicts (4096, 8192) in this run"
+    return text + "."
+
+
+def load_costs(change: pd.DataFrame) -> str:
+    """docs/ladder.md: under normal inputs at the power limit the tensor-core kernels lose most
+    (the cuBLAS references -17% to -22% at 8192 on an H100), the FP32 rungs on the CUDA cores
+    little (-2% to 0%).  Agreement: the tensor-core kernels' median change below the CUDA-core
+    ones'.
+    `change`: one row per kernel (precision, variant, change = headline / beside - 1)."""
+    cuda = change[change.precision == "FP32"].change
+    tensor = change[change.precision != "FP32"].change
+    if cuda.empty or tensor.empty:
+        return ""
+    more = tensor.median() < cuda.median()
+    return (
+        f"Tensor-core kernels {tensor.min():+.0%} to {tensor.max():+.0%} (median "
+        f"{tensor.median():+.0%}), FP32 kernels on the CUDA cores {cuda.min():+.0%} to "
+        f"{cuda.max():+.0%} (median {cuda.median():+.0%}): "
+        + ("agrees with" if more else "disagrees with")
+        + " docs/ladder.md, where the tensor-core kernels lose most (the cuBLAS references -17% "
+        "to -22% at 8192 on an H100) and the CUDA-core rungs little (-2% to 0%)."
+    )
+
+
+def tiling_moves_right(roof: pd.DataFrame, has_l1: bool) -> str:
+    """Seed 002 (nvprof at 2048): tiling uses much less global bandwidth for the same work,
+    kernel10 44 GB/s of global loads against kernel00's 261.  On the roofline: the last
+    CUDA-core kernel of the ladder does more FLOP per byte than the first (per global-load byte
+    where measured, else per DRAM byte)."""
+    cores = roof[[not _tensor_placed(r) for _, r in roof.iterrows()]]
+    cores = cores[cores.variant.isin(list(load_registry()))]
+    cores = cores[[load_registry()[v].backend != "cublas" for v in cores.variant]]
+    rank = {v: i for i, v in enumerate(variant_order())}
+    cores = cores.assign(_r=[rank[v] for v in cores.variant]).sort_values(["_r", "m"])
+    if cores.variant.nunique() < 2:
+        return ""
+    use_l1 = has_l1 and cores.l1_arithmetic_intensity.notna().all()
+    col, per = ("l1_arithmetic_intensity", "global-load byte") if use_l1 else (
+        "arithmetic_intensity", "DRAM byte")  # fmt: skip
+    first, last = cores.iloc[0], cores.iloc[-1]
+    right = last[col] > first[col]
+    return (
+        f"From {first['variant']} to {last['variant']}: {first[col]:.3g} to {last[col]:.3g} FLOP "
+        f"per {per}, {'less' if right else 'no less'} bandwidth for the same work: "
+        f"{'agrees with' if right else 'disagrees with'} seed 002 (at N = 2048, kernel10 read "
+        "44 GB/s of global loads against kernel00's 261)."
+    )
+
+
+def transfer_fades(d: pd.DataFrame) -> str:
+    """Seed 002: "the cost of the transfer fades as the problem grows".  Per host-memory mode,
+    the global rate as a share of the kernel rate at the smallest and at the largest sizes (the
+    median over the lowest and the highest tenth of the sizes, at least one each, so that one
+    noisy size decides nothing); it fades where the share rises."""
+    parts, fades = [], []
+    for mem, g in d.groupby("memory"):
+        g = g.sort_values("m")
+        share = g.global_gflops / g.kernel_gflops
+        ends = max(1, len(g) // 10)
+        lo, hi = share.iloc[:ends].median(), share.iloc[-ends:].median()
+        where = (f"N = {int(g.m.iloc[0])}" if ends == 1 else
+                 f"N = {int(g.m.iloc[0])}-{int(g.m.iloc[ends - 1])}")  # fmt: skip
+        there = (f"N = {int(g.m.iloc[-1])}" if ends == 1 else
+                 f"N = {int(g.m.iloc[-ends])}-{int(g.m.iloc[-1])}")  # fmt: skip
+        parts.append(f"{mem}: global/kernel {lo:.0%} at {where}, {hi:.0%} at {there}")
+        fades.append(hi > lo)
+    if not fades:
+        return "no host-memory mode with sizes to compare."
+    return (
+        "; ".join(parts)
+        + f": the transfer share shrinks as N grows in {sum(fades)} of {len(fades)} "
+        f"host-memory mode{'s' if len(fades) > 1 else ''}: {_agree(sum(fades) / len(fades), 'seed 002')}."
+    )
