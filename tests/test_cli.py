@@ -75,3 +75,47 @@ def test_a_good_command_line_runs_snakemake_unchanged():
     bad = run("-n", "--config", "arch=sm_90", "tiles=[0]")
     assert bad.returncode != 0
     assert "config key 'tiles[0]': 0 is out of range; valid: an integer >= 1" in bad.stderr
+
+
+def test_which_command_lines_submit_to_slurm(tmp_path):
+    """The executor from --executor / -e, from the profile's config.yaml (--profile, or
+    $SNAKEMAKE_PROFILE), none without; dry runs, lints and reports submit nothing."""
+    from mmbench.plan.slurm import executor, submits
+
+    slurm = str(pristine_workflow() / "profiles" / "slurm")
+    local = str(pristine_workflow() / "profiles" / "default")
+    assert executor(["--profile", slurm], {}) == "slurm"
+    assert executor([f"--profile={slurm}"], {}) == "slurm"
+    assert executor(["--cores", "1"], {"SNAKEMAKE_PROFILE": slurm}) == "slurm"
+    assert executor(["--executor", "slurm"], {}) == "slurm"
+    assert executor(["-e", "local"], {}) == "local"
+    assert executor(["--profile", local], {}) is None
+    assert executor(["--cores", "1"], {}) is None
+    assert executor(["--profile", str(tmp_path / "none")], {}) is None
+    assert submits(["--profile", slurm, "--config", "arch=sm_90"], {})
+    for dry in ("-n", "--dry-run", "-np", "--lint", "--report=r.html"):
+        assert not submits(["--profile", slurm, dry], {}), dry
+    assert not submits(["--cores", "1"], {})
+
+
+def test_mmbench_names_a_slurm_that_does_not_answer_before_snakemake_starts(tmp_path):
+    """With no SLURM tools on the PATH, `mmbench --profile profiles/slurm` stops with the one
+    line at once (Snakemake itself would load the SLURM plugin and plan first)."""
+    import os
+    import time
+
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    if not MMBENCH.exists():
+        pytest.skip(f"the console script is not installed beside {sys.executable}")
+    start = time.monotonic()
+    out = subprocess.run(
+        [str(MMBENCH), "--profile", "profiles/slurm", "--config", "arch=sm_90"],
+        cwd=pristine_workflow(), capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "mmbench: the run is submitted to SLURM (--executor slurm), but SLURM's tools (sinfo) "
+        "are not on this machine's PATH: run it from the cluster's login node, or drop "
+        "--profile profiles/slurm to run here"
+    ]
+    assert time.monotonic() - start < 5

@@ -61,7 +61,7 @@ def test_a_slurm_that_does_not_answer_is_named_in_one_line_within_seconds(tmp_pa
     import shutil
     import time
 
-    from mmbench.plan.experiment import slurm_unreachable
+    from mmbench.plan.slurm import slurm_unreachable
 
     if shutil.which("sinfo"):
         host = platform.node().split(".")[0]

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import yaml
 
+from mmbench.plan.slurm import slurm_unreachable, submits
+
 CONFIGFILE_FLAGS = ("--configfile", "--configfiles")
 CONFIG_FLAGS = ("--config", "-C")
 KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -138,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in why:
             print(f"  {line}", file=sys.stderr)
         return 2
+    if submits(argv):  # SLURM asked before Snakemake loads its plugin and plans (seconds)
+        why_not = slurm_unreachable()
+        if why_not:
+            print(f"mmbench: {why_not}", file=sys.stderr)
+            return 1
     os.execv(sys.executable, [sys.executable, "-m", "snakemake", *argv])
     return 0  # not reached
 

@@ -79,31 +79,6 @@ def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, exp: Experiment) -> str | N
     return f"{gpu_jobs} job(s) of this run need a GPU; " + no_gpu_message()
 
 
-def slurm_unreachable(timeout_s: float = 5.0) -> str | None:
-    """Before the first job of a run submitted to SLURM (the workflow's onstart): why SLURM
-    cannot take jobs from here, in one line, within seconds (None: `sinfo` answered).  Without
-    this, the SLURM executor's first submission fails after 40-50 s with the cause inside a
-    long sbatch command line."""
-    import shutil
-    import subprocess
-
-    if not shutil.which("sinfo"):
-        return (
-            "the run is submitted to SLURM (--executor slurm), but SLURM's tools (sinfo) are not "
-            "on this machine's PATH: run it from the cluster's login node, or drop "
-            "--profile profiles/slurm to run here"
-        )
-    try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True,
-                             timeout=timeout_s)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return f"SLURM does not answer: sinfo gave nothing within {timeout_s:.0f} s"
-    if out.returncode != 0:
-        first = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return f"SLURM does not answer: sinfo says {first.strip()}"
-    return None
-
-
 def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
     """The defaults (config/config.yaml) under what --configfile and --config gave, and the
     profile: keys the user's own config names (the others follow the run)."""
