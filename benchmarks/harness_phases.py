@@ -3,19 +3,24 @@ speed of the GPU"): GPU busy, host work per configuration by kind, measurement-j
 compile, profile, aggregate and render jobs, and Snakemake itself.
 
     python benchmarks/harness_phases.py [--preset config/presets/e3c.yaml] [--cores 1]
-                                        [--workdir /tmp/mmbench-phases] [NAME=VALUE ...]
+                                        [--workdir /tmp/mmbench-phases] [--json FILE]
+                                        [NAME=VALUE ...]
+    python benchmarks/harness_phases.py --from WORKDIR --wall SECONDS [--preset ...] [--json FILE]
 
 Runs the workflow in a fresh working directory (the checkout's results/ is untouched), then
 reads every job's `benchmark:` file (wall seconds) and the timings table's per-configuration
 columns (gpu_busy_ms, verify_ms, freivalds_ms, config_wall_ms).  Freivalds runs on a thread
 beside the timed passes (runner.py), so it is printed apart; a wait for it is host time.  Without --preset it runs the
 main command, `--config sizes=[8000,10000,12000]`.  Prints the breakdown and wall / GPU-busy
-against the issue's targets (1.15 for the main command, 1.25 for E3c).
+against the issue's targets (1.15 for the main command, 1.25 for E3c).  --from reads a run
+already made in WORKDIR (its wall time given with --wall); --json writes the split (wall_s,
+gpu_busy_s, the phases in seconds) for tests/data and docs/method.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -36,20 +41,33 @@ def main() -> int:
     ap.add_argument("--preset", default="")
     ap.add_argument("--cores", type=int, default=1)
     ap.add_argument("--workdir", default="/tmp/mmbench-phases")
+    ap.add_argument("--from", dest="made", default="", help="a run already made in this workdir")
+    ap.add_argument("--wall", type=float, default=None, help="its wall time, s (with --from)")
+    ap.add_argument("--json", default="", help="write the split here")
+    ap.add_argument("--default", action="store_true",
+                    help="the default experiment (no --config) instead of the main command")  # fmt: skip
     ap.add_argument("config", nargs="*", help="more --config entries, NAME=VALUE")
     args = ap.parse_args()
-    work = Path(args.workdir)
+    if args.made and args.wall is None:
+        ap.error("--from needs --wall (the run's wall time in seconds)")
+    work = Path(args.made or args.workdir)
     if args.preset:
         preset, name = args.preset, Path(args.preset).stem
+        config = list(args.config)
+    elif args.default:  # the default experiment, `snakemake --cores 1`
+        preset, name = str(ROOT / "config" / "config.yaml"), "default"
         config = list(args.config)
     else:  # the main command
         preset, name = str(ROOT / "config" / "config.yaml"), "main"
         config = ["sizes=[8000,10000,12000]", *args.config]
-    proc, wall = run_fresh(work, preset, args.cores, *config)
-    if proc.returncode:
-        print(proc.stderr[-4000:])
-        return proc.returncode
-    experiment = "" if name == "main" else name
+    if args.made:
+        wall = args.wall
+    else:
+        proc, wall = run_fresh(work, preset, args.cores, *config)
+        if proc.returncode:
+            print(proc.stderr[-4000:])
+            return proc.returncode
+    experiment = "" if name in ("main", "default") else name
     res = work / "results" / experiment if experiment else work / "results"
     df = pd.read_csv(res / "tables" / "timings.csv")
     busy = df.gpu_busy_ms.sum() / 1e3
@@ -84,6 +102,14 @@ def main() -> int:
     verdict = "" if target is None else (" (target met)" if ratio <= target else " (target missed)")
     print(f"wall / GPU busy = {wall:.1f} / {busy:.1f} s = {ratio:.2f}" + (
         f", target <= {target}{verdict}" if target else ""))  # fmt: skip
+    if args.json:
+        gpu = sorted(set(df.gpu_name)) if "gpu_name" in df else []
+        split = dict(
+            run=name, configurations=len(df), cores=args.cores, gpu=gpu, wall_s=round(wall, 2),
+            gpu_busy_s=round(busy, 2), ratio=round(ratio, 3), freivalds_beside_s=round(freivalds, 2),
+            phases_s={k: round(v, 2) for k, v in phases.items()},
+        )  # fmt: skip
+        Path(args.json).write_text(json.dumps(split, indent=1) + "\n")
     return 0
 
 

@@ -10,6 +10,7 @@
 #   tools/gpu.sh speed OUT e3c             benchmarks/e3c_harness.py
 #   tools/gpu.sh speed OUT main            benchmarks/harness_phases.py (the main command;
 #       CORES=16 for --cores 16: compile and render in parallel, measurement still one job at a time)
+#   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
@@ -60,8 +61,16 @@ PY
     python3 benchmarks/e3c_harness.py 2>&1 | tail -7
     ;;
   main)
-    python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/mainrun 2>&1 | tail -16
-    tar czf "$out/main.tgz" -C /tmp mainrun/results/tables mainrun/results/benchmarks
+    python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/mainrun \
+      --json "$out/phases-main.json" 2>&1 | tail -16
+    tar czf "$out/main.tgz" -C /tmp mainrun/results/tables mainrun/results/benchmarks \
+      mainrun/results/runs
+    ;;
+  default)
+    # the default experiment (snakemake --cores 1, no --config), timed, with its phase split
+    python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/defaultrun \
+      --json "$out/phases-default.json" --default 2>&1 | tail -16
+    tar czf "$out/default.tgz" -C /tmp defaultrun/results/tables defaultrun/results/benchmarks
     ;;
   esac
 done
