@@ -119,3 +119,25 @@ def test_mmbench_names_a_slurm_that_does_not_answer_before_snakemake_starts(tmp_
         "--profile profiles/slurm to run here"
     ]
     assert time.monotonic() - start < 5
+
+
+def test_a_preset_name_like_several_lists_them_and_one_like_none_lists_every_preset():
+    """e3 is as near to e3a, e3c, e3d, e3f and e3g: all five (by hand, the e3 presets); 'nothing'
+    is near none: the presets' names (the stems compared, not the common .yaml that makes any
+    two look alike)."""
+    out = run("-n", "--configfile", "config/presets/e3.yaml")
+    assert out.returncode == 2
+    assert "did you mean config/presets/e3a.yaml, config/presets/e3c.yaml, " in out.stderr
+    assert "config/presets/e3f.yaml or config/presets/e3g.yaml?" in out.stderr
+    out = run("-n", "--configfile", "config/presets/nothing.yaml")
+    assert "no such file (presets: compare, e1, e2, e3a," in out.stderr
+    assert "did you mean" not in out.stderr
+
+
+def test_a_number_of_the_wrong_type_says_the_valid_range():
+    out = run("-n", "--config", "arch=sm_90", "sampling={min_samples: ten}")
+    assert out.returncode == 1
+    assert (
+        "config key 'sampling.min_samples': 'ten' is not of type integer; valid: an integer >= 1"
+        in out.stderr
+    )

@@ -49,10 +49,16 @@ def configfile_problems(paths: list[str]) -> list[str]:
     for p in paths:
         path = Path(p)
         if not path.is_file():
+            # names compared without their common .yaml (which alone makes any two look alike)
             near = difflib.get_close_matches(
-                path.name, [f.name for f in path.parent.glob("*.yaml")]
+                path.stem, sorted(f.stem for f in path.parent.glob("*.yaml")), n=6
             )
-            hint = f"; did you mean {path.parent / near[0]}?" if near else ""
+            named = [str(path.parent / (n + path.suffix)) for n in sorted(near)]
+            hint = (
+                f"; did you mean {' or '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)}?"
+                if near
+                else ""
+            )
             presets = sorted(f.stem for f in Path("config/presets").glob("*.yaml"))
             out.append(
                 f"--configfile {p}: no such file{hint}"

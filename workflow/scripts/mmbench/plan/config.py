@@ -144,6 +144,18 @@ def _unbalanced(text: str) -> str:
     return ""
 
 
+def _valid_numbers(s: dict, want: list) -> str:
+    """'; valid: an integer >= 1' for a number whose schema bounds it ('' otherwise)."""
+    kind = {"integer": "an integer", "number": "a number"}.get(want[0] if len(want) == 1 else "")
+    bounds = [
+        f"{op} {s[k]}"
+        for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+                      ("exclusiveMaximum", "<"))
+        if k in s
+    ]  # fmt: skip
+    return f"; valid: {kind}" + (f" {' and '.join(bounds)}" if bounds else "") if kind else ""
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
     if err.validator == "enum":
@@ -163,7 +175,7 @@ def _describe(err: jsonschema.ValidationError) -> str:
                 else f"; valid: a mapping such as {example}"
             )
             return f"{err.instance!r} is not a mapping{hint}"
-        return f"{err.instance!r} is not of type {' or '.join(want)}"
+        return f"{err.instance!r} is not of type {' or '.join(want)}" + _valid_numbers(s, want)
     if err.validator == "pattern":
         example = s.get("examples", [None])[0] if isinstance(s.get("examples"), list) else None
         valid = s.get("x-valid") or s.get("description") or f"text matching {err.validator_value}"
@@ -171,14 +183,10 @@ def _describe(err: jsonschema.ValidationError) -> str:
             f", e.g. {example}" if example else ""
         )
     if err.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        kind = {"integer": "an integer", "number": "a number"}.get(s.get("type"), "a value")
-        bounds = [
-            f"{op} {s[k]}"
-            for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
-                          ("exclusiveMaximum", "<"))
-            if k in s
-        ]  # fmt: skip
-        return f"{err.instance!r} is out of range; valid: {kind} {' and '.join(bounds)}"
+        valid = _valid_numbers(s, [s.get("type")]) or "; valid: a value " + " and ".join(
+            f"{op} {s[k]}" for k, op in (("minimum", ">="), ("maximum", "<=")) if k in s
+        )
+        return f"{err.instance!r} is out of range{valid}"
     if err.validator == "minItems" and not err.instance:
         return "the list is empty; give at least one value"
     if err.validator in ("minItems", "maxItems") and s.get("description"):
