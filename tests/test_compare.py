@@ -484,3 +484,19 @@ def test_render_only_without_a_run_here_says_so_in_one_message(workdir):  # noqa
     text = out.stdout + out.stderr
     assert "render_only=true renders a run already measured, from results/compare/, but " in text
     assert 'File "' not in text  # no traceback lines
+
+
+def test_two_runs_without_samples_are_said_to_lack_them_both(workdir, tmp_path):  # noqa: F811
+    """Both folders recorded without runs/<variant>.samples.json.gz: the line names both, not
+    only the baseline."""
+    _copy_run(workdir, "h100-b")
+    for p in (workdir / "results" / "compare" / "runs").glob("*.samples.json.gz"):
+        p.unlink()
+    base = tmp_path / "old"
+    shutil.copytree(RUNS / "h100-b", base)
+    for p in (base / "runs").glob("*.samples.json.gz"):
+        p.unlink()
+    out = _compare(workdir, f"baseline={base}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "56 configurations UNSURE for want of timed samples in either run (both results " in text

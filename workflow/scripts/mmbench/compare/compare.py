@@ -74,7 +74,13 @@ def compare(
                 + str(n.get("first_mismatches") or n.get("error") or "")[:200],
             )
         elif cid not in base.samples or cid not in new.samples:
-            missing = "the baseline" if cid not in base.samples else "this run"
+            missing = (
+                "either run"
+                if cid not in base.samples and cid not in new.samples
+                else "the baseline"
+                if cid not in base.samples
+                else "this run"
+            )
             row |= dict(verdict="UNSURE", reason=f"no timed samples in {missing}")
         else:
             margin = margins.get(cid)

@@ -116,14 +116,15 @@ def _warnings(table: pd.DataFrame) -> list[str]:
     same samples on both (a copy of one measurement compared with itself)."""
     out = []
     reason = table.get("reason", pd.Series("", index=table.index)).fillna("").astype(str)
-    for side, words in (("the baseline", "baseline"), ("this run", "this run")):
+    for side, its in (("the baseline", "its results folder holds"),
+                      ("this run", "its results folder holds"),
+                      ("either run", "both results folders hold")):  # fmt: skip
         n = int(reason.str.startswith(f"no timed samples in {side}").sum())
         if n:
             out.append(
-                f"  {n} configurations UNSURE for want of timed samples in the {words} (its "
-                "results folder holds tables/timings.csv only, as runs recorded before samples "
-                "were kept do): nothing was judged; compare runs that kept "
-                "runs/<variant>.samples.json.gz"
+                f"  {n} configurations UNSURE for want of timed samples in {side} ({its} "
+                "tables/timings.csv only, as runs recorded before samples were kept do): "
+                "nothing was judged; compare runs that kept runs/<variant>.samples.json.gz"
             )
     same = table.get("same_samples", pd.Series(False, index=table.index)).fillna(False)
     judged = table.verdict.isin(JUDGED) & ~reason.str.startswith("no timed samples")
