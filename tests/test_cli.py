@@ -141,3 +141,23 @@ def test_a_number_of_the_wrong_type_says_the_valid_range():
         "config key 'sampling.min_samples': 'ten' is not of type integer; valid: an integer >= 1"
         in out.stderr
     )
+
+
+def test_a_split_value_is_offered_without_spaces_only_where_yaml_reads_it_the_same():
+    """{min_samples:10} is one key to YAML ('min_samples:10'), so only quoting is offered; [8000,
+    10000] reads the same without its space; a split value whose brackets still do not pair up
+    says both, with the counts."""
+    from mmbench.plan.cli import config_problems
+
+    assert config_problems(["sampling={min_samples:", "10}"]) == [
+        "--config sampling={min_samples: 10}: the shell split this value at its spaces; quote the "
+        "entry, 'sampling={min_samples: 10}'"
+    ]
+    assert config_problems(["sizes=[8000,", "10000]"])[0].endswith(
+        "or write it without spaces, sizes=[8000,10000]"
+    )
+    assert config_problems(["params={tiled_guarded:", "{TILE:", "[16]}"]) == [
+        "--config params={tiled_guarded: {TILE: [16]}: the shell split this value at its "
+        "spaces, and its brackets do not pair up (2 '{' and 1 '}'); close every one and quote "
+        "the entry, 'params=...'"
+    ]

@@ -117,15 +117,43 @@ def config_problems(entries: list[str]) -> list[str]:
                 i += 1
                 pieces.append(entries[i])
             whole = " ".join(pieces)
-            if len(pieces) > 1:
+            if len(pieces) > 1 and _open(whole):
+                out.append(
+                    f"--config {whole}: the shell split this value at its spaces, and its "
+                    f"brackets do not pair up ({_counts(whole)}); close every one and quote the "
+                    f"entry, '{whole.partition('=')[0]}=...'"
+                )
+            elif len(pieces) > 1:
                 out.append(
                     f"--config {whole}: the shell split this value at its spaces; quote the "
-                    f"entry, '{whole}', or write it without spaces, {whole.replace(' ', '')}"
+                    f"entry, '{whole}'" + _unspaced(whole)
                 )
             else:
-                out.append(f"--config {entry}: its brackets do not pair up; close every one")
+                out.append(
+                    f"--config {entry}: its brackets do not pair up ({_counts(entry)}); close "
+                    "every one"
+                )
         i += 1
     return out
+
+
+def _counts(text: str) -> str:
+    return ", ".join(
+        f"{text.count(o)} '{o}' and {text.count(c)} '{c}'"
+        for o, c in (("[", "]"), ("{", "}"))
+        if text.count(o) != text.count(c)
+    )
+
+
+def _unspaced(entry: str) -> str:
+    """', or write it without spaces, X' where X means the same to YAML ('' where it does not:
+    {min_samples:10} reads as the one key 'min_samples:10')."""
+    value = entry.partition("=")[2]
+    try:
+        same = yaml.safe_load(value) == yaml.safe_load(value.replace(" ", ""))
+    except yaml.YAMLError:
+        same = False
+    return f", or write it without spaces, {entry.replace(' ', '')}" if same else ""
 
 
 def _open(text: str) -> bool:
