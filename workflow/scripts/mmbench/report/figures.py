@@ -179,7 +179,7 @@ def remainder(timings, stem, condition=""):
     axes[-1].set(
         xlabel="N (lines at multiples of 16, dashed; of 32, solid)",
         ylabel="kernel GFLOP/s",
-        title="Course kernels: peaks where N is a multiple of the block",
+        title="Course kernels (the note says whether they peak at multiples of their block)",
     )
     axes[-1].legend(fontsize=7, ncol=2)
     fig.suptitle("Remainder effect, N = 1000..1100 step 1 (seed 002)")
