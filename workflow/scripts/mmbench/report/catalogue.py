@@ -201,7 +201,7 @@ FIGURES: dict[str, Output] = {
             "Each kernel's GFLOP/s as a fraction of cuBLAS at the same size and type (log scale): "
             "how far the course kernels are from the library. The report concludes that the "
             "course's kernels (seeds 000-004) stay under half of cuBLAS at large sizes (on an "
-            "H100 at most 27% at 2048); the ladder (docs/ladder.md) is the road past them.",
+            "H100 at most 28% at 2048, pinned memory); the ladder (docs/ladder.md) is the road past them.",
         ),
         _fig(
             "ladder",
