@@ -54,3 +54,8 @@ onstart:
 
 onsuccess:
     print_summary()
+    clear_inputs_cache()
+
+
+onerror:
+    clear_inputs_cache()

@@ -16,6 +16,20 @@ MAIN = DATA / "h100-main" / "results"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _inputs_cache_of_the_tests(tmp_path_factory):
+    """The measurement's shared inputs (measure/input_cache.py) of every test, and of every
+    Snakemake the tests start, in a folder of the test session, never the user's /dev/shm."""
+    folder = tmp_path_factory.mktemp("inputs-cache")
+    old = os.environ.get("MMBENCH_INPUTS_CACHE")
+    os.environ["MMBENCH_INPUTS_CACHE"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("MMBENCH_INPUTS_CACHE", None)
+    else:
+        os.environ["MMBENCH_INPUTS_CACHE"] = old
+
+
 # what a copy of the workflow holds (never the user's results/ or .snakemake/)
 WORKFLOW_FILES = ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml")
 

@@ -235,3 +235,37 @@ def test_the_stopping_rule_is_asked_after_each_sample_as_nvbench_asks_its_criter
         assert not noise_rule.done()
         noise_rule.add(2.0, kernel_ms=1.0)
     assert noise_rule.done()
+
+
+def test_inputs_are_drawn_once_per_run_and_read_back_bit_for_bit(tmp_path, monkeypatch):
+    """The first job draws a group and keeps it; a later job maps the same bits read-only (for
+    every element type, bfloat16's raw bytes included, and C0); an entry of another shape is
+    drawn again; inside a SLURM job nothing is kept unless a folder is named."""
+    from mmbench.measure import input_cache
+    from mmbench.measure.oracle import shared_inputs
+
+    monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
+    for c in (conf(m=64, n=48, k=32), conf(dtype="bfloat16", distribution="normal", m=40, n=30,
+              k=20), conf(dtype="float64", accumulate=True, m=16, n=16, k=16)):  # fmt: skip
+        fresh = make_inputs(c)
+        first = shared_inputs(c)
+        again = shared_inputs(c)
+        for x, y, z in zip(fresh, first, again, strict=True):
+            if x is None:
+                assert y is None and z is None
+                continue
+            assert x.dtype == z.dtype and x.shape == z.shape
+            assert x.tobytes() == z.tobytes()  # bit for bit
+        assert isinstance(again[0], np.memmap) and not again[0].flags.writeable
+    assert len(list((tmp_path / "cache").glob("*.npy"))) == 2 + 2 + 3
+    # a kept file whose shape is not the configuration's is not read
+    c = conf(m=64, n=48, k=32)
+    stem = input_cache.key(c)
+    np.save(tmp_path / "cache" / f"{stem}.a.npy", np.zeros((2, 2), np.uint32))
+    a, _, _ = shared_inputs(c)
+    assert a.shape == (64, 32) and a.tobytes() == make_inputs(c)[0].tobytes()
+    input_cache.clear()
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.delenv("MMBENCH_INPUTS_CACHE")
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    assert not input_cache.enabled()

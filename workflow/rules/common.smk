@@ -397,6 +397,14 @@ def print_summary():
             print(path.read_text())
 
 
+def clear_inputs_cache():
+    """onsuccess, onerror: the inputs the measurement jobs shared (measure/input_cache.py) go
+    with the run: they are memory (/dev/shm)."""
+    from mmbench.measure import input_cache
+
+    input_cache.clear()
+
+
 def check_before_jobs(wf):
     """onstart: a local run whose jobs need a GPU, on a machine without one (arch named, so
     planning went on), stops before any job with the ways forward; a run submitted to SLURM
