@@ -1,15 +1,16 @@
-"""Snakemake job: one figure of the output catalogue (PNG for the report, PDF for papers), in a
-process of its own (the rule's conda environment; report.smk runs it in Snakemake's process
-otherwise: mmbench/report/render.py)."""
+"""Snakemake job: one figure of the output catalogue (PNG for the report, PDF for papers)."""
 
 import sys
+from pathlib import Path
 
-from mmbench.report import render
+from mmbench.report.catalogue import FIGURES, load_inputs
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
-    render.figure(sm.wildcards.figure, sm.input, sm.output.png, sm.params.gpu_model)
+    figure = FIGURES[sm.wildcards.figure]
+    data = load_inputs({name: sm.input[name] for name in figure.inputs}, sm.params.gpu_model)
+    figure.make(data, Path(sm.output.png).with_suffix(""))
 
 
 main(snakemake)  # noqa: F821
