@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -376,3 +377,30 @@ def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
         t = figures.measured(rows[rows.memory == "pinned"])
         series = set(figures.shown_apart(t[t.variant == "cublas"], "m").series)
         assert {"cublas float32", "cublas float64", "cublas bfloat16"} <= series
+
+
+def test_figures_and_tables_are_drawn_in_snakemakes_own_process(tmp_path):
+    """Without a conda environment per rule, the figure and table jobs run in Snakemake's
+    process (rules figure_here and table_here), and a failing one leaves its traceback in its
+    log: a figure of a table without the columns it needs."""
+    work = tmp_path / "work"
+    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    out = snakemake("-s", str(ROOT / "Snakefile"), "-n", "--cores", "1", "--config",
+                    "render_only=true", cwd=work)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    plan = out.stdout + out.stderr
+    assert re.search(r"^figure_here\s+4$", plan, re.M) and re.search(
+        r"^table_here\s+9$", plan, re.M
+    )
+    assert not re.search(r"^figure\s+\d+$", plan, re.M)
+
+    from mmbench.report import render
+
+    bad = tmp_path / "timings.csv"
+    bad.write_text("variant,m\ncublas,1\n")
+    log = tmp_path / "figure.log"
+    with pytest.raises(Exception):  # noqa: B017 - whatever the reader raises, it is logged
+        render.in_process("figure", "time_vs_n", {"timings": str(bad)}, str(tmp_path / "f.png"),
+                          None, str(log))  # fmt: skip
+    assert "Traceback" in log.read_text()
+    assert not (tmp_path / "f.png").exists()

@@ -397,6 +397,28 @@ def print_summary():
             print(path.read_text())
 
 
+def conda_deployed(wf) -> bool:
+    """Whether Snakemake deploys a conda environment per rule (--sdm conda); unknown: yes, the
+    rules then run their scripts in processes of their own as always."""
+    try:
+        from snakemake.settings.types import DeploymentMethod
+
+        return DeploymentMethod.CONDA in wf.deployment_settings.deployment_method
+    except (ImportError, AttributeError):
+        return True
+
+
+# figures and tables drawn in Snakemake's own process where no rule has an environment of its
+# own (report.smk)
+RENDER_HERE = not conda_deployed(workflow)
+
+
+def render_here(kind, name, inputs, first, gpu_model, log):
+    from mmbench.report import render
+
+    render.in_process(kind, name, inputs, first, gpu_model, log)
+
+
 def clear_inputs_cache():
     """onsuccess, onerror: the inputs the measurement jobs shared (measure/input_cache.py) go
     with the run: they are memory (/dev/shm)."""

@@ -57,6 +57,71 @@ rule table:
         "../scripts/render_table.py"
 
 
+if RENDER_HERE:
+
+    # without a conda environment per rule (no --sdm conda), each figure and table is drawn in
+    # Snakemake's own process: the same outputs, log, benchmark and caption, without a new
+    # Python process importing pandas and matplotlib for each (mmbench/report/render.py)
+    ruleorder: figure_here > figure
+    ruleorder: table_here > table
+
+    rule figure_here:
+        input:
+            unpack(figure_inputs),
+        output:
+            png=report(
+                f"{R}/figures/{{figure}}.png",
+                caption="../report/output.rst",
+                category=EXPERIMENT_LABEL,
+                subcategory="Figures",
+                labels=lambda w: {"figure": w.figure},
+            ),
+            pdf=f"{R}/figures/{{figure}}.pdf",
+        log:
+            f"{R}/logs/figures/{{figure}}.log",
+        benchmark:
+            f"{R}/benchmarks/figures/{{figure}}.tsv"
+        params:
+            experiment=lambda w: FIGURE_CATALOGUE[w.figure].experiment,
+            caption=lambda w: caption(FIGURE_CATALOGUE[w.figure]),
+            gpu_model=config["gpu_model"],
+        run:
+            render_here(
+                "figure", wildcards.figure, input, output.png, params.gpu_model, log[0]
+            )
+
+    rule table_here:
+        input:
+            unpack(table_inputs),
+        output:
+            html=report(
+                f"{R}/report/{{table}}.html",
+                caption="../report/output.rst",
+                category=EXPERIMENT_LABEL,
+                subcategory="Tables",
+                labels=lambda w: {"table": w.table},
+            ),
+            csv=f"{R}/report/{{table}}.csv",
+            md=f"{R}/report/{{table}}.md",
+            tex=f"{R}/report/{{table}}.tex",
+        log:
+            f"{R}/logs/report/{{table}}.log",
+        benchmark:
+            f"{R}/benchmarks/report/{{table}}.tsv"
+        params:
+            experiment=lambda w: TABLE_CATALOGUE[w.table].experiment,
+            caption=lambda w: caption(TABLE_CATALOGUE[w.table]),
+            gpu_model=config["gpu_model"],
+        run:
+            render_here(
+                "table", wildcards.table, input, output.html, params.gpu_model, log[0]
+            )
+
+    localrules:
+        figure_here,
+        table_here,
+
+
 rule figures_left_out:
     """One line per figure or table of this experiment that its data cannot make, and why."""
     output:

@@ -1,16 +1,15 @@
-"""Snakemake job: one figure of the output catalogue (PNG for the report, PDF for papers)."""
+"""Snakemake job: one figure of the output catalogue (PNG for the report, PDF for papers), in a
+process of its own (the rule's conda environment; report.smk runs it in Snakemake's process
+otherwise: mmbench/report/render.py)."""
 
 import sys
-from pathlib import Path
 
-from mmbench.report.catalogue import FIGURES, load_inputs
+from mmbench.report import render
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
-    figure = FIGURES[sm.wildcards.figure]
-    data = load_inputs({name: sm.input[name] for name in figure.inputs}, sm.params.gpu_model)
-    figure.make(data, Path(sm.output.png).with_suffix(""))
+    render.figure(sm.wildcards.figure, sm.input, sm.output.png, sm.params.gpu_model)
 
 
 main(snakemake)  # noqa: F821
