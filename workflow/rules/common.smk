@@ -398,8 +398,9 @@ def print_summary():
 
 
 def conda_deployed(wf) -> bool:
-    """Whether Snakemake deploys a conda environment per rule (--sdm conda); unknown: yes, the
-    rules then run their scripts in processes of their own as always."""
+    """Whether Snakemake deploys a conda environment for each rule (--sdm conda).  Where that
+    cannot be read, yes (then every figure and table job runs its script in a process of its
+    own, as always)."""
     try:
         from snakemake.settings.types import DeploymentMethod
 

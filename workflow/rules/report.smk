@@ -87,7 +87,12 @@ if RENDER_HERE:
             gpu_model=config["gpu_model"],
         run:
             render_here(
-                "figure", wildcards.figure, input, output.png, params.gpu_model, log[0]
+                "figure",
+                wildcards.figure,
+                input,
+                output.png,
+                params.gpu_model,
+                log[0],
             )
 
     rule table_here:
@@ -114,7 +119,12 @@ if RENDER_HERE:
             gpu_model=config["gpu_model"],
         run:
             render_here(
-                "table", wildcards.table, input, output.html, params.gpu_model, log[0]
+                "table",
+                wildcards.table,
+                input,
+                output.html,
+                params.gpu_model,
+                log[0],
             )
 
     localrules:
