@@ -18,6 +18,7 @@ the login node, could not empty it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -39,6 +40,7 @@ def folder() -> Path:
     return base / f"mmbench-inputs-{os.getuid()}"
 
 
+@functools.cache  # the files are read once per process, not per group and call
 def _code_digest() -> str:
     """The drawing code's digest: an edit of a distribution never reads old draws."""
     from mmbench.core import distributions

@@ -27,6 +27,14 @@ def ladder(d: pd.DataFrame) -> list[str]:
     return list(keys.sort_values(["_r", *params], na_position="first").series)
 
 
+def _agree(share: float, whom: str) -> str:
+    """'agrees with' where every case does, 'partly agrees with' where at least half do,
+    'disagrees with' otherwise (the words of tiled_vs_naive)."""
+    word = "agrees with" if share >= 1 else "partly agrees with" if share >= 0.5 else (
+        "disagrees with")  # fmt: skip
+    return f"{word} {whom}"
+
+
 def tiled_vs_naive(d: pd.DataFrame) -> str:
     """Seed 000: the shared-memory kernel is faster than the naive one, at every n."""
     t = d[d.variant == "tiled_guarded"].groupby(["params", "m"]).kernel_ms.median()
@@ -34,13 +42,10 @@ def tiled_vs_naive(d: pd.DataFrame) -> str:
     both = pd.concat([t.rename("t"), n.rename("n")], axis=1).dropna()
     if both.empty:
         return "no tiled_guarded / naive_guarded pair to compare."
-    wins = (both.t < both.n).mean() * 100
-    agree = (
-        "agrees with" if wins == 100 else "partly agrees with" if wins >= 50 else "disagrees with"
-    )
+    wins = (both.t < both.n).mean()
     return (
-        f"tiled is faster than naive in {wins:.0f}% of (parameters, n) pairs, by "
-        f"{(both.n / both.t).median():.2f}x (median): {agree} seed 000."
+        f"tiled is faster than naive in {100 * wins:.0f}% of (parameters, n) pairs, by "
+        f"{(both.n / both.t).median():.2f}x (median): {_agree(wins, 'seed 000')}."
     )
 
 
@@ -78,12 +83,15 @@ def peaks_at_multiples(kern: pd.DataFrame) -> str:
     return text + "."
 
 
+def _copies_share(d: pd.DataFrame) -> pd.Series:
+    """The share of each configuration's global time (HtoD + kernel + DtoH) the copies take."""
+    copies = d.h2d_ms_median + d.d2h_ms_median
+    return copies / (copies + d.kernel_ms_median)
+
+
 def transfer_share(d: pd.DataFrame) -> str:
     """What share of the global time the copies take, fastest and slowest kernel, at one size."""
-    d = d.assign(
-        share=(d.h2d_ms_median + d.d2h_ms_median)
-        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
-    )
+    d = d.assign(share=_copies_share(d))
     fast, slow = d.loc[d.kernel_ms_median.idxmin()], d.loc[d.kernel_ms_median.idxmax()]
     return (
         f"at N = {int(d.m.iloc[0])}, HtoD + DtoH take {fast.share:.0%} of the global time for the "
@@ -200,22 +208,11 @@ def near_sizes(d: pd.DataFrame, value: str, unit: str) -> str:
     return " ".join(out)
 
 
-def _agree(share: float, whom: str) -> str:
-    """'agrees with' where every case does, 'partly agrees with' where at least half do,
-    'disagrees with' otherwise (the words of tiled_vs_naive)."""
-    word = "agrees with" if share >= 1 else "partly agrees with" if share >= 0.5 else (
-        "disagrees with")  # fmt: skip
-    return f"{word} {whom}"
-
-
 def copies_follow_speed(d: pd.DataFrame) -> str:
     """Seed 002's nvprof summary at N = 640: the copies took 11-15% of kernel00's time and
     26-34% of the faster kernel10's (two runs each): the faster the kernel, the larger the copies' share.  Here: at each
     size, whether the fastest kernel's copies take a larger share than the slowest's."""
-    d = d.assign(
-        share=(d.h2d_ms_median + d.d2h_ms_median)
-        / (d.h2d_ms_median + d.kernel_ms_median + d.d2h_ms_median)
-    ).dropna(subset=["share", "kernel_ms_median"])
+    d = d.assign(share=_copies_share(d)).dropna(subset=["share", "kernel_ms_median"])
     sizes = []
     for m, g in d.groupby("m"):
         if g.series.nunique() > 1:
@@ -254,9 +251,9 @@ def course_far_from_cublas(d: pd.DataFrame) -> str:
     far = best.fraction < FAR_FROM_CUBLAS
     return (
         f"The course's kernels reach at most {best.fraction:.0%} of cuBLAS at N = "
-        f"{int(big.m.iloc[0])} ({best.series}): {'agrees with' if far else 'disagrees with'} "
-        f"the report's conclusion that they stay under {FAR_FROM_CUBLAS:.0%} of the library at "
-        "large sizes."
+        f"{int(big.m.iloc[0])} ({best.series}): "
+        f"{_agree(float(far), 'the report')}'s conclusion that they stay under "
+        f"{FAR_FROM_CUBLAS:.0%} of the library at large sizes."
     )
 
 
@@ -319,8 +316,8 @@ def load_costs(change: pd.DataFrame) -> str:
         f"Tensor-core kernels {tensor.min():+.0%} to {tensor.max():+.0%} (median "
         f"{tensor.median():+.0%}), FP32 kernels on the CUDA cores {cuda.min():+.0%} to "
         f"{cuda.max():+.0%} (median {cuda.median():+.0%}): "
-        + ("agrees with" if more else "disagrees with")
-        + " docs/ladder.md, where the tensor-core kernels lose most (the cuBLAS references -17% "
+        + _agree(float(more), "docs/ladder.md")
+        + ", where the tensor-core kernels lose most (the cuBLAS references -17% "
         "to -22% at 8192 on an H100) and the CUDA-core rungs little (-2% to 0%)."
     )
 
@@ -330,10 +327,10 @@ def tiling_moves_right(roof: pd.DataFrame, has_l1: bool) -> str:
     kernel10 44 GB/s of global loads against kernel00's 261.  On the roofline: the last
     CUDA-core kernel of the ladder does more FLOP per byte than the first (per global-load byte
     where measured, else per DRAM byte)."""
+    registry = load_registry()
     cores = roof[[not _tensor_placed(r) for _, r in roof.iterrows()]]
-    cores = cores[cores.variant.isin(list(load_registry()))]
-    cores = cores[[load_registry()[v].backend != "cublas" for v in cores.variant]]
-    rank = {v: i for i, v in enumerate(variant_order())}
+    cores = cores[[v in registry and registry[v].backend != "cublas" for v in cores.variant]]
+    rank = {v: i for i, v in enumerate(registry)}  # the ladder's order (variant_order)
     cores = cores.assign(_r=[rank[v] for v in cores.variant]).sort_values(["_r", "m"])
     if cores.variant.nunique() < 2:
         return ""
@@ -345,8 +342,8 @@ def tiling_moves_right(roof: pd.DataFrame, has_l1: bool) -> str:
     return (
         f"From {first['variant']} to {last['variant']}: {first[col]:.3g} to {last[col]:.3g} FLOP "
         f"per {per}, {'less' if right else 'no less'} bandwidth for the same work: "
-        f"{'agrees with' if right else 'disagrees with'} seed 002 (at N = 2048, kernel10 read "
-        "44 GB/s of global loads against kernel00's 261)."
+        f"{_agree(float(right), 'seed 002')} (at N = 2048, kernel10 read 44 GB/s of global "
+        "loads against kernel00's 261)."
     )
 
 
