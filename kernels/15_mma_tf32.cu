@@ -23,19 +23,21 @@ using Tiles = PaddedTiles<BM, BN, BK, AS, BS, THREADS>;  // the shared tiles (ti
 
 extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
+    elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]
+    elem_t *Bs = As + STAGES * Tiles::A_STAGE;       // STAGES x [BK][BS]
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;  // the lane's group and place in it (mma fragments)
     const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
     const long long row0 = static_cast<long long>(blockIdx.y) * BM;
     const long long col0 = static_cast<long long>(blockIdx.x) * BN;
     const int ktiles = (K + BK - 1) / BK;
-    elem_t *As = reinterpret_cast<elem_t *>(smem);  // STAGES x [BM][AS]
-    elem_t *Bs = As + STAGES * Tiles::A_STAGE;       // STAGES x [BK][BS]
     const auto load = Tiles::loader(As, Bs, A, B, row0, col0, M, N, K, lda, ldb);
     float acc[MI][NI][4];
     zero_fragments(acc);
 
-    cp_async_ring<STAGES>(ktiles, load, [&](int stage) {
+    const CpAsyncRing<STAGES, decltype(load)> ring(load, ktiles);
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int stage = ring.next(kt);
         const elem_t *a = As + stage * Tiles::A_STAGE, *b = Bs + stage * Tiles::B_STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 8) {
@@ -66,6 +68,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_tf32(MM_PARAMS) {
                         : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]),
                           "r"(bf[j][0]), "r"(bf[j][1]));
         }
-    });
+    }
+    ring.drain();
     store_fragments(C, acc, row0 + wm0, col0 + wn0, g, t, M, N, ldc, accumulate);
 }

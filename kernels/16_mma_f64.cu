@@ -40,7 +40,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
     double acc[MI][NI][4];
     zero_fragments(acc);
 
-    cp_async_ring<STAGES>(ktiles, load, [&](int stage) {
+    const CpAsyncRing<STAGES, decltype(load)> ring(load, ktiles);
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int stage = ring.next(kt);
         const elem_t *a = As + stage * Tiles::A_STAGE, *b = Bs + stage * Tiles::B_STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMAK) {
@@ -87,6 +89,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) mma_f64(MM_PARAMS) {
                               "d"(bf[j][0]), "d"(bf[j][1]), "d"(bf[j][2]), "d"(bf[j][3]));
                 }
         }
-    });
+    }
+    ring.drain();
     store_fragments(C, acc, row0 + wm0, col0 + wn0, g, t, M, N, ldc, accumulate);
 }

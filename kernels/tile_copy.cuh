@@ -176,27 +176,34 @@ struct PaddedTiles {
     }
 };
 
-// The k-loop of a Depth-deep cp.async ring (mma_tf32, mma_f64): the first Depth - 1 tiles are
-// put in flight; then for each tile kt, once it has landed (at most Depth - 2 younger copies
-// still in flight) and every warp is done with the stage the next copy overwrites (it held tile
-// kt - 1), tile kt + Depth - 1 is put in flight (load(stage, kt)) and compute(stage) works on
-// tile kt's stage.
-template <int Depth, class Load, class Compute>
-__device__ __forceinline__ void cp_async_ring(int ktiles, const Load &load, Compute &&compute) {
+// The k-loop of a Depth-deep cp.async ring (mma_tf32, mma_f64), written once; the kernel keeps
+// the loop itself (`for kt: stage = ring.next(kt); compute on stage;` then `ring.drain()`), which
+// compiles to the same cubin as the loop written out by hand.  Constructing the ring puts the
+// first Depth - 1 tiles in flight; next(kt) waits until tile kt has landed (at most Depth - 2
+// younger copies still in flight) and every warp is done with the stage the next copy overwrites
+// (it held tile kt - 1), puts tile kt + Depth - 1 in flight (load(stage, tile)) and returns tile
+// kt's stage.
+template <int Depth, class Load> struct CpAsyncRing {
+    const Load &load;
+    const int ktiles;
+    // puts the first Depth - 1 tiles in flight
+    __device__ __forceinline__ CpAsyncRing(const Load &load, int ktiles) : load(load), ktiles(ktiles) {
 #pragma unroll
-    for (int s = 0; s < Depth - 1; ++s) {
-        if (s < ktiles) load(s, s);
-        asm volatile("cp.async.commit_group;\n" ::);
+        for (int s = 0; s < Depth - 1; ++s) {
+            if (s < ktiles) load(s, s);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
     }
-    for (int kt = 0; kt < ktiles; ++kt) {
+    // waits for tile kt, puts tile kt + Depth - 1 in flight; returns tile kt's stage
+    __device__ __forceinline__ int next(int kt) const {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(Depth - 2));
         __syncthreads();
         if (kt + Depth - 1 < ktiles) load((kt + Depth - 1) % Depth, kt + Depth - 1);
         asm volatile("cp.async.commit_group;\n" ::);
-        compute(kt % Depth);
+        return kt % Depth;
     }
-    asm volatile("cp.async.wait_all;\n" ::);
-}
+    __device__ __forceinline__ void drain() const { asm volatile("cp.async.wait_all;\n" ::); }
+};
 
 // A warp's MI x NI mma.sync result fragments (16 x 8 each) written to C from (r0, c0), the warp
 // tile's corner: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each; only what
