@@ -297,6 +297,12 @@ def test_a_parameter_baseline_plans_the_pair_and_builds_the_other_instantiation(
         ("{variant: tiled_guarded}", "either `source` (a kernel file) or `params`"),
         ("{variant: tiled_guarded, source: no/such.cu}", "source 'no/such.cu' is not a file"),
         ("{variant: cublas, source: Snakefile}", "cublas is a library call, not compiled"),
+        ("{variant: tiled_guarded, params: {TILE: 16}, registry: kernels/registry.yaml}",
+         "`registry` gives the -D flags of a baseline `source`"),
+        ("{variant: tiled_guarded, source: Snakefile, registry: no/such.yaml}",
+         "registry 'no/such.yaml' is not a file"),
+        ("{variant: tiled_guarded, source: Snakefile, registry: Snakefile}",
+         "registry 'Snakefile': "),
     ],
 )  # fmt: skip
 def test_a_baseline_build_that_cannot_be_is_refused_before_any_job(baseline, message):
@@ -314,6 +320,31 @@ def test_the_same_parameters_as_this_run_are_refused():
             {"variant": "tiled_guarded", "params": {"TILE": 16}}, reg["tiled_guarded"],
             ["float32_TILE16"], "sm_90", "results", "x", lambda *a: "/".join(a),
         )  # fmt: skip
+
+
+def test_a_baseline_source_is_built_with_the_flags_of_the_registry_it_names(tmp_path):
+    """An older tree's registry whose tiled_guarded passed a derived fact (SMEM) that this one's
+    does not: the baseline source gets that registry's flags, this build its own."""
+    from mmbench.core.registry import load_registry
+
+    shutil.copytree(DATA.parent.parent / "kernels", tmp_path / "kernels")  # the sources beside it
+    old = tmp_path / "kernels" / "registry.yaml"
+    text = old.read_text()
+    entry = "  tiled_guarded:\n"
+    assert entry in text
+    old.write_text(
+        text.replace(entry, entry + '    derived:\n      SMEM: "2 * TILE * TILE * elem_bytes"\n', 1)
+    )
+    reg = load_registry(str(DATA.parent.parent / "kernels" / "registry.yaml"))
+    mine = planpairs.baseline_defines(
+        {"variant": "tiled_guarded", "source": "x.cu"}, reg, "tiled_guarded", "float32_TILE16"
+    )
+    theirs = planpairs.baseline_defines(
+        {"variant": "tiled_guarded", "source": "x.cu", "registry": str(old)},
+        reg, "tiled_guarded", "float32_TILE16",
+    )  # fmt: skip
+    assert mine == {"dtype": "float32", "TILE": 16}
+    assert theirs == {"dtype": "float32", "TILE": 16, "SMEM": 2 * 16 * 16 * 4}  # two float tiles
 
 
 def test_a_baseline_source_compiles_with_the_kernels_headers(workdir, tmp_path):

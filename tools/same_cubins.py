@@ -6,7 +6,9 @@ the two cubins byte for byte.
     python tools/same_cubins.py OLD_KERNELS_DIR VARIANT... [--arch sm_90] [--jobs 2]
 
 OLD_KERNELS_DIR is the other tree's kernels/ folder (e.g. from `git archive REV kernels | tar -x
--C /tmp/old`).  Prints one line per variant and, for each cubin that differs, the instantiation;
+-C /tmp/old`); its own registry.yaml, where it has one, gives its -D flags (a fact the kernel
+once derived itself and the registry now passes is then compared as it was built), and only
+the instantiations both registries hold are compared.  Prints one line per variant and, for each cubin that differs, the instantiation;
 exits 1 if any differs.  Needs nvcc, no GPU."""
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    old_file = args.old / "registry.yaml"
+    old_registry = load_registry(old_file) if old_file.is_file() else registry
     unknown = [v for v in args.variants if v not in registry]
     if unknown:
         sys.exit(f"no such variant: {', '.join(unknown)}; the registry has {', '.join(registry)}")
@@ -54,17 +58,25 @@ def main() -> int:
         v = registry[name]
         if not v.compiled:
             sys.exit(f"{name} is not a compiled kernel ({v.backend})")
+        ov = old_registry.get(name)
+        if ov is None:
+            sys.exit(f"{name}: not in {old_file}")
+        old_slugs = {slug(p) for p in ov.instantiations() if not ov.rejected(p)}
         for params in v.instantiations():
-            if not v.rejected(params):
-                jobs.append((name, v, params))
+            if not v.rejected(params) and slug(params) in old_slugs:
+                jobs.append((name, v, ov, params))
 
     def one(job):
-        name, v, params = job
-        arch = v.arch or args.arch
-        source = Path(v.source).name
+        name, v, ov, params = job
         tag = f"{name}.{slug(params)}"
-        old = build(args.old.resolve(), source, arch, v.defines(params), tmp / f"{tag}.old")
-        new = build(ROOT / "kernels", source, arch, v.defines(params), tmp / f"{tag}.new")
+        old = build(
+            args.old.resolve(), Path(ov.source).name, ov.arch or args.arch, ov.defines(params),
+            tmp / f"{tag}.old",
+        )  # fmt: skip
+        new = build(
+            ROOT / "kernels", Path(v.source).name, v.arch or args.arch, v.defines(params),
+            tmp / f"{tag}.new",
+        )  # fmt: skip
         return name, slug(params), old == new
 
     with ThreadPoolExecutor(args.jobs) as ex:

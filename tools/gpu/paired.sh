@@ -115,12 +115,15 @@ for stage in "$@"; do
   sources)
     # each of VARIANTS (its ladder preset's tuned instantiation, sizes 1, 31, 33, 1000 x 1100 x 37
     # and 4096) against its kernel file in OLD_TREE/kernels (headers from there too)
+    # (built with OLD_TREE's registry where it has one: its entry may pass other -D facts)
+    old=$(realpath "${OLD_TREE:?}") reg=""
+    [ -f "$old/kernels/registry.yaml" ] && reg=", registry: $old/kernels/registry.yaml"
     for v in ${VARIANTS:?VARIANTS=\"a b\"}; do
       src=$(python3 -c "import yaml; print(yaml.safe_load(open('kernels/registry.yaml'))['variants']['$v']['source'])")
       preset=$(python3 tools/preset_subset.py config/presets/ladder.yaml "[$v]" "/tmp/mmbench-src-$v.yaml" --no-profile)
       timed "sources_$v" --cores 16 compare --configfile "$preset" --config experiment="sources_$v" \
         'sizes=[1,31,33,4096]' 'load=[burst]' 'sustained_sizes=[]' "tuned_gpu=${TUNED_GPU:-auto}" \
-        "baseline={variant: $v, source: $(realpath "${OLD_TREE:?}")/kernels/$src}"
+        "baseline={variant: $v, source: $old/kernels/$src$reg}"
       grep -h "SLOWER,\|comparison:\|side by side" "results/sources_$v/tables/compare.txt"
       keep "results/sources_$v" "sources_$v"
     done

@@ -206,6 +206,15 @@ def baseline_source(wildcards):
     return BASELINE["source"]
 
 
+def baseline_defines(wildcards):
+    try:
+        return mmpairs.baseline_defines(
+            BASELINE, REGISTRY, wildcards.variant, wildcards.instance
+        )
+    except ConfigError as err:
+        raise WorkflowError(str(err)) from None
+
+
 def variant_sources(wildcards):
     v = REGISTRY[wildcards.variant]
     return (

@@ -36,7 +36,8 @@ rule compile_kernel:
 
 rule compile_baseline_source:
     """A baseline build from another kernel file (baseline={variant: V, source: FILE}),
-    compiled as compile_kernel compiles V, its includes found beside it or in kernels/.
+    compiled as compile_kernel compiles V (or with the -D flags of the baseline's own
+    `registry`), its includes found beside it or in kernels/.
     """
     input:
         src=baseline_source,
@@ -49,9 +50,7 @@ rule compile_baseline_source:
         "../envs/compile.yaml"
     params:
         arch=lambda w: REGISTRY[w.variant].arch or w.arch,
-        params=lambda w: REGISTRY[w.variant].defines(
-            REGISTRY[w.variant].instance(w.instance)
-        ),
+        params=baseline_defines,
         what=lambda w: f"{w.variant} {w.instance} (baseline source)",
         headers=str(KERNELS),
         name=lambda w: REGISTRY[w.variant].source,

@@ -12,7 +12,9 @@ The baseline build is named by config `baseline`:
   of this run's (two parameter sets: the same cubins compile_kernel builds);
 * `{variant: V, source: FILE}`: V compiled from FILE instead of its registry source, with the
   same parameters (two sources: rule compile_baseline_source builds them under
-  <results>/pairs/build/).
+  <results>/pairs/build/); with `registry: REGISTRY_FILE` as well, FILE gets the -D flags that
+  registry gives V's instantiation (a kernel file from an older tree, whose registry entry
+  passed other derived facts than this one's).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mmbench.core.archive import archived, previous_entry
-from mmbench.core.registry import Variant, slug
+from mmbench.core.registry import RegistryError, Variant, load_registry, slug
 from mmbench.plan.config import ConfigError
 
 
@@ -55,6 +57,12 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
             f"e.g. baseline={{variant: {name}, params: {{TILE: 16}}}}"
         )
     v = registry[name]
+    if "registry" in baseline and "source" not in baseline:
+        raise ConfigError(
+            "config key 'baseline': `registry` gives the -D flags of a baseline `source`; "
+            f"name the kernel file too, e.g. baseline={{variant: {name}, source: "
+            f"OLD/kernels/{v.source}, registry: OLD/kernels/registry.yaml}}"
+        )
     if "source" in baseline:
         src = Path(baseline["source"])
         if not v.compiled:
@@ -64,6 +72,13 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
                 f"config key 'baseline': source {str(src)!r} is not a file; give the kernel "
                 f"file of the baseline build of {name} (e.g. a copy of kernels/{v.source})"
             )
+        if "registry" in baseline:
+            other = baseline_registry(baseline["registry"])
+            if name not in other:
+                raise ConfigError(
+                    f"config key 'baseline': registry {baseline['registry']!r} has no variant "
+                    f"{name!r}; valid: {', '.join(sorted(other))}"
+                )
         return
     known = {k for params in v.by_slug.values() for k in params}
     for key, value in baseline["params"].items():
@@ -81,6 +96,36 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
                 f"config key 'baseline': {name}'s {key} has no value {value}; valid: "
                 f"{', '.join(map(str, values))}"
             )
+
+
+def baseline_registry(path) -> dict[str, Variant]:
+    """The registry a baseline `source` is built with (config `baseline`'s `registry`)."""
+    if not Path(path).is_file():
+        raise ConfigError(
+            f"config key 'baseline': registry {str(path)!r} is not a file; give the registry.yaml "
+            "of the tree the baseline source comes from"
+        )
+    try:
+        return load_registry(path)
+    except (RegistryError, OSError, ValueError) as err:
+        raise ConfigError(f"config key 'baseline': registry {str(path)!r}: {err}") from None
+
+
+def baseline_defines(
+    baseline: dict, registry: dict[str, Variant], name: str, instance: str
+) -> dict:
+    """What nvcc is given for the baseline source's build of one instantiation (-D each): this
+    registry's parameters and derived facts, or those of the baseline's own `registry`."""
+    params = registry[name].instance(instance)
+    if "registry" not in baseline:
+        return registry[name].defines(params)
+    other = baseline_registry(baseline["registry"])[name]
+    if slug(params) not in other.by_slug:
+        raise ConfigError(
+            f"config key 'baseline': registry {baseline['registry']!r} has no instantiation "
+            f"{slug(params)} of {name}; valid: {', '.join(sorted(other.by_slug))}"
+        )
+    return other.defines(params)
 
 
 def baseline_cubins(
