@@ -66,6 +66,7 @@ def _named_keys(message: str) -> set[str]:
     return {re.split(r"[.\[]", k)[0] for k in re.findall(r"config key '([^']+)'", message)}
 
 
+@pytest.mark.slow  # 300 configurations checked: 20 s on a 2-core machine
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(CONFIGS)
 def test_every_configuration_is_refused_naming_a_key_or_plans(entries):

@@ -7,9 +7,12 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import DATA, ROOT
 
 
+@pytest.mark.slow  # a wheel built and installed in a new venv: 90 s on a 2-core machine
 def test_installed_package_renders_figures_tables_and_report(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -17,6 +17,7 @@ def _compiled(registry):
     return [(v, v.instantiations()[-1]) for v in registry.values() if v.compiled]
 
 
+@pytest.mark.slow  # nvcc for each of the 26 variants: 25 s on a 2-core machine
 @needs_nvcc
 def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
     """ptxas's report of a real nvcc build of each variant parses, and its static shared memory

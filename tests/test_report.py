@@ -298,9 +298,18 @@ def test_html_titles_are_escaped(tmp_path):
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
+# the main run in the README's test command; the other recorded runs (10-30 s each on a 2-core
+# machine) marked slow, run by .ci/run after it
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(
     "folder",
-    [MAIN, DATA / "h100-ladder" / "results" / "ladder", DATA / "h100-e3c" / "results" / "e3c"],
+    [
+        MAIN,
+        pytest.param(DATA / "h100-ladder" / "results" / "ladder", marks=SLOW),
+        pytest.param(DATA / "h100-e3c" / "results" / "e3c", marks=SLOW),
+    ],
 )
 def test_every_report_table_row_or_cell_is_one_configuration(folder):
     """Each row of a per-configuration table, and each cell of a pivot, names exactly one
@@ -342,9 +351,9 @@ def test_every_report_table_row_or_cell_is_one_configuration(folder):
     "folder",
     [
         MAIN,
-        DATA / "h100-ladder" / "results" / "ladder",
-        DATA / "h100-e3c" / "results" / "e3c",
-        DATA / "h100-e3d" / "results" / "e3d",
+        pytest.param(DATA / "h100-ladder" / "results" / "ladder", marks=SLOW),
+        pytest.param(DATA / "h100-e3c" / "results" / "e3c", marks=SLOW),
+        pytest.param(DATA / "h100-e3d" / "results" / "e3d", marks=SLOW),
     ],
 )
 def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
