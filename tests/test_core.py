@@ -39,13 +39,13 @@ DATA = Path(__file__).parent / "data"
 
 def test_the_configuration_type_has_a_field_per_planned_axis_and_nothing_else():
     """Hand-written from docs/method.md's list of what a configuration is: the variant and its
-    parameters, the operation and its math, the shape, the host-memory mode and its layout, the
-    sums, the cache, the load and the inputs, and what the plan says of it (precondition met,
+    parameters, the operation and its math, the shape, the host-memory mode and its layout (a
+    reference's rows padded as its kernels'), the sums, the cache, the load and the inputs, and what the plan says of it (precondition met,
     expected verdict, notes); the GPU is known only when measured."""
     fields = {f.name for f in dataclasses.fields(Configuration)}
     assert fields == {
         "variant", "params", "operation", "math", "dtype", "m", "n", "k", "memory", "pad",
-        "transfer", "accumulate", "cache", "load", "distribution", "seed", "precondition_met",
+        "ld_align", "transfer", "accumulate", "cache", "load", "distribution", "seed", "precondition_met",
         "expected", "notes",
     }  # fmt: skip
     assert GPU_KEY not in fields

@@ -219,3 +219,21 @@ def test_every_figure_of_the_recorded_runs_says_whether_it_agrees(monkeypatch, t
             assert re.search(r"(agrees|disagrees) with|as seed \d+ found|unlike seed",
                              notes[current]), (current, notes[current])  # fmt: skip
     assert made == set(FIGURES), set(FIGURES) - made
+
+
+def test_the_sweep_verdict_counts_each_class_and_names_each_miss():
+    """Three shapes by hand: FP32 at 2048 95% (>= 90%: met), FP32 at 1024 50% (< 75%: missed),
+    TF32 at 128 x 4096 x 4096 85% (>= 80%: met)."""
+    table = pd.DataFrame(
+        {
+            "precision": ["FP32", "FP32", "TF32"],
+            "shape": ["2048", "1024", "128 x 4096 x 4096"],
+            "% of ref": [95.0, 50.0, 85.0],
+            "target %": [90, 75, 80],
+            "met": ["yes", "no", "yes"],
+        }
+    )
+    text = findings.sweep_targets(table)
+    assert "(2 of 3 class-shape pairs at their target" in text
+    assert "FP32 met at 1 of 2 shapes; missed at 1024 (50% < 75%)" in text
+    assert "TF32 met at 1 of 1 shapes" in text and "TF32 met at 1 of 1 shapes;" not in text

@@ -185,3 +185,45 @@ def test_the_summary_says_which_statistic_its_kernel_times_are():
         "mean over" not in text
         and "median of the timed runs: C = A.B, float32, normal inputs, sustained" in text
     )
+
+
+# -- the ladder at every size (config/presets/sweep.yaml, recorded on an H100) -------------------
+
+SWEEP = DATA / "h100-sweep" / "results" / "sweep" / "tables" / "timings.csv"
+
+
+@pytest.mark.parametrize(
+    "shape, kind, goal",
+    [((2048, 2048, 2048), "square from 2048", 0.90), ((3001, 3001, 3001), "square from 2048", 0.90),
+     ((1536, 1536, 1536), "square below 2048", 0.75), ((1024, 1024, 1024), "square below 2048", 0.75),
+     ((128, 4096, 4096), "one small side", 0.80), ((512, 16384, 16384), "one small side", 0.80)],
+)  # fmt: skip
+def test_each_kind_of_shape_has_the_issues_target(shape, kind, goal):
+    """Issue 39: 90% of cuBLAS from 2048 up and at the odd sizes, 75% at 1024 and 1536, 80% on
+    the products with one small side."""
+    assert ladder.sweep_target(*shape) == (kind, goal)
+
+
+def test_the_sweep_takes_each_shapes_best_rung_under_its_own_load():
+    """Recorded rows (read off timings.csv): BF16 at 8192 sustained, persistent_bf16 661674.9
+    GFLOP/s (deep_bf16 644052.8) against cuBLAS 668542.6: 99.0%; FP32 at 1024, measured in
+    bursts only, warptile_db 10884.6 against cuBLAS 31767.5: 34.3%, short of 75%."""
+    table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
+    bf16 = table.loc[("BF16", "8192")]
+    assert bf16["best rung"] == "persistent_bf16" and bf16["measured on"].endswith("sustained")
+    assert bf16["% of ref"] == round(100 * 661674.903805 / 668542.571650, 1) == 99.0
+    fp32 = table.loc[("FP32", "1024")]
+    assert fp32["measured on"] == "normal inputs, burst" and fp32["met"] == "no"
+    assert fp32["% of ref"] == 34.3 and fp32["target %"] == 75
+    assert len(table) == 4 * 20  # four classes, 11 square sizes and 9 with one small side
+
+
+def test_the_sweep_says_where_the_reference_read_the_kernels_padded_rows():
+    """At 3001 the recorded cuBLAS rows in bfloat16, float64 and TF32 have ld_align 16 (rows of
+    3008, 3002 and 3004 elements: kernel_ld), in IEEE float32 none (warptile_db pads nothing);
+    at 3072 no row needs padding."""
+    table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
+    for cls in ("BF16", "FP64", "TF32"):
+        assert table.loc[(cls, "3001"), "reference rows"] == "padded to 16 B, as the kernels'"
+        assert table.loc[(cls, "3072"), "reference rows"] == "its own"
+    assert table.loc[("FP32", "3001"), "reference rows"] == "its own"

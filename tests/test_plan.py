@@ -173,3 +173,48 @@ def test_the_profile_follows_the_runs_variants_unless_the_user_names_its_own():
     e3f = validate(dict(main, profile={"variants": ["naive_guarded"]}), reg)
     runs, _ = plan.profile_plan(e3f, reg, "sm_90", named={"variants"})
     assert {c.variant for c in runs} == {"naive_guarded"}
+
+
+# -- the reference's rows (config reference_rows) ------------------------------------------------
+
+
+def _refs(p, variant):
+    return {(c.dtype, c.m, c.n, c.k): c.ld_align for c in p.runs[variant]}
+
+
+def test_a_reference_reads_the_padded_rows_of_the_kernels_it_is_compared_with(registry):
+    """persistent_bf16 rounds its rows up to 16 bytes (registry align: 16), 8 bfloat16 elements:
+    at 3001 (not a multiple of 8) cuBLAS in bfloat16 gets those rows (ld_align 16); at 3072 and
+    at 128 x 4096 x 4096 its rows are already so (0); cuBLAS in float64, with no float64 kernel
+    in the run, keeps its own rows; tiled_guarded (no align) gives its float32 reference none."""
+    p = _plan(
+        registry, sizes=[3001, 3072], shapes=[[128, 4096, 4096]],
+        variants=["persistent_bf16", "tiled_guarded", "cublas"],
+        params={"persistent_bf16": {"dtype": ["bfloat16"], "BM": [128], "BN": [256],
+                                    "STAGES": [4], "CLUSTER": [2], "GROUP": [8]},
+                "tiled_guarded": {"dtype": ["float32"], "TILE": [32]},
+                "cublas": {"dtype": ["bfloat16", "float64", "float32"]}},
+    )  # fmt: skip
+    refs = _refs(p, "cublas")
+    assert refs[("bfloat16", 3001, 3001, 3001)] == 16
+    assert refs[("bfloat16", 3072, 3072, 3072)] == 0
+    assert refs[("bfloat16", 128, 4096, 4096)] == 0
+    assert refs[("float64", 3001, 3001, 3001)] == 0
+    assert refs[("float32", 3001, 3001, 3001)] == 0
+    assert set(_refs(p, "persistent_bf16").values()) == {0}  # a kernel keeps its own
+    packed = _plan(
+        registry, sizes=[3001], variants=["persistent_bf16", "cublas"], reference_rows="packed",
+        params={"cublas": {"dtype": ["bfloat16"]}},
+    )  # fmt: skip
+    assert set(_refs(packed, "cublas").values()) == {0}
+
+
+def test_a_tf32_kernels_rows_go_to_the_tf32_reference_only(registry):
+    """persistent_tf32 (float32, math tf32, align 16: 4 floats): at 3001 cublas_tf32 gets 16-byte
+    rows, the IEEE float32 cublas beside it keeps its own (its class has no aligned kernel)."""
+    p = _plan(
+        registry, sizes=[3001], variants=["persistent_tf32", "cublas", "cublas_tf32"],
+        params={"cublas": {"dtype": ["float32"]}, "cublas_tf32": {"dtype": ["float32"]}},
+    )  # fmt: skip
+    assert set(_refs(p, "cublas_tf32").values()) == {16}
+    assert set(_refs(p, "cublas").values()) == {0}

@@ -135,11 +135,12 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
         ("e3c", ["gflops_vs_n", "global_vs_kernel", "fraction_of_cublas"]),
         ("e3d", ["remainder_effect"]),
         ("ladder", ["ladder", "ladder_load", "roofline"]),
+        ("sweep", ["ladder_by_size", "ladder"]),
     ],
 )
 def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
-    """E3c, E3d and the ladder recorded on an H100 render without a GPU, notes computed from the
-    data."""
+    """E3c, E3d, the ladder and the ladder at every size recorded on an H100 render without a
+    GPU, notes computed from the data."""
     work = tmp_path / "work"
     shutil.copytree(DATA / f"h100-{preset}" / "results", work / "results")
     out = snakemake(
@@ -161,6 +162,10 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
         for table in ("ladder", "ladder_profile"):
             html = (work / "results" / preset / "report" / f"{table}.html").read_text()
             assert "warptile_db" in html and "mma_tf32" in html, table
+    if preset == "sweep":  # one row per class and shape: 11 square sizes, 9 with one small side
+        table = pd.read_csv(work / "results" / preset / "report" / "sweep.csv")
+        assert len(table) == 4 * (11 + 9)
+        assert set(table.precision) == {"FP32", "TF32", "BF16", "FP64"}
 
 
 def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):

@@ -102,6 +102,14 @@ AXES: tuple[Axis, ...] = (
         label=lambda x: f"pad{x}" if x else "",
     ),
     Axis(
+        "ld_align",
+        int,
+        "bytes the leading dimensions are rounded up to beyond the variant's own need: a "
+        "library reference given the padded rows of the kernels it is compared with (0: none)",
+        0,
+        label=lambda x: f"rows{x}B" if x else "",
+    ),
+    Axis(
         "transfer",
         str,
         "how padded matrices reach the device",

@@ -186,13 +186,14 @@ class Runner:
         variant's declared reach past the matrices (registry `reach`)."""
         rows, cols = self.variant.reach_of(conf.instance_params, conf.m, conf.n, conf.k)
         lds = (conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad)
-        align = self.variant.alignment(conf.instance_params)
+        # the variant's own need, or (a library reference) its kernels' rows: plan.reference_ld_align
+        align = max(self.variant.alignment(conf.instance_params), conf.ld_align or 1)
         e = conf.element
         multiple = align // min(e.input.nbytes, e.output.nbytes)  # round_up: <= 1 is none
         guard = arith.guard_elements(rows, cols, *lds, multiple=multiple)
         # instantiations with the same reach share the placement (its buffers, guard zones and
         # filled host operands): the verified pass resets guards and C, every pass copies A, B
-        key = (conf.memory, conf.pad, conf.transfer, guard)
+        key = (conf.memory, conf.pad, conf.transfer, guard, align)
         if state.get("placement_key") != key:
             state.pop("placement", None)
             state["placement"] = make_placement(

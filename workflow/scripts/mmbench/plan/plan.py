@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
-from mmbench.core.elements import ElementType
+from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import load_of
@@ -48,6 +48,37 @@ def layouts(cfg: dict) -> list[tuple[str, int, str]]:
         else:
             out.append((mem, pad, "strided"))
     return list(dict.fromkeys(out))
+
+
+def kernel_row_alignment(
+    cfg: dict, registry: dict[str, Variant], kept: dict[str, list[dict]]
+) -> dict[str, int]:
+    """(element type, math) -> the bytes the run's compiled kernels of that type and math round
+    their leading dimensions up to (the largest registry `align` among their instantiations),
+    for the library references of that class (config `reference_rows: kernels`); {} with
+    `packed`."""
+    if cfg.get("reference_rows", "kernels") != "kernels":
+        return {}
+    out: dict[tuple[str, str], int] = {}
+    for name, instances in kept.items():
+        v = registry[name]
+        if not v.compiled or v.operation != "gemm":
+            continue
+        for params in instances:
+            key = (params[DTYPE_PARAM], v.math)
+            out[key] = max(out.get(key, 1), v.alignment(params))
+    return out
+
+
+def reference_ld_align(align: int, dtype: str, m: int, n: int, k: int, pad: int) -> int:
+    """The ld_align a library reference gets: `align` where rounding its leading dimensions
+    (k + pad for A, n + pad for B and C) up to it changes one of them, else 0 (its rows are the
+    kernels' already)."""
+    e = element_type(dtype)
+    multiple = align // min(e.input.nbytes, e.output.nbytes)
+    if multiple <= 1:
+        return 0
+    return align if any((ld % multiple) for ld in (k + pad, n + pad)) else 0
 
 
 def chosen_values(v: Variant, section: dict) -> tuple[dict[str, list], list[str]]:
@@ -134,10 +165,12 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
     plan = Plan()
     shapes = shapes_of(cfg)
     insts: dict[tuple, tuple[str, dict]] = {}
+    built = {name: buildable(registry[name], cfg, arch) for name in cfg["variants"]}
+    rows_of = kernel_row_alignment(cfg, registry, {n: b[0] for n, b in built.items()})
     for name in cfg["variants"]:
         v = registry[name]
         runs: list[Configuration] = []
-        instances, refused = buildable(v, cfg, arch)
+        instances, refused = built[name]
         plan.refused += [dict(r, seed=cfg["seed"]) for r in refused]
         for params in instances:
             accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
@@ -152,6 +185,10 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 if not runs_at(cfg, load_of(load), m, n, k):
                     continue
                 unmet = v.unmet(params, m, n, k)
+                ld_align = 0
+                align = rows_of.get((params[DTYPE_PARAM], v.math), 1)
+                if not v.compiled and align > 1:
+                    ld_align = reference_ld_align(align, params[DTYPE_PARAM], m, n, k, pad)
                 conf = Configuration.of(
                     name,
                     params,
@@ -165,6 +202,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     operation=v.operation,
                     math=v.math,
                     pad=pad,
+                    ld_align=ld_align,
                     transfer=transfer,
                     cache=cache,
                     load=load,

@@ -221,6 +221,23 @@ FIGURES: dict[str, Output] = {
             "this run meets.",
         ),
         _fig(
+            "ladder_by_size",
+            "new (ladder)",
+            lambda d, stem: _figures().ladder_by_size(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
+            ["timings"],
+            "The ladder at every size",
+            "Each rung (its tuned instantiation) as a percentage of the cuBLAS reference of its "
+            "precision class at each square size N, one line per rung; filled markers where N was "
+            "measured under sustained load, open ones where only in bursts (a product of a few "
+            "milliseconds cannot heat the GPU). Dashed: the target of each size range "
+            "(docs/ladder.md: 75% below 2048, 90% from 2048). Where a kernel pads its rows (a "
+            "size such as 3001), its reference reads the same padded rows (the sweep table's "
+            "`reference rows`). The note says which sizes meet their target.",
+            conditions=True,
+        ),
+        _fig(
             "ladder_load",
             "new (ladder)",
             lambda d, stem: _figures().ladder_load(
@@ -338,6 +355,20 @@ TABLES: dict[str, Output] = {
             "of the cuBLAS reference of its class, its gain over the rung before it and its "
             "GFLOP/s per watt (energy counter over the timed window); beside them the GFLOP/s "
             "and percentage on integers 0-9 timed in bursts, where the run measured those too.",
+        ),
+        _tab(
+            "sweep",
+            "new (ladder)",
+            lambda d: ladder.sweep(d["timings"]),
+            ["timings"],
+            "The ladder at every size: each class's best rung against its cuBLAS per shape",
+            "Per precision class and shape (square sizes, then products with one small side): "
+            "the fastest rung there and its parameters, its GFLOP/s and its reference's, the "
+            "percentage, the target for that kind of shape (docs/ladder.md: 90% of cuBLAS for "
+            "square sizes from 2048, 75% at 1024 and 1536, 80% with one small side) and whether "
+            "it is met; `reference rows` says whether the reference read rows padded as the "
+            "kernels' (config reference_rows); `measured on` the inputs and load (sustained where "
+            "the shape was measured so, else bursts).",
         ),
         _tab(
             "ladder_profile",

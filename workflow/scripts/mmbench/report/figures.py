@@ -29,6 +29,7 @@ from mmbench.report.findings import (  # noqa: E402
     near_sizes,
     peaks_at_multiples,
     roofline_note,
+    sweep_targets,
     tiled_vs_naive,
     tiling_moves_right,
     transfer_fades,
@@ -423,6 +424,91 @@ def ladder_rungs(timings, stem, condition=""):
     targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_ON_H100,
                              lad.condition_words(head), lad.condition_words(lad.HEADLINE))  # fmt: skip
     verdict(fig, f"{'; '.join(notes)}. {targets}".strip(), condition)
+    return save(fig, stem)
+
+
+def ladder_by_size(timings, stem, condition=""):
+    """New: the ladder at every size (config/presets/sweep.yaml).  One panel per precision
+    class: each rung's fastest instantiation as a percentage of its cuBLAS reference against the
+    square size N (one line per rung; filled markers where the size was measured under
+    sustained load, open where in bursts), the target of each size range dashed."""
+    from mmbench.report import ladder as lad
+
+    k = lad.sweep_rows(timings)
+    k = k[(k.m == k.n) & (k.n == k.k)] if not k.empty else k
+    if k.empty or k.m.nunique() < 2:
+        no_data(
+            "The ladder at every size",
+            "kernels and their cuBLAS reference at two square sizes or more",
+        )
+    if stem is None:  # the data check only
+        return None
+    table = lad.sweep(timings)
+    table = table[(table.m == table.n) & (table.n == table.k)]
+    classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
+    _setup()
+    cols = 2 if len(classes) > 1 else 1
+    rows = (len(classes) + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(9.5, 3.6 * rows + 0.6), squeeze=False, sharex=True
+    )
+    colours = palette(k.variant.unique())
+    lo, hi = int(k.m.min()), int(k.m.max())
+    for ax, cls in zip(axes.flat, classes, strict=False):
+        part = k[k.precision == cls]
+        for variant in dict.fromkeys(part.sort_values("m").variant):
+            mine = part[part.variant == variant].sort_values("m")
+            pct = 100 * mine.fraction
+            ax.plot(mine.m, pct, color=colours[variant], lw=1.8, label=variant)
+            steady = (mine.load == lad.SUSTAINED.name).to_numpy()
+            ax.scatter(mine.m[steady], pct[steady], color=colours[variant], s=30, zorder=3)
+            ax.scatter(mine.m[~steady], pct[~steady], facecolors="white", s=30, zorder=3,
+                       edgecolors=[colours[variant]], linewidths=1.4)  # fmt: skip
+        # each size range's target, dashed over the sizes it holds
+        for (lo_n, hi_n), (_, goal) in (
+            ((lo, min(hi, 2047)), lad.sweep_target(lo, lo, lo)),
+            ((max(lo, 2048), hi), lad.sweep_target(2048, 2048, 2048)),
+        ):
+            if lo_n <= hi_n:
+                ax.hlines(
+                    100 * goal, lo_n * 0.97, hi_n * 1.03, colors="0.3", linestyles="--", lw=1.2
+                )
+                ax.text(
+                    hi_n * 1.03, 100 * goal, f" {goal:.0%}", va="center", fontsize=8.5, color="0.3"
+                )
+        ax.axhline(100, color="0.6", lw=0.8)
+        # a size where cuBLAS falls far behind (an odd size) would flatten the rest: the axis
+        # stops at 150% and such a point is marked at the top with its value
+        top = min(150.0, max(110.0, float((100 * part.fraction).max()) * 1.08))
+        ax.set_ylim(0, top)
+        rungs = list(dict.fromkeys(part.sort_values("m").variant))
+        for r in part[100 * part.fraction > top].itertuples():
+            # one label per rung, stacked below the top edge: two rungs at one size stay apart
+            ax.annotate(f"{r.fraction:.0%}", (r.m, top), xytext=(14, -12 - 13 * rungs.index(r.variant)),
+                        textcoords="offset points", ha="left", va="center", fontsize=8,
+                        color=colours[r.variant],
+                        bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.9))  # fmt: skip
+        ax.set(title=f"{cls} (vs {part.reference.iloc[0]})", ylabel="% of cuBLAS")
+        log_sizes(ax, lo * 0.9, hi * 1.12, sorted(k.m.unique()))
+        ax.legend(fontsize=8.5, loc="lower right")
+    for ax in list(axes.flat)[len(classes) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("N (square, N x N x N)")
+    fig.suptitle(
+        "The ladder at every size: each rung's best instantiation as % of its cuBLAS "
+        "(filled: sustained load, open: bursts)"
+    )
+    fig.tight_layout()
+    off = table[table["% of ref"] > 150]
+    text = sweep_targets(table) + "."
+    if len(off):
+        text += " Off the scale (above 150%): " + ", ".join(
+            f"{p} at {sh} ({pct:.0f}%, cuBLAS {ref / 1e3:.0f} TFLOP/s, rows {rows.split(',')[0]})"
+            for p, sh, pct, ref, rows in zip(off.precision, off["shape"], off["% of ref"],
+                                             off["reference GFLOP/s"], off["reference rows"], strict=True)
+        ) + "."  # fmt: skip
+    verdict(fig, text, condition)
     return save(fig, stem)
 
 

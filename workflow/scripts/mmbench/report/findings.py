@@ -371,3 +371,30 @@ def transfer_fades(d: pd.DataFrame) -> str:
         + f": the transfer share shrinks as N grows in {sum(fades)} of {len(fades)} "
         f"host-memory mode{'s' if len(fades) > 1 else ''}: {_agree(sum(fades) / len(fades), 'seed 002')}."
     )
+
+
+def sweep_targets(table: pd.DataFrame) -> str:
+    """The sweep's verdict per precision class (report/ladder.sweep's table: precision, shape,
+    `% of ref`, `target %`, met): how many shapes meet their target, and each miss with its
+    percentage against the target, smallest share first."""
+    if table.empty:
+        return ""
+    parts, met = [], 0
+    for cls, g in table.groupby("precision", sort=False):
+        ok = g[g.met == "yes"]
+        met += len(ok)
+        missed = g[g.met != "yes"].sort_values("% of ref")
+        text = f"{cls} met at {len(ok)} of {len(g)} shapes"
+        if len(missed):
+            text += "; missed at " + ", ".join(
+                f"{shape} ({share:.0f}% < {goal}%)"
+                for shape, share, goal in zip(
+                    missed["shape"], missed["% of ref"], missed["target %"], strict=True
+                )
+            )
+        parts.append(text)
+    return (
+        f"Each class's best rung against its cuBLAS ({met} of {len(table)} class-shape pairs "
+        f"at their target: 90% from 2048, 75% at 1024 and 1536, 80% with one small side): "
+        + "; ".join(parts)
+    )

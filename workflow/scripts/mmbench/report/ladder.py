@@ -324,3 +324,99 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# -- the ladder at every size (config/presets/sweep.yaml) ---------------------------------------
+# the share of its cuBLAS reference each class's best rung is to reach at a shape (docs/ladder.md,
+# "The ladder at every size"): square sizes from 2048 up and the odd sizes 90%, 1024 and 1536 75%,
+# rectangular products with one small side 80%
+SWEEP_TARGETS = {"square from 2048": 0.90, "square below 2048": 0.75, "one small side": 0.80}
+
+
+def sweep_target(m: int, n: int, k: int) -> tuple[str, float]:
+    """(the kind of shape, the share of cuBLAS the best rung is to reach there)."""
+    kind = (
+        ("square from 2048" if m >= 2048 else "square below 2048")
+        if m == n == k
+        else "one small side"
+    )
+    return kind, SWEEP_TARGETS[kind]
+
+
+def shape_words(m: int, n: int, k: int) -> str:
+    return str(m) if m == n == k else f"{m} x {n} x {k}"
+
+
+def sweep_rows(timings: pd.DataFrame) -> pd.DataFrame:
+    """Per precision class and shape, every rung's fastest instantiation against its reference
+    under one condition per shape: the headline inputs (normal where measured), sustained where
+    the shape was measured so, else in bursts (a product of a few milliseconds cannot heat the
+    GPU).  Columns of best_per_rung, with `condition` and the reference's row alignment."""
+    k = best_per_rung(timings).dropna(subset=["reference_gflops"])
+    if k.empty:
+        return k
+    dist = HEADLINE[0] if (k.distribution == HEADLINE[0]).any() else k.distribution.mode()[0]
+    k = k[k.distribution == dist]
+    sustained = k.load == SUSTAINED.name
+    has = k[sustained].groupby(["precision", "m", "n", "k"]).size()
+    keep = [
+        (ld == SUSTAINED.name) == ((p, m, n, kk) in has.index)
+        for p, m, n, kk, ld in zip(k.precision, k.m, k.n, k.k, k.load, strict=True)
+    ]
+    k = k[keep].copy()
+    k["condition"] = [condition_words((dist, ld)) for ld in k.load]
+    return k
+
+
+def _reference_rows(timings: pd.DataFrame) -> pd.DataFrame:
+    """Per reference configuration (element type, math, shape, inputs, load): the bytes its
+    leading dimensions were rounded up to (ld_align, 0: its own rows)."""
+    d = with_math(timings)
+    d = d[d.backend == "cublas"]
+    col = d["ld_align"] if "ld_align" in d else pd.Series(0, index=d.index)
+    d = d.assign(ld_align=col.fillna(0).astype(int))
+    return d.groupby(["dtype", "math", "m", "n", "k", *CONDITION]).ld_align.max()
+
+
+def sweep(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per precision class and shape: the best rung there, its GFLOP/s, its reference's,
+    the percentage, the target for that kind of shape and whether it is met, and the rows the
+    reference read (padded as the kernels' where they pad theirs)."""
+    k = sweep_rows(timings)
+    if k.empty:
+        return pd.DataFrame()
+    rows_of = _reference_rows(timings)
+    out = []
+    for prec in CLASS_ORDER:
+        part = k[k.precision == prec]
+        for (m, n, kk), g in part.groupby(["m", "n", "k"]):
+            best = g.sort_values("kernel_gflops").iloc[-1]
+            kind, goal = sweep_target(int(m), int(n), int(kk))
+            # (best["dtype"]: a row's .dtype is the Series' own type)
+            key = (best["dtype"], best["math"], m, n, kk, best["distribution"], best["load"])
+            pad = int(rows_of.get(key, 0))
+            out.append(
+                {
+                    "precision": prec,
+                    "shape": shape_words(int(m), int(n), int(kk)),
+                    "m": int(m),
+                    "n": int(n),
+                    "k": int(kk),
+                    "best rung": best.variant,
+                    "GFLOP/s": round(float(best.kernel_gflops)),
+                    "reference": best.reference,
+                    "reference GFLOP/s": round(float(best.reference_gflops)),
+                    "% of ref": round(100 * float(best.fraction), 1),
+                    "target %": round(100 * goal),
+                    "met": "yes" if best.fraction >= goal else "no",
+                    "rungs": g.variant.nunique(),
+                    "parameters": best.params,
+                    "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
+                    "measured on": best.condition,
+                }
+            )
+    out = pd.DataFrame(out)
+    out["_square"] = (out.m == out.n) & (out.n == out.k)
+    out["_order"] = [CLASS_ORDER.index(p) for p in out.precision]
+    out = out.sort_values(["_order", "_square", "m", "n"], ascending=[True, False, True, True])
+    return out.drop(columns=["_square", "_order"]).reset_index(drop=True)
