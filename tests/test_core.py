@@ -311,3 +311,22 @@ def test_the_matrix_sum_is_exact_on_integers_and_one_rounding_otherwise():
     assert not arith.exact_expected(element_type("float32"), "uniform", 9, False, "add")
     assert arith.tolerance_scale(element_type("float32"), "uniform", 9, False, "add") == 2.0**-24
     assert arith.tolerance_scale(element_type("int32"), "int09", 9, False, "add") == 0.0
+
+
+def test_an_older_samples_id_gets_each_added_axis_back_in_its_place():
+    """Hand-written ids: one from before `load` (and `ld_align`) existed, one from before
+    `ld_align` only; each axis comes back with its default (burst, 0) where today's id has it."""
+    from mmbench.core.row import upgrade_id
+
+    today = (
+        "cublas|float32|float32|768|768|768|gemm|False|pinned|0|0|contiguous|warm|burst|int09|2024"
+    )
+    before_load = (
+        "cublas|float32|float32|768|768|768|gemm|False|pinned|0|contiguous|warm|int09|2024"
+    )
+    before_align = (
+        "cublas|float32|float32|768|768|768|gemm|False|pinned|0|contiguous|warm|burst|int09|2024"
+    )
+    assert upgrade_id(before_load) == today
+    assert upgrade_id(before_align) == today
+    assert upgrade_id(today) == today

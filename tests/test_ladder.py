@@ -215,6 +215,8 @@ def test_the_sweep_takes_each_shapes_best_rung_under_its_own_load():
     fp32 = table.loc[("FP32", "1024")]
     assert fp32["measured on"] == "normal inputs, burst" and fp32["met"] == "no"
     assert fp32["% of ref"] == 34.3 and fp32["target %"] == 75
+    # warptile_db's 128 x 256 block tiles (its tuned BM, BN): 1024 / 256 x 1024 / 128 = 4 x 8
+    assert fp32["output tiles"] == 32
     assert len(table) == 4 * 20  # four classes, 11 square sizes and 9 with one small side
 
 

@@ -173,7 +173,8 @@ def upgrade_id(old: str) -> str:
     missing = len(CONFIG_ID) - len(parts)
     if missing <= 0 or missing > len(ADDED_TO_ID):
         return old
-    for name in ADDED_TO_ID[-missing:]:
+    # each put back at its place, leftmost first (so that each index counts those before it)
+    for name in sorted(ADDED_TO_ID[-missing:], key=CONFIG_ID.index):
         parts.insert(CONFIG_ID.index(name), _id_part(AXIS_DEFAULTS[name]))
     return "|".join(parts)
 

@@ -14,6 +14,7 @@ it into the config's per-variant `params` for the GPU this run uses.
 
 from __future__ import annotations
 
+import math
 import re
 
 import pandas as pd
@@ -378,6 +379,17 @@ def _reference_rows(timings: pd.DataFrame) -> pd.DataFrame:
     return d.groupby(["dtype", "math", "m", "n", "k", *CONDITION]).ld_align.max()
 
 
+def output_tiles(variant: str, instance: str, m: int, n: int, k: int) -> int | None:
+    """How many blocks' worth of C an instantiation cuts an m x n x k product into: its grid on
+    a GPU of unlimited multiprocessors (a persistent kernel's grid is the tile count there), to
+    set beside the GPU's multiprocessors (132 on an H100 SXM).  None for a library call."""
+    v = load_registry().get(variant)
+    if v is None or not v.compiled:
+        return None
+    grid, _ = v.launch(v.instance(instance), m, n, k, sms=10**6)
+    return math.prod(grid)
+
+
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per precision class and shape: the best rung there, its GFLOP/s, its reference's,
     the percentage, the target for that kind of shape and whether it is met, and the rows the
@@ -410,6 +422,9 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                     "target %": round(100 * goal),
                     "met": "yes" if best.fraction >= goal else "no",
                     "rungs": g.variant.nunique(),
+                    "output tiles": output_tiles(
+                        best.variant, best.instance, int(m), int(n), int(kk)
+                    ),
                     "parameters": best.params,
                     "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
                     "measured on": best.condition,
