@@ -204,7 +204,8 @@ def test_every_figure_of_the_recorded_runs_says_whether_it_agrees(monkeypatch, t
     runs = {"h100-main/results": "config/config.yaml",
             "h100-e3c/results/e3c": "config/presets/e3c.yaml",
             "h100-e3d/results/e3d": "config/presets/e3d.yaml",
-            "h100-ladder/results/ladder": "config/presets/ladder.yaml"}  # fmt: skip
+            "h100-ladder/results/ladder": "config/presets/ladder.yaml",
+            "h100-sweep/results/sweep": "config/presets/sweep.yaml"}  # fmt: skip
     tables = {"timings": "timings.csv", "roofline": "roofline.csv", "ceilings": "ceilings.csv"}
     made = set()
     for folder, config in runs.items():
@@ -237,3 +238,23 @@ def test_the_sweep_verdict_counts_each_class_and_names_each_miss():
     assert "(2 of 3 class-shape pairs at their target" in text
     assert "FP32 met at 1 of 2 shapes; missed at 1024 (50% < 75%)" in text
     assert "TF32 met at 1 of 1 shapes" in text and "TF32 met at 1 of 1 shapes;" not in text
+
+
+def test_the_sweep_verdict_says_whether_it_meets_and_misses_as_documented():
+    """docs/ladder.md's H100 sweep: FP32 met at 2048 and missed at 1024. A run that meets at
+    both agrees with one of the two verdicts (partly: half); one that matches both agrees."""
+    from mmbench.report import ladder
+
+    documented = ladder.documented_sweep()
+    assert documented[("FP32", "2048")] is True and documented[("FP32", "1024")] is False
+    assert documented[("BF16", "128 x 4096 x 4096")] is False
+    assert documented[("BF16", "128 x 8192 x 8192")] is True
+    assert len(documented) == 4 * 20
+    rows = dict(precision=["FP32", "FP32"], shape=["2048", "1024"], target=[90, 75])
+    both_met = pd.DataFrame(rows | {"% of ref": [95.0, 80.0], "met": ["yes", "yes"]})
+    both_met = both_met.rename(columns={"target": "target %"})
+    text = findings.sweep_targets(both_met, documented)
+    assert text.endswith("in 1 of 2 class-shape pairs: partly agrees with its verdicts")
+    as_found = both_met.assign(**{"% of ref": [95.0, 50.0], "met": ["yes", "no"]})
+    text = findings.sweep_targets(as_found, documented)
+    assert text.endswith("in 2 of 2 class-shape pairs: agrees with its verdicts")

@@ -501,7 +501,7 @@ def ladder_by_size(timings, stem, condition=""):
     )
     fig.tight_layout()
     off = table[table["% of ref"] > 150]
-    text = sweep_targets(table) + "."
+    text = sweep_targets(table, lad.documented_sweep()) + "."
     if len(off):
         text += " Off the scale (above 150%): " + ", ".join(
             f"{p} at {sh} ({pct:.0f}%, cuBLAS {ref / 1e3:.0f} TFLOP/s, rows {rows.split(',')[0]})"

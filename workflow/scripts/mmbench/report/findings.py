@@ -373,10 +373,11 @@ def transfer_fades(d: pd.DataFrame) -> str:
     )
 
 
-def sweep_targets(table: pd.DataFrame) -> str:
+def sweep_targets(table: pd.DataFrame, documented: dict | None = None) -> str:
     """The sweep's verdict per precision class (report/ladder.sweep's table: precision, shape,
     `% of ref`, `target %`, met): how many shapes meet their target, and each miss with its
-    percentage against the target, smallest share first."""
+    percentage against the target, smallest share first; then whether this run meets or misses
+    as docs/ladder.md's H100 sweep did (`documented`: (class, shape) -> met)."""
     if table.empty:
         return ""
     parts, met = [], 0
@@ -393,8 +394,20 @@ def sweep_targets(table: pd.DataFrame) -> str:
                 )
             )
         parts.append(text)
-    return (
+    text = (
         f"Each class's best rung against its cuBLAS ({met} of {len(table)} class-shape pairs "
         f"at their target: 90% from 2048, 75% at 1024 and 1536, 80% with one small side): "
         + "; ".join(parts)
     )
+    known = [
+        ((p, s), m == "yes")
+        for p, s, m in zip(table.precision, table["shape"], table.met, strict=True)
+        if (p, s) in (documented or {})
+    ]
+    if known:
+        same = sum(ok == documented[key] for key, ok in known)
+        text += (
+            f". Met or missed as in docs/ladder.md's H100 sweep in {same} of {len(known)} "
+            f"class-shape pairs: {_agree(same / len(known), 'its verdicts')}"
+        )
+    return text

@@ -334,6 +334,31 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
 SWEEP_TARGETS = {"square from 2048": 0.90, "square below 2048": 0.75, "one small side": 0.80}
 
 
+# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size"): the shapes it measured,
+# each class at each, and the class-shape pairs that missed their target there (its bold cells)
+SWEEP_SHAPES_ON_H100 = [(s, s, s) for s in (1024, 1536, 2048, 3001, 3072, 4096, 6144, 7001, 8192,
+                                            12288, 16384)] + [
+    (m, n, n) for n in (4096, 8192, 16384) for m in (128, 256, 512)]  # fmt: skip
+SWEEP_MISSED_ON_H100 = {
+    "FP32": [1024, 1536, 3001, 3072, (128, 4096), (128, 8192), (128, 16384), (256, 4096),
+             (256, 8192), (512, 4096)],
+    "TF32": [1024, 3072, 8192, 16384, (128, 4096), (128, 8192), (128, 16384), (256, 4096),
+             (256, 8192), (512, 4096)],
+    "BF16": [1024, (128, 4096), (256, 4096), (512, 4096)],
+    "FP64": [1024, 1536, 3072, (128, 4096), (128, 8192), (128, 16384), (256, 4096)],
+}  # fmt: skip
+
+
+def documented_sweep() -> dict[tuple[str, str], bool]:
+    """(class, shape words) -> met, as docs/ladder.md's H100 sweep found."""
+    out = {}
+    for cls, missed in SWEEP_MISSED_ON_H100.items():
+        gone = {(x, x, x) if isinstance(x, int) else (x[0], x[1], x[1]) for x in missed}
+        for shape in SWEEP_SHAPES_ON_H100:
+            out[(cls, shape_words(*shape))] = shape not in gone
+    return out
+
+
 def sweep_target(m: int, n: int, k: int) -> tuple[str, float]:
     """(the kind of shape, the share of cuBLAS the best rung is to reach there)."""
     kind = (
