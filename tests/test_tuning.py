@@ -139,3 +139,72 @@ def test_a_table_without_a_needed_column_names_only_the_needed_ones(tmp_path):
         "has no column 'params'; valid: a table with at least the columns gpu_name, "
         "variant, dtype, params (the tune preset also writes math, instance" in str(err.value)
     )
+
+
+# -- tuning by range of products (mn_min, mn_max) ------------------------------------------------
+
+GPU = "NVIDIA H100 80GB HBM3"
+HEADER = "gpu_name,variant,dtype,params,mn_min,mn_max"
+SMALL = "BM=64 BN=64 BK=16 WM=32 WN=64 WNITER=2 TM=8 TN=4"  # the h100-sizes run's best at 1024
+LARGE = "BM=128 BN=256 BK=16 WM=64 WN=64 WNITER=2 TM=8 TN=4"  # kernels/tuned.csv's, at 4096
+
+
+def _ranged(tmp_path, *rows) -> str:
+    table = tmp_path / "tuned.csv"
+    table.write_text("\n".join([HEADER, *rows]) + "\n")
+    return str(table)
+
+
+def test_each_shape_gets_the_instantiation_of_the_range_that_holds_it(tmp_path):
+    """Two rows, split at m*n = 2097152 (1024 x 2048): 1024 x 1024 (1048576) and 128 x 4096
+    (524288) get the small tiles, 2048 and 4096 the large ones; each row records its range."""
+    from mmbench.plan.config import validate
+
+    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{SMALL},,2097152",
+                   f"{GPU},warptile_db,float32,{LARGE},2097152,")  # fmt: skip
+    registry = load_registry()
+    cfg = validate({"variants": ["warptile_db"], "sizes": [1024, 2048, 4096],
+                    "shapes": [[128, 4096, 4096]], "tuned": path, "tuned_gpu": GPU}, registry)  # fmt: skip
+    p = plan.expand(apply_tuned(cfg, [], registry), registry, "sm_90")
+    got = {(c.m, c.n, dict(c.params)["BM"], c.tuned_for) for c in p.runs["warptile_db"]}
+    assert got == {
+        (1024, 1024, 64, "m*n < 2097152"),
+        (128, 4096, 64, "m*n < 2097152"),
+        (2048, 2048, 128, "m*n >= 2097152"),
+        (4096, 4096, 128, "m*n >= 2097152"),
+    }
+    # both instantiations are built, and no mixture of the two rows' values
+    assert sorted(dict(params)["BM"] for _, params in p.instantiations) == [64, 128]
+
+
+def test_a_shape_no_range_holds_is_refused_with_the_rows_it_has(tmp_path):
+    from mmbench.plan.config import validate
+
+    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{LARGE},2097152,")
+    registry = load_registry()
+    cfg = validate({"variants": ["warptile_db"], "sizes": [1024, 4096], "tuned": path,
+                    "tuned_gpu": GPU}, registry)  # fmt: skip
+    p = plan.expand(apply_tuned(cfg, [], registry), registry, "sm_90")
+    assert {c.m for c in p.runs["warptile_db"]} == {4096}  # (both memory modes)
+    [why] = [r["reason"] for r in p.refused if r.get("m") == 1024]
+    assert why.startswith("no tuning row of warptile_db float32 holds m*n = 1048576")
+    assert "(its rows: m*n >= 2097152)" in why
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ((f"{GPU},warptile_db,float32,{SMALL},,4000000", f"{GPU},warptile_db,float32,{LARGE},2097152,"),
+         "lines 2, 3: 2 rows claim warptile_db float32 on 'NVIDIA H100 80GB HBM3' for overlapping"),
+        ((f"{GPU},warptile_db,float32,{SMALL},,", f"{GPU},warptile_db,float32,{LARGE},,"),
+         "for overlapping products"),
+        ((f"{GPU},warptile_db,float32,{SMALL},5,5",), "line 2: the range mn_min 5 to mn_max 5 is empty"),
+        ((f"{GPU},warptile_db,float32,{SMALL},-1,",), "line 2: mn_min -1 / mn_max"),
+        ((f"{GPU},warptile_db,float32,{SMALL},1.5,",), "is not a range of products m x n"),
+    ],
+)  # fmt: skip
+def test_a_bad_range_is_named_with_its_lines(tmp_path, rows, message):
+    path = _ranged(tmp_path, *rows)
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(path, tuned_gpu=GPU), [], load_registry())
+    assert message in str(err.value)

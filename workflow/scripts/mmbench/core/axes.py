@@ -171,6 +171,15 @@ AXES: tuple[Axis, ...] = (
         compare=False,
     ),
     Axis("notes", str, "why a FAIL is expected", "", identity=False, compare=False),
+    Axis(
+        "tuned_for",
+        str,
+        "the tuning row's range of products m*n that chose this instantiation for the shape "
+        "(plan/tuning.py; empty: not tuned by range)",
+        "",
+        identity=False,
+        compare=False,
+    ),
 )
 
 # the instantiation's slug stands for the compile-time parameters in every key

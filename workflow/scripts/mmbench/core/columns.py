@@ -24,4 +24,8 @@ TUNED_COLUMNS = [
     "reference",
     "percent_of_reference",
     "instantiations",
+    # the products the row holds for: mn_min <= m * n < mn_max (empty: no bound), one range per
+    # tuning size (report/ladder.tuned); a row without either holds for every shape
+    "mn_min",
+    "mn_max",
 ]

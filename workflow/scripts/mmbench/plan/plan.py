@@ -16,6 +16,7 @@ from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import load_of
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
+from mmbench.plan.tuning import holding
 
 label = params_label
 __all__ = ["Configuration", "detect_gpus"]
@@ -161,6 +162,36 @@ def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[t
     return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 
+def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int) -> str | None:
+    """Where the tuning table holds ranges of products for this variant (cfg `tuned_ranges`,
+    plan/tuning.py): the range's words if `params` is the instantiation tuned for m x n, None if
+    it is not; "" for a variant not tuned by range."""
+    ranges = (cfg.get("tuned_ranges") or {}).get(name)
+    if not ranges:
+        return ""
+    row = holding(ranges, params[DTYPE_PARAM], m, n)
+    return row["words"] if row is not None and row["params"] == params else None
+
+
+def untuned_shapes(cfg: dict, name: str, dtypes, shapes) -> list[dict]:
+    """Refusals of the shapes that no tuning range of the variant holds, per element type."""
+    ranges = (cfg.get("tuned_ranges") or {}).get(name)
+    if not ranges:
+        return []
+    out = []
+    for dtype in dtypes:
+        mine = [r for r in ranges if r["dtype"] == dtype]
+        for m, n, k in shapes:
+            if mine and holding(mine, dtype, m, n) is None:
+                spans = ", ".join(r["words"] for r in mine)
+                out.append(
+                    dict(variant=name, dtype=dtype, m=m, n=n, k=k,
+                         reason=f"no tuning row of {name} {dtype} holds m*n = {m * n} "
+                                f"(its rows: {spans}); re-tune with sizes that cover it")
+                )  # fmt: skip
+    return out
+
+
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
     plan = Plan()
     shapes = shapes_of(cfg)
@@ -172,6 +203,10 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
         runs: list[Configuration] = []
         instances, refused = built[name]
         plan.refused += [dict(r, seed=cfg["seed"]) for r in refused]
+        dtypes = dict.fromkeys(p[DTYPE_PARAM] for p in instances)
+        plan.refused += [
+            dict(r, seed=cfg["seed"]) for r in untuned_shapes(cfg, name, dtypes, shapes)
+        ]
         for params in instances:
             accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
             for (m, n, k), acc, (mem, pad, transfer), cache, load, dist in itertools.product(
@@ -183,6 +218,9 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 cfg["distribution"],
             ):
                 if not runs_at(cfg, load_of(load), m, n, k):
+                    continue
+                chosen_for = tuned_for(cfg, name, params, m, n)
+                if chosen_for is None:  # another instantiation is tuned for this shape
                     continue
                 unmet = v.unmet(params, m, n, k)
                 ld_align = 0
@@ -209,6 +247,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     precondition_met=not unmet,
                     expected="FAIL" if unmet else "PASS",
                     notes="; ".join(unmet),
+                    tuned_for=chosen_for,
                 )
                 if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
                     plan.refused.append(
@@ -353,6 +392,8 @@ def profile_plan(
         instances, why = buildable(v, p, arch)
         refused += why
         for params, size in itertools.product(instances, p["sizes"]):
+            if tuned_for(cfg, name, params, size, size) is None:  # tuned for another range
+                continue
             unmet = v.unmet(params, size, size, size)
             if unmet and v.unsafe_when_unmet:
                 refused.append(

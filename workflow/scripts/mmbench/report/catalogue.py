@@ -386,10 +386,13 @@ TABLES: dict[str, Output] = {
             "new (ladder)",
             lambda d: ladder.tuned(d["timings"]),
             ["timings"],
-            "Tuned parameters: each rung's fastest instantiation at the tuning size",
-            "Per GPU model and rung, the fastest verified instantiation at the largest square "
-            "size of the run (the tuning size) and how many were measured; the ladder preset "
-            "runs these (kernels/tuned.csv keeps them per GPU model).",
+            "Tuned parameters: each rung's fastest instantiation at each tuning size",
+            "Per GPU model, rung and tuning size (the run's square sizes from 1024 up, multiples "
+            "of 128; sustained where measured so, else bursts), the fastest verified "
+            "instantiation and how many were measured; with several sizes each row holds for "
+            "the products m x n around its size (mn_min <= m x n < mn_max, the geometric middle "
+            "to the next size). The ladder and sweep presets run these, each shape the row of "
+            "its range (kernels/tuned.csv keeps them per GPU model).",
         ),
         _tab(
             "verification",

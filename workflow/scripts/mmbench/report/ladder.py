@@ -125,26 +125,51 @@ def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
 
 
 def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
-    """The tuning table: per GPU model and rung, the fastest verified instantiation at the
-    tuning size (the largest square size of the run unless given), with how many
-    instantiations were measured there."""
+    """The tuning table: per GPU model and rung, the fastest verified instantiation at each
+    tuning size (the run's square sizes from 1024 up, multiples of 128; or `size` alone), with
+    how many instantiations were measured there; each size measured sustained where the run did
+    so, else in bursts (normal inputs where measured).  One tuning size: rows for every shape
+    (mn_min, mn_max empty).  Several: each size's row holds for the products m x n from the
+    geometric middle to the size below to that to the size above (S_i-1 * S_i <= m * n <
+    S_i * S_i+1; the smallest size's row from 0, the largest's without bound), and the plan gives
+    each shape the instantiation of its range (plan/tuning.py)."""
     k = with_reference(timings)
-    k = under(k, conditions(k)[0])  # tuned under the headline condition
-    sq = k[(k.m == k.n) & (k.n == k.k)]
-    if sq.empty:
+    if k.empty:
         return pd.DataFrame(columns=TUNED_COLUMNS)
-    size = size or int(sq.m.max())
-    at = sq[sq.m == size]
-    counts = at.groupby(["gpu_name", "variant", "dtype"]).instance.nunique()
-    best = at.sort_values("kernel_gflops").groupby(["gpu_name", "variant", "dtype"]).tail(1).copy()
-    best["instantiations"] = [
-        int(counts[(g, v, t)])
-        for g, v, t in zip(best.gpu_name, best.variant, best.dtype, strict=True)
-    ]
+    dist = HEADLINE[0] if (k.distribution == HEADLINE[0]).any() else k.distribution.mode()[0]
+    k = k[k.distribution == dist]
+    sq = k[(k.m == k.n) & (k.n == k.k)]
+    sizes = [size] if size else sorted(int(x) for x in ladder_sizes(sq).m.unique())
+    if not sizes and not sq.empty:  # a run with no ladder size: its largest square
+        sizes = [int(sq.m.max())]
+    rows = []
+    for i, n in enumerate(sizes):
+        at = sq[sq.m == n]
+        steady = at[at.load == SUSTAINED.name]
+        at = steady if len(steady) else at[at.load != SUSTAINED.name]
+        if at.empty:
+            continue
+        counts = at.groupby(["gpu_name", "variant", "dtype"]).instance.nunique()
+        best = at.sort_values("kernel_gflops").groupby(["gpu_name", "variant", "dtype"]).tail(1)
+        best = best.copy()
+        best["instantiations"] = [
+            int(counts[(g, v, t)])
+            for g, v, t in zip(best.gpu_name, best.variant, best.dtype, strict=True)
+        ]
+        several = len(sizes) > 1
+        best["mn_min"] = sizes[i - 1] * n if several and i > 0 else None
+        best["mn_max"] = n * sizes[i + 1] if several and i + 1 < len(sizes) else None
+        rows.append(best)
+    if not rows:
+        return pd.DataFrame(columns=TUNED_COLUMNS)
+    best = pd.concat(rows)
     best["percent_of_reference"] = 100 * best.fraction
     best = best.assign(_rank=ladder_rank(best.variant))
-    best = best.sort_values(["gpu_name", "_rank", "dtype"])
-    return best[TUNED_COLUMNS].reset_index(drop=True)
+    best = best.sort_values(["gpu_name", "_rank", "dtype", "m"])
+    out = best[TUNED_COLUMNS].reset_index(drop=True)
+    for c in ("mn_min", "mn_max"):
+        out[c] = out[c].astype("Int64")
+    return out
 
 
 # -- the ladder table ------------------------------------------------------------------------
