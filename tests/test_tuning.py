@@ -208,3 +208,24 @@ def test_a_bad_range_is_named_with_its_lines(tmp_path, rows, message):
     with pytest.raises(ConfigError) as err:
         apply_tuned(_cfg(path, tuned_gpu=GPU), [], load_registry())
     assert message in str(err.value)
+
+
+def test_a_recorded_run_tuned_by_range_ran_each_shapes_instantiation():
+    """tests/data/h100-tuned-by-range: on an H100, each measured row of a tuned rung ran the
+    instantiation of the recorded tuning row whose range holds its m x n, and says so."""
+    folder = ROOT / "tests" / "data" / "h100-tuned-by-range"
+    table = tuning.read_tuned(folder / "tuned.csv")
+    ranges = tuning.tuned_ranges(table, GPU, list(table.variant.unique()), load_registry(),
+                                 str(folder / "tuned.csv"))  # fmt: skip
+    timings = pd.read_csv(folder / "timings.csv")
+    tuned = timings[timings.variant.isin(list(ranges))]
+    assert len(tuned) == 4 * 14  # four rungs x 14 shapes (deep_bf16, one instantiation: untuned)
+    for r in tuned.itertuples():
+        row = tuning.holding(ranges[r.variant], r.dtype, r.m, r.n)
+        assert r.instance == "_".join([r.dtype, *(f"{k}{v}" for k, v in row["params"].items()
+                                                  if k != "dtype")]), r  # fmt: skip
+        assert r.tuned_for == row["words"] and r.verification == "PASS"
+    # 1024 x 1024 (m*n 1048576) and 2048 x 2048 (4194304) fall in different rows
+    w = tuned[tuned.variant == "warptile_db"].set_index("m")
+    assert w.loc[1024, "tuned_for"] == "m*n < 2097152"
+    assert w.loc[2048, "tuned_for"] == "2097152 <= m*n < 8388608"
