@@ -40,13 +40,14 @@ DATA = Path(__file__).parent / "data"
 def test_the_configuration_type_has_a_field_per_planned_axis_and_nothing_else():
     """Hand-written from docs/method.md's list of what a configuration is: the variant and its
     parameters, the operation and its math, the shape, the host-memory mode and its layout (a
-    reference's rows padded as its kernels'), the sums, the cache, the load and the inputs, and what the plan says of it (precondition met,
-    expected verdict, notes); the GPU is known only when measured."""
+    reference's rows padded as its kernels'), the sums, the cache, the load and the inputs, and
+    what the plan says of it (precondition met, expected verdict, notes, the tuning range that
+    chose the instantiation); the GPU is known only when measured."""
     fields = {f.name for f in dataclasses.fields(Configuration)}
     assert fields == {
         "variant", "params", "operation", "math", "dtype", "m", "n", "k", "memory", "pad",
         "ld_align", "transfer", "accumulate", "cache", "load", "distribution", "seed", "precondition_met",
-        "expected", "notes",
+        "expected", "notes", "tuned_for",
     }  # fmt: skip
     assert GPU_KEY not in fields
 
