@@ -461,9 +461,6 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                 {
                     "precision": prec,
                     "shape": shape_words(int(m), int(n), int(kk)),
-                    "m": int(m),
-                    "n": int(n),
-                    "k": int(kk),
                     "best rung": best.variant,
                     "GFLOP/s": round(float(best.kernel_gflops)),
                     "reference": best.reference,
@@ -471,13 +468,17 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                     "% of ref": round(100 * float(best.fraction), 1),
                     "target %": round(100 * goal),
                     "met": "yes" if best.fraction >= goal else "no",
-                    "rungs": g.variant.nunique(),
                     "output tiles": output_tiles(
                         best.variant, best.instance, int(m), int(n), int(kk)
                     ),
-                    "parameters": best.params,
                     "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
                     "measured on": best.condition,
+                    "rungs": g.variant.nunique(),
+                    "parameters": best.params,
+                    # (last: the shape's numbers, for sorting and for the figure)
+                    "m": int(m),
+                    "n": int(n),
+                    "k": int(kk),
                 }
             )
     out = pd.DataFrame(out)
