@@ -128,6 +128,7 @@ def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(wo
     assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
 
 
+@pytest.mark.slow  # 20 s; the gate's passing side and the paired gate stay in the fast set
 def test_fail_on_slower_exits_non_zero_with_the_reason(workdir):  # noqa: F811
     _copy_run(workdir, "h100-slowed")
     out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")

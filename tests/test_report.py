@@ -21,6 +21,10 @@ from .conftest import DATA, MAIN, ROOT, cell_rows, snakemake
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("CI_ARTIFACTS", ROOT / "ci-artifacts"))
 
+# what takes 10-30 s on a 2-core machine and is checked faster elsewhere: marked slow, run by
+# .ci/run after the README's test command
+SLOW = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
@@ -133,9 +137,11 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
     "preset,figures",
     [
         ("e3c", ["gflops_vs_n", "global_vs_kernel", "fraction_of_cublas"]),
-        ("e3d", ["remainder_effect"]),
-        ("ladder", ["ladder", "ladder_load", "roofline"]),
-        ("sweep", ["ladder_by_size", "ladder"]),
+        # the others 7-17 s each on a 2-core machine: slow (.ci/run renders them after the
+        # README's command)
+        pytest.param("e3d", ["remainder_effect"], marks=SLOW),
+        pytest.param("ladder", ["ladder", "ladder_load", "roofline"], marks=SLOW),
+        pytest.param("sweep", ["ladder_by_size", "ladder"], marks=SLOW),
     ],
 )
 def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
@@ -303,11 +309,6 @@ def test_html_titles_are_escaped(tmp_path):
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-# the main run in the README's test command; the other recorded runs (10-30 s each on a 2-core
-# machine) marked slow, run by .ci/run after it
-SLOW = pytest.mark.slow
-
-
 @pytest.mark.parametrize(
     "folder",
     [
@@ -355,7 +356,7 @@ def test_every_report_table_row_or_cell_is_one_configuration(folder):
 @pytest.mark.parametrize(
     "folder",
     [
-        MAIN,
+        pytest.param(MAIN, marks=SLOW),  # 15-20 s: the notes are checked fast in test_findings
         pytest.param(DATA / "h100-ladder" / "results" / "ladder", marks=SLOW),
         pytest.param(DATA / "h100-e3c" / "results" / "e3c", marks=SLOW),
         pytest.param(DATA / "h100-e3d" / "results" / "e3d", marks=SLOW),
