@@ -61,7 +61,4 @@ def load(path: str | Path) -> dict[str, float]:
     from mmbench.core.schemas import read_table
 
     t = read_table(path, "margins", allow_empty=False)
-    from mmbench.core.row import upgrade_id  # a table written before an axis was added
-
-    ids = [upgrade_id(c) for c in t.config_id.astype(str)]
-    return dict(zip(ids, t.margin.astype(float), strict=True))
+    return dict(zip(t.config_id.astype(str), t.margin.astype(float), strict=True))

@@ -188,11 +188,9 @@ def table(pairs, samples: dict[str, dict], threshold: float = THRESHOLD, keep=()
     verdict (REGRESSED where the baseline build verified and this one does not)."""
     import pandas as pd
 
-    from mmbench.core.row import upgrade_id
-
     rows = []
     for r in pairs.to_dict("records"):
-        cid = upgrade_id(r["config_id"])  # a table written before an axis was added
+        cid = r["config_id"]
         row = {k: r[k] for k in keep if k in r} | dict(
             config_id=cid,
             comparison="paired",

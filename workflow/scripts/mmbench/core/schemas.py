@@ -29,7 +29,7 @@ import pandera.pandas as pa
 from . import arith
 from .axes import AXES, IDENTITY_KEY, REQUIRED
 from .columns import TableError
-from .row import AXIS_DEFAULTS, Row, upgraded
+from .row import AXIS_DEFAULTS, Row, upgrade_id, upgraded
 
 VERIFICATIONS = ("PASS", "FAIL", "ERROR")
 # a rate agrees with its time to this relative error (both written from one float64 division)
@@ -154,6 +154,15 @@ def _with_axis_defaults(df: pd.DataFrame) -> pd.DataFrame:
     df = upgraded(df)
     missing = {name: default for name, default in AXIS_DEFAULTS.items() if name not in df}
     return df.assign(**missing) if missing else df
+
+
+def _with_todays_ids(df: pd.DataFrame) -> pd.DataFrame:
+    """A table keyed by configuration id, its ids in today's form (row.upgrade_id: a table
+    written before an axis joined the id reads with that axis's default), as samples files
+    are read (core/tables.py)."""
+    if "config_id" not in df or df.empty:
+        return df
+    return df.assign(config_id=[upgrade_id(str(c)) for c in df.config_id])
 
 
 TIMINGS = TableSchema(
@@ -281,6 +290,7 @@ COMPARE = TableSchema(
         "this_verification": _text((*VERIFICATIONS, "")),
     },
     key=("config_id",),
+    upgrade=_with_todays_ids,
     invariants=(
         pa.Check(
             lambda d: d.ratio.isna() | ((d.ratio - d.this_ms / d.base_ms).abs() <= 1e-9 * d.ratio),
@@ -306,6 +316,7 @@ PAIRS = TableSchema(
         "base_cubin_sha256": _text(),
     },
     key=("config_id",),
+    upgrade=_with_todays_ids,
     invariants=(
         pa.Check(
             lambda d: (d.verification == "ERROR") | (d.base_ms.notna() & d.this_ms.notna()),
@@ -331,6 +342,7 @@ MARGINS = TableSchema(
         "runs": _integer(pa.Check.ge(2, error="a margin needs at least two runs")),
     },
     key=("config_id",),
+    upgrade=_with_todays_ids,
 )
 
 # a table whose rows no schema describes (a profiled configuration's metrics before they are
