@@ -94,7 +94,9 @@ def with_math(timings: pd.DataFrame) -> pd.DataFrame:
 
 def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     """Measured (PASS) GEMM rows of the kernels, each with its reference's name and GFLOP/s at the
-    same shape, element type and math (columns reference, reference_gflops, fraction)."""
+    same shape, element type and math (columns reference, reference_gflops, fraction), and the
+    bytes the reference's leading dimensions were rounded up to (reference_ld_align: 0 where it
+    read its own rows; plan.reference_ld_align)."""
     d = with_math(timings)
     d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
     ref = d[d.backend == "cublas"]
@@ -103,10 +105,13 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     keys = ["dtype", "math", "m", "n", "k", *CONDITION] + ([GPU_KEY] if GPU_KEY in d else [])
     if "gflops_per_w" not in ref:
         ref = ref.assign(gflops_per_w=float("nan"))
+    aligned = ref["ld_align"] if "ld_align" in ref else pd.Series(0, index=ref.index)
+    ref = ref.assign(ld_align=aligned.fillna(0).astype(int))  # a run from before the axis: 0
     rates = ref.groupby(keys).agg(
         reference=("variant", "first"),
         reference_gflops=("kernel_gflops", "median"),
         reference_gflops_per_w=("gflops_per_w", "median"),
+        reference_ld_align=("ld_align", "max"),
     )
     k = d[d.backend != "cublas"].join(rates, on=keys)
     k["fraction"] = k.kernel_gflops / k.reference_gflops
@@ -124,6 +129,24 @@ def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
     return k.sort_values(["_rank", "m", "n", "k"]).drop(columns="_rank")
 
 
+def one_load_per_shape(k: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """The rows of one condition per shape: the headline inputs (normal where measured, else the
+    most measured), and in each group of `by` (a shape) the sustained rows where the group has
+    any, else the others (a product of a few milliseconds cannot heat the GPU: bursts), with the
+    condition in words (column `condition`)."""
+    if k.empty:
+        return k.assign(condition=pd.Series(dtype=str))
+    dist = HEADLINE[0] if (k.distribution == HEADLINE[0]).any() else k.distribution.mode()[0]
+    k = k[k.distribution == dist]
+    steady = k.load == SUSTAINED.name
+    has = set(k[steady].groupby(by).size().index)
+    groups = k[by].itertuples(index=False, name=None) if len(by) > 1 else k[by[0]]
+    keep = [s == (g in has) for g, s in zip(groups, steady, strict=True)]
+    k = k[keep].copy()
+    k["condition"] = [condition_words((dist, ld)) for ld in k.load]
+    return k
+
+
 def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
     """The tuning table: per GPU model and rung, the fastest verified instantiation at each
     tuning size (the run's square sizes from 1024 up, multiples of 128; or `size` alone), with
@@ -136,17 +159,13 @@ def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
     k = with_reference(timings)
     if k.empty:
         return pd.DataFrame(columns=TUNED_COLUMNS)
-    dist = HEADLINE[0] if (k.distribution == HEADLINE[0]).any() else k.distribution.mode()[0]
-    k = k[k.distribution == dist]
-    sq = k[(k.m == k.n) & (k.n == k.k)]
+    sq = one_load_per_shape(k[(k.m == k.n) & (k.n == k.k)], ["m"])
     sizes = [size] if size else sorted(int(x) for x in ladder_sizes(sq).m.unique())
     if not sizes and not sq.empty:  # a run with no ladder size: its largest square
         sizes = [int(sq.m.max())]
     rows = []
     for i, n in enumerate(sizes):
         at = sq[sq.m == n]
-        steady = at[at.load == SUSTAINED.name]
-        at = steady if len(steady) else at[at.load != SUSTAINED.name]
         if at.empty:
             continue
         counts = at.groupby(["gpu_name", "variant", "dtype"]).instance.nunique()
@@ -406,27 +425,7 @@ def sweep_rows(timings: pd.DataFrame) -> pd.DataFrame:
     k = best_per_rung(timings).dropna(subset=["reference_gflops"])
     if k.empty:
         return k
-    dist = HEADLINE[0] if (k.distribution == HEADLINE[0]).any() else k.distribution.mode()[0]
-    k = k[k.distribution == dist]
-    sustained = k.load == SUSTAINED.name
-    has = k[sustained].groupby(["precision", "m", "n", "k"]).size()
-    keep = [
-        (ld == SUSTAINED.name) == ((p, m, n, kk) in has.index)
-        for p, m, n, kk, ld in zip(k.precision, k.m, k.n, k.k, k.load, strict=True)
-    ]
-    k = k[keep].copy()
-    k["condition"] = [condition_words((dist, ld)) for ld in k.load]
-    return k
-
-
-def _reference_rows(timings: pd.DataFrame) -> pd.DataFrame:
-    """Per reference configuration (element type, math, shape, inputs, load): the bytes its
-    leading dimensions were rounded up to (ld_align, 0: its own rows)."""
-    d = with_math(timings)
-    d = d[d.backend == "cublas"]
-    col = d["ld_align"] if "ld_align" in d else pd.Series(0, index=d.index)
-    d = d.assign(ld_align=col.fillna(0).astype(int))
-    return d.groupby(["dtype", "math", "m", "n", "k", *CONDITION]).ld_align.max()
+    return one_load_per_shape(k, ["precision", "m", "n", "k"])
 
 
 def output_tiles(variant: str, instance: str, m: int, n: int, k: int) -> int | None:
@@ -447,16 +446,13 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     k = sweep_rows(timings)
     if k.empty:
         return pd.DataFrame()
-    rows_of = _reference_rows(timings)
     out = []
     for prec in CLASS_ORDER:
         part = k[k.precision == prec]
         for (m, n, kk), g in part.groupby(["m", "n", "k"]):
             best = g.sort_values("kernel_gflops").iloc[-1]
             kind, goal = sweep_target(int(m), int(n), int(kk))
-            # (best["dtype"]: a row's .dtype is the Series' own type)
-            key = (best["dtype"], best["math"], m, n, kk, best["distribution"], best["load"])
-            pad = int(rows_of.get(key, 0))
+            pad = int(best.reference_ld_align)
             out.append(
                 {
                     "precision": prec,
