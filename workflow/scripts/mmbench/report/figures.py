@@ -504,8 +504,8 @@ def ladder_by_size(timings, stem, condition=""):
     text = sweep_targets(table, lad.documented_sweep()) + "."
     if len(off):
         text += " Off the scale (above 150%): " + ", ".join(
-            f"{p} at {sh} ({pct:.0f}%, cuBLAS {ref / 1e3:.0f} TFLOP/s, rows {rows.split(',')[0]})"
-            for p, sh, pct, ref, rows in zip(off.precision, off["shape"], off["% of ref"],
+            f"{p} at {sh} ({pct:.0f}%, cuBLAS {ref / 1e3:.0f} TFLOP/s, rows {read.split(',')[0]})"
+            for p, sh, pct, ref, read in zip(off.precision, off["shape"], off["% of ref"],
                                              off["reference GFLOP/s"], off["reference rows"], strict=True)
         ) + "."  # fmt: skip
     verdict(fig, text, condition)
