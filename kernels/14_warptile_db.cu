@@ -5,8 +5,11 @@
 // stage rather than cp.async, because the A tile is stored transposed, which a cp.async copy
 // cannot do.)  Loads are guarded like warptile's: any M, N, K and leading dimensions; blocks
 // wholly inside aligned matrices skip the checks until the last k-tile (a few percent of the
-// instructions of a k-tile, where FFMAs are the rest).
-#include "common.cuh"
+// instructions of a k-tile, where FFMAs are the rest).  Where the tiles are fewer than the
+// multiprocessors, the grid's z splits each tile's k-tiles among gridDim.z blocks (split_k.cuh):
+// block z multiplies its share of A's columns and B's rows, and the block that finishes the tile
+// adds the others' partial sums from `workspace` and stores it.
+#include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
 template <> struct is_float32<float> { static constexpr bool value = true; };
@@ -34,7 +37,7 @@ __device__ __forceinline__ float4 load4(const elem_t *__restrict__ p, long long 
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS) {
+extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS, void *workspace) {
     __shared__ __align__(16) elem_t As[2][BK * BM];  // transposed: As[s][k * BM + row]
     __shared__ __align__(16) elem_t Bs[2][BK * BN];  // Bs[s][k * BN + col]
     const int tid = threadIdx.x;
@@ -42,6 +45,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS) {
     const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
     const int tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
     const long long row0 = (long long)blockIdx.y * BM, col0 = (long long)blockIdx.x * BN;
+    const int splits = gridDim.z;
+    if (splits > 1) {  // this block's k-tiles, from kt0 * BK on: a narrower A, a shorter B
+        int kt0, kt1;
+        split_range((K + BK - 1) / BK, splits, blockIdx.z, kt0, kt1);
+        A += kt0 * BK;
+        B += static_cast<long long>(kt0) * BK * ldb;
+        K = min(K, kt1 * BK) - kt0 * BK;
+    }
     const bool vecA = ((reinterpret_cast<unsigned long long>(A) & 15) == 0) && lda % 4 == 0;
     const bool vecB = ((reinterpret_cast<unsigned long long>(B) & 15) == 0) && ldb % 4 == 0;
     float4 sa[A4], sb[B4];
@@ -137,6 +148,24 @@ extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS) {
         // the other buffer was last read before the previous barrier: safe to fill now
         if (more) put(s ^ 1);
         __syncthreads();
+    }
+    if (splits > 1) {  // a split tile: the block that finishes it stores the sum
+        constexpr int N_ACC = WMITER * TM * WNITER * TN;
+        const SplitK<float, N_ACC> part(workspace, gridDim.x * gridDim.y,
+                                        blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z, splits,
+                                        tid, THREADS);
+#pragma unroll
+        for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+            for (int j = 0; j < WNITER * TN; ++j) part.put(i * WNITER * TN + j, acc[i][j]);
+        // (the A buffer is free: its last reads were before the k-loop's last barrier)
+        if (!part.finish([] { __syncthreads(); }, reinterpret_cast<int *>(&As[0][0]))) return;
+        for (int v = 0; v < splits; ++v)
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j)
+                    acc[i][j] = (v ? acc[i][j] : 0.f) + part.partial(v, i * WNITER * TN + j);
     }
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)

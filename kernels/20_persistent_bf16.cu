@@ -11,11 +11,16 @@
 //     boxes and the copy engine multicasts them into every block of the cluster.  A stage is
 //     refilled only when the consumers of every block of the cluster have released it (their
 //     `empty` arrivals go to each block's barrier), and no block leaves before the others.
+//   - where the tiles are fewer than the clusters (a small product, or one small side), each
+//     tile's k-tiles are split among `splits` work units (split_k.cuh; the registry's
+//     shape_facts choose how many), walked like tiles; the unit that finishes a tile adds the
+//     others' partial sums from `workspace` and stores it.
 // A (m x k) and B (k x n) are row-major; B is MN-major for wgmma (its transpose bit, as in
 // ws_bf16); everything past the matrices reads as zeros, so any m, n, k work.
 #include <cuda_bf16.h>
 
 #include "hopper.cuh"
+#include "split_k.cuh"
 
 // The parameters (BM, BN, STAGES, CLUSTER, GROUP) and what the launch shares with the kernel
 // (BK, CONSUMERS, THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry.
@@ -31,12 +36,15 @@ static_assert(BOXES % CLUSTER == 0, "the B boxes divide among the cluster's bloc
 static_assert(sizeof(elem_t) == 2 && sizeof(out_t) == 4, "bfloat16 in, float32 out");
 static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    persistent_bf16(const __grid_constant__ CUtensorMap mapA,
-                    const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
-                    int K, int ldc, int accumulate) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+// The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
+// the tiles, and the k-loop and tile walk compile as they did before split-K existed: measured
+// side by side on an H100, one body for both cost up to 2% at 4096), true for several.
+template <bool SPLIT>
+__device__ __forceinline__ void persistent_bf16_body(
+    const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
+    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
+    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][64] bfloat16
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BOXES x [64][64] bfloat16
@@ -46,6 +54,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const int rows = (M + BM * CLUSTER - 1) / (BM * CLUSTER), cols = (N + BN - 1) / BN;
     const int tiles = rows * cols;
+    const int units = tiles * splits;  // (tile, split) pairs: unit u = tile u / splits
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
@@ -54,22 +63,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         setmaxnreg_dec<40>();
         if (threadIdx.x == 0) {
             unsigned it = 0;  // k-tiles issued so far: the ring position
-            for (int t = cluster; t < tiles; t += clusters) {
-                int tm, tn;
-                grouped_tile<GROUP>(t, rows, cols, tm, tn);
+            for (int u = cluster; u < units; u += clusters) {
+                int tm, tn, kt0, kt1;
+                grouped_tile<GROUP>(u / splits, rows, cols, tm, tn);
+                split_range(ktiles, splits, u % splits, kt0, kt1);
                 const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
-                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
                     barrier_expect(&full[s], STAGE_BYTES);
-                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, row0);
+                    tma_load(As + s * A_BYTES, mapA, &full[s], kt * BK, row0);
 #pragma unroll
                     for (int j = rank; j < BOXES; j += CLUSTER) {
                         if (CLUSTER > 1)
-                            tma_load_multicast(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s],
+                            tma_load_multicast(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s],
                                                col0 + 64 * j, kt * BK, (1u << CLUSTER) - 1);
                         else
-                            tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s],
+                            tma_load(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s],
                                      col0 + 64 * j, kt * BK);
                     }
                 }
@@ -92,11 +102,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         const bool pairs = (reinterpret_cast<uintptr_t>(C) & 7) == 0 && ldc % 2 == 0;
         float d[WM / 64][BN / 2];
         unsigned it = 0;
-        for (int t = cluster; t < tiles; t += clusters) {
-            int tm, tn;
+        for (int u = cluster; u < units; u += clusters) {
+            const int t = u / splits;
+            int tm, tn, kt0, kt1;
             grouped_tile<GROUP>(t, rows, cols, tm, tn);
+            split_range(ktiles, splits, u % splits, kt0, kt1);
             const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
-            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+            for (int kt = kt0; kt < kt1; ++kt, ++it) {
                 const int s = it % STAGES;
                 barrier_wait(&full[s], (it / STAGES) & 1);
                 const unsigned a = smem_addr(As + s * A_BYTES) + c * WM * 128;
@@ -108,15 +120,32 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     for (int i = 0; i < WM / 64; ++i)
                         wgmma_bf16<BN>(d[i], descriptor_sw128(a + i * 64 * 128 + kk * 32),
                                        descriptor_sw128(b + kk * 16 * 128, B_BOX),
-                                       kt > 0 || kk > 0);  // the tile's first product sets d
+                                       kt > kt0 || kk > 0);  // the unit's first product sets d
                 wgmma_commit();
                 wgmma_wait<1>();  // the previous k-tile's wgmmas are done: release its stage
-                if (kt > 0) release((it - 1) % STAGES);
+                if (kt > kt0) release((it - 1) % STAGES);
             }
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < WM / 64; ++i) accumulators_fence<BN / 2>(d[i]);
-            if (ktiles > 0) release((it - 1) % STAGES);
+            if (kt1 > kt0) release((it - 1) % STAGES);
+            if (SPLIT) {  // a split tile: the unit that finishes it stores the sum
+                const SplitK<float, WM / 64 * (BN / 2)> part(workspace, tiles * CLUSTER,
+                                                            t * CLUSTER + rank, u % splits, splits,
+                                                            threadIdx.x - 128, CONSUMERS * 128);
+#pragma unroll
+                for (int i = 0; i < WM / 64; ++i)
+#pragma unroll
+                    for (int j = 0; j < BN / 2; ++j) part.put(i * (BN / 2) + j, d[i][j]);
+                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, split_last))
+                    continue;
+                for (int v = 0; v < splits; ++v)
+#pragma unroll
+                    for (int i = 0; i < WM / 64; ++i)
+#pragma unroll
+                        for (int j = 0; j < BN / 2; ++j)
+                            d[i][j] = (v ? d[i][j] : 0.f) + part.partial(v, i * (BN / 2) + j);
+            }
             // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]:
             // pairs of adjacent columns, stored as one float2 where C allows
 #pragma unroll
@@ -129,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                         const int col = col0 + 8 * j + 2 * q;
                         if (row >= M) continue;
                         float2 v = make_float2(d[i][4 * j + 2 * h], d[i][4 * j + 2 * h + 1]);
-                        if (ktiles == 0) v = make_float2(0.f, 0.f);
+                        if (kt1 == kt0) v = make_float2(0.f, 0.f);
                         out_t *p = C + static_cast<long long>(row) * ldc + col;
                         if (pairs && col + 1 < N) {
                             float2 *p2 = reinterpret_cast<float2 *>(p);
@@ -150,4 +179,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         __syncwarp();
         cluster_sync();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    persistent_bf16(const __grid_constant__ CUtensorMap mapA,
+                    const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
+                    int K, int ldc, int accumulate, int splits, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
+    if (splits > 1)
+        persistent_bf16_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
+                                   smem_raw, full, empty, &split_last);
+    else
+        persistent_bf16_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace,
+                                    smem_raw, full, empty, &split_last);
 }

@@ -19,7 +19,11 @@
 // CLUSTER blocks side by side along n share each A tile (the larger one: BM x 32 floats against
 // 32 x 128): each loads 1/CLUSTER of its rows and the copy engine multicasts them into every
 // block of the cluster; a stage is refilled only when the consumers of every block released it.
+//
+// Where the tiles are fewer than the clusters, each tile's k-tiles are split among `splits` work
+// units (split_k.cuh, as in persistent_bf16).
 #include "hopper.cuh"
+#include "split_k.cuh"
 
 // The parameters (BM, STAGES, CLUSTER, GROUP) and what the launch shares with the kernel (BK,
 // BN, CONSUMERS, THREADS, A_ROWS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry
@@ -37,12 +41,15 @@ static_assert(A_ROWS % 8 == 0, "whole 1024-byte swizzle periods per block's part
 // (ptxas, CUDA 13.0: 24 bytes spilled at 40)
 constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1 ? 224 : 232;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    persistent_tf32(const __grid_constant__ CUtensorMap mapA,
-                    const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
-                    int K, int ldc, int accumulate) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+// The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
+// the tiles, and the k-loop and tile walk compile as they did before split-K existed: measured
+// side by side on an H100, one body for both cost up to 2% at 4096), true for several.
+template <bool SPLIT>
+__device__ __forceinline__ void persistent_tf32_body(
+    const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
+    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
+    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][32] float
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x 4 x [32][32] float
@@ -52,6 +59,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const int rows = (M + BM - 1) / BM, cols = (N + BN * CLUSTER - 1) / (BN * CLUSTER);
     const int tiles = rows * cols;
+    const int units = tiles * splits;  // (tile, split) pairs: unit u = tile u / splits
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
@@ -60,23 +68,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;
-            for (int t = cluster; t < tiles; t += clusters) {
-                int tm, tn;
-                grouped_tile<GROUP>(t, rows, cols, tm, tn);
+            for (int u = cluster; u < units; u += clusters) {
+                int tm, tn, kt0, kt1;
+                grouped_tile<GROUP>(u / splits, rows, cols, tm, tn);
+                split_range(ktiles, splits, u % splits, kt0, kt1);
                 const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
-                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
                     barrier_expect(&full[s], STAGE_BYTES);
                     unsigned char *a = As + s * A_BYTES + rank * A_ROWS * 128;
                     if (CLUSTER > 1)
-                        tma_load_multicast(a, &mapA, &full[s], kt * BK, row0 + rank * A_ROWS,
+                        tma_load_multicast(a, mapA, &full[s], kt * BK, row0 + rank * A_ROWS,
                                            (1u << CLUSTER) - 1);
                     else
-                        tma_load(a, &mapA, &full[s], kt * BK, row0);
+                        tma_load(a, mapA, &full[s], kt * BK, row0);
 #pragma unroll
                     for (int j = 0; j < BN / 32; ++j)
-                        tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s], col0 + 32 * j,
+                        tma_load(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s], col0 + 32 * j,
                                  kt * BK);
                 }
             }
@@ -121,6 +130,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         unsigned it = 0;
         // one k-tile: its stage has landed; B^T into registers, the wgmmas issued; then the
         // previous k-tile's wgmmas are waited for, which frees its stage and its registers
+        int kt0, kt1;  // the k-tiles of the unit at hand
         auto step = [&](unsigned (&a)[BK / 8][4], int kt) {
             const int s = it % STAGES;
             barrier_wait(&full[s], (it / STAGES) & 1);
@@ -129,25 +139,39 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / 8; ++kk)
-                wgmma_tf32_rs<BM>(d, a[kk], descriptor_sw128(at + kk * 32), kt > 0 || kk > 0);
+                wgmma_tf32_rs<BM>(d, a[kk], descriptor_sw128(at + kk * 32), kt > kt0 || kk > 0);
             wgmma_commit();
             wgmma_wait<1>();
-            if (kt > 0) release((it - 1) % STAGES);
+            if (kt > kt0) release((it - 1) % STAGES);
             ++it;
         };
-        for (int tile = cluster; tile < tiles; tile += clusters) {
+        for (int u = cluster; u < units; u += clusters) {
+            const int tile = u / splits;
             int tm, tn;
             grouped_tile<GROUP>(tile, rows, cols, tm, tn);
+            split_range(ktiles, splits, u % splits, kt0, kt1);
             const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
-            int kt = 0;
-            for (; kt + 1 < ktiles; kt += 2) {
+            int kt = kt0;
+            for (; kt + 1 < kt1; kt += 2) {
                 step(a0, kt);
                 step(a1, kt + 1);
             }
-            if (kt < ktiles) step(a0, kt);
+            if (kt < kt1) step(a0, kt);
             wgmma_wait<0>();
             accumulators_fence<BM / 2>(d);
             release((it - 1) % STAGES);
+            if (SPLIT) {  // a split tile: the unit that finishes it stores the sum
+                const SplitK<float, BM / 2> part(workspace, tiles * CLUSTER, tile * CLUSTER + rank,
+                                                 u % splits, splits, threadIdx.x - 128,
+                                                 CONSUMERS * 128);
+#pragma unroll
+                for (int i = 0; i < BM / 2; ++i) part.put(i, d[i]);
+                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, split_last))
+                    continue;
+                for (int v = 0; v < splits; ++v)
+#pragma unroll
+                    for (int i = 0; i < BM / 2; ++i) d[i] = (v ? d[i] : 0.f) + part.partial(v, i);
+            }
             // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
             // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)
             const int colw = col0 + 64 * c + 32 * (w / 2) + 8 * (w % 2) + 16 * (g / 4) + g % 4;
@@ -168,4 +192,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         __syncwarp();
         cluster_sync();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    persistent_tf32(const __grid_constant__ CUtensorMap mapA,
+                    const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
+                    int K, int ldc, int accumulate, int splits, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
+    if (splits > 1)
+        persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
+                                   smem_raw, full, empty, &split_last);
+    else
+        persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace,
+                                    smem_raw, full, empty, &split_last);
 }

@@ -17,7 +17,10 @@
 // 16-column pairs of steps): each half warp's sixteen 8-byte reads then cover the 32 banks
 // once.  A lane's two results of a row stay side by side in C (mma columns 2t and 2t + 1 map to
 // adjacent tile columns), so the epilogue stores them as one 16-byte double2 where C allows.
+// Where the tiles are fewer than the blocks, each tile's k-tiles are split among `splits` work
+// units (split_k.cuh, as in persistent_bf16).
 #include "hopper.cuh"
+#include "split_k.cuh"
 
 // The parameters (BM, BN, WM, WN, STAGES, BLOCKS) and what the launch shares with the kernel
 // (BK, WARPS, THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry.
@@ -40,17 +43,22 @@ constexpr int CONSUMER_SHARE = (REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WA
 constexpr int CONSUMER_REGS = CONSUMER_SHARE > 232 ? 232 : CONSUMER_SHARE;
 static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and their fragments");
 
-extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
-    ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
-           out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+// The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
+// the tiles, and the k-loop and tile walk compile as they did before split-K existed: measured
+// side by side on an H100, one body for both cost up to 2% at 4096), true for several.
+template <bool SPLIT>
+__device__ __forceinline__ void ws_f64_body(
+    const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
+    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
+    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][16] double
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BN / 16 x [16][16] double
 
     const int rows = (M + BM - 1) / BM, cols = (N + BN - 1) / BN;
     const int tiles = rows * cols;
+    const int units = tiles * splits;  // (tile, split) pairs: unit u = tile u / splits
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, WARPS, 1);
@@ -59,17 +67,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-                int tm, tn;
-                grouped_tile<8>(t, rows, cols, tm, tn);
-                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+                int tm, tn, kt0, kt1;
+                grouped_tile<8>(u / splits, rows, cols, tm, tn);
+                split_range(ktiles, splits, u % splits, kt0, kt1);
+                for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
                     barrier_expect(&full[s], STAGE_BYTES);
-                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, tm * BM);
+                    tma_load(As + s * A_BYTES, mapA, &full[s], kt * BK, tm * BM);
 #pragma unroll
                     for (int j = 0; j < BN / 16; ++j)
-                        tma_load(Bs + s * B_BYTES + j * B_BOX, &mapB, &full[s], tn * BN + 16 * j,
+                        tma_load(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s], tn * BN + 16 * j,
                                  kt * BK);
                 }
             }
@@ -103,11 +112,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
             }
         double acc[MI][NI][4];
         unsigned it = 0;
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int tm, tn;
+        for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            const int tile = u / splits;
+            int tm, tn, kt0, kt1;
             grouped_tile<8>(tile, rows, cols, tm, tn);
+            split_range(ktiles, splits, u % splits, kt0, kt1);
             zero_fragments(acc);
-            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+            for (int kt = kt0; kt < kt1; ++kt, ++it) {
                 const int s = it % STAGES;
                 barrier_wait(&full[s], (it / STAGES) & 1);
                 const unsigned char *a = As + s * A_BYTES;
@@ -139,6 +150,26 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
 #pragma unroll
                         for (int j = 0; j < NI; ++j) mma_f64_m16n8k8(acc[i][j], af[i], bf[j]);
                 }
+            }
+            if (SPLIT) {  // a split tile: the unit that finishes it stores the sum
+                const SplitK<double, MI * NI * 4> part(workspace, tiles, tile, u % splits, splits,
+                                                       threadIdx.x - 128, 32 * WARPS);
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < NI; ++j)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) part.put((i * NI + j) * 4 + e, acc[i][j][e]);
+                if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, split_last)) continue;
+                for (int v = 0; v < splits; ++v)
+#pragma unroll
+                    for (int i = 0; i < MI; ++i)
+#pragma unroll
+                        for (int j = 0; j < NI; ++j)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e)
+                                acc[i][j][e] = (v ? acc[i][j][e] : 0.0) +
+                                               part.partial(v, (i * NI + j) * 4 + e);
             }
             // lane (g, t) holds mma rows g, g + 8 and columns 2t, 2t + 1 of each m16n8 product:
             // tile rows r, r + 8 and the adjacent tile columns 8 (t % 2) + 2 (t / 2) (+ 1)
@@ -172,4 +203,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
                 }
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
+    ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
+           out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate, int splits,
+           void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
+    if (splits > 1)
+        ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
+                          smem_raw, full, empty, &split_last);
+    else
+        ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace,
+                           smem_raw, full, empty, &split_last);
 }

@@ -221,6 +221,41 @@ def test_driver_launched_kernels_verify_at_odd_sizes_and_shapes(registry, arch, 
                   f"{r['kernel_gflops']:.0f} GFLOP/s")  # fmt: skip
 
 
+SPLIT_K = [name for name, v in load_registry().items() if "SPLITS" in dict(v.shape_facts)]
+
+
+@pytest.mark.parametrize("variant", SPLIT_K)
+def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_path, variant):
+    """Products with too few output tiles for the GPU and a long k (kernels/split_k.cuh): the
+    first and the last instantiation of each split-K kernel at 128 x 4096 x 4096, at odd
+    shapes (129 x 1001 x 3001; 1 x 33 x 5000, one row of C) and at a short k that is not split
+    (1000 x 1100 x 37), with C = A.B and C += A.B, contiguous and with a leading dimension that
+    breaks 16-byte rows (pad 3, the harness's aligned copy for the TMA kernels).  Every row
+    PASSes, and records its splits; the long-k products with few tiles ran split."""
+    v = registry[variant]
+    instances = plan.buildable(v, {}, arch)[0]
+    shapes = [(128, 4096, 4096), (129, 1001, 3001), (1, 33, 5000), (1000, 1100, 37)]
+    confs = [
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=7, math=v.math, pad=pad,
+                         transfer="strided" if pad else "contiguous")
+        for params in {id(p): p for p in (instances[0], instances[-1])}.values()
+        for (m, n, k), acc, pad in itertools.product(shapes, [False, True], [0, 3])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
+            r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    splits = {(r["label"], r["m"], r["n"], r["k"]): int(r["launch_facts"].split("SPLITS=")[1])
+              for r in rows}  # fmt: skip
+    # 1 x 33 x 5000 is one output tile for any tile shape: split (5000 // 256 = 19, at most 16);
+    # k = 37 is shorter than one split's least depth (256): not split
+    assert all(s > 1 for (_, m, _, _), s in splits.items() if m == 1), splits
+    assert all(s == 1 for (_, _, _, k), s in splits.items() if k == 37), splits
+    for key, s in sorted(splits.items()):
+        print(variant, *key, f"SPLITS={s}")
+
+
 # -- memory modes, leading dimensions, cold cache, faults, resume ------------------------------
 
 

@@ -26,20 +26,21 @@
 #   paired   aa | calibrate | knob | edits | previous   (the paired comparison, side by side)
 #   speed    oldnew [SIZES] | repro | e3c | main    (the harness-speed benchmarks)
 #   cupti    (CUPTI's GPU-activities table and kernel times)
+#   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
 #   multi    N                            (N GPUs of one node against one; needs N GPUs)
 #
 # LIMIT (seconds, default 560) stops a long run so that its device call returns; the stage run
 # again on the same machine resumes it.
 set -uo pipefail
-stage=${1:?"usage: tools/gpu.sh STAGE OUT [ARGS]; stages: tests, main, rebuild-check, builds, memcheck, ladder, hopper, compare, speed, cupti, presets, multi"}
+stage=${1:?"usage: tools/gpu.sh STAGE OUT [ARGS]; stages: tests, main, rebuild-check, builds, memcheck, ladder, hopper, compare, speed, cupti, presets, sizes, multi"}
 out=${2:?"usage: tools/gpu.sh STAGE OUT [ARGS]"}
 shift 2
 mkdir -p "$out"
 out=$(realpath "$out")
 here=$(cd "$(dirname "$0")" && pwd)
 case "$stage" in
-ladder | hopper | compare | paired | speed | cupti | presets) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
+ladder | hopper | compare | paired | speed | cupti | presets | sizes) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
 multi) exec "$here/gpu/multi.sh" "$@" ;;
 esac
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
@@ -105,7 +106,7 @@ memcheck)
   ;;
 *)
   echo "unknown stage $stage; valid: tests, main, rebuild-check, builds, memcheck, ladder," \
-    "hopper, compare, speed, cupti, presets, multi" >&2
+    "hopper, compare, speed, cupti, presets, sizes, multi" >&2
   exit 2
   ;;
 esac

@@ -8,7 +8,7 @@ instantiation with the sanitizer's error summary; exits 1 if any reports an erro
                               [--tuned TABLE --gpu MODEL]
 
 With --tuned, each variant's tuned instantiation for GPU model MODEL (a tuning table, e.g.
-kernels/tuned.csv) is checked too.
+kernels/tuned.csv) is checked too: one per row where the rows hold ranges of products.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
-from mmbench.plan.tuning import read_tuned, tuned_params
+from mmbench.plan.tuning import read_tuned, tuned_params, tuned_ranges
 
 
 def main() -> int:
@@ -49,8 +49,12 @@ def main() -> int:
         insts = plan.buildable(v, {}, args.arch)[0]
         chosen = insts[-args.last :] if args.last else insts[: args.first or None]
         if args.tuned:
-            pinned = tuned_params(read_tuned(args.tuned), args.gpu, [name], registry, args.tuned)
-            if name in pinned:
+            table = read_tuned(args.tuned)
+            pinned = tuned_params(table, args.gpu, [name], registry, args.tuned)
+            ranges = tuned_ranges(table, args.gpu, [name], registry, args.tuned)
+            if name in ranges:  # one row per range of products: each row's instantiation
+                chosen += [r["params"] for r in ranges[name] if r["params"] not in chosen]
+            elif name in pinned:
                 section = {"params": {name: pinned[name]}}
                 chosen += [p for p in plan.buildable(v, section, args.arch)[0] if p not in chosen]
         for params in chosen:

@@ -11,8 +11,8 @@ The kinds of kernel argument (a registry entry's `args:` lists them):
 | `workspace`  | `{workspace: "bytes expr"}`                     | the address of zeroed device memory  |
 
 `core/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
-into a launch (CuPy where it can: pointers and integers, no cluster; NVIDIA's cuda-bindings
-where it cannot: tensor maps, clusters).  The runner, the profiler's target program and the
+into a launch (CuPy where it can: pointers, integers and workspaces, no cluster; NVIDIA's
+cuda-bindings where it cannot: tensor maps, clusters).  The runner, the profiler's target program and the
 memcheck tool all launch from it.
 """
 
@@ -70,13 +70,13 @@ class LaunchSpec:
     cluster: tuple[int, int, int] = (1, 1, 1)
     dynamic_shared_bytes: int = 0
     args: tuple[Arg, ...] = field(default=())
+    # (name, value): the registry's shape facts of this launch (k splits, output tiles)
+    facts: tuple[tuple[str, int], ...] = field(default=())
 
     @property
     def needs_driver(self) -> bool:
         """True where CuPy cannot launch it: a cluster, or an argument CuPy cannot pass."""
-        return self.cluster != (1, 1, 1) or any(
-            isinstance(a, TensorMap | Workspace) for a in self.args
-        )
+        return self.cluster != (1, 1, 1) or any(isinstance(a, TensorMap) for a in self.args)
 
     @property
     def empty(self) -> bool:
@@ -88,6 +88,8 @@ class LaunchSpec:
         out = dict(grid="x".join(map(str, self.grid)), block="x".join(map(str, self.block)))
         if self.cluster != (1, 1, 1):
             out["cluster"] = "x".join(map(str, self.cluster))
+        if self.facts:
+            out["launch_facts"] = " ".join(f"{name}={value}" for name, value in self.facts)
         return out
 
 

@@ -88,6 +88,10 @@ class Variant:
     # (name, expression) in declaration order: what the kernel and its launch share (boxes,
     # bytes per stage, threads), computed here and passed to nvcc as -D<NAME>=<value>
     derived: tuple[tuple[str, str], ...] = ()
+    # (name, expression) in declaration order: what the launch works out for each problem shape
+    # (output tiles, k splits) from the parameters, the derived facts, m, n, k and sms; seen by
+    # grid and args, recorded in the row (launch_facts), never passed to nvcc
+    shape_facts: tuple[tuple[str, str], ...] = ()
     # the element types in which the variant is a rung of the ladder (a cuBLAS backend: the
     # ladder's reference); empty: not on the ladder
     ladder: tuple[str, ...] = ()
@@ -101,14 +105,18 @@ class Variant:
     LAUNCH_FIELDS = (
         "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
-        "derived",
+        "derived", "shape_facts",
     )  # fmt: skip
 
     def launch_sha(self) -> str:
         """sha256 (16 hex digits) of the variant's launch spec: grid, block, cluster, shared
         memory, arguments, alignment, preconditions and reach, as the registry declares them."""
         # (a field added later counts only where set: the other variants' hashes stay)
-        spec = {f: getattr(self, f) for f in self.LAUNCH_FIELDS if f != "derived" or self.derived}
+        spec = {
+            f: getattr(self, f)
+            for f in self.LAUNCH_FIELDS
+            if f not in ("derived", "shape_facts") or getattr(self, f)
+        }
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -127,13 +135,24 @@ class Variant:
     def names(self, params: dict, **shape: int) -> dict:
         """The names an expression of this variant sees: the parameters (the element type as
         the sizes in bytes of its inputs, elem_bytes, and of its output, out_bytes), the
-        derived facts, and the problem shape where given."""
+        derived facts, and the problem shape where given, with the shape facts it implies (on a
+        GPU of `sms` multiprocessors; 1 where not given)."""
         out = {k: v for k, v in params.items() if k != DTYPE_PARAM}
         e = element_type(params[DTYPE_PARAM])
         out["elem_bytes"], out["out_bytes"] = e.input.nbytes, e.output.nbytes
         for name, expr in self.derived:
             out[name] = int(evaluate(expr, **out))
-        return out | shape
+        out |= shape
+        if self.shape_facts and all(x in shape for x in ("m", "n", "k")):
+            out.setdefault("sms", 1)
+            for name, expr in self.shape_facts:
+                out[name] = int(evaluate(expr, **out))
+        return out
+
+    def shape_facts_of(self, params: dict, m: int, n: int, k: int, sms: int = 1) -> dict:
+        """The shape facts of one launch (registry `shape_facts`), in declaration order."""
+        names = self.names(params, m=m, n=n, k=k, sms=sms)
+        return {name: names[name] for name, _ in self.shape_facts}
 
     def facts(self, params: dict) -> dict[str, int]:
         """The derived facts of one instantiation (registry `derived`), in declaration order."""
@@ -251,7 +270,7 @@ class Variant:
         grid, block = self.launch(params, m, n, k, sms)
         lda, ldb, ldc = lds
         names = self.names(
-            params, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
+            params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
         )
         shapes = {"A": (m, k, lda), "B": (k, n, ldb), "C": (m, n, ldc)}
         e = element_type(params[DTYPE_PARAM])
@@ -281,6 +300,7 @@ class Variant:
             cluster=self.cluster_of(params),
             dynamic_shared_bytes=self.dynamic_shared_bytes(params),
             args=tuple(args),
+            facts=tuple((name, names[name]) for name, _ in self.shape_facts),
         )
 
     def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
@@ -337,12 +357,16 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             if not src.is_file():
                 raise RegistryError(f"variant {name!r}: source {src} does not exist")
         params = tuple((k, tuple(v)) for k, v in entry["params"].items())
-        taken = [d for d in entry.get("derived", {}) if d in entry["params"] or d in RESERVED]
-        if taken:
-            raise RegistryError(
-                f"{path}: variant {name!r}: derived {taken[0]} names a parameter or a name every "
-                f"expression sees; valid: a new name (not {', '.join([*entry['params'], *RESERVED])})"
-            )
+        for field_name in ("derived", "shape_facts"):
+            before = [*entry["params"], *RESERVED]
+            if field_name == "shape_facts":
+                before += list(entry.get("derived", {}))
+            taken = [d for d in entry.get(field_name, {}) if d in before]
+            if taken:
+                raise RegistryError(
+                    f"{path}: variant {name!r}: {field_name} {taken[0]} names a parameter or a "
+                    f"name every expression sees; valid: a new name (not {', '.join(before)})"
+                )
         off_ladder = [t for t in entry.get("ladder", ()) if t not in entry["params"][DTYPE_PARAM]]
         if off_ladder:
             raise RegistryError(
@@ -375,6 +399,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             math=entry.get("math", "ieee"),
             order=order,
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
+            shape_facts=tuple((k, str(v)) for k, v in entry.get("shape_facts", {}).items()),
             ladder=tuple(entry.get("ladder", ())),
         )
         variants[name] = variant

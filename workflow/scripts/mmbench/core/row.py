@@ -37,6 +37,8 @@ class Row:
     grid: str = ""
     block: str = ""
     cluster: str = ""  # blocks per cluster, where the launch has one
+    # what the launch worked out for this shape (registry shape_facts), e.g. "TILES=16 SPLITS=8"
+    launch_facts: str = ""
     # verification (oracle.Reference.judge)
     verification: str = "ERROR"
     mismatches: float = NAN

@@ -78,23 +78,29 @@ def launcher(
         return (lambda: None), spec
     if spec.needs_driver:
         return DriverLaunch(cp, spec, fn, operands, stream), spec
-    args = cupy_arguments(spec, operands)
+    keep: list = []
+    args = cupy_arguments(cp, spec, operands, keep)
 
     def launch():
         with stream:  # RawKernel launches on the current stream
             fn(spec.grid, spec.block, args, shared_mem=spec.dynamic_shared_bytes)
 
+    launch.workspaces = keep  # alive as long as the launch
     return launch, spec
 
 
-def cupy_arguments(spec: LaunchSpec, operands: dict[str, Operand]) -> tuple:
-    """The argument tuple for CuPy: 64-bit addresses and 32-bit integers."""
+def cupy_arguments(cp, spec: LaunchSpec, operands: dict[str, Operand], keep: list) -> tuple:
+    """The argument tuple for CuPy: 64-bit addresses (a workspace's allocated and zeroed here,
+    and kept in `keep`) and 32-bit integers."""
     out = []
     for a in spec.args:
         if isinstance(a, Pointer):
             out.append(np.uint64(operands[a.operand].ptr))
         elif isinstance(a, Int):
             out.append(np.int32(a.value))
+        elif isinstance(a, Workspace):
+            keep.append(cp.zeros(max(a.nbytes, 1), dtype=cp.uint8))
+            out.append(np.uint64(keep[-1].data.ptr))
         else:
             raise TypeError(f"CuPy cannot pass a {a.kind} argument")
     return tuple(out)

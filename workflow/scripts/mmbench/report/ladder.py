@@ -378,18 +378,17 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
 SWEEP_TARGETS = {"square from 2048": 0.90, "square below 2048": 0.75, "one small side": 0.80}
 
 
-# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size"): the shapes it measured,
-# each class at each, and the class-shape pairs that missed their target there (its bold cells)
+# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size", tuned by size range, with
+# split-K): the shapes it measured, each class at each, and the class-shape pairs that missed
+# their target there (its bold cells)
 SWEEP_SHAPES_ON_H100 = [(s, s, s) for s in (1024, 1536, 2048, 3001, 3072, 4096, 6144, 7001, 8192,
                                             12288, 16384)] + [
     (m, n, n) for n in (4096, 8192, 16384) for m in (128, 256, 512)]  # fmt: skip
 SWEEP_MISSED_ON_H100 = {
-    "FP32": [1024, 1536, 3001, 3072, (128, 4096), (128, 8192), (128, 16384), (256, 4096),
-             (256, 8192), (512, 4096)],
-    "TF32": [1024, 3072, 8192, 16384, (128, 4096), (128, 8192), (128, 16384), (256, 4096),
-             (256, 8192), (512, 4096)],
-    "BF16": [1024, (128, 4096), (256, 4096), (512, 4096)],
-    "FP64": [1024, 1536, 3072, (128, 4096), (128, 8192), (128, 16384), (256, 4096)],
+    "FP32": [3001, (128, 16384), (256, 8192), (512, 4096)],
+    "TF32": [3072, 6144, 8192, 12288, 16384, (128, 16384)],
+    "BF16": [1024, (128, 4096), (512, 4096)],
+    "FP64": [3072],
 }  # fmt: skip
 
 
@@ -429,14 +428,28 @@ def sweep_rows(timings: pd.DataFrame) -> pd.DataFrame:
 
 
 def output_tiles(variant: str, instance: str, m: int, n: int, k: int) -> int | None:
-    """How many blocks' worth of C an instantiation cuts an m x n x k product into: its grid on
-    a GPU of unlimited multiprocessors (a persistent kernel's grid is the tile count there), to
-    set beside the GPU's multiprocessors (132 on an H100 SXM).  None for a library call."""
+    """How many blocks' worth of C an instantiation cuts an m x n x k product into, to set
+    beside the GPU's multiprocessors (132 on an H100 SXM): the registry's TILES shape fact
+    where it declares one (a split-K kernel's grid counts its k splits too), else its grid on a
+    GPU of unlimited multiprocessors (a persistent kernel's grid is the tile count there).  None
+    for a library call."""
     v = load_registry().get(variant)
     if v is None or not v.compiled:
         return None
-    grid, _ = v.launch(v.instance(instance), m, n, k, sms=10**6)
+    params = v.instance(instance)
+    facts = v.shape_facts_of(params, m, n, k, sms=10**6)
+    if "TILES" in facts:
+        return facts["TILES"]
+    grid, _ = v.launch(params, m, n, k, sms=10**6)
     return math.prod(grid)
+
+
+def k_splits(launch_facts) -> int | None:
+    """The k splits a row's launch ran with (its launch_facts' SPLITS=; kernels/split_k.cuh),
+    None where it records none (a library call, a kernel without split-K, a run recorded
+    before rows recorded their launch facts)."""
+    found = re.search(r"\bSPLITS=(\d+)", str(launch_facts or ""))
+    return int(found.group(1)) if found else None
 
 
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
@@ -467,6 +480,7 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                     "output tiles": output_tiles(
                         best.variant, best.instance, int(m), int(n), int(kk)
                     ),
+                    "k splits": k_splits(best.get("launch_facts")),
                     "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
                     "measured on": best.condition,
                     "rungs": g.variant.nunique(),

@@ -1,0 +1,81 @@
+// Split-K: more work units than output tiles where a product has too few tiles to fill the GPU
+// (a small square, or one small side with a long k: 128 x 4096 x 4096 in 128 x 256 tiles is 16
+// tiles for 132 multiprocessors).  Tile t's k-tiles are divided among `splits` units (t, s),
+// which different blocks run at the same time.  Each unit leaves its partial sums in a
+// workspace; the last of a tile's units to finish (an atomic count per tile tells which) adds
+// the partial sums in split order, 0 first, whichever unit finished last (so the result is the
+// same in every run: its own are read back too), and stores the tile as the kernel stores an
+// unsplit one.  (The sum runs split by split over every accumulator in place: summing
+// accumulator by accumulator with its own partial kept in registers made ptxas spill 7 KiB in
+// persistent_bf16.)  No unit waits
+// for another, so a persistent kernel cannot deadlock on it.
+//
+// The workspace (registry `{workspace: SPLIT_BYTES}`, zeroed once when the launch is set up):
+// one int count per output tile, set back to 0 by the unit that finishes the tile (so the next
+// launch finds every count at 0), padded to 256 bytes; then, per (tile, split), the partial sums
+// of the `threads` threads that hold the tile, accumulator i of thread r at [i][r] (coalesced).
+// A kernel with splits == 1 never touches it.
+#pragma once
+#include "common.cuh"
+
+// the k-tiles [kt0, kt1) of split s of `splits` over `ktiles` k-tiles: none empty while
+// splits <= ktiles, none longer than another by more than one
+__device__ __forceinline__ void split_range(int ktiles, int splits, int s, int &kt0, int &kt1) {
+    kt0 = static_cast<int>(static_cast<long long>(s) * ktiles / splits);
+    kt1 = static_cast<int>(static_cast<long long>(s + 1) * ktiles / splits);
+}
+
+// `count` threads (numbered from 0) arrive at named barrier `id` and wait for each other; id 0
+// is __syncthreads()'s
+__device__ __forceinline__ void named_barrier_sync(int id, int count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+// One unit's share of a split tile.  T: the accumulators' type; N: accumulators per thread.
+template <typename T, int N>
+struct SplitK {
+    int *count;  // the tile's count of finished units
+    T *slots;    // the tile's first split's partial sums; split s at s * N * threads
+    int s, splits, r, threads;
+
+    __device__ __forceinline__ SplitK(void *workspace, int tiles, int tile, int s_, int splits_,
+                                      int r_, int threads_)
+        : s(s_), splits(splits_), r(r_), threads(threads_) {
+        unsigned char *w = static_cast<unsigned char *>(workspace);
+        count = reinterpret_cast<int *>(w) + tile;
+        const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
+        slots = reinterpret_cast<T *>(w + head) +
+                static_cast<long long>(tile) * splits * N * threads;
+    }
+
+    // this unit's accumulator i (before finish)
+    __device__ __forceinline__ void put(int i, T v) const {
+        slots[(static_cast<long long>(s) * N + i) * threads + r] = v;
+    }
+
+    // after every put of every thread: true for the one unit that finishes the tile.  `sync`
+    // makes the tile's `threads` threads wait for each other (a named barrier, or
+    // __syncthreads where the whole block holds the tile); `last` is an int of shared memory
+    // that none of them reads or writes meanwhile (thread 0 tells the others through it).
+    template <class Sync>
+    __device__ __forceinline__ bool finish(Sync sync, volatile int *last) const {
+        __threadfence();  // this thread's partial sums before the count, to every block
+        sync();
+        if (r == 0) {
+            const bool done = atomicAdd(count, 1) == splits - 1;
+            if (done) {
+                *count = 0;        // for the next launch (no other unit of the tile is left)
+                __threadfence();  // the other units' partial sums before ours are read
+            }
+            *last = done;
+        }
+        sync();
+        return *last;
+    }
+
+    // accumulator i of split u's partial sums (after finish, in the unit that finishes the
+    // tile: its own included, so that every run adds them in the same order, split 0 first)
+    __device__ __forceinline__ T partial(int u, int i) const {
+        return __ldcg(&slots[(static_cast<long long>(u) * N + i) * threads + r]);
+    }
+};
