@@ -44,8 +44,8 @@ constexpr int CONSUMER_REGS = CONSUMER_SHARE > 232 ? 232 : CONSUMER_SHARE;
 static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and their fragments");
 
 // The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
-// the tiles, and the k-loop and tile walk compile as they did before split-K existed: measured
-// side by side on an H100, one body for both cost up to 2% at 4096), true for several.
+// the tiles, and the k-loop and tile walk compile as they did before split-K existed), true for
+// several; each is an entry point of its own (below).
 template <bool SPLIT>
 __device__ __forceinline__ void ws_f64_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
@@ -205,6 +205,12 @@ __device__ __forceinline__ void ws_f64_body(
     }
 }
 
+// Two entry points, one per body, each compiled on its own: the first for a launch of one
+// split (its machine code is the kernel's before split-K, instruction for instruction:
+// cuobjdump -sass, CUDA 13.0), `_split` for several (the registry's `symbols` picks it where
+// SPLITS > 1).  One kernel holding both bodies behind a branch compiled the unsplit one
+// differently; one body for both (the splits a runtime value) ran 0.3-2.1% slower at 4096 on
+// an H100, side by side with the kernel before split-K.
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
            out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate, int splits,
@@ -212,10 +218,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    if (splits > 1)
-        ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
-                          smem_raw, full, empty, &split_last);
-    else
-        ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace,
-                           smem_raw, full, empty, &split_last);
+    ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, smem_raw,
+                       full, empty, &split_last);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
+    ws_f64_split(const __grid_constant__ CUtensorMap mapA,
+                 const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
+                 int K, int ldc, int accumulate, int splits, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
+    ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
+                      smem_raw, full, empty, &split_last);
 }

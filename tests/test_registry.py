@@ -267,3 +267,22 @@ def test_a_ladder_type_the_variant_does_not_build_is_refused(registry_copy):
         RegistryError, match="'ws_bf16': ladder type float64 is not one of its dtype"
     ):
         load_registry(registry_copy)
+
+
+def test_a_launch_that_splits_k_runs_the_split_entry_point(registry):
+    """persistent_tf32, 256-row tiles of 128 columns on 132 multiprocessors: 128 x 4096 x 4096
+    is cdiv(128, 256) x cdiv(4096, 128) = 32 tiles, 132 // 32 = 4 splits (4096 // 256 = 16
+    allows them): the `_split` kernel; 4096 x 4096 x 4096 is 16 x 32 = 512 tiles, one split:
+    `persistent_tf32`, whose machine code is the kernel's before split-K."""
+    v = registry["persistent_tf32"]
+    params = {"dtype": "float32", "BM": 256, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
+    small = v.launch_spec(params, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132)
+    assert dict(small.facts) == {"TILES": 32, "SPLITS": 4}
+    assert small.symbol == "persistent_tf32_split" and small.grid == (128, 1, 1)
+    big = v.launch_spec(params, 4096, 4096, 4096, (4096, 4096, 4096), False, sms=132)
+    assert dict(big.facts) == {"TILES": 512, "SPLITS": 1} and big.symbol == "persistent_tf32"
+    assert v.entry_points == ("persistent_tf32", "persistent_tf32_split")
+    # warptile_db declares one entry point: its split runs in the same kernel (grid z)
+    w = registry["warptile_db"]
+    p = w.instantiations()[-1]
+    assert w.launch_spec(p, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132).symbol == w.symbol

@@ -65,7 +65,8 @@ def main() -> int:
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip
             spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
-                        cubin=str(cubin), kernel_name=v.symbol, warmup=0)  # fmt: skip
+                        cubin=str(cubin), kernel_name=v.profile_kernel or v.symbol,
+                        warmup=0)  # fmt: skip
             spec_path = work / f"{name}_{slug(params)}.json"
             spec_path.write_text(json.dumps(spec))
             # device memory errors only: NVIDIA's cuda-bindings probes every driver entry point

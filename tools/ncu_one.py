@@ -55,12 +55,14 @@ def main() -> int:
     conf = Configuration.of(args.variant, params, m=m, n=n, k=k, accumulate=False,
                             memory="pinned", distribution="int09", seed=2024, math=v.math)  # fmt: skip
     spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
-                cubin=str(cubin), kernel_name=v.symbol, warmup=1)  # fmt: skip
+                cubin=str(cubin), kernel_name=v.profile_kernel or v.symbol,
+                warmup=1)  # fmt: skip
     spec_path = work / "spec.json"
     spec_path.write_text(json.dumps(spec))
     sections = [a for s in (args.section or DEFAULT_SECTIONS) for a in ("--section", s)]
     # --clock-control none: the GPU's own clocks, as the pipeline's profile rule measures them
-    cmd = ["ncu", "--clock-control", "none", "--kernel-name", v.symbol, "--launch-count", "1",
+    kernel = v.profile_kernel or v.symbol  # a name, or regex: for a variant of several entries
+    cmd = ["ncu", "--clock-control", "none", "--kernel-name", kernel, "--launch-count", "1",
            *sections,
            *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
     return subprocess.run(cmd).returncode

@@ -72,6 +72,8 @@ class LaunchSpec:
     args: tuple[Arg, ...] = field(default=())
     # (name, value): the registry's shape facts of this launch (k splits, output tiles)
     facts: tuple[tuple[str, int], ...] = field(default=())
+    # the kernel this launch runs (registry `symbol`, or the first of `symbols` that holds)
+    symbol: str | None = None
 
     @property
     def needs_driver(self) -> bool:

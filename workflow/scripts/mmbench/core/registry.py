@@ -92,6 +92,9 @@ class Variant:
     # (output tiles, k splits) from the parameters, the derived facts, m, n, k and sms; seen by
     # grid and args, recorded in the row (launch_facts), never passed to nvcc
     shape_facts: tuple[tuple[str, str], ...] = ()
+    # (symbol, condition): other entry points of the cubin, the first whose condition holds for
+    # a launch's shape names its kernel (e.g. a split-K body built as its own kernel)
+    symbols: tuple[tuple[str, str], ...] = ()
     # the element types in which the variant is a rung of the ladder (a cuBLAS backend: the
     # ladder's reference); empty: not on the ladder
     ladder: tuple[str, ...] = ()
@@ -105,7 +108,7 @@ class Variant:
     LAUNCH_FIELDS = (
         "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
-        "derived", "shape_facts",
+        "derived", "shape_facts", "symbols",
     )  # fmt: skip
 
     def launch_sha(self) -> str:
@@ -115,7 +118,7 @@ class Variant:
         spec = {
             f: getattr(self, f)
             for f in self.LAUNCH_FIELDS
-            if f not in ("derived", "shape_facts") or getattr(self, f)
+            if f not in ("derived", "shape_facts", "symbols") or getattr(self, f)
         }
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -301,7 +304,21 @@ class Variant:
             dynamic_shared_bytes=self.dynamic_shared_bytes(params),
             args=tuple(args),
             facts=tuple((name, names[name]) for name, _ in self.shape_facts),
+            symbol=self.symbol_of(names),
         )
+
+    def symbol_of(self, names: dict) -> str | None:
+        """The entry point a launch of these names (a shape's) uses: the first of `symbols`
+        whose condition holds, else `symbol`."""
+        for symbol, when in self.symbols:
+            if evaluate(when, **names):
+                return symbol
+        return self.symbol
+
+    @property
+    def entry_points(self) -> tuple[str, ...]:
+        """Every kernel the variant's cubin holds that a launch may use."""
+        return tuple(x for x in (self.symbol, *(s for s, _ in self.symbols)) if x)
 
     def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
         """Reasons (from the registry) why this shape breaks the variant's preconditions."""
@@ -400,6 +417,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             order=order,
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
             shape_facts=tuple((k, str(v)) for k, v in entry.get("shape_facts", {}).items()),
+            symbols=tuple((x["symbol"], str(x["when"])) for x in entry.get("symbols", ())),
             ladder=tuple(entry.get("ladder", ())),
         )
         variants[name] = variant

@@ -71,7 +71,7 @@ def launcher(
         return cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle), spec
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
     spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
-    fn = modules.function(cubin, v.symbol)
+    fn = modules.function(cubin, spec.symbol or v.symbol)
     if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
         fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
     if spec.empty:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
