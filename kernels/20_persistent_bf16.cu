@@ -42,8 +42,10 @@ static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row"
 template <bool SPLIT>
 __device__ __forceinline__ void persistent_bf16_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
-    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    int ldc, int accumulate, int split_count, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
     const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][64] bfloat16
@@ -137,7 +139,7 @@ __device__ __forceinline__ void persistent_bf16_body(
                 for (int i = 0; i < WM / 64; ++i)
 #pragma unroll
                     for (int j = 0; j < BN / 2; ++j) part.put(i * (BN / 2) + j, d[i][j]);
-                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, split_last))
+                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
                     continue;
                 for (int v = 0; v < splits; ++v)
 #pragma unroll
@@ -191,20 +193,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_bf16(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
                     int K, int ldc, int accumulate, int splits, void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    persistent_bf16_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, smem_raw,
-                                full, empty, &split_last);
+    persistent_bf16_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_bf16_split(const __grid_constant__ CUtensorMap mapA,
                           const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M,
                           int N, int K, int ldc, int accumulate, int splits, void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    persistent_bf16_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
-                               smem_raw, full, empty, &split_last);
+    persistent_bf16_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace);
 }

@@ -47,8 +47,10 @@ constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1
 template <bool SPLIT>
 __device__ __forceinline__ void persistent_tf32_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
-    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    int ldc, int accumulate, int split_count, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
     const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][32] float
@@ -166,7 +168,7 @@ __device__ __forceinline__ void persistent_tf32_body(
                                                  CONSUMERS * 128);
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) part.put(i, d[i]);
-                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, split_last))
+                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
                     continue;
                 for (int v = 0; v < splits; ++v)
 #pragma unroll
@@ -204,20 +206,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
                     int K, int ldc, int accumulate, int splits, void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, smem_raw,
-                                full, empty, &split_last);
+    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32_split(const __grid_constant__ CUtensorMap mapA,
                           const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M,
                           int N, int K, int ldc, int accumulate, int splits, void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
-                               smem_raw, full, empty, &split_last);
+    persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace);
 }

@@ -49,8 +49,10 @@ static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and thei
 template <bool SPLIT>
 __device__ __forceinline__ void ws_f64_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace, unsigned char *smem_raw,
-    uint64_t *full, uint64_t *empty, volatile int *split_last) {
+    int ldc, int accumulate, int split_count, void *workspace) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
     const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][16] double
@@ -160,7 +162,7 @@ __device__ __forceinline__ void ws_f64_body(
                     for (int j = 0; j < NI; ++j)
 #pragma unroll
                         for (int e = 0; e < 4; ++e) part.put((i * NI + j) * 4 + e, acc[i][j][e]);
-                if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, split_last)) continue;
+                if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, &split_last)) continue;
                 for (int v = 0; v < splits; ++v)
 #pragma unroll
                     for (int i = 0; i < MI; ++i)
@@ -215,20 +217,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
            out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate, int splits,
            void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, smem_raw,
-                       full, empty, &split_last);
+    ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     ws_f64_split(const __grid_constant__ CUtensorMap mapA,
                  const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
                  int K, int ldc, int accumulate, int splits, void *workspace) {
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
-    ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
-                      smem_raw, full, empty, &split_last);
+    ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace);
 }

@@ -12,8 +12,8 @@ The kinds of kernel argument (a registry entry's `args:` lists them):
 
 `core/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
 into a launch (CuPy where it can: pointers, integers and workspaces, no cluster; NVIDIA's
-cuda-bindings where it cannot: tensor maps, clusters).  The runner, the profiler's target program and the
-memcheck tool all launch from it.
+cuda-bindings where it cannot: tensor maps, clusters).  The runner, the profiler's target
+program and the memcheck tool all launch from it.
 """
 
 from __future__ import annotations

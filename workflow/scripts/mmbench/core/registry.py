@@ -236,7 +236,9 @@ class Variant:
         """(grid, block) as 3-tuples for a problem C[m x n] = A[m x k] . B[k x n] on a GPU of
         `sms` multiprocessors (a persistent kernel's grid is sized by it; 1 where no GPU is at
         hand, in planning and validation)."""
-        names = self.names(params, m=m, n=n, k=k, sms=sms)
+        return self._grid_and_block(self.names(params, m=m, n=n, k=k, sms=sms))
+
+    def _grid_and_block(self, names: dict):
         grid = tuple(int(evaluate(e, **names)) for e in self.grid) + (1,) * (3 - len(self.grid))
         block = tuple(int(evaluate(e, **names)) for e in self.block) + (1,) * (3 - len(self.block))
         return grid, block
@@ -270,11 +272,11 @@ class Variant:
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
         memory and every argument by kind (core/launch_spec.py), from the registry entry."""
-        grid, block = self.launch(params, m, n, k, sms)
         lda, ldb, ldc = lds
         names = self.names(
             params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
         )
+        grid, block = self._grid_and_block(names)
         shapes = {"A": (m, k, lda), "B": (k, n, ldb), "C": (m, n, ldc)}
         e = element_type(params[DTYPE_PARAM])
         args: list[Arg] = []
