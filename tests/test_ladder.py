@@ -119,12 +119,10 @@ def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
 
 def test_tuning_picks_the_fastest_verified_instantiation_at_each_ladder_size(timings):
     """The ladder run's square sizes from 1024 up are 4096 and 8192 (1, 31, 33 and 4097 verify):
-    a row per rung at each, split at m*n = 4096 x 8192."""
+    a row per rung at each, recording its square shape (each product then runs the nearer)."""
     t = ladder.tuned(timings)
     assert set(t.m) == {4096, 8192}
-    assert set(t[t.m == 4096].mn_max) == {4096 * 8192} and set(t[t.m == 8192].mn_min) == {
-        4096 * 8192
-    }
+    assert (t.n == t.m).all() and (t.k == t.m).all()
     assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
                               "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "wgmma_tf32",
                               "persistent_tf32", "ws_bf16", "persistent_bf16", "mma_f64",
@@ -135,16 +133,14 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_each_ladder_size(tim
 
 def test_the_ladder_doc_table_quotes_the_tuned_parameters():
     """docs/ladder.md's table names each rung's tuned instantiation at 4096 (the ladder's size)
-    as kernels/tuned.csv does: the row without a range, or the one whose range of products
-    m x n holds 4096 x 4096 (the warp-tiled rows leave out TM = 8 and TN = 4, which the doc
-    states once)."""
+    as kernels/tuned.csv does: the rung's only row, or the one tuned at 4096 x 4096 x 4096 (the
+    warp-tiled rows leave out TM = 8 and TN = 4, which the doc states once)."""
     doc = (ROOT / "docs" / "ladder.md").read_text()
     registry = load_registry()
     table = [x for x in doc.splitlines() if x.startswith("| ")]
     tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv", keep_default_na=False)
-    low = pd.to_numeric(tuned.mn_min, errors="coerce").fillna(0)
-    high = pd.to_numeric(tuned.mn_max, errors="coerce").fillna(float("inf"))
-    tuned = tuned[(low <= 4096 * 4096) & (4096 * 4096 < high)]
+    at_4096 = (tuned.m == 4096) & (tuned.n == 4096) & (tuned.k == 4096)
+    tuned = tuned[at_4096 | ~tuned.variant.duplicated(keep=False)]
     assert not tuned.variant.duplicated().any()
     for r in tuned.itertuples():
         source = registry[r.variant].source
@@ -250,16 +246,19 @@ def test_the_sweep_says_where_the_reference_read_the_kernels_padded_rows():
     assert table.loc[("FP32", "3001"), "reference rows"] == "its own"
 
 
-def test_tuning_at_several_sizes_gives_each_its_range_of_products():
-    """The recorded h100-sizes run (every instantiation at 1024 and 2048, bursts): warptile_db's
-    fastest at 1024 is BM=64 BN=64 ... (95.1% of cuBLAS there, read off the run) and holds for
-    m*n < 1024 x 2048; at 2048 the 128 x 256 tiles, from 1024 x 2048 up, without bound."""
+def test_tuning_at_several_shapes_gives_a_row_per_shape():
+    """The recorded h100-sizes run (every instantiation at 1024^3, 2048^3, 128 x 4096^2 and
+    256 x 8192^2, bursts): warptile_db's fastest, read off the run, is BM=64 BN=64 ... WN=64 at
+    1024 (95.1% of cuBLAS there), the 128 x 256 tiles at 2048, 64 x 64 tiles with 32 x 32 warp
+    tiles at 128 x 4096^2 (24.2 TFLOP/s) and 64 x 256 at 256 x 8192^2 (44.1); each row records
+    its shape, in order of work m x n x k."""
     t = pd.read_csv(DATA / "h100-sizes" / "results" / "sizes" / "tables" / "timings.csv")
     table = ladder.tuned(t)
     rows = table[table.variant == "warptile_db"].set_index("m")
-    assert list(rows.index) == [1024, 2048]
+    assert list(rows.index) == [1024, 128, 2048, 256]
+    assert list(rows.n) == [1024, 4096, 2048, 8192] and list(rows.k) == list(rows.n)
     assert rows.loc[1024, "params"] == "BM=64 BN=64 BK=16 WM=32 WN=64 WNITER=2 TM=8 TN=4"
     assert rows.loc[2048, "params"] == "BM=128 BN=256 BK=16 WM=64 WN=64 WNITER=2 TM=8 TN=4"
-    assert pd.isna(rows.loc[1024, "mn_min"]) and rows.loc[1024, "mn_max"] == 1024 * 2048
-    assert rows.loc[2048, "mn_min"] == 1024 * 2048 and pd.isna(rows.loc[2048, "mn_max"])
+    assert rows.loc[128, "params"] == "BM=64 BN=64 BK=16 WM=32 WN=32 WNITER=1 TM=8 TN=4"
+    assert rows.loc[256, "params"] == "BM=64 BN=256 BK=16 WM=32 WN=64 WNITER=2 TM=8 TN=4"
     assert rows.loc[1024, "instantiations"] == 67

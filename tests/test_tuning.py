@@ -141,12 +141,13 @@ def test_a_table_without_a_needed_column_names_only_the_needed_ones(tmp_path):
     )
 
 
-# -- tuning by range of products (mn_min, mn_max) ------------------------------------------------
+# -- tuning at several shapes: each product runs the row tuned nearest to it (m, n, k) ------------
 
 GPU = "NVIDIA H100 80GB HBM3"
-HEADER = "gpu_name,variant,dtype,params,mn_min,mn_max"
+HEADER = "gpu_name,variant,dtype,params,m,n,k"
 SMALL = "BM=64 BN=64 BK=16 WM=32 WN=64 WNITER=2 TM=8 TN=4"  # the h100-sizes run's best at 1024
 LARGE = "BM=128 BN=256 BK=16 WM=64 WN=64 WNITER=2 TM=8 TN=4"  # kernels/tuned.csv's, at 4096
+THIN = "BM=64 BN=64 BK=8 WM=32 WN=32 WNITER=1 TM=8 TN=4"  # kernels/tuned.csv's at 1536
 
 
 def _ranged(tmp_path, *rows) -> str:
@@ -155,64 +156,63 @@ def _ranged(tmp_path, *rows) -> str:
     return str(table)
 
 
-def test_each_shape_gets_the_instantiation_of_the_range_that_holds_it(tmp_path):
-    """Two rows, split at m*n = 2097152 (1024 x 2048): 1024 x 1024 (1048576) and 128 x 4096
-    (524288) get the small tiles, 2048 and 4096 the large ones; each row records its range."""
+def test_each_shape_gets_the_instantiation_tuned_nearest_to_it(tmp_path):
+    """Rows tuned at 1024^3 (SMALL), 4096^3 (LARGE) and 128 x 8192 x 8192 (THIN); distances in
+    log2 units, by hand: 1536^3 is 0.58 x sqrt(3) from 1024^3 and 1.42 x sqrt(3) from 4096^3;
+    2048^3 is sqrt(3) from both (a tie: the larger tuning shape); 128 x 4096 x 4096 is
+    sqrt(0 + 1 + 1) = 1.41 from THIN's, sqrt(9 + 4 + 4) = 4.12 from 1024^3, 5 from 4096^3;
+    4096 x 128 x 4096 (the small side is n) is sqrt(4 + 9 + 4) = 4.12 from 1024^3, 5 from
+    4096^3 and sqrt(25 + 36 + 1) = 7.87 from THIN's."""
     from mmbench.plan.config import validate
 
-    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{SMALL},,2097152",
-                   f"{GPU},warptile_db,float32,{LARGE},2097152,")  # fmt: skip
+    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{SMALL},1024,1024,1024",
+                   f"{GPU},warptile_db,float32,{LARGE},4096,,",
+                   f"{GPU},warptile_db,float32,{THIN},128,8192,8192")  # fmt: skip
     registry = load_registry()
-    cfg = validate({"variants": ["warptile_db"], "sizes": [1024, 2048, 4096],
-                    "shapes": [[128, 4096, 4096]], "tuned": path, "tuned_gpu": GPU}, registry)  # fmt: skip
-    p = plan.expand(apply_tuned(cfg, [], registry), registry, "sm_90")
-    got = {(c.m, c.n, dict(c.params)["BM"], c.tuned_for) for c in p.runs["warptile_db"]}
-    assert got == {
-        (1024, 1024, 64, "m*n < 2097152"),
-        (128, 4096, 64, "m*n < 2097152"),
-        (2048, 2048, 128, "m*n >= 2097152"),
-        (4096, 4096, 128, "m*n >= 2097152"),
-    }
-    # both instantiations are built, and no mixture of the two rows' values
-    assert sorted(dict(params)["BM"] for _, params in p.instantiations) == [64, 128]
-
-
-def test_a_shape_no_range_holds_is_refused_with_the_rows_it_has(tmp_path):
-    from mmbench.plan.config import validate
-
-    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{LARGE},2097152,")
-    registry = load_registry()
-    cfg = validate({"variants": ["warptile_db"], "sizes": [1024, 4096], "tuned": path,
+    cfg = validate({"variants": ["warptile_db"], "sizes": [1024, 1536, 2048, 4096],
+                    "shapes": [[128, 4096, 4096], [4096, 128, 4096]], "tuned": path,
                     "tuned_gpu": GPU}, registry)  # fmt: skip
     p = plan.expand(apply_tuned(cfg, [], registry), registry, "sm_90")
-    assert {c.m for c in p.runs["warptile_db"]} == {4096}  # (both memory modes)
-    [why] = [r["reason"] for r in p.refused if r.get("m") == 1024]
-    assert why.startswith("no tuning row of warptile_db float32 holds m*n = 1048576")
-    assert "(its rows: m*n >= 2097152)" in why
+    got = {(c.m, c.n, dict(c.params)["BN"], dict(c.params)["BK"], c.tuned_for)
+           for c in p.runs["warptile_db"]}  # fmt: skip
+    assert got == {
+        (1024, 1024, 64, 16, "tuned at 1024x1024x1024"),
+        (1536, 1536, 64, 16, "tuned at 1024x1024x1024"),
+        (2048, 2048, 256, 16, "tuned at 4096x4096x4096"),
+        (4096, 4096, 256, 16, "tuned at 4096x4096x4096"),
+        (128, 4096, 64, 8, "tuned at 128x8192x8192"),
+        (4096, 128, 64, 16, "tuned at 1024x1024x1024"),
+    }
+    # the three instantiations are built, and no mixture of the rows' values
+    assert sorted((dict(q)["BN"], dict(q)["BK"]) for _, q in p.instantiations) == [
+        (64, 8), (64, 16), (256, 16)]  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ((f"{GPU},warptile_db,float32,{SMALL},,4000000", f"{GPU},warptile_db,float32,{LARGE},2097152,"),
-         "lines 2, 3: 2 rows claim warptile_db float32 on 'NVIDIA H100 80GB HBM3' for overlapping"),
-        ((f"{GPU},warptile_db,float32,{SMALL},,", f"{GPU},warptile_db,float32,{LARGE},,"),
-         "for overlapping products"),
-        ((f"{GPU},warptile_db,float32,{SMALL},5,5",), "line 2: the range mn_min 5 to mn_max 5 is empty"),
-        ((f"{GPU},warptile_db,float32,{SMALL},-1,",), "line 2: mn_min -1 / mn_max"),
-        ((f"{GPU},warptile_db,float32,{SMALL},1.5,",), "is not a range of products m x n"),
+        ((f"{GPU},warptile_db,float32,{SMALL},1024,,", f"{GPU},warptile_db,float32,{LARGE},1024,1024,1024"),
+         "lines 2, 3: 2 rows claim warptile_db float32 on 'NVIDIA H100 80GB HBM3' for the same "
+         "shapes (tuned at: tuned at 1024x1024x1024, tuned at 1024x1024x1024)"),
+        ((f"{GPU},warptile_db,float32,{SMALL},,,", f"{GPU},warptile_db,float32,{LARGE},4096,,"),
+         "(tuned at: any shape, tuned at 4096x4096x4096)"),
+        ((f"{GPU},warptile_db,float32,{SMALL},0,,",), "line 2: m '0' n '' k '' is not the shape"),
+        ((f"{GPU},warptile_db,float32,{SMALL},1.5,,",), "line 2: m '1.5' n '' k '' is not the shape"),
+        ((f"{GPU},warptile_db,float32,{SMALL},,128,128",), "line 2: n 128 / k 128 without m"),
     ],
 )  # fmt: skip
-def test_a_bad_range_is_named_with_its_lines(tmp_path, rows, message):
+def test_a_bad_tuning_shape_is_named_with_its_lines(tmp_path, rows, message):
     path = _ranged(tmp_path, *rows)
     with pytest.raises(ConfigError) as err:
         apply_tuned(_cfg(path, tuned_gpu=GPU), [], load_registry())
     assert message in str(err.value)
 
 
-def test_a_recorded_run_tuned_by_range_ran_each_shapes_instantiation():
-    """tests/data/h100-tuned-by-range: on an H100, each measured row of a tuned rung ran the
-    instantiation of the recorded tuning row whose range holds its m x n, and says so."""
+def test_a_recorded_run_tuned_by_range_agrees_with_the_nearest_rule_on_its_squares():
+    """tests/data/h100-tuned-by-range (an H100 run whose table held ranges of m x n, the rule
+    before rows held their tuning shape): on every square the nearest row (its tuning size, the
+    columns m) is the one that run's range chose, so the square products run what they ran;
+    its products with one small side ran a tuned row's instantiation too."""
     folder = ROOT / "tests" / "data" / "h100-tuned-by-range"
     table = tuning.read_tuned(folder / "tuned.csv")
     ranges = tuning.tuned_ranges(table, GPU, list(table.variant.unique()), load_registry(),
@@ -220,12 +220,19 @@ def test_a_recorded_run_tuned_by_range_ran_each_shapes_instantiation():
     timings = pd.read_csv(folder / "timings.csv")
     tuned = timings[timings.variant.isin(list(ranges))]
     assert len(tuned) == 4 * 14  # four rungs x 14 shapes (deep_bf16, one instantiation: untuned)
+
+    def instance(row):
+        return "_".join([row["dtype"], *(f"{k}{v}" for k, v in row["params"].items()
+                                         if k != "dtype")])  # fmt: skip
+
     for r in tuned.itertuples():
-        row = tuning.holding(ranges[r.variant], r.dtype, r.m, r.n)
-        assert r.instance == "_".join([r.dtype, *(f"{k}{v}" for k, v in row["params"].items()
-                                                  if k != "dtype")]), r  # fmt: skip
-        assert r.tuned_for == row["words"] and r.verification == "PASS"
-    # 1024 x 1024 (m*n 1048576) and 2048 x 2048 (4194304) fall in different rows
+        assert r.verification == "PASS"
+        assert r.instance in {instance(row) for row in ranges[r.variant]}, r
+        if r.m == r.n == r.k:
+            assert r.instance == instance(tuning.nearest(ranges[r.variant], r.dtype, r.m, r.n, r.k))
     w = tuned[tuned.variant == "warptile_db"].set_index("m")
+    # 1024 x 1024 (m*n 1048576) and 2048 x 2048 (4194304) fell in different ranges of m x n
     assert w.loc[1024, "tuned_for"] == "m*n < 2097152"
     assert w.loc[2048, "tuned_for"] == "2097152 <= m*n < 8388608"
+    assert tuning.nearest(ranges["warptile_db"], "float32", 1024, 1024, 1024)["shape"] == (1024,) * 3
+    assert tuning.nearest(ranges["warptile_db"], "float32", 2048, 2048, 2048)["shape"] == (2048,) * 3

@@ -52,7 +52,7 @@ def main() -> int:
             table = read_tuned(args.tuned)
             pinned = tuned_params(table, args.gpu, [name], registry, args.tuned)
             ranges = tuned_ranges(table, args.gpu, [name], registry, args.tuned)
-            if name in ranges:  # one row per range of products: each row's instantiation
+            if name in ranges:  # rows tuned at several shapes: each row's instantiation
                 chosen += [r["params"] for r in ranges[name] if r["params"] not in chosen]
             elif name in pinned:
                 section = {"params": {name: pinned[name]}}

@@ -6,8 +6,9 @@
 #   memcheck  compute-sanitizer memcheck of the sweep's rungs (the first instantiation and each
 #             tuning row's) at two odd shapes where they split k: 129 x 1001 x 3001 and
 #             1 x 33 x 5000 (MEMCHECK_VARIANTS, MEMCHECK_SHAPES="m n k;m n k": others)
-#   tune      the tune preset cut to the sweep's rungs at 1024, 1536, 2048, 3072 and 4096 in
-#             bursts (results/tune_sizes): every instantiation, its fastest per size and range
+#   tune      the tune preset cut to the sweep's rungs, in bursts (results/tune_sizes): every
+#             instantiation at TUNE_SIZES (default [1024,1536,2048,3072,4096]) and TUNE_SHAPES
+#             (default the tune preset's three with one small side), its fastest per shape
 #   sweep     the sweep preset (results/sweep) with TUNED (default kernels/tuned.csv)
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: tools/gpu/paired.sh's side-by-side
 #             check of each variant's ladder instantiation against OLD_TREE's kernel file
@@ -49,14 +50,15 @@ for sub in "$@"; do
     ;;
   tune)
     timed tune --configfile config/presets/tune.yaml --config experiment=tune_sizes \
-      "variants=[$rungs,cublas,cublas_tf32]" 'sizes=[1024,1536,2048,3072,4096]' 'shapes=[]' \
+      "variants=[$rungs,cublas,cublas_tf32]" "sizes=${TUNE_SIZES:-[1024,1536,2048,3072,4096]}" \
+      "shapes=${TUNE_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
       'load=[burst]' 'sustained_sizes=[]' \
       'params={warptile_db: {dtype: [float32]}, persistent_tf32: {dtype: [float32]}, persistent_bf16: {dtype: [bfloat16]}, ws_f64: {dtype: [float64]}, cublas: {dtype: [float32, bfloat16, float64]}, cublas_tf32: {dtype: [float32]}}' \
       'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3}'
     grep -h "configurations:" results/tune_sizes/tables/summary.txt 2>/dev/null
     cp results/tune_sizes/tables/timings.csv "$out/tune_timings.csv" 2>/dev/null
     cp results/tune_sizes/report/tuned.csv "$out/tuned.csv" 2>/dev/null &&
-      cut -d, -f2,5,7,11,13,14 "$out/tuned.csv"
+      cut -d, -f2,5,7,8,9,13 "$out/tuned.csv"
     ;;
   sweep)
     timed sweep --configfile config/presets/sweep.yaml --config "tuned=${TUNED:-kernels/tuned.csv}"

@@ -174,8 +174,8 @@ AXES: tuple[Axis, ...] = (
     Axis(
         "tuned_for",
         str,
-        "the tuning row's range of products m*n that chose this instantiation for the shape "
-        "(plan/tuning.py; empty: not tuned by range)",
+        "the tuning row, the one tuned nearest to the shape, that chose this instantiation "
+        "(`tuned at 128x8192x8192`; plan/tuning.py; empty: the rung has one row per type)",
         "",
         identity=False,
         compare=False,

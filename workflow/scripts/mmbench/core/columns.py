@@ -18,14 +18,14 @@ TUNED_COLUMNS = [
     "math",
     "params",
     "instance",
+    # the shape the row was tuned at; where a rung has rows at several shapes, each product runs
+    # the row tuned nearest to it (plan/tuning.py); a rung's only row holds for every shape
     "m",
+    "n",
+    "k",
     "kernel_ms",
     "kernel_gflops",
     "reference",
     "percent_of_reference",
     "instantiations",
-    # the products the row holds for: mn_min <= m * n < mn_max (empty: no bound), one range per
-    # tuning size (report/ladder.tuned); a row without either holds for every shape
-    "mn_min",
-    "mn_max",
 ]

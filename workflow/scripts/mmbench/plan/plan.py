@@ -16,7 +16,7 @@ from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import load_of
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
-from mmbench.plan.tuning import holding
+from mmbench.plan.tuning import nearest
 
 label = params_label
 __all__ = ["Configuration", "detect_gpus"]
@@ -162,34 +162,15 @@ def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[t
     return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 
-def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int) -> str | None:
-    """Where the tuning table holds ranges of products for this variant (cfg `tuned_ranges`,
-    plan/tuning.py): the range's words if `params` is the instantiation tuned for m x n, None if
-    it is not; "" for a variant not tuned by range."""
+def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int, k: int) -> str | None:
+    """Where the tuning table holds rows tuned at several shapes for this variant (cfg
+    `tuned_ranges`, plan/tuning.py): the chosen row's words if `params` is the instantiation
+    tuned nearest to m x n x k, None if it is not; "" for a variant tuned once per type."""
     ranges = (cfg.get("tuned_ranges") or {}).get(name)
     if not ranges:
         return ""
-    row = holding(ranges, params[DTYPE_PARAM], m, n)
+    row = nearest(ranges, params[DTYPE_PARAM], m, n, k)
     return row["words"] if row is not None and row["params"] == params else None
-
-
-def untuned_shapes(cfg: dict, name: str, dtypes, shapes) -> list[dict]:
-    """Refusals of the shapes that no tuning range of the variant holds, per element type."""
-    ranges = (cfg.get("tuned_ranges") or {}).get(name)
-    if not ranges:
-        return []
-    out = []
-    for dtype in dtypes:
-        mine = [r for r in ranges if r["dtype"] == dtype]
-        for m, n, k in shapes:
-            if mine and holding(mine, dtype, m, n) is None:
-                spans = ", ".join(r["words"] for r in mine)
-                out.append(
-                    dict(variant=name, dtype=dtype, m=m, n=n, k=k,
-                         reason=f"no tuning row of {name} {dtype} holds m*n = {m * n} "
-                                f"(its rows: {spans}); re-tune with sizes that cover it")
-                )  # fmt: skip
-    return out
 
 
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
@@ -203,10 +184,6 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
         runs: list[Configuration] = []
         instances, refused = built[name]
         plan.refused += [dict(r, seed=cfg["seed"]) for r in refused]
-        dtypes = dict.fromkeys(p[DTYPE_PARAM] for p in instances)
-        plan.refused += [
-            dict(r, seed=cfg["seed"]) for r in untuned_shapes(cfg, name, dtypes, shapes)
-        ]
         for params in instances:
             accumulate = cfg["accumulate"] if v.operation == "gemm" else [False]
             for (m, n, k), acc, (mem, pad, transfer), cache, load, dist in itertools.product(
@@ -219,7 +196,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
             ):
                 if not runs_at(cfg, load_of(load), m, n, k):
                     continue
-                chosen_for = tuned_for(cfg, name, params, m, n)
+                chosen_for = tuned_for(cfg, name, params, m, n, k)
                 if chosen_for is None:  # another instantiation is tuned for this shape
                     continue
                 unmet = v.unmet(params, m, n, k)
@@ -392,7 +369,7 @@ def profile_plan(
         instances, why = buildable(v, p, arch)
         refused += why
         for params, size in itertools.product(instances, p["sizes"]):
-            if tuned_for(cfg, name, params, size, size) is None:  # tuned for another range
+            if tuned_for(cfg, name, params, size, size, size) is None:  # tuned for another shape
                 continue
             unmet = v.unmet(params, size, size, size)
             if unmet and v.unsafe_when_unmet:

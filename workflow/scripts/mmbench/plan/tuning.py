@@ -1,12 +1,12 @@
 """The tuning table (kernels/tuned.csv, or results/tune/report/tuned.csv written by the tune
-preset): each rung's best instantiation per GPU model, for every shape or (columns mn_min and
-mn_max) for the range of products m x n it was tuned for, turned into the config's per-variant
-`params` for the GPU this run uses before the plan is expanded, and, where rows hold ranges, into
-`tuned_ranges`: the plan gives each shape the instantiation of the range that holds it."""
+preset): each rung's best instantiation per GPU model, for every shape or, where a rung has
+several rows, at the shape each was tuned at (columns m, n, k), turned into the config's
+per-variant `params` for the GPU this run uses before the plan is expanded, and, where rows are
+tuned at several shapes, into `tuned_ranges`: the plan gives each shape the instantiation tuned
+nearest to it (the range each row holds: the shapes nearer to its own than to any other row's)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
@@ -63,11 +63,11 @@ def read_tuned(path: str | Path) -> pd.DataFrame:
     return t
 
 
-RANGE = ("mn_min", "mn_max")
+SHAPE = ("m", "n", "k")
 
 
-def _bound(value) -> int | None:
-    """A range cell: an integer >= 0, or None where empty."""
+def _side(value) -> int | None:
+    """A shape cell: a whole number >= 1, or None where empty."""
     if (
         value is None
         or (isinstance(value, float) and math.isnan(value))
@@ -75,41 +75,43 @@ def _bound(value) -> int | None:
     ):
         return None
     number = float(value)
-    if number != int(number) or number < 0:
+    if number != int(number) or number < 1:
         raise ValueError(value)
     return int(number)
 
 
-def row_range(row, path: str, line: int) -> tuple[int, int | None]:
-    """[mn_min, mn_max) of a tuning row: 0 and None (no bound) where the cells are empty or the
-    table has no such columns."""
+def row_shape(row, path: str, line: int) -> tuple[int, int, int] | None:
+    """The shape (m, n, k) a tuning row was tuned at: n and k default to m (a square, as the
+    tables written before rows held n and k); None where m is empty (a row for every shape)."""
     try:
-        lo, hi = (_bound(row.get(c)) for c in RANGE)
+        m, n, k = (_side(row.get(c)) for c in SHAPE)
     except ValueError:
+        cells = " ".join(f"{c} {str(row.get(c, ''))!r}" for c in SHAPE)
         raise ConfigError(
-            f"config key 'tuned': {path}, line {line}: mn_min {row.get('mn_min')!r} / mn_max "
-            f"{row.get('mn_max')!r} is not a range of products m x n; valid: whole numbers >= "
-            "0, either empty (no bound)"
+            f"config key 'tuned': {path}, line {line}: {cells} is not the shape the row was "
+            "tuned at; valid: whole numbers >= 1 (n and k empty: a square of side m; all three "
+            "empty: the row holds for every shape)"
         ) from None
-    lo = lo or 0
-    if hi is not None and hi <= lo:
-        raise ConfigError(
-            f"config key 'tuned': {path}, line {line}: the range mn_min {lo} to mn_max {hi} is "
-            "empty; valid: mn_min < mn_max (the products m x n the row holds for)"
-        )
-    return lo, hi
+    if m is None:
+        if n is not None or k is not None:
+            raise ConfigError(
+                f"config key 'tuned': {path}, line {line}: n {n} / k {k} without m; valid: m "
+                "with them (the shape the row was tuned at), or all three empty"
+            )
+        return None
+    return m, n or m, k or m
 
 
-def range_words(lo: int, hi: int | None) -> str:
-    """How a row records the tuning range it was given (its `tuned_for`)."""
-    if hi is None:
-        return "any m*n" if lo == 0 else f"m*n >= {lo}"
-    return f"m*n < {hi}" if lo == 0 else f"{lo} <= m*n < {hi}"
+def shape_words(shape: tuple[int, int, int] | None) -> str:
+    """How a row records the tuning row chosen for its shape (its `tuned_for`)."""
+    return "any shape" if shape is None else "tuned at {}x{}x{}".format(*shape)
 
 
-def _overlaps(ranges: list[tuple[int, int | None]]) -> bool:
-    spans = sorted(ranges, key=lambda r: r[0])
-    return any(hi is None or hi > nxt for (_, hi), (nxt, _) in itertools.pairwise(spans))
+def distance(shape: tuple[int, int, int], m: int, n: int, k: int) -> float:
+    """How far the product m x n x k is from a tuning shape: the Euclidean distance of their
+    base-2 logarithms (a factor of 2 in one side is 1).  Between two squares S1 < S2 a square
+    product is nearer to S1 below the geometric middle sqrt(S1 S2), m x n < S1 x S2."""
+    return math.dist([math.log2(x) for x in shape], [math.log2(x) for x in (m, n, k)])
 
 
 def tuned_params(
@@ -127,15 +129,18 @@ def tuned_params(
         if mine.empty:
             untuned.append(name)
             continue
-        spans = {i: row_range(r, path, i + 2) for i, r in mine.iterrows()}
+        shapes = {i: row_shape(r, path, i + 2) for i, r in mine.iterrows()}
         for dtype, part in mine.groupby("dtype", sort=False):
-            if len(part) > 1 and _overlaps([spans[i] for i in part.index]):
+            tuned_at = [shapes[i] for i in part.index]
+            if len(part) > 1 and (None in tuned_at or len(set(tuned_at)) < len(tuned_at)):
                 lines = ", ".join(str(i + 2) for i in part.index)
                 raise ConfigError(
                     f"config key 'tuned': {path}, lines {lines}: {len(part)} rows claim {name} "
-                    f"{dtype} on {gpu!r} for overlapping products m x n; valid: one row per GPU "
-                    "model, variant and element type, or rows whose ranges mn_min..mn_max do "
-                    "not overlap (remove all but one, or re-tune)"
+                    f"{dtype} on {gpu!r} for the same shapes (tuned at: "
+                    f"{', '.join(shape_words(s) for s in tuned_at)}); valid: one row per GPU "
+                    "model, variant and element type, or rows tuned at different shapes (m, n, "
+                    "k), each holding for the shapes nearest to its own (remove all but one, "
+                    "or re-tune)"
                 )
         declared = [p for p in v.param_names if p != DTYPE_PARAM]
         try:
@@ -185,32 +190,35 @@ def tuned_params(
 def tuned_ranges(
     table: pd.DataFrame, gpu: str, variants: list[str], registry: dict[str, Variant], path: str
 ) -> dict[str, list[dict]]:
-    """Per variant whose rows for GPU model `gpu` hold ranges of products (checked by
-    tuned_params first): each row as {dtype, params (the full parameter dict), lo, hi, words}."""
+    """Per variant with several rows of one element type for GPU model `gpu` (checked by
+    tuned_params first): each row as {dtype, params (the full parameter dict), shape (tuned at),
+    words}; each shape then runs the row tuned nearest to it (nearest())."""
     rows = table[(table.gpu_name == gpu) & table.variant.isin(variants)]
     out: dict[str, list[dict]] = {}
     for name, mine in rows.groupby("variant", sort=False):
         v = registry[name]
         if not v.compiled or len(v.instantiations()) == 1:
             continue
-        spans = [row_range(r, path, i + 2) for i, r in mine.iterrows()]
-        if all(s == (0, None) for s in spans):
+        if mine.dtype.value_counts().max() == 1:
             continue  # one row per element type for every shape: `params` says it all
+        shapes = [row_shape(r, path, i + 2) for i, r in mine.iterrows()]
         out[name] = [
-            dict(dtype=dtype, params={DTYPE_PARAM: dtype} | parse_params(text), lo=lo, hi=hi,
-                 words=range_words(lo, hi))
-            for dtype, text, (lo, hi) in zip(mine.dtype, mine.params, spans, strict=True)
+            dict(dtype=dtype, params={DTYPE_PARAM: dtype} | parse_params(text), shape=shape,
+                 words=shape_words(shape))
+            for dtype, text, shape in zip(mine.dtype, mine.params, shapes, strict=True)
         ]  # fmt: skip
     return out
 
 
-def holding(ranges: list[dict], dtype: str, m: int, n: int) -> dict | None:
-    """The tuning row of element type `dtype` whose range holds the product m x n."""
-    mn = m * n
-    for r in ranges:
-        if r["dtype"] == dtype and r["lo"] <= mn and (r["hi"] is None or mn < r["hi"]):
-            return r
-    return None
+def nearest(rows: list[dict], dtype: str, m: int, n: int, k: int) -> dict | None:
+    """The tuning row of element type `dtype` tuned nearest to the product m x n x k
+    (distance()); a tie goes to the larger tuning shape, as a square on the geometric middle
+    between two tuning sizes goes to the one above.  None where no row has that type."""
+    mine = [r for r in rows if r["dtype"] == dtype]
+    if len(mine) == 1:
+        return mine[0]
+    return min(mine, key=lambda r: (round(distance(r["shape"], m, n, k), 9),
+                                    -math.prod(r["shape"])), default=None)  # fmt: skip
 
 
 def apply_tuned(cfg: dict, gpus: list[dict], registry: dict[str, Variant]) -> dict:

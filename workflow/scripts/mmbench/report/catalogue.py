@@ -386,13 +386,13 @@ TABLES: dict[str, Output] = {
             "new (ladder)",
             lambda d: ladder.tuned(d["timings"]),
             ["timings"],
-            "Tuned parameters: each rung's fastest instantiation at each tuning size",
-            "Per GPU model, rung and tuning size (the run's square sizes from 1024 up, multiples "
-            "of 128; sustained where measured so, else bursts), the fastest verified "
-            "instantiation and how many were measured; with several sizes each row holds for "
-            "the products m x n around its size (mn_min <= m x n < mn_max, the geometric middle "
-            "to the next size). The ladder and sweep presets run these, each shape the row of "
-            "its range (kernels/tuned.csv keeps them per GPU model).",
+            "Tuned parameters: each rung's fastest instantiation at each tuning shape",
+            "Per GPU model, rung and tuning shape (the run's squares from 1024 up and its "
+            "products with one small side whose sides are multiples of 128 and work m x n x k "
+            "at least 1024^3; sustained where measured so, else bursts), the fastest verified "
+            "instantiation and how many were measured. The ladder and sweep presets run these, "
+            "each product the row tuned nearest to it (the logarithms of m, n and k; "
+            "kernels/tuned.csv keeps them per GPU model).",
         ),
         _tab(
             "verification",

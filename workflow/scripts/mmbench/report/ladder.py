@@ -147,48 +147,38 @@ def one_load_per_shape(k: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return k
 
 
-def tuned(timings: pd.DataFrame, size: int | None = None) -> pd.DataFrame:
+def tuning_shapes(k: pd.DataFrame) -> pd.DataFrame:
+    """The rows a tuning table is made of: shapes whose sides are multiples of 128 (the largest
+    block tile) and whose work m x n x k is at least 1024^3, the ladder's square sizes among them
+    (ladder_sizes); odd sizes such as 1000 x 1100 x 37 are there to verify."""
+    sides = (k.m % 128 == 0) & (k.n % 128 == 0) & (k.k % 128 == 0)
+    return k[sides & (k.m * k.n * k.k >= 1024**3)]
+
+
+def tuned(timings: pd.DataFrame) -> pd.DataFrame:
     """The tuning table: per GPU model and rung, the fastest verified instantiation at each
-    tuning size (the run's square sizes from 1024 up, multiples of 128; or `size` alone), with
-    how many instantiations were measured there; each size measured sustained where the run did
-    so, else in bursts (normal inputs where measured).  One tuning size: rows for every shape
-    (mn_min, mn_max empty).  Several: each size's row holds for the products m x n from the
-    geometric middle to the size below to that to the size above (S_i-1 * S_i <= m * n <
-    S_i * S_i+1; the smallest size's row from 0, the largest's without bound), and the plan gives
-    each shape the instantiation of its range (plan/tuning.py)."""
+    tuning shape (tuning_shapes: the run's squares from 1024 up and products with one small
+    side such as 128 x 8192 x 8192), with how many instantiations were measured there; each
+    shape measured sustained where the run did so, else in bursts (normal inputs where
+    measured).  Each row records its shape (m, n, k); where a rung has rows at several shapes,
+    the plan gives each product the instantiation tuned nearest to it (plan/tuning.py)."""
     k = with_reference(timings)
     if k.empty:
         return pd.DataFrame(columns=TUNED_COLUMNS)
-    sq = one_load_per_shape(k[(k.m == k.n) & (k.n == k.k)], ["m"])
-    sizes = [size] if size else sorted(int(x) for x in ladder_sizes(sq).m.unique())
-    if not sizes and not sq.empty:  # a run with no ladder size: its largest square
-        sizes = [int(sq.m.max())]
-    rows = []
-    for i, n in enumerate(sizes):
-        at = sq[sq.m == n]
-        if at.empty:
-            continue
-        counts = at.groupby(["gpu_name", "variant", "dtype"]).instance.nunique()
-        best = at.sort_values("kernel_gflops").groupby(["gpu_name", "variant", "dtype"]).tail(1)
-        best = best.copy()
-        best["instantiations"] = [
-            int(counts[(g, v, t)])
-            for g, v, t in zip(best.gpu_name, best.variant, best.dtype, strict=True)
-        ]
-        several = len(sizes) > 1
-        best["mn_min"] = sizes[i - 1] * n if several and i > 0 else None
-        best["mn_max"] = n * sizes[i + 1] if several and i + 1 < len(sizes) else None
-        rows.append(best)
-    if not rows:
+    at = one_load_per_shape(tuning_shapes(k), ["m", "n", "k"])
+    if at.empty:  # a run with no tuning shape: its largest square
+        sq = one_load_per_shape(k[(k.m == k.n) & (k.n == k.k)], ["m"])
+        at = sq[sq.m == sq.m.max()] if not sq.empty else sq
+    if at.empty:
         return pd.DataFrame(columns=TUNED_COLUMNS)
-    best = pd.concat(rows)
+    key = ["gpu_name", "variant", "dtype", "m", "n", "k"]
+    counts = at.groupby(key).instance.nunique()
+    best = at.sort_values("kernel_gflops").groupby(key).tail(1).copy()
+    best["instantiations"] = [int(counts[tuple(r)]) for r in best[key].itertuples(index=False)]
     best["percent_of_reference"] = 100 * best.fraction
-    best = best.assign(_rank=ladder_rank(best.variant))
-    best = best.sort_values(["gpu_name", "_rank", "dtype", "m"])
-    out = best[TUNED_COLUMNS].reset_index(drop=True)
-    for c in ("mn_min", "mn_max"):
-        out[c] = out[c].astype("Int64")
-    return out
+    best = best.assign(_rank=ladder_rank(best.variant), _work=best.m * best.n * best.k)
+    best = best.sort_values(["gpu_name", "_rank", "dtype", "_work", "m"])
+    return best[TUNED_COLUMNS].reset_index(drop=True)
 
 
 # -- the ladder table ------------------------------------------------------------------------
