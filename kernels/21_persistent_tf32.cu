@@ -21,7 +21,8 @@
 // block of the cluster; a stage is refilled only when the consumers of every block released it.
 //
 // Where the tiles are fewer than the clusters, each tile's k-tiles are split among `splits` work
-// units (split_k.cuh, as in persistent_bf16).
+// units (split_k.cuh, as in persistent_bf16); where they fill fewer than 8 waves of clusters but
+// leave the last one short, only the last wave's tiles are split (`head` tiles run whole).
 #include "hopper.cuh"
 #include "split_k.cuh"
 
@@ -47,7 +48,7 @@ constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1
 template <bool SPLIT>
 __device__ __forceinline__ void persistent_tf32_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace) {
+    int ldc, int accumulate, int split_count, void *workspace, int split_head) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
@@ -61,7 +62,9 @@ __device__ __forceinline__ void persistent_tf32_body(
     const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const int rows = (M + BM - 1) / BM, cols = (N + BN * CLUSTER - 1) / (BN * CLUSTER);
     const int tiles = rows * cols;
-    const int units = tiles * splits;  // (tile, split) pairs: unit u = tile u / splits
+    // the work units (per cluster): the first `head` tiles whole, the others (tile, split) pairs
+    const int head = SPLIT ? split_head : tiles;
+    const int units = head + (tiles - head) * splits;
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
@@ -71,9 +74,10 @@ __device__ __forceinline__ void persistent_tf32_body(
         if (threadIdx.x == 0) {
             unsigned it = 0;
             for (int u = cluster; u < units; u += clusters) {
+                const SplitUnit su = SPLIT ? split_unit(u, head, splits) : SplitUnit{u, 0, 1};
                 int tm, tn, kt0, kt1;
-                grouped_tile<GROUP>(u / splits, rows, cols, tm, tn);
-                split_range(ktiles, splits, u % splits, kt0, kt1);
+                grouped_tile<GROUP>(su.tile, rows, cols, tm, tn);
+                split_range(ktiles, su.n, su.s, kt0, kt1);
                 const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
                 for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
@@ -148,10 +152,10 @@ __device__ __forceinline__ void persistent_tf32_body(
             ++it;
         };
         for (int u = cluster; u < units; u += clusters) {
-            const int tile = u / splits;
+            const SplitUnit su = SPLIT ? split_unit(u, head, splits) : SplitUnit{u, 0, 1};
             int tm, tn;
-            grouped_tile<GROUP>(tile, rows, cols, tm, tn);
-            split_range(ktiles, splits, u % splits, kt0, kt1);
+            grouped_tile<GROUP>(su.tile, rows, cols, tm, tn);
+            split_range(ktiles, su.n, su.s, kt0, kt1);
             const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
             int kt = kt0;
             for (; kt + 1 < kt1; kt += 2) {
@@ -162,9 +166,12 @@ __device__ __forceinline__ void persistent_tf32_body(
             wgmma_wait<0>();
             accumulators_fence<BM / 2>(d);
             release((it - 1) % STAGES);
-            if (SPLIT) {  // a split tile: the unit that finishes it stores the sum
-                const SplitK<float, BM / 2> part(workspace, tiles * CLUSTER, tile * CLUSTER + rank,
-                                                 u % splits, splits, threadIdx.x - 128,
+            // a split tile (past the head): the unit that finishes it stores the sum (its place
+            // among the split tiles worked out again from u, as in ws_f64)
+            if (SPLIT && u >= head) {
+                const SplitK<float, BM / 2> part(workspace, (tiles - head) * CLUSTER,
+                                                 (u - head) / splits * CLUSTER + rank,
+                                                 (u - head) % splits, splits, threadIdx.x - 128,
                                                  CONSUMERS * 128);
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) part.put(i, d[i]);
@@ -205,13 +212,15 @@ __device__ __forceinline__ void persistent_tf32_body(
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
-                    int K, int ldc, int accumulate, int splits, void *workspace) {
-    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace);
+                    int K, int ldc, int accumulate, int splits, void *workspace, int head) {
+    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32_split(const __grid_constant__ CUtensorMap mapA,
                           const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M,
-                          int N, int K, int ldc, int accumulate, int splits, void *workspace) {
-    persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace);
+                          int N, int K, int ldc, int accumulate, int splits, void *workspace,
+                          int head) {
+    persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
+                               head);
 }

@@ -18,9 +18,12 @@
 // once.  A lane's two results of a row stay side by side in C (mma columns 2t and 2t + 1 map to
 // adjacent tile columns), so the epilogue stores them as one 16-byte double2 where C allows.
 // Where the tiles are fewer than the blocks, each tile's k-tiles are split among `splits` work
-// units (split_k.cuh, as in persistent_bf16).
+// units (split_k.cuh, as in persistent_bf16); where they fill fewer than 8 waves of blocks but
+// leave the last one short, only the last wave's tiles are split (`head` tiles run whole).
 #include "hopper.cuh"
 #include "split_k.cuh"
+
+#include <type_traits>
 
 // The parameters (BM, BN, WM, WN, STAGES, BLOCKS) and what the launch shares with the kernel
 // (BK, WARPS, THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry.
@@ -49,7 +52,7 @@ static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and thei
 template <bool SPLIT>
 __device__ __forceinline__ void ws_f64_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace) {
+    int ldc, int accumulate, int split_count, void *workspace, int split_head, int split_units) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
@@ -60,7 +63,10 @@ __device__ __forceinline__ void ws_f64_body(
 
     const int rows = (M + BM - 1) / BM, cols = (N + BN - 1) / BN;
     const int tiles = rows * cols;
-    const int units = tiles * splits;  // (tile, split) pairs: unit u = tile u / splits
+    // the work units: the first `head` tiles whole, the others (tile, split) pairs, `units` in
+    // all (head + (tiles - head) x splits, passed in: a kernel parameter takes no register)
+    const int head = SPLIT ? split_head : tiles;
+    const int units = SPLIT ? split_units : tiles;
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, WARPS, 1);
@@ -69,10 +75,13 @@ __device__ __forceinline__ void ws_f64_body(
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;
-            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            // one work unit's k-tiles into the ring (as the consumers' units below)
+            auto unit = [&](const int u, auto split_tag) {
+                constexpr bool split = decltype(split_tag)::value;
                 int tm, tn, kt0, kt1;
-                grouped_tile<8>(u / splits, rows, cols, tm, tn);
-                split_range(ktiles, splits, u % splits, kt0, kt1);
+                grouped_tile<8>(split ? head + (u - head) / splits : u, rows, cols, tm, tn);
+                split_range(ktiles, split ? splits : 1, split ? (u - head) % splits : 0, kt0,
+                            kt1);
                 for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
@@ -83,7 +92,11 @@ __device__ __forceinline__ void ws_f64_body(
                         tma_load(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s], tn * BN + 16 * j,
                                  kt * BK);
                 }
-            }
+            };
+            int u = blockIdx.x;
+            for (; u < head; u += gridDim.x) unit(u, std::false_type{});
+            if (SPLIT)
+                for (; u < units; u += gridDim.x) unit(u, std::true_type{});
         }
     } else {  // consumers
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -114,11 +127,12 @@ __device__ __forceinline__ void ws_f64_body(
             }
         double acc[MI][NI][4];
         unsigned it = 0;
-        for (int u = blockIdx.x; u < units; u += gridDim.x) {
-            const int tile = u / splits;
+        // one work unit: tile u whole, or (split: a constant) a share of a tail tile
+        auto unit = [&](const int u, auto split_tag) {
+            constexpr bool split = decltype(split_tag)::value;
             int tm, tn, kt0, kt1;
-            grouped_tile<8>(tile, rows, cols, tm, tn);
-            split_range(ktiles, splits, u % splits, kt0, kt1);
+            grouped_tile<8>(split ? head + (u - head) / splits : u, rows, cols, tm, tn);
+            split_range(ktiles, split ? splits : 1, split ? (u - head) % splits : 0, kt0, kt1);
             zero_fragments(acc);
             for (int kt = kt0; kt < kt1; ++kt, ++it) {
                 const int s = it % STAGES;
@@ -153,16 +167,19 @@ __device__ __forceinline__ void ws_f64_body(
                         for (int j = 0; j < NI; ++j) mma_f64_m16n8k8(acc[i][j], af[i], bf[j]);
                 }
             }
-            if (SPLIT) {  // a split tile: the unit that finishes it stores the sum
-                const SplitK<double, MI * NI * 4> part(workspace, tiles, tile, u % splits, splits,
-                                                       threadIdx.x - 128, 32 * WARPS);
+            // a split tile (past the head): the unit that finishes it stores the sum
+            if (split) {
+                // (counts for every tile, partial sums for the tail's: first = head)
+                const SplitK<double, MI * NI * 4> part(
+                    workspace, tiles, head + (u - head) / splits, (u - head) % splits, splits,
+                    threadIdx.x - 128, 32 * WARPS, head);
 #pragma unroll
                 for (int i = 0; i < MI; ++i)
 #pragma unroll
                     for (int j = 0; j < NI; ++j)
 #pragma unroll
                         for (int e = 0; e < 4; ++e) part.put((i * NI + j) * 4 + e, acc[i][j][e]);
-                if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, &split_last)) continue;
+                if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, &split_last)) return;
                 for (int v = 0; v < splits; ++v)
 #pragma unroll
                     for (int i = 0; i < MI; ++i)
@@ -203,7 +220,13 @@ __device__ __forceinline__ void ws_f64_body(
                         }
                     }
                 }
-        }
+        };
+        // the head's whole tiles, then the tail's shares: two loops, each with its kind of unit
+        // compiled in (one loop choosing per unit made ptxas spill 12 bytes in BM=128 BN=128)
+        int u = blockIdx.x;
+        for (; u < head; u += gridDim.x) unit(u, std::false_type{});
+        if (SPLIT)
+            for (; u < units; u += gridDim.x) unit(u, std::true_type{});
     }
 }
 
@@ -216,13 +239,14 @@ __device__ __forceinline__ void ws_f64_body(
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     ws_f64(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
            out_t *__restrict__ C, int M, int N, int K, int ldc, int accumulate, int splits,
-           void *workspace) {
-    ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace);
+           void *workspace, int head, int units) {
+    ws_f64_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, 0, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)
     ws_f64_split(const __grid_constant__ CUtensorMap mapA,
                  const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
-                 int K, int ldc, int accumulate, int splits, void *workspace) {
-    ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace);
+                 int K, int ldc, int accumulate, int splits, void *workspace, int head,
+                 int units) {
+    ws_f64_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace, head, units);
 }

@@ -18,6 +18,21 @@
 #pragma once
 #include "common.cuh"
 
+// Work unit u of a launch whose first `head` tiles run whole and whose others are split
+// `splits` ways (the persistent kernels' last wave: where the tiles fill a few waves of blocks
+// but not the last one, head is the tiles of the whole waves and only the rest are split, so
+// that the last wave is as long as a tile's share rather than a tile; head = 0 where the
+// tiles do not fill one wave): its tile, its split s and its tile's number of splits n.
+// Units head + (tiles - head) * splits in all; a split tile's workspace index is tile - head.
+struct SplitUnit {
+    int tile, s, n;
+};
+__device__ __forceinline__ SplitUnit split_unit(int u, int head, int splits) {
+    if (u < head) return {u, 0, 1};
+    const int v = u - head;
+    return {head + v / splits, v % splits, splits};
+}
+
 // the k-tiles [kt0, kt1) of split s of `splits` over `ktiles` k-tiles: none empty while
 // splits <= ktiles, none longer than another by more than one
 __device__ __forceinline__ void split_range(int ktiles, int splits, int s, int &kt0, int &kt1) {
@@ -39,13 +54,13 @@ struct SplitK {
     int s, splits, r, threads;
 
     __device__ __forceinline__ SplitK(void *workspace, int tiles, int tile, int s_, int splits_,
-                                      int r_, int threads_)
+                                      int r_, int threads_, int first = 0)
         : s(s_), splits(splits_), r(r_), threads(threads_) {
         unsigned char *w = static_cast<unsigned char *>(workspace);
         count = reinterpret_cast<int *>(w) + tile;
         const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
         slots = reinterpret_cast<T *>(w + head) +
-                static_cast<long long>(tile) * splits * N * threads;
+                static_cast<long long>(tile - first) * splits * N * threads;
     }
 
     // this unit's accumulator i (before finish)

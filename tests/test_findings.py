@@ -241,16 +241,16 @@ def test_the_sweep_verdict_counts_each_class_and_names_each_miss():
 
 
 def test_the_sweep_verdict_says_whether_it_meets_and_misses_as_documented():
-    """docs/ladder.md's H100 sweep: FP32 met at 2048 and missed at 3001. A run that meets at
+    """docs/ladder.md's H100 sweep: TF32 met at 2048 and missed at 8192. A run that meets at
     both agrees with one of the two verdicts (partly: half); one that matches both agrees."""
     from mmbench.report import ladder
 
     documented = ladder.documented_sweep()
-    assert documented[("FP32", "2048")] is True and documented[("FP32", "3001")] is False
+    assert documented[("TF32", "2048")] is True and documented[("TF32", "8192")] is False
     assert documented[("BF16", "128 x 4096 x 4096")] is False
     assert documented[("BF16", "128 x 8192 x 8192")] is True
     assert len(documented) == 4 * 20
-    rows = dict(precision=["FP32", "FP32"], shape=["2048", "3001"], target=[90, 90])
+    rows = dict(precision=["TF32", "TF32"], shape=["2048", "8192"], target=[90, 90])
     both_met = pd.DataFrame(rows | {"% of ref": [95.0, 91.0], "met": ["yes", "yes"]})
     both_met = both_met.rename(columns={"target": "target %"})
     text = findings.sweep_targets(both_met, documented)

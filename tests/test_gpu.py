@@ -229,12 +229,17 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
     """Products with too few output tiles for the GPU and a long k (kernels/split_k.cuh): the
     first and the last instantiation of each split-K kernel at 128 x 4096 x 4096, at odd
     shapes (129 x 1001 x 3001; 1 x 33 x 5000, one row of C) and at a short k that is not split
-    (1000 x 1100 x 37), with C = A.B and C += A.B, contiguous and with a leading dimension that
-    breaks 16-byte rows (pad 3, the harness's aligned copy for the TMA kernels).  Every row
-    PASSes, and records its splits; the long-k products with few tiles ran split."""
+    (1000 x 1100 x 37), and, for the kernels that split only the last wave's tiles (HEAD), at
+    3001 x 3001 x 1000 and 1500 x 1999 x 3001 (a few waves and a short last one), with C = A.B
+    and C += A.B, contiguous and with a leading dimension that breaks 16-byte rows (pad 3, the
+    harness's aligned copy for the TMA kernels).  Every row PASSes, and records its splits;
+    the long-k products with few tiles ran split, and so did some last waves."""
     v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
     shapes = [(128, 4096, 4096), (129, 1001, 3001), (1, 33, 5000), (1000, 1100, 37)]
+    tail = "HEAD" in dict(v.shape_facts)
+    if tail:
+        shapes += [(3001, 3001, 1000), (1500, 1999, 3001)]
     confs = [
         Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
                          distribution="normal", seed=7, math=v.math, pad=pad,
@@ -246,12 +251,17 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
     bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
             r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
     assert not bad
-    splits = {(r["label"], r["m"], r["n"], r["k"]): int(r["launch_facts"].split("SPLITS=")[1])
-              for r in rows}  # fmt: skip
+    splits = {(r["label"], r["m"], r["n"], r["k"]):
+              int(r["launch_facts"].split("SPLITS=")[1].split()[0]) for r in rows}  # fmt: skip
     # 1 x 33 x 5000 is one output tile for any tile shape: split (5000 // 256 = 19, at most 16);
     # k = 37 is shorter than one split's least depth (256): not split
     assert all(s > 1 for (_, m, _, _), s in splits.items() if m == 1), splits
     assert all(s == 1 for (_, _, _, k), s in splits.items() if k == 37), splits
+    if tail:  # a last wave split behind whole tiles (HEAD > 0) ran and verified
+        heads = [r for r in rows if "HEAD=" in r["launch_facts"]
+                 and int(r["launch_facts"].split("HEAD=")[1].split()[0]) > 0
+                 and int(r["launch_facts"].split("SPLITS=")[1].split()[0]) > 1]  # fmt: skip
+        assert heads, splits
     for key, s in sorted(splits.items()):
         print(variant, *key, f"SPLITS={s}")
 

@@ -213,37 +213,42 @@ def test_each_kind_of_shape_has_the_issues_target(shape, kind, goal):
 
 
 def test_the_sweep_takes_each_shapes_best_rung_under_its_own_load():
-    """Recorded rows (read off timings.csv): BF16 at 8192 sustained, persistent_bf16 658677.0
-    GFLOP/s (deep_bf16 646514.1) against cuBLAS 667393.1: 98.7%; FP32 at 1024, measured in
-    bursts only, warptile_db (64 x 256 tiles, its 1024 range's) 31257.0 against cuBLAS 31090.5:
-    100.5%; FP64 at 128 x 4096 x 4096, ws_f64 42127.3 against 44813.9: 94.0%, in 4 k splits."""
+    """Recorded rows (read off timings.csv): BF16 at 8192 sustained, persistent_bf16 655389.7
+    GFLOP/s (deep_bf16 635808.7) against cuBLAS 664309.9: 98.7%; FP32 at 1024, measured in
+    bursts only, warptile_db (64 x 256 tiles, tuned at 1024^3) 31558.4 against cuBLAS 30932.9:
+    102.0%; FP64 at 128 x 4096 x 4096, ws_f64 (tuned at 128 x 8192^2) 42094.3 against 45069.8:
+    93.4%, in 4 k splits; TF32 at 3072, persistent_tf32 303710.9 against 289701.7: 104.8%, its
+    last wave's 24 tiles split 5 ways."""
     table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
     bf16 = table.loc[("BF16", "8192")]
     assert bf16["best rung"] == "persistent_bf16" and bf16["measured on"].endswith("sustained")
-    assert bf16["% of ref"] == round(100 * 658677.002758 / 667393.134902, 1) == 98.7
-    assert bf16["k splits"] == 1
+    assert bf16["% of ref"] == round(100 * 655389.665314 / 664309.872970, 1) == 98.7
+    assert bf16["k splits"] == 1 and bf16["tiles split"] == 0
     fp32 = table.loc[("FP32", "1024")]
     assert fp32["measured on"] == "normal inputs, burst" and fp32["met"] == "yes"
-    assert fp32["% of ref"] == 100.5 and fp32["target %"] == 75
-    # warptile_db's 64 x 256 block tiles (the 1024 range's BM, BN): 1024 / 256 x 1024 / 64 =
-    # 4 x 16 tiles; 132 // 64 = 2 splits along k (the registry's SPLITS), as the row recorded
-    assert fp32["output tiles"] == 64 and fp32["k splits"] == 2
+    assert fp32["% of ref"] == 102.0 and fp32["target %"] == 75
+    # warptile_db's 64 x 256 block tiles: 1024 / 256 x 1024 / 64 = 4 x 16 tiles; 132 // 64 = 2
+    # splits along k (the registry's SPLITS), as the row recorded, every tile split
+    assert fp32["output tiles"] == 64 and fp32["k splits"] == 2 and fp32["tiles split"] == 64
     fp64 = table.loc[("FP64", "128 x 4096 x 4096")]
-    assert fp64["% of ref"] == round(100 * 42127.346544 / 44813.932734, 1) == 94.0
+    assert fp64["% of ref"] == round(100 * 42094.315599 / 45069.752814, 1) == 93.4
     # 128 x 128 tiles: 1 x 32; 132 // 32 = 4 splits, each 1024 deep
     assert fp64["output tiles"] == 32 and fp64["k splits"] == 4
+    # 256 x 128 tiles: 12 x 24 = 288 = 2 x 132 + 24; the 24 split 132 // 24 = 5 ways
+    tf32 = table.loc[("TF32", "3072")]
+    assert tf32["% of ref"] == round(100 * 303710.927051 / 289701.706742, 1) == 104.8
+    assert (tf32["output tiles"], tf32["k splits"], tf32["tiles split"]) == (288, 5, 24)
     assert len(table) == 4 * 20  # four classes, 11 square sizes and 9 with one small side
 
 
 def test_the_sweep_says_where_the_reference_read_the_kernels_padded_rows():
-    """At 3001 the recorded cuBLAS rows in bfloat16, float64 and TF32 have ld_align 16 (rows of
-    3008, 3002 and 3004 elements: kernel_ld), in IEEE float32 none (warptile_db pads nothing);
-    at 3072 no row needs padding."""
+    """At 3001 the recorded cuBLAS rows have ld_align 16 in every class (every sweep rung pads
+    its rows to 16 bytes: warptile_db since it declared align: 16); at 3072 no row needs
+    padding."""
     table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
-    for cls in ("BF16", "FP64", "TF32"):
+    for cls in ("BF16", "FP64", "TF32", "FP32"):
         assert table.loc[(cls, "3001"), "reference rows"] == "padded to 16 B, as the kernels'"
         assert table.loc[(cls, "3072"), "reference rows"] == "its own"
-    assert table.loc[("FP32", "3001"), "reference rows"] == "its own"
 
 
 def test_tuning_at_several_shapes_gives_a_row_per_shape():

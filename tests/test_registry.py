@@ -271,16 +271,24 @@ def test_a_ladder_type_the_variant_does_not_build_is_refused(registry_copy):
 
 def test_a_launch_that_splits_k_runs_the_split_entry_point(registry):
     """persistent_tf32, 256-row tiles of 128 columns on 132 multiprocessors: 128 x 4096 x 4096
-    is cdiv(128, 256) x cdiv(4096, 128) = 32 tiles, 132 // 32 = 4 splits (4096 // 256 = 16
-    allows them): the `_split` kernel; 4096 x 4096 x 4096 is 16 x 32 = 512 tiles, one split:
-    `persistent_tf32`, whose machine code is the kernel's before split-K."""
+    is cdiv(128, 256) x cdiv(4096, 128) = 32 tiles, fewer than a wave: all 32 split,
+    132 // 32 = 4 ways (4096 // 256 = 16 allows them): the `_split` kernel, 128 blocks;
+    3072^3 is 12 x 24 = 288 tiles, two whole waves (264 tiles run whole) and 24 left, split
+    132 // 24 = 5 ways: 264 + 24 x 5 = 384 units on 132 blocks; 4096^3 is 16 x 32 = 512 tiles,
+    3 waves and 116 (132 // 116 = 1: not split), `persistent_tf32`, whose machine code is the
+    kernel's before split-K; 6144^3 is 1152 tiles, 8 waves and more: not split."""
     v = registry["persistent_tf32"]
     params = {"dtype": "float32", "BM": 256, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
     small = v.launch_spec(params, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132)
-    assert dict(small.facts) == {"TILES": 32, "SPLITS": 4}
+    assert dict(small.facts) == {"TILES": 32, "WAVE": 132, "TAIL": 32, "SPLITS": 4, "HEAD": 0}
     assert small.symbol == "persistent_tf32_split" and small.grid == (128, 1, 1)
+    mid = v.launch_spec(params, 3072, 3072, 3072, (3072, 3072, 3072), False, sms=132)
+    assert dict(mid.facts) == {"TILES": 288, "WAVE": 132, "TAIL": 24, "SPLITS": 5, "HEAD": 264}
+    assert mid.symbol == "persistent_tf32_split" and mid.grid == (132, 1, 1)
     big = v.launch_spec(params, 4096, 4096, 4096, (4096, 4096, 4096), False, sms=132)
-    assert dict(big.facts) == {"TILES": 512, "SPLITS": 1} and big.symbol == "persistent_tf32"
+    assert dict(big.facts)["SPLITS"] == 1 and big.symbol == "persistent_tf32"
+    huge = v.launch_spec(params, 6144, 6144, 6144, (6144, 6144, 6144), False, sms=132)
+    assert dict(huge.facts)["TAIL"] == 0 and huge.symbol == "persistent_tf32"
     assert v.entry_points == ("persistent_tf32", "persistent_tf32_split")
     # warptile_db declares one entry point: its split runs in the same kernel (grid z)
     w = registry["warptile_db"]

@@ -234,5 +234,9 @@ def test_a_recorded_run_tuned_by_range_agrees_with_the_nearest_rule_on_its_squar
     # 1024 x 1024 (m*n 1048576) and 2048 x 2048 (4194304) fell in different ranges of m x n
     assert w.loc[1024, "tuned_for"] == "m*n < 2097152"
     assert w.loc[2048, "tuned_for"] == "2097152 <= m*n < 8388608"
-    assert tuning.nearest(ranges["warptile_db"], "float32", 1024, 1024, 1024)["shape"] == (1024,) * 3
-    assert tuning.nearest(ranges["warptile_db"], "float32", 2048, 2048, 2048)["shape"] == (2048,) * 3
+    assert (
+        tuning.nearest(ranges["warptile_db"], "float32", 1024, 1024, 1024)["shape"] == (1024,) * 3
+    )
+    assert (
+        tuning.nearest(ranges["warptile_db"], "float32", 2048, 2048, 2048)["shape"] == (2048,) * 3
+    )

@@ -366,7 +366,10 @@ TABLES: dict[str, Output] = {
             "the fastest rung there and its parameters, its GFLOP/s and its reference's, the "
             "percentage, the target for that kind of shape (docs/ladder.md: 90% of cuBLAS for "
             "square sizes from 2048, 75% at 1024 and 1536, 80% with one small side) and whether "
-            "it is met; `reference rows` says whether the reference read rows padded as the "
+            "it is met; `output tiles`, `k splits` and `tiles split` what the rung's launch "
+            "did (all its tiles split where they fill no wave of multiprocessors, the last "
+            "wave's where a persistent rung splits only those: kernels/split_k.cuh); "
+            "`reference rows` says whether the reference read rows padded as the "
             "kernels' (config reference_rows); `measured on` the inputs and load (sustained where "
             "the shape was measured so, else bursts).",
         ),

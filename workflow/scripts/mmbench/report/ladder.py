@@ -367,18 +367,18 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
 # rectangular products with one small side 80%
 SWEEP_TARGETS = {"square from 2048": 0.90, "square below 2048": 0.75, "one small side": 0.80}
 
-
-# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size", tuned by size range, with
-# split-K): the shapes it measured, each class at each, and the class-shape pairs that missed
-# their target there (its bold cells)
+# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size": tuned by shape, k split
+# where the tiles fill no wave and the last wave's tiles split where they fill fewer than 8): the
+# shapes it measured, each class at each, and the class-shape pairs that missed their target
+# there (its bold cells)
 SWEEP_SHAPES_ON_H100 = [(s, s, s) for s in (1024, 1536, 2048, 3001, 3072, 4096, 6144, 7001, 8192,
                                             12288, 16384)] + [
     (m, n, n) for n in (4096, 8192, 16384) for m in (128, 256, 512)]  # fmt: skip
 SWEEP_MISSED_ON_H100 = {
-    "FP32": [3001, (128, 16384), (256, 8192), (512, 4096)],
-    "TF32": [3072, 6144, 8192, 12288, 16384, (128, 16384)],
-    "BF16": [1024, (128, 4096), (512, 4096)],
-    "FP64": [3072],
+    "FP32": [],
+    "TF32": [6144, 8192, 16384],
+    "BF16": [1024, (128, 4096)],
+    "FP64": [],
 }  # fmt: skip
 
 
@@ -442,6 +442,18 @@ def k_splits(launch_facts) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def split_tiles(launch_facts) -> int | None:
+    """How many of a row's output tiles ran split along k: its TAIL (a persistent kernel that
+    splits only the tiles past its last whole wave) or else all its TILES where SPLITS > 1, 0
+    where it did not split; None where the row records no splits."""
+    facts = dict(re.findall(r"\b([A-Z]+)=(\d+)", str(launch_facts or "")))
+    if "SPLITS" not in facts:
+        return None
+    if int(facts["SPLITS"]) == 1:
+        return 0
+    return int(facts.get("TAIL", facts.get("TILES", 0)))
+
+
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per precision class and shape: the best rung there, its GFLOP/s, its reference's,
     the percentage, the target for that kind of shape and whether it is met, and the rows the
@@ -471,6 +483,7 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                         best.variant, best.instance, int(m), int(n), int(kk)
                     ),
                     "k splits": k_splits(best.get("launch_facts")),
+                    "tiles split": split_tiles(best.get("launch_facts")),
                     "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
                     "measured on": best.condition,
                     "rungs": g.variant.nunique(),
