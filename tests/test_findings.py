@@ -236,6 +236,9 @@ def test_the_sweep_verdict_counts_each_class_and_names_each_miss():
     )
     text = findings.sweep_targets(table)
     assert "(2 of 3 class-shape pairs at their target" in text
+    # a miss whose whole percent would read as its target is written in tenths
+    close = table.assign(**{"% of ref": [89.8, 50.0, 85.0], "met": ["no", "no", "yes"]})
+    assert "missed at 1024 (50% < 75%), 2048 (89.8% < 90%)" in findings.sweep_targets(close)
     assert "FP32 met at 1 of 2 shapes; missed at 1024 (50% < 75%)" in text
     assert "TF32 met at 1 of 1 shapes" in text and "TF32 met at 1 of 1 shapes;" not in text
 

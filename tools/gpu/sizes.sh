@@ -9,6 +9,8 @@
 #   tune      the tune preset cut to the sweep's rungs, in bursts (results/tune_sizes): every
 #             instantiation at TUNE_SIZES (default [1024,1536,2048,3072,4096]) and TUNE_SHAPES
 #             (default the tune preset's three with one small side), its fastest per shape
+#   (RUNGS="a,b": memcheck these rungs only; TUNE_VARIANTS=[a,cublas] and TUNE_PARAMS={a: {...}}
+#   tune those only)
 #   sweep     the sweep preset (results/sweep) with TUNED (default kernels/tuned.csv)
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: tools/gpu/paired.sh's side-by-side
 #             check of each variant's ladder instantiation against OLD_TREE's kernel file
@@ -19,7 +21,7 @@ shift
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
-rungs="warptile_db,persistent_tf32,persistent_bf16,ws_f64"
+rungs="${RUNGS:-warptile_db,persistent_tf32,persistent_bf16,ws_f64}"
 timed() {  # name, snakemake args...
   local name=$1
   shift
@@ -49,11 +51,13 @@ for sub in "$@"; do
     done
     ;;
   tune)
+    params='{warptile_db: {dtype: [float32]}, persistent_tf32: {dtype: [float32]}, persistent_bf16: {dtype: [bfloat16]}, ws_f64: {dtype: [float64]}, cublas: {dtype: [float32, bfloat16, float64]}, cublas_tf32: {dtype: [float32]}}'
     timed tune --configfile config/presets/tune.yaml --config experiment=tune_sizes \
-      "variants=[$rungs,cublas,cublas_tf32]" "sizes=${TUNE_SIZES:-[1024,1536,2048,3072,4096]}" \
+      "variants=${TUNE_VARIANTS:-[$rungs,cublas,cublas_tf32]}" \
+      "sizes=${TUNE_SIZES:-[1024,1536,2048,3072,4096]}" \
       "shapes=${TUNE_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
       'load=[burst]' 'sustained_sizes=[]' \
-      'params={warptile_db: {dtype: [float32]}, persistent_tf32: {dtype: [float32]}, persistent_bf16: {dtype: [bfloat16]}, ws_f64: {dtype: [float64]}, cublas: {dtype: [float32, bfloat16, float64]}, cublas_tf32: {dtype: [float32]}}' \
+      "params=${TUNE_PARAMS:-$params}" \
       'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3}'
     grep -h "configurations:" results/tune_sizes/tables/summary.txt 2>/dev/null
     cp results/tune_sizes/tables/timings.csv "$out/tune_timings.csv" 2>/dev/null

@@ -387,8 +387,9 @@ def sweep_targets(table: pd.DataFrame, documented: dict | None = None) -> str:
         missed = g[g.met != "yes"].sort_values("% of ref")
         text = f"{cls} met at {len(ok)} of {len(g)} shapes"
         if len(missed):
+            # whole percent, or tenths where the whole number would read as the target
             text += "; missed at " + ", ".join(
-                f"{shape} ({share:.0f}% < {goal}%)"
+                f"{shape} ({share:.{0 if round(share) < goal else 1}f}% < {goal}%)"
                 for shape, share, goal in zip(
                     missed["shape"], missed["% of ref"], missed["target %"], strict=True
                 )
