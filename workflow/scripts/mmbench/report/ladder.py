@@ -434,24 +434,30 @@ def output_tiles(variant: str, instance: str, m: int, n: int, k: int) -> int | N
     return math.prod(grid)
 
 
+def facts_of(launch_facts) -> dict[str, int]:
+    """A row's launch_facts (`TILES=288 WAVE=132 TAIL=24 SPLITS=5 HEAD=264`, core/launch_spec.py)
+    as {name: value}; {} where it records none (a library call, a kernel without shape facts, a
+    run recorded before rows recorded them)."""
+    found = re.findall(r"\b([A-Z_][A-Z0-9_]*)=(\d+)", str(launch_facts or ""))
+    return {name: int(value) for name, value in found}
+
+
 def k_splits(launch_facts) -> int | None:
     """The k splits a row's launch ran with (its launch_facts' SPLITS=; kernels/split_k.cuh),
-    None where it records none (a library call, a kernel without split-K, a run recorded
-    before rows recorded their launch facts)."""
-    found = re.search(r"\bSPLITS=(\d+)", str(launch_facts or ""))
-    return int(found.group(1)) if found else None
+    None where it records none."""
+    return facts_of(launch_facts).get("SPLITS")
 
 
 def split_tiles(launch_facts) -> int | None:
     """How many of a row's output tiles ran split along k: its TAIL (a persistent kernel that
     splits only the tiles past its last whole wave) or else all its TILES where SPLITS > 1, 0
     where it did not split; None where the row records no splits."""
-    facts = dict(re.findall(r"\b([A-Z]+)=(\d+)", str(launch_facts or "")))
+    facts = facts_of(launch_facts)
     if "SPLITS" not in facts:
         return None
-    if int(facts["SPLITS"]) == 1:
+    if facts["SPLITS"] == 1:
         return 0
-    return int(facts.get("TAIL", facts.get("TILES", 0)))
+    return facts.get("TAIL", facts.get("TILES", 0))
 
 
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
