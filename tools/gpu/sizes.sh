@@ -10,7 +10,8 @@
 #             instantiation at TUNE_SIZES (default [1024,1536,2048,3072,4096]) and TUNE_SHAPES
 #             (default the tune preset's three with one small side), its fastest per shape
 #   (RUNGS="a,b": memcheck these rungs only; TUNE_VARIANTS=[a,cublas] and TUNE_PARAMS={a: {...}}
-#   tune those only)
+#   tune those only; TUNE_SUSTAINED=[8192] also tunes those sizes under sustained load;
+#   TUNE_EXPERIMENT=name writes results/name instead of results/tune_sizes)
 #   sweep     the sweep preset (results/sweep) with TUNED (default kernels/tuned.csv)
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: tools/gpu/paired.sh's side-by-side
 #             check of each variant's ladder instantiation against OLD_TREE's kernel file
@@ -52,16 +53,19 @@ for sub in "$@"; do
     ;;
   tune)
     params='{warptile_db: {dtype: [float32]}, persistent_tf32: {dtype: [float32]}, persistent_bf16: {dtype: [bfloat16]}, ws_f64: {dtype: [float64]}, cublas: {dtype: [float32, bfloat16, float64]}, cublas_tf32: {dtype: [float32]}}'
-    timed tune --configfile config/presets/tune.yaml --config experiment=tune_sizes \
+    exp=${TUNE_EXPERIMENT:-tune_sizes}
+    load='[burst]'
+    [ "${TUNE_SUSTAINED:-[]}" != "[]" ] && load='[burst, sustained]'
+    timed "$exp" --configfile config/presets/tune.yaml --config "experiment=$exp" \
       "variants=${TUNE_VARIANTS:-[$rungs,cublas,cublas_tf32]}" \
       "sizes=${TUNE_SIZES:-[1024,1536,2048,3072,4096]}" \
       "shapes=${TUNE_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
-      'load=[burst]' 'sustained_sizes=[]' \
+      "load=$load" "sustained_sizes=${TUNE_SUSTAINED:-[]}" \
       "params=${TUNE_PARAMS:-$params}" \
-      'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3}'
-    grep -h "configurations:" results/tune_sizes/tables/summary.txt 2>/dev/null
-    cp results/tune_sizes/tables/timings.csv "$out/tune_timings.csv" 2>/dev/null
-    cp results/tune_sizes/report/tuned.csv "$out/tuned.csv" 2>/dev/null &&
+      'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+    grep -h "configurations:" "results/$exp/tables/summary.txt" 2>/dev/null
+    cp "results/$exp/tables/timings.csv" "$out/${exp}_timings.csv" 2>/dev/null
+    cp "results/$exp/report/tuned.csv" "$out/tuned.csv" 2>/dev/null &&
       cut -d, -f2,5,7,8,9,13 "$out/tuned.csv"
     ;;
   sweep)
