@@ -451,14 +451,18 @@ def k_splits(launch_facts) -> int | None:
 
 def split_tiles(launch_facts) -> int | None:
     """How many of a row's output tiles ran split along k: its TAIL (a persistent kernel that
-    splits only the tiles past its last whole wave) or else all its TILES where SPLITS > 1, 0
+    splits only the tiles past its last whole wave; counted in clusters of tiles where HEAD +
+    TAIL is fewer than TILES, so scaled back to tiles) or else all its TILES where SPLITS > 1, 0
     where it did not split; None where the row records no splits."""
     facts = facts_of(launch_facts)
     if "SPLITS" not in facts:
         return None
     if facts["SPLITS"] == 1:
         return 0
-    return facts.get("TAIL", facts.get("TILES", 0))
+    if "TAIL" not in facts:
+        return facts.get("TILES", 0)
+    units = facts.get("HEAD", 0) + facts["TAIL"]
+    return facts["TAIL"] * facts["TILES"] // units if units else facts["TAIL"]
 
 
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
