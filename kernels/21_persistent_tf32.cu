@@ -20,10 +20,9 @@
 // 32 x 128): each loads 1/CLUSTER of its rows and the copy engine multicasts them into every
 // block of the cluster; a stage is refilled only when the consumers of every block released it.
 //
-// Where the tiles leave the last wave of clusters short (fewer tiles than clusters included),
-// the `head` tiles of the whole waves run whole and the k-tiles of the others are shared evenly
-// among the clusters, stream-K (split_k.cuh): each cluster's part of them may span two tiles,
-// and a tile touched by several parts is summed from their partial sums as a split tile is.
+// Where the tiles are fewer than the clusters, each tile's k-tiles are split among `splits` work
+// units (split_k.cuh, as in persistent_bf16); where they fill fewer than 8 waves of clusters but
+// leave the last one short, only the last wave's tiles are split (`head` tiles run whole).
 #include "hopper.cuh"
 #include "split_k.cuh"
 
@@ -49,10 +48,11 @@ constexpr int PRODUCER_REGS = CLUSTER > 1 ? 56 : 40, CONSUMER_REGS = CLUSTER > 1
 template <bool SPLIT>
 __device__ __forceinline__ void persistent_tf32_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, out_t *__restrict__ C, int M, int N, int K,
-    int ldc, int accumulate, int split_count, void *workspace, int split_head, int split_share) {
+    int ldc, int accumulate, int split_count, void *workspace, int split_head) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
+    const int splits = SPLIT ? split_count : 1;
     unsigned char *smem = align_1024(smem_raw);
     unsigned char *As = smem;                     // STAGES x [BM][32] float
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x 4 x [32][32] float
@@ -62,9 +62,9 @@ __device__ __forceinline__ void persistent_tf32_body(
     const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const int rows = (M + BM - 1) / BM, cols = (N + BN * CLUSTER - 1) / (BN * CLUSTER);
     const int tiles = rows * cols;
-    // the first `head` tiles run whole; the k-tiles of the others are shared among `share`
-    // clusters (for_each_part), each tile in at most split_count parts (its workspace slots)
+    // the work units (per cluster): the first `head` tiles whole, the others (tile, split) pairs
     const int head = SPLIT ? split_head : tiles;
+    const int units = head + (tiles - head) * splits;
     const int ktiles = (K + BK - 1) / BK;
 
     ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
@@ -73,10 +73,11 @@ __device__ __forceinline__ void persistent_tf32_body(
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;
-            for_each_part<SPLIT>(cluster, clusters, head, tiles - head, split_share, ktiles,
-                                 [&](int tile, int kt0, int kt1, int, int) {
-                int tm, tn;
-                grouped_tile<GROUP>(tile, rows, cols, tm, tn);
+            for (int u = cluster; u < units; u += clusters) {
+                const SplitUnit su = SPLIT ? split_unit(u, head, splits) : SplitUnit{u, 0, 1};
+                int tm, tn, kt0, kt1;
+                grouped_tile<GROUP>(su.tile, rows, cols, tm, tn);
+                split_range(ktiles, su.n, su.s, kt0, kt1);
                 const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
                 for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
@@ -93,7 +94,7 @@ __device__ __forceinline__ void persistent_tf32_body(
                         tma_load(Bs + s * B_BYTES + j * B_BOX, mapB, &full[s], col0 + 32 * j,
                                  kt * BK);
                 }
-            });
+            }
         }
     } else {  // consumers
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -135,7 +136,7 @@ __device__ __forceinline__ void persistent_tf32_body(
         unsigned it = 0;
         // one k-tile: its stage has landed; B^T into registers, the wgmmas issued; then the
         // previous k-tile's wgmmas are waited for, which frees its stage and its registers
-        int kt0;  // the first k-tile of the part at hand
+        int kt0, kt1;  // the k-tiles of the unit at hand
         auto step = [&](unsigned (&a)[BK / 8][4], int kt) {
             const int s = it % STAGES;
             barrier_wait(&full[s], (it / STAGES) & 1);
@@ -150,11 +151,11 @@ __device__ __forceinline__ void persistent_tf32_body(
             if (kt > kt0) release((it - 1) % STAGES);
             ++it;
         };
-        for_each_part<SPLIT>(cluster, clusters, head, tiles - head, split_share, ktiles,
-                             [&](int tile, int first, int kt1, int part, int parts) {
+        for (int u = cluster; u < units; u += clusters) {
+            const SplitUnit su = SPLIT ? split_unit(u, head, splits) : SplitUnit{u, 0, 1};
             int tm, tn;
-            grouped_tile<GROUP>(tile, rows, cols, tm, tn);
-            kt0 = first;
+            grouped_tile<GROUP>(su.tile, rows, cols, tm, tn);
+            split_range(ktiles, su.n, su.s, kt0, kt1);
             const int row0 = tm * BM, col0 = (tn * CLUSTER + rank) * BN;
             int kt = kt0;
             for (; kt + 1 < kt1; kt += 2) {
@@ -165,20 +166,20 @@ __device__ __forceinline__ void persistent_tf32_body(
             wgmma_wait<0>();
             accumulators_fence<BM / 2>(d);
             release((it - 1) % STAGES);
-            // a tile of several parts: the part that finishes it stores the sum (each tail
-            // tile's block of the cluster has split_count slots)
-            if (SPLIT && parts > 1) {
-                const SplitK<float, BM / 2> sum(workspace, (tiles - head) * CLUSTER,
-                                                (tile - head) * CLUSTER + rank, part, parts,
-                                                threadIdx.x - 128, CONSUMERS * 128, 0,
-                                                split_count);
+            // a split tile (past the head): the unit that finishes it stores the sum (its place
+            // among the split tiles worked out again from u, as in ws_f64)
+            if (SPLIT && u >= head) {
+                const SplitK<float, BM / 2> part(workspace, (tiles - head) * CLUSTER,
+                                                 (u - head) / splits * CLUSTER + rank,
+                                                 (u - head) % splits, splits, threadIdx.x - 128,
+                                                 CONSUMERS * 128);
 #pragma unroll
-                for (int i = 0; i < BM / 2; ++i) sum.put(i, d[i]);
-                if (!sum.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
-                    return;
-                for (int v = 0; v < parts; ++v)
+                for (int i = 0; i < BM / 2; ++i) part.put(i, d[i]);
+                if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
+                    continue;
+                for (int v = 0; v < splits; ++v)
 #pragma unroll
-                    for (int i = 0; i < BM / 2; ++i) d[i] = (v ? d[i] : 0.f) + sum.partial(v, i);
+                    for (int i = 0; i < BM / 2; ++i) d[i] = (v ? d[i] : 0.f) + part.partial(v, i);
             }
             // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
             // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)
@@ -194,7 +195,7 @@ __device__ __forceinline__ void persistent_tf32_body(
                         *p = accumulate ? *p + d[4 * j + e] : d[4 * j + e];
                     }
                 }
-        });
+        }
     }
     if (CLUSTER > 1) {  // no block leaves while another may still write to its shared memory
         __syncwarp();
@@ -211,16 +212,15 @@ __device__ __forceinline__ void persistent_tf32_body(
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32(const __grid_constant__ CUtensorMap mapA,
                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M, int N,
-                    int K, int ldc, int accumulate, int splits, void *workspace, int head,
-                    int share) {
-    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, 0, 0);
+                    int K, int ldc, int accumulate, int splits, void *workspace, int head) {
+    persistent_tf32_body<false>(&mapA, &mapB, C, M, N, K, ldc, accumulate, 1, workspace, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     persistent_tf32_split(const __grid_constant__ CUtensorMap mapA,
                           const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M,
                           int N, int K, int ldc, int accumulate, int splits, void *workspace,
-                          int head, int share) {
+                          int head) {
     persistent_tf32_body<true>(&mapA, &mapB, C, M, N, K, ldc, accumulate, splits, workspace,
-                               head, share);
+                               head);
 }

@@ -33,44 +33,6 @@ __device__ __forceinline__ SplitUnit split_unit(int u, int head, int splits) {
     return {head + v / splits, v % splits, splits};
 }
 
-// Stream-K (persistent_tf32): the `tail` tiles past the last whole wave, `ktiles` k-tiles each,
-// are one run of tail x ktiles k-tiles cut into `share` equal parts (the first floor(c I / share)
-// for part c, I the run's length), one per cluster; a part may end inside one tile and go on into
-// the next, so a tail tile is summed from the parts that touch it (as a split tile from its
-// splits: SplitK, in part order), and no cluster waits for a whole tile more than another.
-struct StreamK {
-    long long iters;  // the tail's k-tiles
-    int share;        // clusters that share them
-
-    // the first k-tile of part c (c = share: the end)
-    __device__ __forceinline__ long long first(int c) const { return c * iters / share; }
-    // the part that holds k-tile x of the run
-    __device__ __forceinline__ int owner(long long x) const {
-        return static_cast<int>(((x + 1) * share + iters - 1) / iters) - 1;
-    }
-};
-
-// Cluster c's work, in order: its whole tiles (c, c + clusters, ... below head), then, where
-// SK, its part of the tail (StreamK, tiles head + t).  f(tile, kt0, kt1, part, parts): k-tiles
-// [kt0, kt1) of `tile`, the tile summed from `parts` parts of which this is `part` (1: whole).
-template <bool SK, class F>
-__device__ __forceinline__ void for_each_part(int c, int clusters, int head, int tail, int share,
-                                              int ktiles, F f) {
-    for (int u = c; u < head; u += clusters) f(u, 0, ktiles, 0, 1);
-    if (SK && c < share) {
-        const StreamK run{static_cast<long long>(tail) * ktiles, share};
-        const long long end = run.first(c + 1);
-        for (long long x = run.first(c); x < end;) {
-            const int t = static_cast<int>(x / ktiles), kt0 = static_cast<int>(x % ktiles);
-            const int kt1 = static_cast<int>(min(static_cast<long long>(ktiles), kt0 + (end - x)));
-            const int p0 = run.owner(static_cast<long long>(t) * ktiles);
-            const int p1 = run.owner(static_cast<long long>(t + 1) * ktiles - 1);
-            f(head + t, kt0, kt1, c - p0, p1 - p0 + 1);
-            x += kt1 - kt0;
-        }
-    }
-}
-
 // the k-tiles [kt0, kt1) of split s of `splits` over `ktiles` k-tiles: none empty while
 // splits <= ktiles, none longer than another by more than one
 __device__ __forceinline__ void split_range(int ktiles, int splits, int s, int &kt0, int &kt1) {
@@ -91,16 +53,14 @@ struct SplitK {
     T *slots;    // the tile's first split's partial sums; split s at s * N * threads
     int s, splits, r, threads;
 
-    // `stride`: the slots kept per tile where tiles have different numbers of splits (stream-K:
-    // the most parts a tile can have), 0 where all have `splits`
     __device__ __forceinline__ SplitK(void *workspace, int tiles, int tile, int s_, int splits_,
-                                      int r_, int threads_, int first = 0, int stride = 0)
+                                      int r_, int threads_, int first = 0)
         : s(s_), splits(splits_), r(r_), threads(threads_) {
         unsigned char *w = static_cast<unsigned char *>(workspace);
         count = reinterpret_cast<int *>(w) + tile;
         const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
         slots = reinterpret_cast<T *>(w + head) +
-                static_cast<long long>(tile - first) * (stride ? stride : splits) * N * threads;
+                static_cast<long long>(tile - first) * splits * N * threads;
     }
 
     // this unit's accumulator i (before finish)

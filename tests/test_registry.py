@@ -270,33 +270,25 @@ def test_a_ladder_type_the_variant_does_not_build_is_refused(registry_copy):
 
 
 def test_a_launch_that_splits_k_runs_the_split_entry_point(registry):
-    """persistent_tf32, 256-row tiles of 128 columns (k-tiles of 32) on 132 multiprocessors,
-    stream-K by hand: 128 x 4096 x 4096 is cdiv(128, 256) x cdiv(4096, 128) = 32 tiles of 128
-    k-tiles, fewer than a wave: the last wave leaves (132 - 32) x 128 = 12800 k-tiles idle,
-    more than 4 x 132 = 528, so their 32 x 128 = 4096 k-tiles are shared by min(132, 4096 // 8,
-    16 x 32) = 132 blocks, at least 4096 // 132 = 31 each, so a tile touches at most
-    cdiv(128, 31) + 1 = 6 parts: the `_split` kernel, 132 blocks; 3072^3 is 12 x 24 = 288 tiles
-    of 96 k-tiles, 264 in two whole waves and 24 left: 24 x 96 = 2304 k-tiles among 132, at least
-    17 each, at most cdiv(96, 17) + 1 = 7 parts; 4096^3 is 16 x 32 = 512 tiles of 128, 3 waves
-    and 116: (132 - 116) x 128 = 2048 > 528, but 116 fill more than half the last wave behind
-    whole waves: not shared, `persistent_tf32`, whose machine code is the kernel's before
-    stream-K; 2048^3 is 8 x 16 = 128 tiles of 64: (132 - 128) x 64 = 256 < 528, not shared."""
+    """persistent_tf32, 256-row tiles of 128 columns on 132 multiprocessors: 128 x 4096 x 4096
+    is cdiv(128, 256) x cdiv(4096, 128) = 32 tiles, fewer than a wave: all 32 split,
+    132 // 32 = 4 ways (4096 // 256 = 16 allows them): the `_split` kernel, 128 blocks;
+    3072^3 is 12 x 24 = 288 tiles, two whole waves (264 tiles run whole) and 24 left, split
+    132 // 24 = 5 ways: 264 + 24 x 5 = 384 units on 132 blocks; 4096^3 is 16 x 32 = 512 tiles,
+    3 waves and 116 (132 // 116 = 1: not split), `persistent_tf32`, whose machine code is the
+    kernel's before split-K; 6144^3 is 1152 tiles, 8 waves and more: not split."""
     v = registry["persistent_tf32"]
     params = {"dtype": "float32", "BM": 256, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
     small = v.launch_spec(params, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132)
-    assert dict(small.facts) == {"TILES": 32, "WAVE": 132, "KT": 128, "TAIL": 32, "SHARE": 132,
-                                 "SPLITS": 6, "HEAD": 0}  # fmt: skip
-    assert small.symbol == "persistent_tf32_split" and small.grid == (132, 1, 1)
+    assert dict(small.facts) == {"TILES": 32, "WAVE": 132, "TAIL": 32, "SPLITS": 4, "HEAD": 0}
+    assert small.symbol == "persistent_tf32_split" and small.grid == (128, 1, 1)
     mid = v.launch_spec(params, 3072, 3072, 3072, (3072, 3072, 3072), False, sms=132)
-    assert dict(mid.facts) == {"TILES": 288, "WAVE": 132, "KT": 96, "TAIL": 24, "SHARE": 132,
-                               "SPLITS": 7, "HEAD": 264}  # fmt: skip
+    assert dict(mid.facts) == {"TILES": 288, "WAVE": 132, "TAIL": 24, "SPLITS": 5, "HEAD": 264}
     assert mid.symbol == "persistent_tf32_split" and mid.grid == (132, 1, 1)
     big = v.launch_spec(params, 4096, 4096, 4096, (4096, 4096, 4096), False, sms=132)
-    assert (dict(big.facts)["SPLITS"], dict(big.facts)["HEAD"]) == (1, 512)
-    assert big.symbol == "persistent_tf32" and big.grid == (132, 1, 1)
-    whole = v.launch_spec(params, 2048, 2048, 2048, (2048, 2048, 2048), False, sms=132)
-    assert dict(whole.facts)["SPLITS"] == 1 and whole.symbol == "persistent_tf32"
-    assert dict(whole.facts)["HEAD"] == 128 and whole.grid == (128, 1, 1)
+    assert dict(big.facts)["SPLITS"] == 1 and big.symbol == "persistent_tf32"
+    huge = v.launch_spec(params, 6144, 6144, 6144, (6144, 6144, 6144), False, sms=132)
+    assert dict(huge.facts)["TAIL"] == 0 and huge.symbol == "persistent_tf32"
     assert v.entry_points == ("persistent_tf32", "persistent_tf32_split")
     # warptile_db declares one entry point: its split runs in the same kernel (grid z)
     w = registry["warptile_db"]

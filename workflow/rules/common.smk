@@ -177,6 +177,15 @@ def paired_variants():
     return [v for v in PLAN.runs if paired_builds(v)]
 
 
+def baseline_registry(wildcards):
+    """The registry file the baseline build of a pair job's variant launches with: the
+    baseline's own (config `baseline`'s `registry`, with a kernel file of an older tree: its
+    grid, arguments and shape facts, as its -D flags) or "" (this run's registry)."""
+    if isinstance(BASELINE, dict) and BASELINE.get("variant") == wildcards.variant:
+        return str(BASELINE.get("registry") or "")
+    return ""
+
+
 def pair_cubins(wildcards):
     """This build's cubins of the instantiations a pair job measures."""
     base = paired_builds(wildcards.variant)

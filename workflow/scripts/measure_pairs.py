@@ -14,6 +14,9 @@ def main(sm) -> None:
         sampling=sm.params.sampling,
         pairing=sm.params.pairing,
         freivalds_vectors=sm.params.freivalds_vectors,
+        # the baseline build launched as its own registry launches it (grid, arguments, shape
+        # facts: an older tree's entry may differ), "" for this run's
+        baseline_registry=sm.params.baseline_registry,
     )
     try:
         run_job(

@@ -144,14 +144,18 @@ def rounds(sites: list[dict[str, Placed]], sampling: Sampling, pairing: Pairing,
 
 class PairedRunner(Runner):
     """A Runner whose configurations are measured in two builds: `cubins` (this build) and
-    `baseline` (instantiation slug -> the baseline build's cubin for the same configuration)."""
+    `baseline` (instantiation slug -> the baseline build's cubin for the same configuration).
+    `base_variant`: the registry entry the baseline build launches with where it is not this
+    run's (a kernel file of an older tree with its own registry: grid, arguments and shape
+    facts as that tree launched it)."""
 
     def __init__(self, variant, cubins: dict[str, str], baseline: dict[str, str],
                  sampling: Sampling, pairing: Pairing, provenance: dict | None = None,
-                 freivalds_vectors: int = 2):  # fmt: skip
+                 freivalds_vectors: int = 2, base_variant=None):  # fmt: skip
         super().__init__(variant, cubins, sampling, provenance, freivalds_vectors)
         self.baseline = baseline
         self.pairing = pairing
+        self.entry = {"base": base_variant or self.variant, "this": self.variant}
 
     def measure(self, conf: Configuration, state: dict) -> dict:
         ref = self.reference(conf, state)
@@ -160,7 +164,7 @@ class PairedRunner(Runner):
             raise RuntimeError(f"no baseline build of instantiation {conf.instance}")
         # a library call's builds are the call itself ("")
         cubins = dict(base=self.baseline[conf.instance], this=self.cubins.get(conf.instance))
-        first = {b: self.site(conf, pl, self.lanes[0], cubins[b]) for b in BUILDS}
+        first = {b: self.site(conf, pl, self.lanes[0], cubins[b], self.entry[b]) for b in BUILDS}
         nothing = first["this"].spec.empty and self.variant.backend != "cublas"
         repeatable = conf.cache != "cold" and not nothing
         verdicts, busy = {}, 0.0
@@ -176,7 +180,7 @@ class PairedRunner(Runner):
             busy += checks.busy
         others = self.moved(pl, len(self.lanes) - 1)
         sites = [first] + [
-            {b: self.site(conf, p, lane, cubins[b]) for b in BUILDS}
+            {b: self.site(conf, p, lane, cubins[b], self.entry[b]) for b in BUILDS}
             for p, lane in zip(others, self.lanes[1:], strict=False)
         ]
         pairs = rounds(sites, self.sampling, self.pairing, repeatable, self.nvml.sm_clock)

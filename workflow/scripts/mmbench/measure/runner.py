@@ -256,16 +256,20 @@ class Runner:
             wait([checks.freivalds])  # never two checks at once, whatever failed
         return self.row(conf, pl, first.spec, verdict, timed, checks.busy)
 
-    def site(self, conf: Configuration, p, lane: Lane, cubin: str | None = None) -> Placed:
+    def site(self, conf: Configuration, p, lane: Lane, cubin: str | None = None,
+             variant=None) -> Placed:  # fmt: skip
         """Placement p's timed pass and launch from its lane: the launch, described once
         (registry -> LaunchSpec) and prepared once; of `cubin` where given (a paired
-        comparison's other build: measure/paired.py), else of the configuration's own."""
+        comparison's other build: measure/paired.py), else of the configuration's own;
+        launched as `variant`'s registry entry says where given (that build's own), else as
+        this run's."""
         operands = {
             x: Operand(device_pointer(self.cp, mat), mat.ld)
             for x, mat in zip("ABC", p.kernel_mats, strict=True)
         }
         go, spec = launcher(
-            self.cp, self.variant, conf, lane.modules, cubin or self.cubins.get(conf.instance),
+            self.cp, variant or self.variant, conf, lane.modules,
+            cubin or self.cubins.get(conf.instance),
             operands,
             lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
         )  # fmt: skip

@@ -47,9 +47,11 @@ def main(spec_path: str) -> int:
         if spec.get("baseline"):  # two builds side by side (measure/paired.py)
             from mmbench.measure.paired import PairedRunner, Pairing
 
+            other = settings.get("baseline_registry")
             runner = PairedRunner(
                 variant, cubins, spec["baseline"], sampling, Pairing(**settings["pairing"]),
                 provenance, settings["freivalds_vectors"],
+                load_registry(other)[spec["variant"]] if other else None,
             )  # fmt: skip
         else:
             runner = Runner(variant, cubins, sampling, provenance, settings["freivalds_vectors"])
