@@ -268,3 +268,17 @@ def test_tuning_at_several_shapes_gives_a_row_per_shape():
     assert rows.loc[128, "params"] == "BM=64 BN=64 BK=16 WM=32 WN=32 WNITER=1 TM=8 TN=4"
     assert rows.loc[256, "params"] == "BM=64 BN=256 BK=16 WM=32 WN=64 WNITER=2 TM=8 TN=4"
     assert rows.loc[1024, "instantiations"] == 67
+
+
+@pytest.mark.parametrize(
+    "facts, split",
+    [("TILES=288 WAVE=132 TAIL=24 SPLITS=5 HEAD=264", 24),
+     # clusters of 2: 2048 tiles are 1024 cluster tiles, 990 run whole, the 34 left are 68 tiles
+     ("TILES=2048 WAVE=66 TAIL=34 SPLITS=3 HEAD=990", 68),
+     ("TILES=32 SPLITS=4", 32), ("TILES=512 WAVE=132 TAIL=0 SPLITS=1 HEAD=512", 0),
+     ("", None)],
+)  # fmt: skip
+def test_the_tiles_a_row_split_are_counted_in_tiles(facts, split):
+    """By hand: the tail past the last whole wave (in clusters of tiles where HEAD + TAIL is
+    fewer than TILES), every tile where the kernel splits them all, none unsplit."""
+    assert ladder.split_tiles(facts) == split
