@@ -134,6 +134,22 @@ def compile_cubin(
         return _build(source, files, root, cubin, arch, params, log, what, name)
 
 
+def build_job(
+    source: str | Path, cubin: str | Path, sha: str | Path, arch: str, params: dict,
+    log: str | Path, what: str, ptxas: str | Path | None = None,
+    headers: str | Path | None = None, name: str | None = None,
+) -> None:  # fmt: skip
+    """A compile job's work (rules compile_kernel, compile_here, compile_microbench,
+    compile_baseline_source): the cubin (compile_cubin), ptxas's report copied to `ptxas`
+    where the rule keeps one, and the cubin's sha256 as built (a cubin that is later not what
+    its build wrote is found and built again: workflow/rules/common.smk).  CompileError
+    otherwise (Snakemake removes a failed job's outputs: no partial file is taken as built)."""
+    digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name)
+    if ptxas is not None:
+        Path(ptxas).write_text(Path(log).read_text())
+    Path(sha).write_text(f"{digest}  {cubin}\n")
+
+
 @contextlib.contextmanager
 def _held(name: str):
     """The build of `name` held by this process alone (a file lock in the user's folder)."""
