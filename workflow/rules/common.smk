@@ -177,7 +177,7 @@ def paired_variants():
     return [v for v in PLAN.runs if paired_builds(v)]
 
 
-def baseline_registry(wildcards):
+def baseline_registry_file(wildcards):
     """The registry file the baseline build of a pair job's variant launches with: the
     baseline's own (config `baseline`'s `registry`, with a kernel file of an older tree: its
     grid, arguments and shape facts, as its -D flags) or "" (this run's registry)."""

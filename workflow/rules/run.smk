@@ -66,6 +66,6 @@ rule pair_variant:
         pairing=config["compare"]["pairs"],
         freivalds_vectors=config["freivalds_vectors"],
         registry=REGISTRY_FILE,
-        baseline_registry=baseline_registry,
+        baseline_registry=baseline_registry_file,
     script:
         "../scripts/measure_pairs.py"

@@ -139,7 +139,7 @@ def build_job(
     log: str | Path, what: str, ptxas: str | Path | None = None,
     headers: str | Path | None = None, name: str | None = None,
 ) -> None:  # fmt: skip
-    """A compile job's work (rules compile_kernel, compile_here, compile_microbench,
+    """A compile job's work (rules compile_kernel, compile_microbench and
     compile_baseline_source): the cubin (compile_cubin), ptxas's report copied to `ptxas`
     where the rule keeps one, and the cubin's sha256 as built (a cubin that is later not what
     its build wrote is found and built again: workflow/rules/common.smk).  CompileError
