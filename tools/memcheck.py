@@ -5,7 +5,10 @@ calling convention), under `compute-sanitizer --tool memcheck`.  Prints one line
 instantiation with the sanitizer's error summary; exits 1 if any reports an error.
 
     python3 tools/memcheck.py VARIANT [VARIANT ...] [--shape 33 31 37] [--first N | --last N]
-                              [--tuned TABLE --gpu MODEL]
+                              [--where EXPR] [--tuned TABLE --gpu MODEL]
+
+--where keeps the instantiations whose parameters satisfy a registry expression (e.g.
+"STAGES > 4": the instantiations a change added).
 
 With --tuned, each variant's tuned instantiation for GPU model MODEL (a tuning table, e.g.
 kernels/tuned.csv) is checked too: one per row where the rows hold ranges of products.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.expressions import evaluate
 from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
@@ -35,6 +39,7 @@ def main() -> int:
     ap.add_argument("--shape", nargs=3, type=int, default=[33, 31, 37])
     ap.add_argument("--first", type=int, default=0, help="only the first N instantiations")
     ap.add_argument("--last", type=int, default=0, help="only the last N instantiations")
+    ap.add_argument("--where", help="only the instantiations for which this expression holds")
     ap.add_argument("--show", type=int, default=0, help="print the first N lines of a failure")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--tuned", help="a tuning table: check each variant's tuned instantiation too")
@@ -48,6 +53,11 @@ def main() -> int:
         v = registry[name]
         insts = plan.buildable(v, {}, args.arch)[0]
         chosen = insts[-args.last :] if args.last else insts[: args.first or None]
+        if args.where:
+            ints = lambda p: {k: x for k, x in p.items() if isinstance(x, int)}  # noqa: E731
+            chosen = [p for p in insts if evaluate(args.where, **ints(p))]
+            if not chosen:
+                sys.exit(f"{name}: no instantiation satisfies --where {args.where!r}")
         if args.tuned:
             table = read_tuned(args.tuned)
             pinned = tuned_params(table, args.gpu, [name], registry, args.tuned)

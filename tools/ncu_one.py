@@ -22,6 +22,7 @@ from pathlib import Path
 from mmbench.core import paths
 from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry, slug
+from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.plan.compile import nvcc_command
 
 DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
@@ -36,6 +37,9 @@ def main() -> int:
     ap.add_argument("--section", action="append", help=f"ncu sections (default {DEFAULT_SECTIONS})")
     args = ap.parse_args()
     v = load_registry()[args.variant]
+    if not v.source:  # a library backend: run once, its name pattern also matched the reference's
+        sys.exit(f"{args.variant} has no kernel file ({v.backend} backend): the float64 reference's "
+                 "GEMM matches its kernel names too; profile it with the pipeline's profile rule")  # fmt: skip
     names = [name for name, _values in v.params]
     params = {}
     for item in args.params:
@@ -62,8 +66,10 @@ def main() -> int:
     sections = [a for s in (args.section or DEFAULT_SECTIONS) for a in ("--section", s)]
     # --clock-control none: the GPU's own clocks, as the pipeline's profile rule measures them
     kernel = v.profile_kernel or v.symbol  # a name, or regex: for a variant of several entries
-    cmd = ["ncu", "--clock-control", "none", "--kernel-name", kernel, "--launch-count", "1",
-           *sections,
+    # the first timed launch: the launches before it skipped, as the pipeline's profile rule does
+    skip = launches_before_timed(Sampling(warmup=spec["warmup"]))
+    cmd = ["ncu", "--clock-control", "none", "--kernel-name", kernel,
+           "--launch-skip", str(skip), "--launch-count", "1", *sections,
            *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
     return subprocess.run(cmd).returncode
 

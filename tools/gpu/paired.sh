@@ -13,7 +13,8 @@
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: each variant's ladder instantiation
 #             against its kernel file (and headers) in OLD_TREE, side by side (TUNED_GPU: the
 #             GPU model whose tuned instantiation to run, default this one; SOURCES_SIZES:
-#             the sizes, default [1,31,33,4096])
+#             the sizes, default [1,31,33,4096]; SOURCES_SHAPES: the m x n x k products,
+#             default [[1000,1100,37]])
 #   previous  the edit loop (EDIT=<edit>, EDIT_TILES=<widths, default the preset's>): the
 #             compare preset's tiled_guarded measured, the chosen edit made,
 #             then `compare` with baseline=previous (paired from the archived cubins) and
@@ -123,7 +124,7 @@ for stage in "$@"; do
       src=$(python3 -c "import yaml; print(yaml.safe_load(open('kernels/registry.yaml'))['variants']['$v']['source'])")
       preset=$(python3 tools/preset_subset.py config/presets/ladder.yaml "[$v]" "/tmp/mmbench-src-$v.yaml" --no-profile)
       timed "sources_$v" --cores 16 compare --configfile "$preset" --config experiment="sources_$v" \
-        "sizes=${SOURCES_SIZES:-[1,31,33,4096]}" 'load=[burst]' 'sustained_sizes=[]' "tuned_gpu=${TUNED_GPU:-auto}" \
+        "sizes=${SOURCES_SIZES:-[1,31,33,4096]}" "shapes=${SOURCES_SHAPES:-[[1000,1100,37]]}" 'load=[burst]' 'sustained_sizes=[]' "tuned_gpu=${TUNED_GPU:-auto}" \
         "baseline={variant: $v, source: $old/kernels/$src$reg}"
       grep -h "SLOWER,\|comparison:\|side by side" "results/sources_$v/tables/compare.txt"
       keep "results/sources_$v" "sources_$v"

@@ -5,7 +5,8 @@
 #   test      the split-K GPU test (tests/test_gpu.py -k split_k)
 #   memcheck  compute-sanitizer memcheck of the sweep's rungs (the first instantiation and each
 #             tuning row's) at two odd shapes where they split k: 129 x 1001 x 3001 and
-#             1 x 33 x 5000 (MEMCHECK_VARIANTS, MEMCHECK_SHAPES="m n k;m n k": others)
+#             1 x 33 x 5000 (MEMCHECK_VARIANTS, MEMCHECK_SHAPES="m n k;m n k": others;
+#             MEMCHECK_WHERE="STAGES > 4": the instantiations for which it holds, not the first)
 #   tune      the tune preset cut to the sweep's rungs, in bursts (results/tune_sizes): every
 #             instantiation at TUNE_SIZES (default [1024,1536,2048,3072,4096]) and TUNE_SHAPES
 #             (default the tune preset's three with one small side), its fastest per shape
@@ -15,6 +16,7 @@
 #   sweep     the sweep preset (results/sweep) with TUNED (default kernels/tuned.csv)
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: tools/gpu/paired.sh's side-by-side
 #             check of each variant's ladder instantiation against OLD_TREE's kernel file
+#             (SOURCES_SIZES, SOURCES_SHAPES: where)
 # Usage (repository root): tools/gpu.sh sizes OUT test memcheck tune sweep
 set -uo pipefail
 out=$1
@@ -44,10 +46,12 @@ for sub in "$@"; do
   memcheck)
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     IFS=';' read -ra shapes <<< "${MEMCHECK_SHAPES:-129 1001 3001;1 33 5000}"
+    sel=(--first 1)
+    [ -n "${MEMCHECK_WHERE:-}" ] && sel=(--where "$MEMCHECK_WHERE")
     for shape in "${shapes[@]}"; do
       # shellcheck disable=SC2046,SC2086  # one argument per variant, three per shape
-      python3 tools/memcheck.py $(echo "${MEMCHECK_VARIANTS:-$rungs,deep_bf16}" | tr ',' ' ') --first 1 \
-        --tuned kernels/tuned.csv --gpu "$gpu" --shape $shape --show 20 2>&1 |
+      python3 tools/memcheck.py $(echo "${MEMCHECK_VARIANTS:-$rungs,deep_bf16}" | tr ',' ' ') \
+        "${sel[@]}" --tuned kernels/tuned.csv --gpu "$gpu" --shape $shape --show 20 2>&1 |
         tee -a "$out/memcheck.log" | tail -12
     done
     ;;
