@@ -46,6 +46,16 @@ def main() -> int:
     ap.add_argument("--gpu", default="", help="the GPU model of --tuned's rows")
     args = ap.parse_args()
     registry = load_registry()
+    if args.where and (args.first or args.last):
+        ap.error("--where chooses the instantiations itself: give it without --first or --last")
+    where = {}  # --where: each variant's instantiations that satisfy it, found before any run
+    for name in args.variants if args.where else []:
+        where[name] = [
+            p for p in plan.buildable(registry[name], {}, args.arch)[0]
+            if evaluate(args.where, **{x: v for x, v in p.items() if isinstance(v, int)})
+        ]  # fmt: skip
+        if not where[name]:
+            ap.error(f"no instantiation of {name} satisfies --where {args.where!r}")
     m, n, k = args.shape
     bad = 0
     work = Path(tempfile.mkdtemp(prefix="memcheck-"))
@@ -54,10 +64,7 @@ def main() -> int:
         insts = plan.buildable(v, {}, args.arch)[0]
         chosen = insts[-args.last :] if args.last else insts[: args.first or None]
         if args.where:
-            ints = lambda p: {k: x for k, x in p.items() if isinstance(x, int)}  # noqa: E731
-            chosen = [p for p in insts if evaluate(args.where, **ints(p))]
-            if not chosen:
-                sys.exit(f"{name}: no instantiation satisfies --where {args.where!r}")
+            chosen = where[name]
         if args.tuned:
             table = read_tuned(args.tuned)
             pinned = tuned_params(table, args.gpu, [name], registry, args.tuned)

@@ -37,7 +37,7 @@ def main() -> int:
     ap.add_argument("--section", action="append", help=f"ncu sections (default {DEFAULT_SECTIONS})")
     args = ap.parse_args()
     v = load_registry()[args.variant]
-    if not v.source:  # a library backend: run once, its name pattern also matched the reference's
+    if not v.source:  # a library backend: no kernel file, and its kernels' names are a pattern
         sys.exit(f"{args.variant} has no kernel file ({v.backend} backend): the float64 reference's "
                  "GEMM matches its kernel names too; profile it with the pipeline's profile rule")  # fmt: skip
     names = [name for name, _values in v.params]
