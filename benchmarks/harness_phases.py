@@ -8,8 +8,10 @@ compile, profile, aggregate and render jobs, and Snakemake itself.
     python benchmarks/harness_phases.py --from WORKDIR --wall SECONDS [--preset ...] [--json FILE]
 
 Runs the workflow in a fresh working directory (the checkout's results/ is untouched), then
-reads every job's `benchmark:` file (wall seconds) and the timings table's per-configuration
-columns (gpu_busy_ms, verify_ms, freivalds_ms, config_wall_ms).  Freivalds runs on a thread
+reads every job's `benchmark:` file (wall seconds), the timings table's per-configuration
+columns (gpu_busy_ms, verify_ms, freivalds_ms, config_wall_ms) and, from the samples files,
+each configuration's host time phase by phase (inputs and reference, placement, launch set-up,
+the verified pass's copy, ..., the runner's `host_phases_ms`).  Freivalds runs on a thread
 beside the timed passes (runner.py), so it is printed apart; a wait for it is host time.  Without --preset it runs the
 main command, `--config sizes=[8000,10000,12000]`.  Prints the breakdown and wall / GPU-busy
 against the issue's targets (1.15 for the main command, 1.25 for E3c).  --from reads a run
@@ -34,6 +36,21 @@ def job_walls(results: Path, kind: str) -> pd.Series:
     """Wall seconds of every job of one kind (its benchmark files under results/benchmarks/)."""
     files = sorted((results / "benchmarks" / kind).rglob("*.tsv"))
     return pd.Series({str(p): pd.read_csv(p, sep="\t")["s"].iloc[0] for p in files}, dtype=float)
+
+
+def host_phases(results: Path) -> dict[str, float]:
+    """Host seconds inside the configurations, phase by phase: each phase's wall time less the
+    GPU-busy time of the passes in it, summed over the configurations of every samples file
+    (runner.Phases, `host_phases_ms`; {} for a run made before they were recorded)."""
+    sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+    from mmbench.core.tables import read_samples
+
+    out: dict[str, float] = {}
+    for path in sorted((results / "runs").glob("*.samples.json.gz")):
+        for record in read_samples(path).values():
+            for phase, (wall, gpu) in record.get("host_phases_ms", {}).items():
+                out[phase] = out.get(phase, 0.0) + (wall - gpu) / 1e3
+    return out
 
 
 def main() -> int:
@@ -97,6 +114,11 @@ def main() -> int:
         print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
     # on the runner's Freivalds thread, beside the timed passes: only a wait for it shows above
     print(f"  {'(beside the passes, on a thread: Freivalds)':72s} {freivalds:8.1f} s")
+    inside = host_phases(res)
+    if inside:
+        print("host time inside the configurations, by phase (wall less the GPU's passes):")
+        for k, v in sorted(inside.items(), key=lambda kv: -kv[1]):
+            print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
     ratio = wall / busy
     target = TARGETS.get(name)
     verdict = "" if target is None else (" (target met)" if ratio <= target else " (target missed)")
@@ -109,6 +131,8 @@ def main() -> int:
             gpu_busy_s=round(busy, 2), ratio=round(ratio, 3), freivalds_beside_s=round(freivalds, 2),
             phases_s={k: round(v, 2) for k, v in phases.items()},
         )  # fmt: skip
+        if inside:
+            split["host_inside_configurations_s"] = {k: round(v, 2) for k, v in inside.items()}
         Path(args.json).write_text(json.dumps(split, indent=1) + "\n")
     return 0
 

@@ -269,3 +269,52 @@ def test_inputs_are_drawn_once_per_run_and_read_back_bit_for_bit(tmp_path, monke
     monkeypatch.delenv("MMBENCH_INPUTS_CACHE")
     monkeypatch.setenv("SLURM_JOB_ID", "1")
     assert not input_cache.enabled()
+
+
+# -- where a configuration's wall time goes (runner.Phases, benchmarks/harness_phases.py) --------
+
+
+def test_phases_split_wall_time_and_the_gpu_busy_time_of_their_passes(monkeypatch):
+    """A hand-timed configuration: inputs 0 -> 2 ms, verified pass 2 -> 7 ms with 4 ms of GPU
+    work, timed passes 7 -> 107 ms with 96 ms more (100 ms busy so far), inputs again 1 ms."""
+    from mmbench.measure import runner
+
+    clock = iter([0.000, 0.002, 0.007, 0.107, 0.108])
+    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    phases = runner.Phases()
+    phases.mark("inputs")
+    phases.mark("verified pass", 4.0)
+    phases.mark("timed passes", 100.0)
+    phases.mark("inputs")
+    assert phases.kept() == {"inputs": [3.0, 0.0], "verified pass": [5.0, 4.0],
+                             "timed passes": [100.0, 96.0]}  # fmt: skip
+
+
+def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path):
+    """Two samples files, ids from a recorded run: host time is wall less GPU, summed by phase:
+    placement 30 + 10 ms, timed passes (1000 - 990) + (500 - 480) ms; a record without phases
+    (a run made before them) adds nothing."""
+    import importlib.util
+    import sys
+
+    from mmbench.core.tables import read_samples, write_samples
+
+    recorded = read_samples(
+        DATA / "compare" / "h100-slowed" / "runs" / "naive_guarded.samples.json.gz"
+    )
+    ids = list(recorded)[:3]
+    (tmp_path / "runs").mkdir()
+    write_samples(tmp_path / "runs" / "a.samples.json.gz", [
+        dict(id=ids[0], kernel_ms=[1.0], host_phases_ms={"placement": [30.0, 0.0],
+                                                         "timed passes": [1000.0, 990.0]}),
+        dict(id=ids[1], kernel_ms=[1.0])])  # fmt: skip
+    write_samples(tmp_path / "runs" / "b.samples.json.gz", [
+        dict(id=ids[2], kernel_ms=[1.0], host_phases_ms={"placement": [10.0, 0.0],
+                                                         "timed passes": [500.0, 480.0]})])  # fmt: skip
+    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location("harness_phases", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    got = bench.host_phases(tmp_path)
+    assert got == pytest.approx({"placement": 0.040, "timed passes": 0.030})

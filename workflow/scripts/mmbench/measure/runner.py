@@ -227,34 +227,48 @@ class Runner:
         """One configuration's row: the verified pass, the timed samples from every placement,
         every other placement's result checked, then the row (measurements only: the rates are
         computed where the table is made, core/rates.py)."""
+        phases = Phases()
         ref = self.reference(conf, state)
+        phases.mark("inputs and reference")
         pl = self.placement(conf, state, ref)
+        phases.mark("placement")
         first = self.site(conf, pl, self.lanes[0])
         # back to back needs a warm cache and a launch (a library call has no grid of its own)
         nothing = first.spec.empty and self.variant.backend != "cublas"
         repeatable = conf.cache != "cold" and not nothing
+        phases.mark("launch set-up")
         checks = self.verified_pass(conf, pl, ref, first)
+        phases.mark("verified pass and its copy to the host", checks.busy)
         try:
             checks.device(ref.check_device(self.cp, checks.host_c))
+            phases.mark("device verification")
             for _ in range(launches_before_timed(self.sampling) - 1):
                 checks.busy += sum(first.one_pass())
+            phases.mark("warm-up passes", checks.busy)
             others = self.moved(pl, len(self.lanes) - 1)
             sites = [
                 self.site(conf, p, lane) for p, lane in zip(others, self.lanes[1:], strict=False)
             ]
+            phases.mark("other placements")
             timed = measure(self.kernel(first, sites, repeatable), conf.load_kind, self.sampling)
             checks.busy += timed.gpu_ms()
+            phases.mark("timed passes", checks.busy)
             checks.freivalds.result()  # the host copy is free again
+            phases.mark("wait for Freivalds")
             # a long kernel's few samples may not reach every place: check those they reached
             used = max(0, timed.placements - 1)
             for p, again in zip(others[:used], sites[:used], strict=True):
                 self.check_again(conf, ref, p, again, checks)
+            phases.mark("other placements' checks", checks.busy)
             verdict = ref.columns(
                 checks.checked, checks.verify_ms, checks.freivalds.result(), checks.outside
             )
         finally:
             wait([checks.freivalds])  # never two checks at once, whatever failed
-        return self.row(conf, pl, first.spec, verdict, timed, checks.busy)
+        row = self.row(conf, pl, first.spec, verdict, timed, checks.busy)
+        phases.mark("row")
+        row[SAMPLES]["host_phases_ms"] = phases.kept()
+        return row
 
     def site(self, conf: Configuration, p, lane: Lane, cubin: str | None = None,
              variant=None) -> Placed:  # fmt: skip
@@ -398,6 +412,31 @@ def clock_probe(cp, stream, nvml_clock) -> ClockProbe | None:
     except Exception as err:  # noqa: BLE001
         log.warning("no SM clock probe: its kernel failed to build (%s)", err)
         return None
+
+
+class Phases:
+    """Where a configuration's wall time goes, phase by phase (benchmarks/harness_phases.py
+    reads them from the samples file): each phase's wall milliseconds and the GPU-busy
+    milliseconds of the passes in it, so that wall - GPU is the host's part."""
+
+    def __init__(self):
+        self.wall: dict[str, float] = {}
+        self.gpu: dict[str, float] = {}
+        self.t = time.monotonic()
+        self.busy = 0.0
+
+    def mark(self, name: str, busy: float | None = None) -> None:
+        """The phase `name` ends now; `busy`: the configuration's GPU-busy ms so far."""
+        now = time.monotonic()
+        self.wall[name] = self.wall.get(name, 0.0) + (now - self.t) * 1e3
+        if busy is not None:
+            self.gpu[name] = self.gpu.get(name, 0.0) + busy - self.busy
+            self.busy = busy
+        self.t = now
+
+    def kept(self) -> dict:
+        """{phase: [wall ms, GPU-busy ms]}, rounded to microseconds."""
+        return {k: [round(v, 3), round(self.gpu.get(k, 0.0), 3)] for k, v in self.wall.items()}
 
 
 @dataclass
