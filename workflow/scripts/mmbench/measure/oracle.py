@@ -143,9 +143,19 @@ class Reference:
         """Every element of the result as it arrived on the host, against the reference on the
         device (verify.py); and the milliseconds it took."""
         t = time.perf_counter()
-        h = self.host
-        result = verify_device(cp, cp.asarray(host_c), self.ref, self.bound, h.gamma, h.exact)
+        result = self._verify(cp, cp.asarray(host_c))
         return result, (time.perf_counter() - t) * 1e3
+
+    def check_in_place(self, cp, device_c) -> tuple[Verification, float]:
+        """Every element of a result still in device memory (a CuPy view of C), against the
+        reference, without the copy to the host and back; and the milliseconds it took."""
+        t = time.perf_counter()
+        result = self._verify(cp, device_c)
+        return result, (time.perf_counter() - t) * 1e3
+
+    def _verify(self, cp, got) -> Verification:
+        h = self.host
+        return verify_device(cp, got, self.ref, self.bound, h.gamma, h.exact)
 
     def check_host(self, host_c: np.ndarray) -> tuple[bool, int, float]:
         """Freivalds' test on the host (thread-safe: reads host_c and the probes only):

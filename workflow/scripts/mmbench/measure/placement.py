@@ -187,6 +187,11 @@ class Placement:
         """C (m x n) as the host sees it after the pass."""
         raise NotImplementedError
 
+    def device_result(self):
+        """C (m x n) where the kernel wrote it in device memory (a CuPy view), or None where it
+        wrote host memory in place (managed, mapped)."""
+        return None
+
     def moved(self) -> Placement | None:
         """The same operands in a fresh allocation of the memory the kernel reads, the host
         side shared (timing.py's placements); None where there is nothing to move."""
@@ -322,6 +327,9 @@ class CopyPlacement(Placement):
 
     def result(self):
         return self.hC.grid[:, : self.conf.n]
+
+    def device_result(self):
+        return self.dC.grid[:, : self.conf.n]
 
 
 class ManagedPlacement(Placement):
