@@ -115,3 +115,15 @@ def cell_rows(timings, made):
                 values = timings[key].fillna("").replace("", "-").astype(str)
                 sel &= values == str(row[key])
             yield cell, timings[sel]
+
+
+def covering(instances: list[dict]) -> list[dict]:
+    """The first and the last instantiation, then, for each parameter value neither has, the
+    first instantiation that has it: every value of every parameter is run at least once (a
+    value added to the registry, as persistent_bf16's STAGES 6 and 8, is tested with it)."""
+    chosen = list({id(p): p for p in (instances[0], instances[-1])}.values())
+    for name in instances[0]:
+        for p in instances:
+            if all(q[name] != p[name] for q in chosen):
+                chosen.append(p)
+    return chosen

@@ -15,7 +15,7 @@ from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
 
-from .conftest import ROOT
+from .conftest import ROOT, covering
 
 pytestmark = pytest.mark.gpu
 
@@ -185,26 +185,6 @@ def _driver_launched() -> list[str]:
         if spec.needs_driver:
             out.append(name)
     return out or ["none"]
-
-
-def covering(instances: list[dict]) -> list[dict]:
-    """The first and the last instantiation, then, for each parameter value neither has, the
-    first instantiation that has it: every value of every parameter is run at least once (a
-    value added to the registry, as persistent_bf16's STAGES 6 and 8, is tested with it)."""
-    chosen = list({id(p): p for p in (instances[0], instances[-1])}.values())
-    for name in instances[0]:
-        for p in instances:
-            if all(q[name] != p[name] for q in chosen):
-                chosen.append(p)
-    return chosen
-
-
-def test_covering_runs_every_value_of_every_parameter():
-    """By hand: of the four instantiations below, the first and last leave STAGES=6 and
-    GROUP=16 out; the second brings STAGES=6, the third GROUP=16."""
-    grid = [dict(BN=64, STAGES=4, GROUP=8), dict(BN=64, STAGES=6, GROUP=8),
-            dict(BN=128, STAGES=4, GROUP=16), dict(BN=128, STAGES=4, GROUP=8)]  # fmt: skip
-    assert covering(grid) == [grid[0], grid[3], grid[1], grid[2]]
 
 
 @pytest.mark.parametrize("variant", _driver_launched())

@@ -9,6 +9,8 @@ from mmbench.core.registry import Condition, load_registry
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, validate
 
+from .conftest import covering
+
 
 def _plan(registry, arch="sm_90", **over):
     return plan.expand(validate(over, registry), registry, arch)
@@ -218,3 +220,11 @@ def test_a_tf32_kernels_rows_go_to_the_tf32_reference_only(registry):
     )  # fmt: skip
     assert set(_refs(p, "cublas_tf32").values()) == {16}
     assert set(_refs(p, "cublas").values()) == {0}
+
+
+def test_covering_runs_every_value_of_every_parameter():
+    """By hand: of the four instantiations below, the first and last leave STAGES=6 and
+    GROUP=16 out; the second brings STAGES=6, the third GROUP=16."""
+    grid = [dict(BN=64, STAGES=4, GROUP=8), dict(BN=64, STAGES=6, GROUP=8),
+            dict(BN=128, STAGES=4, GROUP=16), dict(BN=128, STAGES=4, GROUP=8)]  # fmt: skip
+    assert covering(grid) == [grid[0], grid[3], grid[1], grid[2]]
