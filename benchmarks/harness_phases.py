@@ -29,6 +29,10 @@ from pathlib import Path
 import pandas as pd
 from _snakemake import ROOT, run_fresh  # noqa: E402 - the benchmarks' shared helper
 
+sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+
+from mmbench.core.tables import read_samples  # noqa: E402
+
 TARGETS = {"main": 1.15, "e3c": 1.25}
 
 
@@ -42,9 +46,6 @@ def host_phases(results: Path) -> dict[str, float]:
     """Host seconds inside the configurations, phase by phase: each phase's wall time less the
     GPU-busy time of the passes in it, summed over the configurations of every samples file
     (runner.Phases, `host_phases_ms`; {} for a run made before they were recorded)."""
-    sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
-    from mmbench.core.tables import read_samples
-
     out: dict[str, float] = {}
     for path in sorted((results / "runs").glob("*.samples.json.gz")):
         for record in read_samples(path).values():

@@ -290,12 +290,11 @@ def test_phases_split_wall_time_and_the_gpu_busy_time_of_their_passes(monkeypatc
                              "timed passes": [100.0, 96.0]}  # fmt: skip
 
 
-def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path):
+def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, monkeypatch):
     """Two samples files, ids from a recorded run: host time is wall less GPU, summed by phase:
     placement 30 + 10 ms, timed passes (1000 - 990) + (500 - 480) ms; a record without phases
     (a run made before them) adds nothing."""
     import importlib.util
-    import sys
 
     from mmbench.core.tables import read_samples, write_samples
 
@@ -312,7 +311,7 @@ def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path):
         dict(id=ids[2], kernel_ms=[1.0], host_phases_ms={"placement": [10.0, 0.0],
                                                          "timed passes": [500.0, 480.0]})])  # fmt: skip
     path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
-    sys.path.insert(0, str(path.parent))
+    monkeypatch.syspath_prepend(str(path.parent))  # its shared helper, _snakemake
     spec = importlib.util.spec_from_file_location("harness_phases", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
