@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -40,6 +42,87 @@ def job_walls(results: Path, kind: str) -> pd.Series:
     """Wall seconds of every job of one kind (its benchmark files under results/benchmarks/)."""
     files = sorted((results / "benchmarks" / kind).rglob("*.tsv"))
     return pd.Series({str(p): pd.read_csv(p, sep="\t")["s"].iloc[0] for p in files}, dtype=float)
+
+
+# the rules whose jobs hold the GPU (resources: gpu=1); every other job is compile, render or
+# aggregate (tables, the summary)
+GPU_RULES = {"measure_variant", "pair_variant", "profile_kernel", "device_ceilings"}
+RENDER_RULES = {"figure", "figure_here", "table", "table_here", "figures_left_out"}
+
+
+def kind_of(rule: str) -> str:
+    if rule.startswith("compile_") or rule == "rebuild_count":
+        return "compile"
+    return "render" if rule in RENDER_RULES else "aggregate"
+
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+STARTED = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
+FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
+
+
+def job_intervals(log: Path) -> list[tuple[str, float, float]]:
+    """(rule, start, end) of every job in a Snakemake log, in seconds from the log's first
+    stamp; Snakemake stamps to the second, so each end is known to a second."""
+    stamp = None
+    begun: dict[str, tuple[str, float]] = {}
+    rule = None
+    out = []
+    t0 = None
+    for line in log.read_text().splitlines():
+        m = STAMP.match(line)
+        if m:
+            stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y").timestamp()
+            t0 = stamp if t0 is None else t0
+            continue
+        m = STARTED.match(line)
+        if m and stamp is not None:
+            rule = (m.group(1), stamp - t0)
+            continue
+        if rule and line.strip().startswith("jobid:"):
+            begun[line.split()[1]] = rule
+            rule = None
+            continue
+        m = FINISHED.match(line)
+        if m and m.group(1) in begun:
+            name, start = begun.pop(m.group(1))
+            out.append((name, start, stamp - t0))
+    return out
+
+
+def union(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def length(spans) -> float:
+    return sum(b - a for a, b in spans)
+
+
+def outside(spans, cover) -> float:
+    """Seconds of `spans` (disjoint) that no span of `cover` (disjoint) overlaps."""
+    total = length(spans)
+    for a, b in spans:
+        for c, d in cover:
+            total -= max(0.0, min(b, d) - max(a, c))
+    return total
+
+
+def beside_the_gpu(intervals: list[tuple[str, float, float]]) -> dict[str, float]:
+    """Seconds during which no GPU job ran but a job of each kind did (compile, aggregate,
+    render; at --cores 1 one at a time), from a Snakemake log's intervals."""
+    gpu = union([(a, b) for r, a, b in intervals if r in GPU_RULES])
+    out = {}
+    for kind in ("compile", "aggregate", "render"):
+        spans = union([(a, b) for r, a, b in intervals if r not in GPU_RULES and r != "all"
+                       and kind_of(r) == kind])  # fmt: skip
+        out[kind] = outside(spans, gpu)
+    return out
 
 
 def host_phases(results: Path) -> dict[str, float]:
@@ -93,6 +176,12 @@ def main() -> int:
     freivalds = df.freivalds_ms.sum() / 1e3
     per_config = df.config_wall_ms.sum() / 1e3
     measure = job_walls(res, "measure")
+    profile = job_walls(res, "profile")
+    jobs = {
+        "compile": job_walls(work / "results", "compile").sum(),
+        "aggregate": job_walls(res, "aggregate").sum(),
+        "render": job_walls(res, "figures").sum() + job_walls(res, "report").sum(),
+    }
     phases = {
         "GPU busy (timed and verified passes)": busy,
         "host: device verification": verify,
@@ -101,20 +190,23 @@ def main() -> int:
         - verify,
         "measurement jobs outside their configurations (start-up, tables)": measure.sum()
         - per_config,
-        "compile jobs": job_walls(work / "results", "compile").sum(),
-        "profile jobs (ncu, CUPTI, ceilings)": job_walls(res, "profile").sum(),
-        "aggregate jobs": job_walls(res, "aggregate").sum(),
-        "render jobs (figures, tables)": job_walls(res, "figures").sum()
-        + job_walls(res, "report").sum(),
+        "profile jobs (ncu, CUPTI, ceilings)": profile.sum(),
     }
-    phases["Snakemake itself (wall - all jobs; with --cores 1)"] = (
-        wall - sum(v for k, v in phases.items() if not k.startswith(("GPU", "host"))) - per_config
-    )
+    # the GPU jobs run one at a time; the other jobs count where no GPU job ran beside them
+    # (Snakemake's log; a GPU job takes no core of a local run, workflow/rules/common.smk)
+    logs = sorted((work / ".snakemake" / "log").glob("*.snakemake.log"))
+    beside = beside_the_gpu(job_intervals(logs[-1])) if logs else jobs
+    for kind, label in (("compile", "compile jobs"), ("aggregate", "aggregate jobs"),
+                        ("render", "render jobs (figures, tables)")):  # fmt: skip
+        phases[f"{label}, no GPU job beside"] = beside[kind]
+    phases["Snakemake alone (no job running)"] = wall - sum(phases.values())
     print(f"{name}: {len(df)} configurations, --cores {args.cores}, wall {wall:.1f} s")
     for k, v in phases.items():
         print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
     # on the runner's Freivalds thread, beside the timed passes: only a wait for it shows above
     print(f"  {'(beside the passes, on a thread: Freivalds)':72s} {freivalds:8.1f} s")
+    for kind, total in jobs.items():
+        print(f"  {f'({kind} jobs in all, beside a GPU job or not)':72s} {total:8.1f} s")
     inside = host_phases(res)
     if inside:
         print("host time inside the configurations, by phase (wall less the GPU's passes):")
@@ -131,6 +223,7 @@ def main() -> int:
             run=name, configurations=len(df), cores=args.cores, gpu=gpu, wall_s=round(wall, 2),
             gpu_busy_s=round(busy, 2), ratio=round(ratio, 3), freivalds_beside_s=round(freivalds, 2),
             phases_s={k: round(v, 2) for k, v in phases.items()},
+            jobs_s={k: round(v, 2) for k, v in jobs.items()},
         )  # fmt: skip
         if inside:
             split["host_inside_configurations_s"] = {k: round(v, 2) for k, v in inside.items()}

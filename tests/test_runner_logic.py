@@ -317,3 +317,22 @@ def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, m
     spec.loader.exec_module(bench)
     got = bench.host_phases(tmp_path)
     assert got == pytest.approx({"placement": 0.040, "timed passes": 0.030})
+
+
+def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(monkeypatch):
+    """A Snakemake log recorded here (tests/data/phases/snakemake-overlap.log), read by hand from
+    its stamps, seconds from 21:07:49: compiles 0-2, 2-4, 4-6; measurements 2-5, 6-9, 9-12; the
+    timings table 12-14.  The GPU ran 2-5 and 6-12, so the compiles count 0-2 and 5-6 (3 s), the
+    table 2 s, no render job."""
+    import importlib.util
+
+    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location("harness_phases", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    jobs = bench.job_intervals(DATA / "phases" / "snakemake-overlap.log")
+    assert sorted((r, a, b) for r, a, b in jobs if r == "measure_variant") == [
+        ("measure_variant", 2, 5), ("measure_variant", 6, 9), ("measure_variant", 9, 12)]  # fmt: skip
+    assert len(jobs) == 8  # 3 compiles, 3 measurements, the table, all
+    assert bench.beside_the_gpu(jobs) == {"compile": 3, "aggregate": 2, "render": 0}

@@ -343,19 +343,93 @@ def test_every_gpu_rule_asks_the_slurm_profile_for_a_gpu():
     """A rule that holds the GPU (resources: gpu=1) runs on the GPU partition with a GPU under
     profiles/slurm, by its name in set-resources (a new GPU rule left out would queue on the
     default partition without a GPU)."""
-    import re
-
     import yaml
 
-    gpu_rules = set()
-    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        text = smk.read_text()
-        for block in re.split(r"^(?=(?: {4})?(?:rule|checkpoint) \w+:)", text, flags=re.M)[1:]:
-            name = re.match(r"\s*(?:rule|checkpoint) (\w+):", block).group(1)
-            if re.search(r"^\s+resources:\n\s+gpu=1", block, re.M):
-                gpu_rules.add(name)
+    gpu_rules = _gpu_rules()
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     asked = {r for r, res in profile["set-resources"].items() if res.get("gpu") == 1}
     assert gpu_rules >= {"measure_variant", "pair_variant"}, gpu_rules
     assert gpu_rules <= asked, gpu_rules - asked
     assert all(profile["set-resources"][r]["slurm_partition"] == "gpu" for r in gpu_rules)
+
+
+def _gpu_rules() -> set[str]:
+    """The rules that hold the GPU (resources: gpu=1), read from the rule files."""
+    import re
+
+    found = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        text = smk.read_text()
+        for block in re.split(r"^(?=(?: {4})?(?:rule|checkpoint) \w+:)", text, flags=re.M)[1:]:
+            name = re.match(r"\s*(?:rule|checkpoint) (\w+):", block).group(1)
+            if re.search(r"^\s+resources:\n\s+gpu=1", block, re.M):
+                found.add(name)
+    return found
+
+
+def test_a_local_run_gives_its_gpu_jobs_no_core_and_measures_before_it_profiles(workdir):
+    """The main command's dry run: every job that holds the GPU takes no core of `--cores 1`
+    (so compiling, aggregating and drawing go on beside the measurement; issue "the main command
+    at the speed of the GPU"), the measurement jobs (priority 20) go before the profilers'
+    (10), and the other jobs keep their one core."""
+    out = snakemake(
+        "-n", "--cores", "1", "--config", "sizes=[8000,10000,12000]", "arch=sm_90", cwd=workdir
+    )
+    assert out.returncode == 0, out.stderr
+    seen: dict[str, set[str]] = {}
+    rule = None
+    for line in out.stdout.splitlines():
+        if line.startswith(("rule ", "localrule ", "checkpoint ")):
+            rule = line.split()[1].rstrip(":")
+            seen.setdefault(rule, set())
+        elif rule and line.strip().startswith(("threads:", "priority:")):
+            seen[rule].add(line.strip())
+    gpu = _gpu_rules() & set(seen)
+    # the main command's GPU jobs, by hand: 7 measurements, 2 Nsight Compute profiles, ceilings
+    assert gpu == {"measure_variant", "profile_kernel", "device_ceilings"}
+    assert seen["measure_variant"] == {"threads: 0", "priority: 20"}
+    assert seen["profile_kernel"] == seen["device_ceilings"] == {"threads: 0", "priority: 10"}
+    # Snakemake prints no threads line for a job of one thread
+    assert not seen["compile_kernel"] and not seen["timings_table"]
+
+
+def test_snakemake_runs_a_job_of_no_core_beside_one_of_one_core_at_cores_1(tmp_path):
+    """What the rule above relies on, with the installed Snakemake: at `--cores 1`, a job of
+    `threads: 0` that holds gpu=1 runs at the same time as a job of one core (each waits until
+    it sees the other started, and fails after 60 s if it never does), and two jobs holding
+    gpu=1 never run at the same time (the second finds the first's end marker)."""
+    (tmp_path / "Snakefile").write_text(
+        """
+workflow.register_resource("gpu", 1)
+
+def wait_for(path):
+    return f"for i in $(seq 600); do [ -e {path} ] && break; sleep 0.1; done; [ -e {path} ]"
+
+rule all:
+    input: "gpu_a.done", "gpu_b.done", "cpu.done"
+
+rule gpu_a:
+    output: "gpu_a.done"
+    threads: 0
+    resources: gpu=1
+    priority: 20
+    shell: "touch gpu_a.started; " + wait_for("cpu.started") + "; [ ! -e gpu_b.started ]; touch {output}"
+
+rule gpu_b:
+    input: "cpu.done"
+    output: "gpu_b.done"
+    threads: 0
+    resources: gpu=1
+    shell: "touch gpu_b.started; [ -e gpu_a.done ]; touch {output}"
+
+rule cpu:
+    output: "cpu.done"
+    shell: "touch cpu.started; " + wait_for("gpu_a.started") + "; touch {output}"
+"""
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert all((tmp_path / f).exists() for f in ("gpu_a.done", "gpu_b.done", "cpu.done"))

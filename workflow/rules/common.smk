@@ -64,6 +64,21 @@ if "gpu" not in workflow.global_resources:
     workflow.register_resource("gpu", 1)
 
 
+def gpu_job_threads(wildcards):
+    """The cores a GPU job (measurement, profile, ceilings) takes from `--cores`: none where the
+    jobs run here, so that `--cores 1` compiles, aggregates and renders on its core while the GPU
+    measures (the jobs that hold the GPU are one at a time all the same: the gpu resource above
+    and each job's lock on its GPU, measure/gpus.py); one where a cluster runs them (SLURM is
+    asked for a GPU job's CPUs: profiles/slurm)."""
+    return 0 if workflow.local_exec else 1
+
+
+# among the jobs ready at once, the GPU takes the measurements first and the profilers last:
+# what only the timings need (their table, figures and report tables) is then drawn while the
+# profilers run, not after them
+GPU_PRIORITY = dict(measure=20, profile=10)
+
+
 def arch():
     """The architecture to compile for; stops the run (not --lint) where it is unknown."""
     if EXPERIMENT.arch_problem:

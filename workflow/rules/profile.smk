@@ -13,8 +13,10 @@ rule profile_kernel:
         f"{R}/logs/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.log",
     benchmark:
         f"{R}/benchmarks/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.tsv"
+    priority: GPU_PRIORITY["profile"]
     conda:
         "../envs/gpu.yaml"
+    threads: gpu_job_threads
     resources:
         gpu=1,
     params:
@@ -75,8 +77,10 @@ rule device_ceilings:
         f"{R}/logs/profile/ceilings.log",
     benchmark:
         f"{R}/benchmarks/profile/ceilings.tsv"
+    priority: GPU_PRIORITY["profile"]
     conda:
         "../envs/gpu.yaml"
+    threads: gpu_job_threads
     resources:
         gpu=1,
     script:

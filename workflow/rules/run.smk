@@ -18,8 +18,10 @@ rule measure_variant:
         f"{R}/logs/measure/{{variant}}.log",
     benchmark:
         f"{R}/benchmarks/measure/{{variant}}.tsv"
+    priority: GPU_PRIORITY["measure"]
     conda:
         "../envs/gpu.yaml"
+    threads: gpu_job_threads
     resources:
         gpu=1,
     params:
@@ -52,8 +54,10 @@ rule pair_variant:
         f"{R}/logs/pairs/{{variant}}.log",
     benchmark:
         f"{R}/benchmarks/pairs/{{variant}}.tsv"
+    priority: GPU_PRIORITY["measure"]
     conda:
         "../envs/gpu.yaml"
+    threads: gpu_job_threads
     resources:
         gpu=1,
     params:
