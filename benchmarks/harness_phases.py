@@ -137,6 +137,17 @@ def host_phases(results: Path) -> dict[str, float]:
     return out
 
 
+def job_start_up(results: Path) -> dict[str, float]:
+    """The measurement jobs' own split (their manifests' `job_phases_s`: the job process, the
+    GPU lock, each worker's start, configurations and exit, the tables), summed over the jobs;
+    {} for a run made before the jobs recorded it."""
+    out: dict[str, float] = {}
+    for path in sorted((results / "runs").glob("*.manifest.json")):
+        for phase, seconds in json.loads(path.read_text()).get("job_phases_s", {}).items():
+            out[phase] = out.get(phase, 0.0) + seconds
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="")
@@ -212,6 +223,16 @@ def main() -> int:
         print("host time inside the configurations, by phase (wall less the GPU's passes):")
         for k, v in sorted(inside.items(), key=lambda kv: -kv[1]):
             print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
+    started = job_start_up(res)
+    if started:
+        print("the measurement jobs, by their own stamps (summed over the jobs; the rest of each")
+        print("job's wall time: Snakemake's script set-up, the manifest and the archive):")
+        for k, v in started.items():
+            print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
+        between = started.get("worker: configurations", 0.0) - per_config
+        print(
+            f"  {'(of the configurations: between them, outside their rows)':72s} {between:8.1f} s"
+        )
     ratio = wall / busy
     target = TARGETS.get(name)
     verdict = "" if target is None else (" (target met)" if ratio <= target else " (target missed)")
@@ -225,6 +246,8 @@ def main() -> int:
             phases_s={k: round(v, 2) for k, v in phases.items()},
             jobs_s={k: round(v, 2) for k, v in jobs.items()},
         )  # fmt: skip
+        if started:
+            split["measurement_jobs_s"] = {k: round(v, 2) for k, v in started.items()}
         if inside:
             split["host_inside_configurations_s"] = {k: round(v, 2) for k, v in inside.items()}
         Path(args.json).write_text(json.dumps(split, indent=1) + "\n")

@@ -157,3 +157,66 @@ def test_a_journal_from_another_gpu_is_set_aside(tmp_path, caplog):
     assert not journal.exists()
     assert len(list(tmp_path.glob("t.csv.journal.jsonl.set-aside-*"))) == 1
     assert "GPU-aaaa" in caplog.text and "not reused" in caplog.text
+
+
+def test_a_jobs_start_up_splits_into_the_stamps_it_took(tmp_path):
+    """Hand-made stamps (seconds): the job process started at 8, its script at 9, the GPU lock
+    at 10; worker one spawned 11, imported 12.5, CuPy 13, ready 15, done 45, exited 46; worker
+    two (after a lost context) 46.5, 48, 48.5, 50, 60, 61; tables written at 63.  Each phase by
+    hand: 1, 1, 1.5 + 1.5, 0.5 + 0.5, 2 + 1.5, 30 + 10, 1 + 1, 2."""
+    from mmbench.measure.jobs import job_phases
+    from mmbench.measure.journal import worker_times
+
+    journal = tmp_path / "j.jsonl"
+    journal.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in (
+                {"times": {"process": 11.2, "imported": 12.5, "cupy": 13, "ready": 15}},
+                {"start": "k1"},
+                {"times": {"done": 45}},
+                {"times": {"process": 46.7, "imported": 48, "cupy": 48.5, "ready": 50}},
+                {"times": {"done": 60}},
+            )
+        )
+    )
+    stamped = worker_times(journal)
+    assert stamped == [
+        {"process": 11.2, "imported": 12.5, "cupy": 13, "ready": 15, "done": 45},
+        {"process": 46.7, "imported": 48, "cupy": 48.5, "ready": 50, "done": 60},
+    ]
+    workers = [stamped[0] | dict(spawned=11, exited=46), stamped[1] | dict(spawned=46.5, exited=61)]
+    times = dict(locked=10, workers=workers, tables=63)
+    assert job_phases(times, 8, 9) == {
+        "job process: interpreter, imports": 1,
+        "job set-up, GPU lock": 1,
+        "worker start: interpreter, imports": 3,
+        "worker start: CuPy": 1,
+        "worker start: CUDA context, cubins, cuBLAS, runner": 3.5,
+        "worker: configurations": 40,
+        "worker exit": 2,
+        "job tables and samples": 2,
+    }
+
+
+def test_a_worker_that_wrote_no_stamps_counts_only_its_spawn_and_exit(tmp_path, monkeypatch):
+    """The stand-in worker writes rows but no stamps (as a worker that died before reaching the
+    GPU): _measure still says when each worker was spawned and exited, two of them here (the
+    first crashes in configuration 3), and job_phases counts nothing for stamps never taken."""
+    from mmbench.core import paths
+    from mmbench.measure import jobs
+
+    worker = tmp_path / "worker.py"
+    worker.write_text(STAND_IN_WORKER)
+    monkeypatch.setattr(paths, "child_command", lambda _m, spec: [sys.executable, worker, spec])
+    journal = tmp_path / "t.csv.journal.jsonl"
+    keyed = [(f"key{m}", _conf(m)) for m in (1, 3, 4)]
+    base = dict(journal=str(journal), log=str(tmp_path / "log"))
+    spawns = jobs._measure(keyed, {}, base, tmp_path / "spec.json", None, dict(os.environ))
+    assert len(spawns) == 2
+    assert all(s["spawned"] <= s["exited"] for s in spawns)
+    assert spawns[0]["exited"] <= spawns[1]["spawned"]
+    phases = jobs.job_phases(dict(locked=spawns[0]["spawned"], workers=spawns,
+                                  tables=spawns[1]["exited"]), None, spawns[0]["spawned"])  # fmt: skip
+    assert phases["worker: configurations"] == 0 and phases["job tables and samples"] == 0
+    assert "job process: interpreter, imports" not in phases

@@ -10,7 +10,13 @@
 #   tools/gpu.sh speed OUT e3c             benchmarks/e3c_harness.py
 #   tools/gpu.sh speed OUT main            benchmarks/harness_phases.py (the main command;
 #       CORES=16 for --cores 16: compile and render in parallel, measurement still one job at a time)
+#   tools/gpu.sh speed OUT main-old        the main command with the code in .old/ (as oldnew),
+#       timed, then its phase split read by this checkout's benchmark (--from); after `main` on
+#       the same machine: tools/compare_times.py OUT/timings-main-old.csv OUT/timings-main.csv
+#       --within 1 (the 1% per configuration)
 #   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
+#   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
+#   render jobs only where no GPU job ran beside them)
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
@@ -63,14 +69,31 @@ PY
   main)
     python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/mainrun \
       --json "$out/phases-main.json" 2>&1 | tail -16
+    cp /tmp/mainrun/results/tables/timings.csv "$out/timings-main.csv"
     tar czf "$out/main.tgz" -C /tmp mainrun/results/tables mainrun/results/benchmarks \
-      mainrun/results/runs
+      mainrun/results/runs mainrun/.snakemake/log
+    ;;
+  main-old)
+    rm -rf /tmp/mainrun-old && mkdir -p /tmp/mainrun-old
+    start=$(date +%s.%N)
+    PYTHONPATH=$here/.old/workflow/scripts:$PYTHONPATH snakemake -s "$here/.old/Snakefile" \
+      -d /tmp/mainrun-old --cores "${CORES:-1}" --config 'sizes=[8000,10000,12000]' \
+      > "$out/main-old.log" 2>&1
+    rc=$?
+    wall=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)")
+    echo "the code in .old/: exit $rc, wall $wall s"
+    python3 benchmarks/harness_phases.py --from /tmp/mainrun-old --wall "$wall" \
+      --json "$out/phases-main-old.json" 2>&1 | tail -16
+    cp /tmp/mainrun-old/results/tables/timings.csv "$out/timings-main-old.csv"
+    tar czf "$out/main-old.tgz" -C /tmp mainrun-old/results/tables \
+      mainrun-old/results/benchmarks mainrun-old/.snakemake/log
     ;;
   default)
     # the default experiment (snakemake --cores 1, no --config), timed, with its phase split
     python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/defaultrun \
       --json "$out/phases-default.json" --default 2>&1 | tail -16
-    tar czf "$out/default.tgz" -C /tmp defaultrun/results/tables defaultrun/results/benchmarks
+    tar czf "$out/default.tgz" -C /tmp defaultrun/results/tables defaultrun/results/benchmarks \
+      defaultrun/.snakemake/log
     ;;
   esac
 done

@@ -1,19 +1,32 @@
 """Snakemake job: measure every configuration of one variant (rule measure_variant), in worker
 processes that lose nothing (mmbench/jobs.py), and write the run manifest (E4c)."""
 
-import json
-import sys
-from pathlib import Path
+import time
 
-from mmbench.core.registry import source_hash
-from mmbench.core.tables import atomic_write_bytes, atomic_write_text
-from mmbench.measure.jobs import JobFailed, git_state, log_to, package_versions, run_job
+SCRIPT_AT = time.time()  # before the imports: where the job's start-up goes (job_phases)
+
+import json  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from mmbench.core.registry import source_hash  # noqa: E402
+from mmbench.core.tables import atomic_write_bytes, atomic_write_text  # noqa: E402
+from mmbench.measure.jobs import (  # noqa: E402
+    JobFailed,
+    git_state,
+    job_phases,
+    log_to,
+    package_versions,
+    run_job,
+)
+from mmbench.measure.journal import process_started_at  # noqa: E402
 
 
 def main(sm) -> None:
     log_to(sm.log[0])
     source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     settings = dict(sampling=sm.params.sampling, freivalds_vectors=sm.params.freivalds_vectors)
+    times: dict = {}
     try:
         device = run_job(
             sm.wildcards.variant,
@@ -25,6 +38,7 @@ def main(sm) -> None:
             settings,
             sm.output.table,
             sm.log[0],
+            times=times,
         )
     except JobFailed as err:  # say why on the console, not only in the log
         print(f"measure_variant {sm.wildcards.variant}: {err}", file=sys.__stderr__, flush=True)
@@ -38,6 +52,8 @@ def main(sm) -> None:
         kernel_sources=sm.params.sources,
         source_sha256=source_sha,
         config=sm.config,
+        # where the job's time went outside the configurations' rows (harness_phases.py)
+        job_phases_s=job_phases(times, process_started_at(), SCRIPT_AT),
     )
     atomic_write_text(sm.output.manifest, json.dumps(manifest, indent=2, default=str))
     archive(sm.output, sm.wildcards.variant, source_sha, dict(sm.params.instantiations))

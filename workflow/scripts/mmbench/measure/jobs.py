@@ -28,7 +28,7 @@ from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
-from mmbench.measure.journal import journal_fatal, journal_key, read_journal
+from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -64,11 +64,15 @@ def run_job(
     logfile: str,
     max_workers: int | None = None,
     baseline: dict[str, str] | None = None,
+    times: dict | None = None,
 ) -> dict | None:
     """Measures `confs`, resuming from the journal; returns the device record of the workers.
     With `baseline` (instantiation slug -> the cubin of another build of it), each configuration
     is measured in both builds side by side (measure/paired.py; settings["pairing"] says how
-    long) and the table is a pairs table (compare/paired.py judges it)."""
+    long) and the table is a pairs table (compare/paired.py judges it).  `times`, where given,
+    receives the job's time stamps (job_phases says what they add up to)."""
+    times = {} if times is None else times
+    times["began"] = time.time()
     out = Path(out_csv)
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")
@@ -90,6 +94,7 @@ def run_job(
     )
     try:
         with gpus.acquire(log=log) as gpu_env:
+            times["locked"] = time.time()
             # a journal row is kept only where the configuration, its cubin, the kernel
             # sources, the sampling settings and the GPU (host and UUID) are unchanged
             gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
@@ -99,8 +104,18 @@ def run_job(
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
                 keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
             rows = resumable(journal, {k for k, _ in keyed}, gpu)
-            _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
+            spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
             device = read_journal(journal)[2]
+            # each worker's own stamps (imported, ready, done) beside its spawn and exit here:
+            # the stamps taken between the two (a worker that died early wrote none)
+            stamped = worker_times(journal)
+            times["workers"] = [
+                next(
+                    (w for w in stamped if s["spawned"] <= w.get("imported", 0) <= s["exited"]), {}
+                )
+                | s
+                for s in spawns
+            ]
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
     # the table: the workers' measurements, and the rates derived from them (core/rates.py)
@@ -115,6 +130,7 @@ def run_job(
         atomic_write_csv(ordered(table), out, "timings")
     journal.unlink(missing_ok=True)
     spec_path.unlink(missing_ok=True)
+    times["tables"] = time.time()
     why = nothing_measured(done)
     if why:  # the run must not end as if it had measured something
         raise JobFailed(why)
@@ -168,8 +184,10 @@ def nothing_measured(rows: list[dict]) -> str | None:
     return None
 
 
-def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> None:
-    """Workers until every configuration has a row (restarting after a lost context)."""
+def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> list[dict]:
+    """Workers until every configuration has a row (restarting after a lost context); when
+    each was spawned and exited."""
+    spawns: list[dict] = []
     attempts = 0
     limit = max_workers or len(keyed) + 1
     started = read_journal(Path(base["journal"]))[1]
@@ -185,9 +203,11 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         started_before = len(started)
+        spawns.append(dict(spawned=time.time()))
         proc = subprocess.run(
             paths.child_command("measure.worker", str(spec_path)), env=paths.child_env(gpu_env)
         )
+        spawns[-1]["exited"] = time.time()
         new_rows, started, device = read_journal(Path(base["journal"]))
         rows.update(new_rows)
         # only this worker's start records: one left by an earlier, interrupted run names a
@@ -216,6 +236,32 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
                     (device or {}).get("name", ""),
                 )
                 log.warning("worker ended (%s) during %s; restarting for the rest", reason, conf)
+    return spawns
+
+
+def job_phases(times: dict, process: float | None, script: float) -> dict[str, float]:
+    """Where a measurement job's time went, in seconds, from its stamps (run_job's `times`, the
+    job process's start `process` and its script's first line `script`): the job process's
+    interpreter and imports, its set-up up to the GPU lock, each worker's start (interpreter and
+    imports, CuPy, then the CUDA context, cubins, cuBLAS and the runner), its configurations,
+    its exit (the context torn down), and the job's tables.  Stamps a worker never wrote (it
+    ended early) count nothing."""
+    out = {}
+    if process is not None:
+        out["job process: interpreter, imports"] = script - process
+    out["job set-up, GPU lock"] = times["locked"] - script
+    spans = (
+        ("worker start: interpreter, imports", "spawned", "imported"),
+        ("worker start: CuPy", "imported", "cupy"),
+        ("worker start: CUDA context, cubins, cuBLAS, runner", "cupy", "ready"),
+        ("worker: configurations", "ready", "done"),
+        ("worker exit", "done", "exited"),
+    )
+    for label, a, b in spans:
+        out[label] = sum(w[b] - w[a] for w in times.get("workers", []) if a in w and b in w)
+    last = max([w["exited"] for w in times.get("workers", [])], default=times["locked"])
+    out["job tables and samples"] = times["tables"] - last
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def conf_error(conf: dict, message: str, gpu_name: str = "") -> dict:

@@ -5,12 +5,15 @@ appended and flushed by the worker, read by the job (jobs.py).  The record shape
     {"fatal": "no usable GPU: ..."}   the worker could not reach one
     {"start": KEY}                    it starts measuring the configuration KEY
     {"key": KEY, "row": {...}}        that configuration's finished row
+    {"times": {...}}                  when the worker started, was ready, was done (time.time())
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from pathlib import Path
 
 
@@ -28,6 +31,28 @@ def start_record(key: str) -> dict:
 
 def row_record(key: str, row: dict) -> dict:
     return {"key": key, "row": row}
+
+
+def times_record(**times: float | None) -> dict:
+    return {"times": times}
+
+
+def worker_times(path: Path) -> list[dict]:
+    """Each worker's time stamps, in the order the workers ran: its "times" records merged, a
+    new worker starting at each record with a "process" stamp."""
+    out: list[dict] = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                times = json.loads(line).get("times")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if not isinstance(times, dict):
+                continue
+            if "process" in times or not out:
+                out.append({})
+            out[-1].update(times)
+    return out
 
 
 def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict, gpu: str) -> str:
@@ -74,3 +99,15 @@ def append_jsonl(path: str | Path, record: dict) -> None:
     with open(path, "a") as fh:
         fh.write(json.dumps(record, default=str) + "\n")
         fh.flush()
+
+
+def process_started_at() -> float | None:
+    """When this process started, on time.time()'s clock, to 10 ms (Linux: /proc/self/stat's
+    start in clock ticks since boot, against the boot-time clock): the interpreter's own start
+    and imports come before any stamp the program takes.  None where /proc says nothing."""
+    try:
+        ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+        return time.time() - age
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 
 from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry
@@ -14,14 +15,17 @@ from mmbench.measure.journal import (
     append_jsonl,
     device_record,
     fatal_record,
+    process_started_at,
     row_record,
     start_record,
+    times_record,
 )
 from mmbench.measure.runner import ContextLost, Runner
 from mmbench.measure.timing import Sampling
 
 
 def main(spec_path: str) -> int:
+    imported = time.time()  # the interpreter and this package's imports: from the process's start
     spec = json.loads(open(spec_path).read())
     fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
     root = logging.getLogger()
@@ -42,6 +46,7 @@ def main(spec_path: str) -> int:
     try:  # reaching the GPU: CuPy, the driver, a device
         import cupy
 
+        cupy_at = time.time()
         provenance = {"source_sha256": spec["source_sha"]}
         sampling = Sampling(**settings["sampling"])
         if spec.get("baseline"):  # two builds side by side (measure/paired.py)
@@ -63,6 +68,10 @@ def main(spec_path: str) -> int:
 
     properties = device_properties(cupy) | {"uuid": runner.facts["gpu_uuid"]}
     append_jsonl(journal, device_record(properties))
+    # where a job's start-up goes (benchmarks/harness_phases.py): CuPy's import, then the CUDA
+    # context, the cubins, cuBLAS and the runner's checks
+    append_jsonl(journal, times_record(process=process_started_at(), imported=imported,
+                                       cupy=cupy_at, ready=time.time()))  # fmt: skip
     logging.info(
         "%s: %d configurations on %s (%s)",
         variant.name,
@@ -93,6 +102,8 @@ def main(spec_path: str) -> int:
     except ContextLost as err:
         logging.error("CUDA context lost: %s; a new worker takes the rest", err)
         return CONTEXT_LOST_EXIT
+    finally:
+        append_jsonl(journal, times_record(done=time.time()))
     return 0
 
 
