@@ -105,3 +105,26 @@ def test_without_cupti_python_the_rows_say_so(tmp_path):
             status="not collected: cupti-python is not installed (pip install '.[cupti]')",
         )
     ]
+
+
+def test_the_cupti_run_is_made_where_a_table_of_the_run_shows_it(registry):
+    """profile.cupti auto: by hand, config/config.yaml's report tables name gpu_activities and
+    kernel_time_sources (so each profiled configuration runs under CUPTI too); the ladder
+    preset's (ladder, ladder_profile, verification, device_properties, provenance) name
+    neither, so its 19 profiled configurations skip that run; on and off (or true and false,
+    as YAML reads a bare on/off in a file) decide it either way."""
+    import yaml
+
+    from mmbench.plan.config import validate
+    from mmbench.plan.plan import cupti_wanted
+
+    root = DATA.parents[1] / "config"
+    default = yaml.safe_load((root / "config.yaml").read_text())
+    ladder = yaml.safe_load((root / "presets" / "ladder.yaml").read_text())
+    assert cupti_wanted(validate(default, registry)) is True
+    assert cupti_wanted(validate(ladder, registry)) is False
+    for value, wanted in (("on", True), (True, True), ("off", False), (False, False)):
+        cfg = dict(ladder, profile=dict(ladder["profile"], cupti=value))
+        assert cupti_wanted(validate(cfg, registry)) is wanted
+        cfg = dict(default, profile=dict(cupti=value))
+        assert cupti_wanted(validate(cfg, registry)) is wanted

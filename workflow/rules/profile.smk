@@ -26,7 +26,8 @@ rule profile_kernel:
         or REGISTRY[w.variant].symbol,
         warmup=config["profile"]["warmup_launches"],
         metric_set=config["profile"]["metric_set"],
-        tools={k: config["profile"][k] for k in ("ncu", "nsys")},
+        tools={k: config["profile"][k] for k in ("ncu", "nsys")}
+        | {"cupti": mmplan.cupti_wanted(config)},
     script:
         "../scripts/profile_kernel.py"
 

@@ -348,6 +348,21 @@ def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
     return p
 
 
+# the report tables drawn from CUPTI's records (report/catalogue.py)
+CUPTI_TABLES = ("gpu_activities", "kernel_time_sources")
+
+
+def cupti_wanted(cfg: dict) -> bool:
+    """Whether each profiled configuration runs once more under CUPTI: profile.cupti where the
+    config says true or false; with auto, where a report table of the run shows its records
+    (a process, a CUDA context and the configuration's inputs and passes each: several
+    seconds a profiled configuration that no table of the ladder preset reads)."""
+    wanted = cfg["profile"].get("cupti", "auto")
+    if wanted == "auto":
+        return any(t in cfg["report"]["tables"] for t in CUPTI_TABLES)
+    return wanted in ("on", True)  # YAML reads a bare on/off in a file as true/false
+
+
 def profile_plan(
     cfg: dict,
     registry: dict[str, Variant],

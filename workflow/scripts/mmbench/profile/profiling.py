@@ -101,7 +101,11 @@ def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
                 )
             )
     # 4. CUPTI activity records: nvprof's GPU-activities table, CUPTI's kernel time
-    rows += run_cupti(spec_path, workdir, env)
+    if tools.get("cupti", True):
+        rows += run_cupti(spec_path, workdir, env)
+    else:
+        why = "not collected: profile.cupti is off, or auto and no report table of the run shows it"
+        rows.append(status("gpu_activities", "cupti", why))
     return rows
 
 
