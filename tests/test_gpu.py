@@ -458,6 +458,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     assert worker.main(str(tmp_path / "spec.json")) == 0
     first = [json.loads(x) for x in journal.read_text().splitlines() if '"row"' in x][0]["row"]
     caplog.set_level(logging.INFO, logger="mmbench.measure.jobs")
+    times: dict = {}
     run_job(
         "naive_guarded",
         str(ROOT / "kernels" / "registry.yaml"),
@@ -468,11 +469,18 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
         settings,
         str(out),
         str(tmp_path / "log2.txt"),
+        times=times,
     )
     df = pd.read_csv(out)
     assert df.verification.tolist() == ["PASS", "PASS"]
     assert df.timestamp[0] == first["timestamp"]  # kept from the journal, not measured again
     assert "resuming: 1 of 2 configurations already measured" in caplog.text
+    # the one worker of this job stamped its start-up, in order, between its spawn and exit
+    # (the journal's stamps of the first, in-process worker are not taken for its)
+    (w,) = times["workers"]
+    order = ["spawned", "imported", "cupy", "ready", "done", "exited"]
+    assert [w[k] for k in order] == sorted(w[k] for k in order), w
+    assert times["locked"] <= w["spawned"] and w["exited"] <= times["tables"]
 
 
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
