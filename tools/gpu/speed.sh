@@ -13,7 +13,7 @@
 #   tools/gpu.sh speed OUT main-old        the main command with the code in .old/ (as oldnew),
 #       timed, then its phase split read by this checkout's benchmark (--from); after `main` on
 #       the same machine: tools/compare_times.py OUT/timings-main-old.csv OUT/timings-main.csv
-#       --within 1 (the issue's 1% per configuration)
+#       --within 1 (the issue's 1% per configuration); default-old: the default experiment so
 #   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
 #   render jobs only where no GPU job ran beside them)
@@ -29,7 +29,7 @@ for stage in "$@"; do
       src=$here; [ $which = old ] && src=$here/.old
       rm -rf /tmp/speed-$which && mkdir -p /tmp/speed-$which
       start=$(date +%s.%N)
-      PYTHONPATH=$src/workflow/scripts:$PYTHONPATH snakemake -s $src/Snakefile -d /tmp/speed-$which \
+      PYTHONPATH=$src/workflow/scripts:${PYTHONPATH:-} snakemake -s $src/Snakefile -d /tmp/speed-$which \
         --cores 1 --config "sizes=$sizes" > "$out/$which.log" 2>&1
       rc=$?
       echo "$which code: exit $rc, wall $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s, GPU busy" \
@@ -73,25 +73,30 @@ PY
     tar czf "$out/main.tgz" -C /tmp mainrun/results/tables mainrun/results/benchmarks \
       mainrun/results/runs mainrun/.snakemake/log
     ;;
-  main-old)
-    rm -rf /tmp/mainrun-old && mkdir -p /tmp/mainrun-old
+  main-old | default-old)
+    # the code in .old/, from an empty folder as `main` and `default` run this checkout's
+    which=${stage%-old}
+    config=(--config 'sizes=[8000,10000,12000]')
+    [ "$which" = default ] && config=()
+    rm -rf "/tmp/${which}run-old" && mkdir -p "/tmp/${which}run-old"
     start=$(date +%s.%N)
-    PYTHONPATH=$here/.old/workflow/scripts:$PYTHONPATH snakemake -s "$here/.old/Snakefile" \
-      -d /tmp/mainrun-old --cores "${CORES:-1}" --config 'sizes=[8000,10000,12000]' \
-      > "$out/main-old.log" 2>&1
+    PYTHONPATH=$here/.old/workflow/scripts:${PYTHONPATH:-} snakemake -s "$here/.old/Snakefile" \
+      -d "/tmp/${which}run-old" --cores "${CORES:-1}" "${config[@]}" > "$out/$stage.log" 2>&1
     rc=$?
     wall=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)")
-    echo "the code in .old/: exit $rc, wall $wall s"
-    python3 benchmarks/harness_phases.py --from /tmp/mainrun-old --wall "$wall" \
-      --json "$out/phases-main-old.json" 2>&1 | tail -16
-    cp /tmp/mainrun-old/results/tables/timings.csv "$out/timings-main-old.csv"
-    tar czf "$out/main-old.tgz" -C /tmp mainrun-old/results/tables \
-      mainrun-old/results/benchmarks mainrun-old/.snakemake/log
+    echo "the code in .old/ ($which): exit $rc, wall $wall s"
+    flag=(); [ "$which" = default ] && flag=(--default)
+    python3 benchmarks/harness_phases.py "${flag[@]}" --from "/tmp/${which}run-old" --wall "$wall" \
+      --json "$out/phases-$stage.json" 2>&1 | tail -16
+    cp "/tmp/${which}run-old/results/tables/timings.csv" "$out/timings-$stage.csv"
+    tar czf "$out/$stage.tgz" -C /tmp "${which}run-old/results/tables" \
+      "${which}run-old/results/benchmarks" "${which}run-old/.snakemake/log"
     ;;
   default)
     # the default experiment (snakemake --cores 1, no --config), timed, with its phase split
     python3 benchmarks/harness_phases.py --cores "${CORES:-1}" --workdir /tmp/defaultrun \
       --json "$out/phases-default.json" --default 2>&1 | tail -16
+    cp /tmp/defaultrun/results/tables/timings.csv "$out/timings-default.csv"
     tar czf "$out/default.tgz" -C /tmp defaultrun/results/tables defaultrun/results/benchmarks \
       defaultrun/.snakemake/log
     ;;
