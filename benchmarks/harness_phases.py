@@ -1,6 +1,8 @@
 """Benchmark: where the wall time of a run goes, phase by phase (issue "the main command at the
-speed of the GPU"): GPU busy, host work per configuration by kind, measurement-job start-up,
-compile, profile, aggregate and render jobs, and Snakemake itself.
+speed of the GPU"): GPU busy, host work per configuration by kind, the rest of the time a GPU
+job ran (start-up, profilers, tables), the compile, aggregate and render jobs where no GPU job
+ran beside them (Snakemake's log), and Snakemake alone; then each kind of job in all and the
+measurement jobs' own stamps (their manifests' job_phases_s).
 
     python benchmarks/harness_phases.py [--preset config/presets/e3c.yaml] [--cores 1]
                                         [--workdir /tmp/mmbench-phases] [--json FILE]
@@ -193,31 +195,41 @@ def main() -> int:
         "aggregate": job_walls(res, "aggregate").sum(),
         "render": job_walls(res, "figures").sum() + job_walls(res, "report").sum(),
     }
+    # the time some GPU job ran (Snakemake's log, to the second; one GPU job may start while
+    # another holds the GPU, workflow/rules/common.smk); without a log, the GPU jobs one after
+    # another.  Beside it, the other jobs count only where no GPU job ran.
+    logs = sorted((work / ".snakemake" / "log").glob("*.snakemake.log"))
+    intervals = job_intervals(logs[-1]) if logs else []
+    if intervals:
+        gpu_time = length(union([(a, b) for r, a, b in intervals if r in GPU_RULES]))
+        beside = beside_the_gpu(intervals)
+    else:
+        gpu_time, beside = measure.sum() + profile.sum(), jobs
     phases = {
         "GPU busy (timed and verified passes)": busy,
         "host: device verification": verify,
         "host: the rest of each configuration (inputs, placement, copies, waits)": per_config
         - busy
         - verify,
-        "measurement jobs outside their configurations (start-up, tables)": measure.sum()
-        - per_config,
-        "profile jobs (ncu, CUPTI, ceilings)": profile.sum(),
+        "GPU jobs, the rest (start-up, profilers, tables)": gpu_time - per_config,
     }
-    # the GPU jobs run one at a time; the other jobs count where no GPU job ran beside them
-    # (Snakemake's log; a GPU job takes no core of a local run, workflow/rules/common.smk)
-    logs = sorted((work / ".snakemake" / "log").glob("*.snakemake.log"))
-    beside = beside_the_gpu(job_intervals(logs[-1])) if logs else jobs
     for kind, label in (("compile", "compile jobs"), ("aggregate", "aggregate jobs"),
                         ("render", "render jobs (figures, tables)")):  # fmt: skip
         phases[f"{label}, no GPU job beside"] = beside[kind]
     phases["Snakemake alone (no job running)"] = wall - sum(phases.values())
+    jobs = {
+        "measurement jobs outside their configurations (their own waits included)": measure.sum()
+        - per_config,
+        "profile jobs (ncu, CUPTI, ceilings)": profile.sum(),
+    } | {f"{kind} jobs": total for kind, total in jobs.items()}
     print(f"{name}: {len(df)} configurations, --cores {args.cores}, wall {wall:.1f} s")
     for k, v in phases.items():
         print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
     # on the runner's Freivalds thread, beside the timed passes: only a wait for it shows above
     print(f"  {'(beside the passes, on a thread: Freivalds)':72s} {freivalds:8.1f} s")
+    print("each kind of job in all (beside other jobs or not; summed over its jobs):")
     for kind, total in jobs.items():
-        print(f"  {f'({kind} jobs in all, beside a GPU job or not)':72s} {total:8.1f} s")
+        print(f"  {kind:72s} {total:8.1f} s")
     inside = host_phases(res)
     if inside:
         print("host time inside the configurations, by phase (wall less the GPU's passes):")

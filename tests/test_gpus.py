@@ -34,6 +34,19 @@ def test_two_jobs_get_two_gpus_and_a_third_waits():
         assert c["CUDA_VISIBLE_DEVICES"] == "0"
 
 
+def test_a_plain_local_run_measures_on_the_first_gpu_only():
+    """MMBENCH_ONE_GPU (a local run with no --resources gpu=N, common.smk): of two free GPUs
+    only the first is a candidate, so the second of two GPU jobs waits for it."""
+    env = {gpus.ONE_GPU_VAR: "1"}
+    assert [c[0] for c in gpus.candidates(env, TWO)] == ["0"]
+    assert [c[0] for c in gpus.candidates(env | {"CUDA_VISIBLE_DEVICES": "1"}, TWO)] == ["1"]
+    with gpus.acquire(env=env, gpus=TWO) as a:
+        assert a["CUDA_VISIBLE_DEVICES"] == "0"
+        with pytest.raises(TimeoutError, match="no free GPU among \\['0'\\]"):
+            with gpus.acquire(timeout_s=0.3, env=env, gpus=TWO):
+                pass
+
+
 def test_a_job_limited_by_slurm_sees_only_its_gpus():
     with gpus.acquire(env={"CUDA_VISIBLE_DEVICES": "1"}, gpus=TWO) as a:
         assert a["CUDA_VISIBLE_DEVICES"] == "1"

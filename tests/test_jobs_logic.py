@@ -108,6 +108,8 @@ STAND_IN_WORKER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
+    if not sys.stdin.readline().strip():  # worker.py --wait: told its GPU, or to end
+        sys.exit(5)
     spec = json.loads(Path(sys.argv[-1]).read_text())
     journal = Path(spec["journal"])
     crash = Path(spec["journal"] + ".crash-once")
@@ -131,7 +133,7 @@ def test_a_stale_start_record_is_not_blamed_on_a_later_worker(tmp_path, monkeypa
 
     worker = tmp_path / "worker.py"
     worker.write_text(STAND_IN_WORKER)
-    monkeypatch.setattr(paths, "child_command", lambda _m, spec: [sys.executable, worker, spec])
+    monkeypatch.setattr(paths, "child_command", lambda _m, *args: [sys.executable, worker, *args])
     journal = tmp_path / "t.csv.journal.jsonl"
     keyed = [(f"key{m}", _conf(m)) for m in (1, 2, 3, 4)]
     journal.write_text(json.dumps({"start": "key2"}) + "\n")  # Ctrl-C during 2, earlier
@@ -160,10 +162,12 @@ def test_a_journal_from_another_gpu_is_set_aside(tmp_path, caplog):
 
 
 def test_a_jobs_start_up_splits_into_the_stamps_it_took(tmp_path):
-    """Hand-made stamps (seconds): the job process started at 8, its script at 9, the GPU lock
-    at 10; worker one spawned 11, imported 12.5, CuPy 13, ready 15, done 45, exited 46; worker
-    two (after a lost context) 46.5, 48, 48.5, 50, 60, 61; tables written at 63.  Each phase by
-    hand: 1, 1, 1.5 + 1.5, 0.5 + 0.5, 2 + 1.5, 30 + 10, 1 + 1, 2."""
+    """Hand-made stamps (seconds): the job process started at 8, its script at 9; it asked for
+    the GPU at 9.5 (its first worker spawned then) and held it at 10; worker one imported at 11,
+    was told its GPU at 11.2, CuPy 13, ready 15, done 45, exited 46; worker two (after a lost
+    context) spawned 46.5, imported 48, told 48.1, CuPy 48.5, ready 50, done 60, exited 61;
+    tables written at 63.  Each phase by hand: 1, 0.5, 0.5, 1.5 + 1.5, 0.2 + 0.1, 1.8 + 0.4,
+    2 + 1.5, 30 + 10, 1 + 1, 2."""
     from mmbench.measure.jobs import job_phases
     from mmbench.measure.journal import worker_times
 
@@ -172,31 +176,44 @@ def test_a_jobs_start_up_splits_into_the_stamps_it_took(tmp_path):
         "\n".join(
             json.dumps(r)
             for r in (
-                {"times": {"process": 11.2, "imported": 12.5, "cupy": 13, "ready": 15}},
+                {"times": {"process": 9.6, "imported": 11, "told": 11.2, "cupy": 13, "ready": 15}},
                 {"start": "k1"},
                 {"times": {"done": 45}},
-                {"times": {"process": 46.7, "imported": 48, "cupy": 48.5, "ready": 50}},
+                {
+                    "times": {
+                        "process": 46.7,
+                        "imported": 48,
+                        "told": 48.1,
+                        "cupy": 48.5,
+                        "ready": 50,
+                    }
+                },  # fmt: skip
                 {"times": {"done": 60}},
             )
         )
     )
     stamped = worker_times(journal)
     assert stamped == [
-        {"process": 11.2, "imported": 12.5, "cupy": 13, "ready": 15, "done": 45},
-        {"process": 46.7, "imported": 48, "cupy": 48.5, "ready": 50, "done": 60},
+        {"process": 9.6, "imported": 11, "told": 11.2, "cupy": 13, "ready": 15, "done": 45},
+        {"process": 46.7, "imported": 48, "told": 48.1, "cupy": 48.5, "ready": 50, "done": 60},
     ]
-    workers = [stamped[0] | dict(spawned=11, exited=46), stamped[1] | dict(spawned=46.5, exited=61)]
-    times = dict(locked=10, workers=workers, tables=63)
-    assert job_phases(times, 8, 9) == {
+    workers = [
+        stamped[0] | dict(spawned=9.5, exited=46),
+        stamped[1] | dict(spawned=46.5, exited=61),
+    ]
+    times = dict(asked=9.5, locked=10, workers=workers, tables=63)
+    assert job_phases(times, 8, 9) == pytest.approx({
         "job process: interpreter, imports": 1,
-        "job set-up, GPU lock": 1,
-        "worker start: interpreter, imports": 3,
-        "worker start: CuPy": 1,
+        "job set-up": 0.5,
+        "job waiting for the GPU": 0.5,
+        "worker start: interpreter, imports": 1.5 + 1.5,
+        "worker waiting to be told its GPU": 0.2 + 0.1,
+        "worker start: CuPy": 1.8 + 0.4,
         "worker start: CUDA context, cubins, cuBLAS, runner": 3.5,
         "worker: configurations": 40,
         "worker exit": 2,
         "job tables and samples": 2,
-    }
+    })  # fmt: skip
 
 
 def test_a_worker_that_wrote_no_stamps_counts_only_its_spawn_and_exit(tmp_path, monkeypatch):
@@ -208,7 +225,7 @@ def test_a_worker_that_wrote_no_stamps_counts_only_its_spawn_and_exit(tmp_path, 
 
     worker = tmp_path / "worker.py"
     worker.write_text(STAND_IN_WORKER)
-    monkeypatch.setattr(paths, "child_command", lambda _m, spec: [sys.executable, worker, spec])
+    monkeypatch.setattr(paths, "child_command", lambda _m, *args: [sys.executable, worker, *args])
     journal = tmp_path / "t.csv.journal.jsonl"
     keyed = [(f"key{m}", _conf(m)) for m in (1, 3, 4)]
     base = dict(journal=str(journal), log=str(tmp_path / "log"))
@@ -216,7 +233,21 @@ def test_a_worker_that_wrote_no_stamps_counts_only_its_spawn_and_exit(tmp_path, 
     assert len(spawns) == 2
     assert all(s["spawned"] <= s["exited"] for s in spawns)
     assert spawns[0]["exited"] <= spawns[1]["spawned"]
-    phases = jobs.job_phases(dict(locked=spawns[0]["spawned"], workers=spawns,
+    phases = jobs.job_phases(dict(asked=spawns[0]["spawned"], locked=spawns[0]["spawned"], workers=spawns,
                                   tables=spawns[1]["exited"]), None, spawns[0]["spawned"])  # fmt: skip
     assert phases["worker: configurations"] == 0 and phases["job tables and samples"] == 0
     assert "job process: interpreter, imports" not in phases
+
+
+def test_a_worker_started_ahead_waits_and_ends_when_told_so(tmp_path):
+    """The real worker with --wait imports what it needs, then waits on its standard input;
+    told to end (an empty line: its job never got a GPU) it exits with NEVER_TOLD_EXIT without
+    reading its spec (which was never written) or reaching for a GPU."""
+    from mmbench.measure import jobs
+
+    spec = tmp_path / "never.spec.json"
+    proc = jobs._start_worker(spec)
+    assert proc.poll() is None  # waiting
+    jobs._tell(proc, None)
+    assert proc.returncode == jobs.NEVER_TOLD_EXIT
+    assert not spec.exists()

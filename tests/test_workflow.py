@@ -300,7 +300,7 @@ def test_the_slurm_profile_queues_sixteen_gpu_jobs_and_a_local_run_one(tmp_path)
     assert _parsed(["--profile", "profiles/slurm", "-n"], ROOT) == {"gpu": 16}
     assert "gpu" not in _parsed(["--cores", "1", "-n"], ROOT)
     assert _parsed(["--cores", "1", "--resources", "gpu=2", "-n"], ROOT) == {"gpu": 2}
-    # a local run with no limit given: the workflow caps the GPU at one measurement at a time
+    # a local run with no limit given: one GPU, two GPU jobs at a time (one waits at its lock)
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout
     for rel in files.split():
         if (ROOT / rel).is_file():
@@ -310,7 +310,8 @@ def test_the_slurm_profile_queues_sixteen_gpu_jobs_and_a_local_run_one(tmp_path)
            "--config", "arch=sm_90"]  # fmt: skip
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert 'Provided resources: gpu=Resource("gpu", 1)' in out.stdout + out.stderr
+    # two GPU jobs at a time on the one GPU: one holding it, the next waiting at its lock
+    assert 'Provided resources: gpu=Resource("gpu", 2)' in out.stdout + out.stderr
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")

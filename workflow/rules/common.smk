@@ -13,6 +13,7 @@ min_version("9.0")
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     from mmbench.core.registry import kernel_dependencies, slug, source_hash
     from mmbench.core.columns import TableError
+    from mmbench.measure import gpus as mmgpus
     from mmbench.plan import pairs as mmpairs
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
@@ -56,12 +57,15 @@ ARCH, PLAN, PROFILE = EXPERIMENT.arch, EXPERIMENT.plan, EXPERIMENT.profile
 FIGURES, TABLES = config["report"]["figures"], config["report"]["tables"]
 
 
-# One measurement at a time where nothing says otherwise: `--resources gpu=N` (several GPUs
-# here) or a profile's `resources:` (profiles/slurm: gpu=16) set the total; a plain local run
-# gets gpu=1. (A limit in profiles/default would override the cluster profile's: Snakemake layers
-# the workflow profile over --profile.)
+# One GPU where nothing says otherwise: `--resources gpu=N` (N GPUs here, N GPU jobs at once)
+# or a profile's `resources:` (profiles/slurm: gpu=16) set the total; a plain local run measures
+# on one GPU, the first (MMBENCH_ONE_GPU, measure/gpus.py), and runs two GPU jobs at a time: one
+# holding the GPU, the next started up (its process, its imports, its worker's) and waiting at
+# the GPU's lock, so that its start-up is not added to the run.  (A limit in profiles/default
+# would override the cluster profile's: Snakemake layers the workflow profile over --profile.)
 if "gpu" not in workflow.global_resources:
-    workflow.register_resource("gpu", 1)
+    workflow.register_resource("gpu", 2)
+    mmgpus.first_gpu_only()
 
 
 def gpu_job_threads(wildcards):

@@ -5,7 +5,9 @@ LOCK_DIR) for as long as it runs, and runs its worker with only that GPU visible
 names its holder (process, host, time), and a job waits for a GPU at most WAIT_S seconds
 (MMBENCH_GPU_WAIT_S), then stops saying who holds it.  N jobs on N GPUs therefore run at once,
 each on its own GPU, never two on one; under SLURM the same holds among the GPUs SLURM gave the
-job.
+job.  A plain local run (no --resources gpu=N) uses the first GPU only (MMBENCH_ONE_GPU) and
+starts the next GPU job while one holds it: that job waits here, its start-up done, and takes
+the lock within POLL_S of its release.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ WAIT_S = float(os.environ.get("MMBENCH_GPU_WAIT_S", 6 * 3600))
 
 # the environment variable naming the GPU a job holds (host and UUID): part of its journal keys
 GPU_KEY_VAR = "MMBENCH_GPU"
+# set (by a plain local run, workflow/rules/common.smk): the jobs use the first GPU only
+ONE_GPU_VAR = "MMBENCH_ONE_GPU"
+# how often a job waiting for a GPU looks again (seconds): the handover from one job to the next
+POLL_S = 0.02
+
+
+def first_gpu_only() -> None:
+    """This process, and the jobs it starts, measure on the first GPU only (ONE_GPU_VAR): a
+    plain local run's (workflow/rules/common.smk)."""
+    os.environ[ONE_GPU_VAR] = "1"
 
 
 class NoGpuVisible(RuntimeError):
@@ -49,6 +61,8 @@ def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[
             )
     else:
         ids = list(by_index) or ["0"]
+    if env.get(ONE_GPU_VAR):
+        ids = ids[:1]
     host = platform.node()
     return [
         (i, f"{host}-{i if i.startswith(('GPU-', 'MIG-')) else by_index.get(i, i)}") for i in ids
@@ -118,4 +132,4 @@ def acquire(timeout_s: float | None = None, env: dict | None = None, gpus=None, 
                 timeout_s,
             )
             waited = True
-        time.sleep(0.5)
+        time.sleep(POLL_S)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -28,11 +29,13 @@ from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
+from mmbench.measure.gpus import GPU_KEY_VAR
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
 NO_GPU_EXIT = 4  # the worker could not reach a GPU: nothing in this job can run
+NEVER_TOLD_EXIT = 5  # a worker started ahead whose job ended before it held a GPU
 
 
 class JobFailed(RuntimeError):
@@ -92,6 +95,10 @@ def run_job(
         source_sha=source_sha,
         baseline=baseline or {},
     )
+    # the first worker starts now, while another job may hold the GPU, and waits to be told
+    # which GPU it may use once this job holds it (worker.py --wait)
+    ahead = _start_worker(spec_path)
+    times["asked"] = time.time()
     try:
         with gpus.acquire(log=log) as gpu_env:
             times["locked"] = time.time()
@@ -104,7 +111,7 @@ def run_job(
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
                 keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
             rows = resumable(journal, {k for k, _ in keyed}, gpu)
-            spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env)
+            spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env, ahead)
             device = read_journal(journal)[2]
             # each worker's own stamps (imported, ready, done) beside its spawn and exit here:
             # the stamps taken between the two (a worker that died early wrote none)
@@ -118,6 +125,8 @@ def run_job(
             ]
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
+    finally:
+        _tell(ahead, None)  # never told to go (no GPU, an error, nothing to do): it ends
     # the table: the workers' measurements, and the rates derived from them (core/rates.py)
     done = [rows[k] if baseline else with_rates(rows[k]) for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
@@ -184,9 +193,44 @@ def nothing_measured(rows: list[dict]) -> str | None:
     return None
 
 
-def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict) -> list[dict]:
-    """Workers until every configuration has a row (restarting after a lost context); when
-    each was spawned and exited."""
+# what a worker is told once its job holds a GPU (measure/gpus.py acquire's environment)
+GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", GPU_KEY_VAR)
+
+
+def _start_worker(spec_path: Path) -> subprocess.Popen:
+    """A worker that imports what it needs, then waits for the GPU it may use (worker.py)."""
+    env = {k: v for k, v in os.environ.items() if k not in GPU_VARIABLES}
+    proc = subprocess.Popen(
+        paths.child_command("measure.worker", "--wait", str(spec_path)),
+        env=paths.child_env(env),
+        stdin=subprocess.PIPE,
+        text=True,
+    )
+    proc.spawned = time.time()  # type: ignore[attr-defined]
+    return proc
+
+
+def _tell(proc: subprocess.Popen, gpu_env: dict | None) -> None:
+    """Tells a waiting worker its GPU (gpu_env's CUDA variables), or to end (None); a worker
+    already told, or already ended, is left alone."""
+    if proc.stdin is None or proc.stdin.closed:
+        return
+    try:
+        if gpu_env is not None:
+            proc.stdin.write(json.dumps({k: gpu_env[k] for k in GPU_VARIABLES if k in gpu_env}))
+        proc.stdin.write("\n")
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):  # it ended on its own
+        pass
+    if gpu_env is None:
+        proc.wait()
+
+
+def _measure(
+    keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict, ahead=None
+) -> list[dict]:
+    """Workers until every configuration has a row (restarting after a lost context): the one
+    started `ahead` first, where given; when each was spawned and exited."""
     spawns: list[dict] = []
     attempts = 0
     limit = max_workers or len(keyed) + 1
@@ -203,10 +247,10 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         started_before = len(started)
-        spawns.append(dict(spawned=time.time()))
-        proc = subprocess.run(
-            paths.child_command("measure.worker", str(spec_path)), env=paths.child_env(gpu_env)
-        )
+        proc, ahead = ahead or _start_worker(spec_path), None
+        spawns.append(dict(spawned=proc.spawned))
+        _tell(proc, gpu_env)
+        proc.wait()
         spawns[-1]["exited"] = time.time()
         new_rows, started, device = read_journal(Path(base["journal"]))
         rows.update(new_rows)
@@ -242,17 +286,21 @@ def _measure(keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dic
 def job_phases(times: dict, process: float | None, script: float) -> dict[str, float]:
     """Where a measurement job's time went, in seconds, from its stamps (run_job's `times`, the
     job process's start `process` and its script's first line `script`): the job process's
-    interpreter and imports, its set-up up to the GPU lock, each worker's start (interpreter and
-    imports, CuPy, then the CUDA context, cubins, cuBLAS and the runner), its configurations,
-    its exit (the context torn down), and the job's tables.  Stamps a worker never wrote (it
-    ended early) count nothing."""
+    interpreter and imports, its set-up, its wait for the GPU (another job holding it), each
+    worker's start (interpreter and imports, while the job waits; its own wait to be told the
+    GPU; CuPy, then the CUDA context, cubins, cuBLAS and the runner), its configurations, its
+    exit (the context torn down), and the job's tables.  The first worker starts as the job asks
+    for the GPU, so its start and wait lie beside the job's wait, not after it.  Stamps a worker
+    never wrote (it ended early) count nothing."""
     out = {}
     if process is not None:
         out["job process: interpreter, imports"] = script - process
-    out["job set-up, GPU lock"] = times["locked"] - script
+    out["job set-up"] = times["asked"] - script
+    out["job waiting for the GPU"] = times["locked"] - times["asked"]
     spans = (
         ("worker start: interpreter, imports", "spawned", "imported"),
-        ("worker start: CuPy", "imported", "cupy"),
+        ("worker waiting to be told its GPU", "imported", "told"),
+        ("worker start: CuPy", "told", "cupy"),
         ("worker start: CUDA context, cubins, cuBLAS, runner", "cupy", "ready"),
         ("worker: configurations", "ready", "done"),
         ("worker exit", "done", "exited"),

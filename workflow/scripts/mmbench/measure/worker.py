@@ -1,16 +1,24 @@
-"""Worker process of a measurement job (see jobs.py): `python -m mmbench.measure.worker SPEC.json`."""
+"""Worker process of a measurement job (see jobs.py): `python -m mmbench.measure.worker SPEC.json`.
+
+With `--wait` it starts (the interpreter, this package and its libraries: no CUDA call) and then
+waits for one line on its standard input, the GPU it may use as JSON (CUDA_VISIBLE_DEVICES, ...)
+that its job sends once it holds that GPU's lock (measure/gpus.py); only then does it read the
+spec, import CuPy and reach the GPU.  A job started while another holds the GPU thus has its
+worker ready when the GPU comes free.  An empty line (the job ended first) ends it quietly.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 
 from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry
 from mmbench.measure.device import device_properties
-from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NO_GPU_EXIT, file_sha
+from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NEVER_TOLD_EXIT, NO_GPU_EXIT, file_sha
 from mmbench.measure.journal import (
     append_jsonl,
     device_record,
@@ -24,8 +32,14 @@ from mmbench.measure.runner import ContextLost, Runner
 from mmbench.measure.timing import Sampling
 
 
-def main(spec_path: str) -> int:
+def main(spec_path: str, wait: bool = False) -> int:
     imported = time.time()  # the interpreter and this package's imports: from the process's start
+    if wait:  # the GPU this worker may use, once its job holds it: before any CUDA call
+        line = sys.stdin.readline()
+        if not line.strip():
+            return NEVER_TOLD_EXIT
+        os.environ.update(json.loads(line))
+    told = time.time()
     spec = json.loads(open(spec_path).read())
     fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
     root = logging.getLogger()
@@ -71,7 +85,7 @@ def main(spec_path: str) -> int:
     # where a job's start-up goes (benchmarks/harness_phases.py): CuPy's import, then the CUDA
     # context, the cubins, cuBLAS and the runner's checks
     append_jsonl(journal, times_record(process=process_started_at(), imported=imported,
-                                       cupy=cupy_at, ready=time.time()))  # fmt: skip
+                                       told=told, cupy=cupy_at, ready=time.time()))  # fmt: skip
     logging.info(
         "%s: %d configurations on %s (%s)",
         variant.name,
@@ -108,4 +122,5 @@ def main(spec_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    args = sys.argv[1:]
+    sys.exit(main(args[-1], wait="--wait" in args[:-1]))
