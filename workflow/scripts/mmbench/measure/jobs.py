@@ -222,8 +222,12 @@ def _tell(proc: subprocess.Popen, gpu_env: dict | None) -> None:
         proc.stdin.close()
     except (BrokenPipeError, OSError):  # it ended on its own
         pass
-    if gpu_env is None:
-        proc.wait()
+    if gpu_env is None:  # it ends as soon as its imports are done; never left behind
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _measure(
@@ -249,8 +253,13 @@ def _measure(
         started_before = len(started)
         proc, ahead = ahead or _start_worker(spec_path), None
         spawns.append(dict(spawned=proc.spawned))
-        _tell(proc, gpu_env)
-        proc.wait()
+        try:
+            _tell(proc, gpu_env)
+            proc.wait()
+        except BaseException:  # interrupted (Ctrl-C, a cancelled job): the worker goes too
+            proc.kill()
+            proc.wait()
+            raise
         spawns[-1]["exited"] = time.time()
         new_rows, started, device = read_journal(Path(base["journal"]))
         rows.update(new_rows)
