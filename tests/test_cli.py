@@ -161,3 +161,21 @@ def test_a_split_value_is_offered_without_spaces_only_where_yaml_reads_it_the_sa
         "spaces, and its brackets do not pair up (2 '{' and 1 '}'); close every one and quote "
         "the entry, 'params=...'"
     ]
+
+
+def test_outside_a_checkout_mmbench_names_the_checkout_and_its_snakefile(tmp_path):
+    """In a folder with no Snakefile, Snakemake would say only "No Snakefile found"; mmbench says
+    where the workflow of its checkout is (this checkout: the package is installed from it) and
+    how to run it from here; named with --snakefile it runs (a dry run, results here)."""
+    from mmbench.core.paths import PACKAGE
+
+    checkout = PACKAGE.parents[2]
+    out = run("--cores", "1", cwd=tmp_path)
+    assert out.returncode == 2
+    assert f"mmbench: no workflow in {tmp_path} (no Snakefile)" in out.stderr
+    assert f"--snakefile {checkout / 'Snakefile'}" in out.stderr
+    ran = run("--snakefile", str(checkout / "Snakefile"), "-n", "--config", "arch=sm_90",
+              cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "This was a dry-run" in ran.stdout
+    assert not (tmp_path / "results").exists()  # a dry run writes nothing

@@ -166,8 +166,36 @@ def problems(argv: list[str]) -> list[str]:
     )
 
 
+# where Snakemake looks for the workflow when no --snakefile is given (its own list)
+SNAKEFILES = ("Snakefile", "snakefile", "workflow/Snakefile", "workflow/snakefile")
+
+
+def no_workflow_here(argv: list[str], cwd: Path) -> str | None:
+    """Why Snakemake would find no workflow to run (no --snakefile, and none of its file names
+    in this folder), with the way forward: the checkout this package belongs to, where known."""
+    if any(a in ("-s", "--snakefile") or a.startswith("--snakefile=") for a in argv):
+        return None
+    if any((cwd / name).is_file() for name in SNAKEFILES) or "--help" in argv or "-h" in argv:
+        return None
+    from mmbench.core.paths import PACKAGE
+
+    checkout = PACKAGE.parents[2]
+    way = (
+        f"run it in the checkout, `cd {checkout}`, or name its workflow: "
+        f"--snakefile {checkout / 'Snakefile'} (results then go to this folder)"
+        if (checkout / "Snakefile").is_file()
+        else "run it in a checkout of mmbench (the folder holding its Snakefile), or name "
+        "that workflow with --snakefile PATH/Snakefile"
+    )
+    return f"no workflow in {cwd} (no Snakefile): mmbench runs the workflow of its checkout; {way}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    missing = no_workflow_here(argv, Path.cwd())
+    if missing:
+        print(f"mmbench: {missing}", file=sys.stderr)
+        return 2
     why = problems(argv)
     if why:
         print("mmbench: the command line is not what Snakemake can read:", file=sys.stderr)
