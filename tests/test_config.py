@@ -60,7 +60,7 @@ def test_nested_sampling_values_are_coerced():
         (
             "variants=[naive_guarded,warp_tiled]",
             "variants[1]",
-            "'warp_tiled' is not valid; valid values: naive_unguarded",
+            "'warp_tiled' is not valid (did you mean warptile or warptile_db?); valid values: naive_",
         ),
         (
             "dtypes=[float8]",
@@ -82,7 +82,7 @@ def test_nested_sampling_values_are_coerced():
         ("sizes=[]", "sizes", "the list is empty"),
         ("size_ranges=[[300,100,1]]", "size_ranges[0]", "ends before it starts"),
         ("memory=[]", "memory", "the list is empty"),
-        ("memory=[pinnned]", "memory[0]", "'pinnned' is not valid; valid values: pageable, pinned"),
+        ("memory=[pinnned]", "memory[0]", "'pinnned' is not valid (did you mean pinned?); valid"),
         ("arch=volta", "arch", "'volta' is not valid; valid: auto, or sm_ and the GPU's"),
         ("demonstrate_failures=yes", "demonstrate_failures", "valid values: true, false"),
         ("params=blocktile_1d:{BM:[64]}", "params", "needs a space after each colon"),
@@ -96,6 +96,24 @@ def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, frag
     msg = str(err.value)
     assert f"config key '{key}'" in msg
     assert fragment in msg
+
+
+@pytest.mark.parametrize(
+    "entry,suggested",
+    [
+        # by hand: a usual shorthand; the start of longer names (and the end of one, after _);
+        # one letter too many; none close enough ("float8" is a type of its own, not float32)
+        ("dtypes=[bf16]", "'bf16' is not valid (did you mean bfloat16?)"),
+        ("variants=[tiled]", "(did you mean tiled_unguarded or tiled_guarded or tma_tiled?)"),
+        ("load=[sustain]", "'sustain' is not valid (did you mean sustained?)"),
+        ("variants=[cublass]", "'cublass' is not valid (did you mean cublas?)"),
+        ("dtypes=[float8]", "'float8' is not valid; valid values:"),
+    ],
+)
+def test_a_value_close_to_valid_ones_names_them(registry, entry, suggested):
+    with pytest.raises(ConfigError) as err:
+        validate(cli(entry), registry)
+    assert suggested in str(err.value)
 
 
 def test_report_names_are_checked_against_the_catalogue(registry):

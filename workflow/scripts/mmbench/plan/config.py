@@ -4,6 +4,7 @@ checks the schema cannot express.  Every error names the key, the value and what
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from pathlib import Path
 
@@ -156,10 +157,30 @@ def _valid_numbers(s: dict, want: list) -> str:
     return f"; valid: {kind}" + (f" {' and '.join(bounds)}" if bounds else "") if kind else ""
 
 
+# a value written the way people often shorten it, and the valid value it means
+ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
+           "float": "float32", "fp64": "float64", "double": "float64", "int": "int32"}  # fmt: skip
+
+
+def _did_you_mean(value, valid) -> str:
+    """' (did you mean X or Y?)' for a string close to valid ones (a typo, the start or end of a
+    longer name, a usual shorthand); '' where none is close."""
+    if not isinstance(value, str):
+        return ""
+    names = [str(v) for v in valid]
+    near = [ALIASES[value.lower()]] if ALIASES.get(value.lower()) in names else []
+    near = near or [n for n in names if n.startswith(value) or n.endswith("_" + value)]
+    near = near or difflib.get_close_matches(value, names, n=3, cutoff=0.8)
+    return f" (did you mean {' or '.join(near[:3])}?)" if near else ""
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     s = err.schema if isinstance(err.schema, dict) else {}
     if err.validator == "enum":
-        return f"{err.instance!r} is not valid; valid values: {', '.join(map(str, s['enum']))}"
+        return (
+            f"{err.instance!r} is not valid{_did_you_mean(err.instance, s['enum'])}; "
+            f"valid values: {', '.join(map(str, s['enum']))}"
+        )
     if err.validator == "type":
         want = (
             err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
