@@ -108,3 +108,17 @@ def test_the_hopper_rungs_take_their_boxes_and_stage_bytes_from_the_registry():
     boxes = [(a.box_rows, a.box_cols) for a in spec.args if hasattr(a, "box_rows")]
     assert boxes == [(128, 64), (64, 64)]
     assert v.defines(params) == params | facts  # what nvcc gets: -D each
+
+
+def test_the_ping_pong_ring_reads_every_stage_in_its_phase():
+    """tools/ring_model.py: pingpong_bf16's producer, consumers and barriers as a model with
+    PTX's parity waits, under random interleavings and copy delays: with the order barrier
+    between the consumers' k-loops no consumer reads another k-tile's data and every run ends;
+    without it, the parity wait takes an older phase within a few runs (the model can fail)."""
+    path = ROOT / "tools" / "ring_model.py"
+    spec = importlib.util.spec_from_file_location("ring_model", path)
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    assert model.trials(2000) == []
+    unordered = model.trials(100, order=False)
+    assert unordered and "read" in unordered[0][1][0]
