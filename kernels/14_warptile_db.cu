@@ -154,18 +154,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS, voi
         const SplitK<float, N_ACC> part(workspace, gridDim.x * gridDim.y,
                                         blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z, splits,
                                         tid, THREADS);
-#pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-            for (int j = 0; j < WNITER * TN; ++j) part.put(i * WNITER * TN + j, acc[i][j]);
+        part.put_all(&acc[0][0]);
         // (the A buffer is free: its last reads were before the k-loop's last barrier)
         if (!part.finish([] { __syncthreads(); }, reinterpret_cast<int *>(&As[0][0]))) return;
-        for (int v = 0; v < splits; ++v)
-#pragma unroll
-            for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j)
-                    acc[i][j] = (v ? acc[i][j] : 0.f) + part.partial(v, i * WNITER * TN + j);
+        part.sum_into(&acc[0][0]);
     }
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)

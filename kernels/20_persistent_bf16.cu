@@ -135,18 +135,10 @@ __device__ __forceinline__ void persistent_bf16_body(
                 const SplitK<float, WM / 64 * (BN / 2)> part(workspace, tiles * CLUSTER,
                                                             t * CLUSTER + rank, u % splits, splits,
                                                             threadIdx.x - 128, CONSUMERS * 128);
-#pragma unroll
-                for (int i = 0; i < WM / 64; ++i)
-#pragma unroll
-                    for (int j = 0; j < BN / 2; ++j) part.put(i * (BN / 2) + j, d[i][j]);
+                part.put_all(&d[0][0]);
                 if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
                     continue;
-                for (int v = 0; v < splits; ++v)
-#pragma unroll
-                    for (int i = 0; i < WM / 64; ++i)
-#pragma unroll
-                        for (int j = 0; j < BN / 2; ++j)
-                            d[i][j] = (v ? d[i][j] : 0.f) + part.partial(v, i * (BN / 2) + j);
+                part.sum_into(&d[0][0]);
             }
             // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]:
             // pairs of adjacent columns, stored as one float2 where C allows

@@ -173,13 +173,10 @@ __device__ __forceinline__ void persistent_tf32_body(
                                                  (u - head) / splits * CLUSTER + rank,
                                                  (u - head) % splits, splits, threadIdx.x - 128,
                                                  CONSUMERS * 128);
-#pragma unroll
-                for (int i = 0; i < BM / 2; ++i) part.put(i, d[i]);
+                part.put_all(d);
                 if (!part.finish([] { named_barrier_sync(1, CONSUMERS * 128); }, &split_last))
                     continue;
-                for (int v = 0; v < splits; ++v)
-#pragma unroll
-                    for (int i = 0; i < BM / 2; ++i) d[i] = (v ? d[i] : 0.f) + part.partial(v, i);
+                part.sum_into(d);
             }
             // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
             // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)

@@ -173,22 +173,9 @@ __device__ __forceinline__ void ws_f64_body(
                 const SplitK<double, MI * NI * 4> part(
                     workspace, tiles, head + (u - head) / splits, (u - head) % splits, splits,
                     threadIdx.x - 128, 32 * WARPS, head);
-#pragma unroll
-                for (int i = 0; i < MI; ++i)
-#pragma unroll
-                    for (int j = 0; j < NI; ++j)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) part.put((i * NI + j) * 4 + e, acc[i][j][e]);
+                part.put_all(&acc[0][0][0]);
                 if (!part.finish([] { named_barrier_sync(1, 32 * WARPS); }, &split_last)) return;
-                for (int v = 0; v < splits; ++v)
-#pragma unroll
-                    for (int i = 0; i < MI; ++i)
-#pragma unroll
-                        for (int j = 0; j < NI; ++j)
-#pragma unroll
-                            for (int e = 0; e < 4; ++e)
-                                acc[i][j][e] = (v ? acc[i][j][e] : 0.0) +
-                                               part.partial(v, (i * NI + j) * 4 + e);
+                part.sum_into(&acc[0][0][0]);
             }
             // lane (g, t) holds mma rows g, g + 8 and columns 2t, 2t + 1 of each m16n8 product:
             // tile rows r, r + 8 and the adjacent tile columns 8 (t % 2) + 2 (t / 2) (+ 1)

@@ -157,19 +157,11 @@ __device__ __forceinline__ void pingpong_bf16_body(const CUtensorMap *mapA,
                 const SplitK<float, BM / 64 * (BN / 2)> part(workspace, tiles * CLUSTER,
                                                             t * CLUSTER + rank, u % splits,
                                                             splits, t0, 128);
-#pragma unroll
-                for (int i = 0; i < BM / 64; ++i)
-#pragma unroll
-                    for (int j = 0; j < BN / 2; ++j) part.put(i * (BN / 2) + j, d[i][j]);
+                part.put_all(&d[0][0]);
                 // this consumer's 128 threads only (named barrier 1 + c): the other is busy
                 if (!part.finish([c] { named_barrier_sync(1 + c, 128); }, &split_last[c]))
                     continue;
-                for (int v = 0; v < splits; ++v)
-#pragma unroll
-                    for (int i = 0; i < BM / 64; ++i)
-#pragma unroll
-                        for (int j = 0; j < BN / 2; ++j)
-                            d[i][j] = (v ? d[i][j] : 0.f) + part.partial(v, i * (BN / 2) + j);
+                part.sum_into(&d[0][0]);
             }
             // d[i][4 j + e] = C[row0 + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]:
             // pairs of adjacent columns, stored as one float2 where C allows

@@ -93,4 +93,18 @@ struct SplitK {
     __device__ __forceinline__ T partial(int u, int i) const {
         return __ldcg(&slots[(static_cast<long long>(u) * N + i) * threads + r]);
     }
+
+    // all N accumulators of this thread, acc[0..N) (a thread's accumulator array, however many
+    // dimensions it has, in its row-major order)
+    __device__ __forceinline__ void put_all(const T *acc) const {
+#pragma unroll
+        for (int i = 0; i < N; ++i) put(i, acc[i]);
+    }
+
+    // acc[0..N) = the tile's sum: every split's partial sums, split by split (after finish)
+    __device__ __forceinline__ void sum_into(T *acc) const {
+        for (int v = 0; v < splits; ++v)
+#pragma unroll
+            for (int i = 0; i < N; ++i) acc[i] = (v ? acc[i] : T(0)) + partial(v, i);
+    }
 };
