@@ -217,7 +217,7 @@ def main() -> int:
                         ("render", "render jobs (figures, tables)")):  # fmt: skip
         phases[f"{label}, no GPU job beside"] = beside[kind]
     phases["Snakemake alone (no job running)"] = wall - sum(phases.values())
-    jobs = {
+    totals = {
         "measurement jobs outside their configurations (their own waits included)": measure.sum()
         - per_config,
         "profile jobs (ncu, CUPTI, ceilings)": profile.sum(),
@@ -228,7 +228,7 @@ def main() -> int:
     # on the runner's Freivalds thread, beside the timed passes: only a wait for it shows above
     print(f"  {'(beside the passes, on a thread: Freivalds)':72s} {freivalds:8.1f} s")
     print("each kind of job in all (beside other jobs or not; summed over its jobs):")
-    for kind, total in jobs.items():
+    for kind, total in totals.items():
         print(f"  {kind:72s} {total:8.1f} s")
     inside = host_phases(res)
     if inside:
@@ -256,7 +256,7 @@ def main() -> int:
             run=name, configurations=len(df), cores=args.cores, gpu=gpu, wall_s=round(wall, 2),
             gpu_busy_s=round(busy, 2), ratio=round(ratio, 3), freivalds_beside_s=round(freivalds, 2),
             phases_s={k: round(v, 2) for k, v in phases.items()},
-            jobs_s={k: round(v, 2) for k, v in jobs.items()},
+            jobs_s={k: round(v, 2) for k, v in totals.items()},
         )  # fmt: skip
         if started:
             split["measurement_jobs_s"] = {k: round(v, 2) for k, v in started.items()}
