@@ -139,23 +139,14 @@ class Reference:
     b = property(lambda self: self.host.b)
     c0 = property(lambda self: self.host.c0)
 
-    def check_device(self, cp, host_c: np.ndarray) -> tuple[Verification, float]:
-        """Every element of the result as it arrived on the host, against the reference on the
-        device (verify.py); and the milliseconds it took."""
+    def check_device(self, cp, c) -> tuple[Verification, float]:
+        """Every element of the result against the reference on the device (verify.py): C as
+        it arrived on the host (copied up), or still in device memory (a CuPy view, checked
+        there without the copy to the host and back); and the milliseconds it took."""
         t = time.perf_counter()
-        result = self._verify(cp, cp.asarray(host_c))
-        return result, (time.perf_counter() - t) * 1e3
-
-    def check_in_place(self, cp, device_c) -> tuple[Verification, float]:
-        """Every element of a result still in device memory (a CuPy view of C), against the
-        reference, without the copy to the host and back; and the milliseconds it took."""
-        t = time.perf_counter()
-        result = self._verify(cp, device_c)
-        return result, (time.perf_counter() - t) * 1e3
-
-    def _verify(self, cp, got) -> Verification:
         h = self.host
-        return verify_device(cp, got, self.ref, self.bound, h.gamma, h.exact)
+        result = verify_device(cp, cp.asarray(c), self.ref, self.bound, h.gamma, h.exact)
+        return result, (time.perf_counter() - t) * 1e3
 
     def check_host(self, host_c: np.ndarray) -> tuple[bool, int, float]:
         """Freivalds' test on the host (thread-safe: reads host_c and the probes only):

@@ -333,7 +333,7 @@ class Runner:
         in_device = p.device_result()
         if in_device is not None:
             again.lane.stream.synchronize()  # its last launch is done
-            checks.device(ref.check_in_place(self.cp, in_device))
+            checks.device(ref.check_device(self.cp, in_device))
         else:
             if not conf.accumulate:
                 p.d2h(self.stream)
