@@ -476,11 +476,14 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     assert df.timestamp[0] == first["timestamp"]  # kept from the journal, not measured again
     assert "resuming: 1 of 2 configurations already measured" in caplog.text
     # the one worker of this job stamped its start-up, in order, between its spawn and exit
-    # (the journal's stamps of the first, in-process worker are not taken for its)
+    # (the journal's stamps of the first, in-process worker are not taken for its); it was
+    # spawned before the job held the GPU (its imports overlap the wait for the lock) and told
+    # its GPU only once the job held it, before its first CUDA call (cupy)
     (w,) = times["workers"]
-    order = ["spawned", "imported", "cupy", "ready", "done", "exited"]
+    order = ["spawned", "imported", "told", "cupy", "ready", "done", "exited"]
     assert [w[k] for k in order] == sorted(w[k] for k in order), w
-    assert times["locked"] <= w["spawned"] and w["exited"] <= times["tables"]
+    assert times["began"] <= w["spawned"] <= times["asked"] <= times["locked"] <= w["told"], w
+    assert w["exited"] <= times["tables"]
 
 
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
@@ -613,3 +616,20 @@ def test_the_fused_device_check_agrees_with_the_element_wise_one(dtype):
     assert fused.first_mismatches == plain.first_mismatches
     assert (fused.nonfinite, fused.max_abs_error) == (plain.nonfinite, plain.max_abs_error)
     assert fused.rel_l2_error == pytest.approx(plain.rel_l2_error, rel=1e-9)
+    # more mismatches than are listed, scattered (one in the last element): the first ten in
+    # row-major order, as the element-wise listing has them, found by the fused passes
+    many = got.copy()
+    places = [(0, 0), (299, 256), (150, 3), (2, 200), (2, 199)] + [
+        (r, 17) for r in range(9, 300, 23)
+    ]
+    for r, c in places:
+        many[r, c] += 9
+    fused = verify_device(cp, cp.asarray(many), d_ref, d_bound, scale, integer)
+    plain = verify(np, many, ref, bound, scale, integer)
+    assert fused.mismatches == plain.mismatches == len(places) == 18
+    assert len(fused.first_mismatches) == 10
+    assert fused.first_mismatches == plain.first_mismatches
+    # by hand: row-major order of the places above
+    where = [m.split(": ")[0] for m in fused.first_mismatches]
+    assert where == ["0:0", "2:199", "2:200", "9:17", "32:17", "55:17", "78:17", "101:17",
+                     "124:17", "147:17"]  # fmt: skip

@@ -3,9 +3,11 @@
 `verify` is written against the array-module interface shared by NumPy and CuPy (`xp`), so the
 same code checks a result on the GPU and is unit-tested on the CPU in CI.  `verify_device` is
 what the runner calls: one fused pass on the GPU (`FUSED_SOURCE`) gives the counts, the largest
-error and both norms, and only a result with mismatches goes through `verify` again to list
-them.  CuPy would otherwise compile a dozen element-wise and reduction kernels with NVRTC (about
-0.4 s each on a machine whose kernel cache is empty) and read the 8-byte arrays a dozen times.
+error and both norms, and a result with mismatches gets one more pass per mismatch listed (the
+lowest failing index after the last one found).  CuPy would otherwise compile a dozen
+element-wise and reduction kernels with NVRTC (about 0.4 s each on a machine whose kernel cache
+is empty: 6.7 s for the main command's first failing result on an H100, 2026-11-26) and read
+the 8-byte arrays a dozen times.
 """
 
 from __future__ import annotations
@@ -120,15 +122,41 @@ __device__ void verify_fused(const T* got, const double* ref, const double* boun
     atomicAdd(&sums[1], ref2);
   }
 }
-#define VERIFY(NAME, T)                                                                          \
+// The lowest index at or after `after` whose element fails the same test (into *first, which
+// holds ~0 before): each thread stops at its own first failure, the lowest of its indices.
+template <typename T>
+__device__ void first_bad(const T* got, const double* ref, const double* bound, double scale,
+                          long long count, long long after, unsigned long long* first) {
+  unsigned long long lowest = ~0ull;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = after + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    double g = (double)got[i], ad = fabs(g - ref[i]);
+    if (!(isfinite(g) && (ad <= (scale != 0.0 ? scale * bound[i] : 0.0)))) {
+      lowest = (unsigned long long)i;
+      break;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    unsigned long long other = __shfl_down_sync(0xffffffffu, lowest, off);
+    lowest = other < lowest ? other : lowest;
+  }
+  if ((threadIdx.x & 31) == 0 && lowest != ~0ull) atomicMin(first, lowest);
+}
+#define VERIFY(NAME, FIRST, T)                                                                   \
   extern "C" __global__ void NAME(const T* got, const double* ref, const double* bound,          \
                                   double scale, long long count, unsigned long long* counts,     \
                                   double* sums, unsigned long long* max_bits) {                  \
     verify_fused<T>(got, ref, bound, scale, count, counts, sums, max_bits);                      \
+  }                                                                                              \
+  extern "C" __global__ void FIRST(const T* got, const double* ref, const double* bound,         \
+                                   double scale, long long count, long long after,               \
+                                   unsigned long long* first) {                                  \
+    first_bad<T>(got, ref, bound, scale, count, after, first);                                   \
   }
-VERIFY(verify_float32, float)
-VERIFY(verify_float64, double)
-VERIFY(verify_int32, int)
+VERIFY(verify_float32, first_bad_float32, float)
+VERIFY(verify_float64, first_bad_float64, double)
+VERIFY(verify_int32, first_bad_int32, int)
 """
 THREADS = 256
 _modules: dict = {}  # one compiled module per process (and CuPy's kernel cache on disk)
@@ -153,16 +181,33 @@ def verify_device(cp, got, ref, bound, scale: float, integer: bool, max_listed: 
     args = (got, ref, bound, cp.float64(scale), cp.int64(got.size), counts, sums, max_bits)
     kernel((blocks,), (THREADS,), args)
     bad, nonfinite = (int(x) for x in counts.get())
-    if bad:  # list the first mismatches (and everything else) the element-wise way
-        return verify(cp, got, ref, bound, scale, integer, max_listed)
     err2, ref2 = (float(x) for x in sums.get())
     max_abs = float(max_bits.view(cp.float64).get()[0])
+    if nonfinite:  # as verify: a NaN or Inf makes the largest error and the error norm infinite
+        max_abs = err2 = float("inf")
     ref_norm, err_norm = math.sqrt(ref2), math.sqrt(err2)
     rel = err_norm / ref_norm if ref_norm else (0.0 if err_norm == 0 else float("inf"))
+    first = []
+    if bad:  # the first mismatches in row-major order, one more pass each (no NVRTC compile)
+        finder = _modules["module"].get_function(f"first_bad_{got.dtype.name}")
+        flat_got, flat_ref, ncols = got.ravel(), ref.ravel(), got.shape[1]
+        lowest = cp.empty(1, dtype=cp.uint64)
+        after = 0
+        for _ in range(min(bad, max_listed)):
+            lowest.data.memset_async(0xFF, lowest.nbytes)  # ~0: none found yet
+            finder((blocks,), (THREADS,), (got, ref, bound, cp.float64(scale),
+                                           cp.int64(got.size), cp.int64(after), lowest))  # fmt: skip
+            i = int(lowest.get()[0])
+            if i >= got.size:  # none (cannot be while `bad` counts more)
+                break
+            g, e = float(flat_got[i].get()), float(flat_ref[i].get())
+            first.append(format_mismatch(i // ncols, i % ncols, e, g, integer and _finite(g)))
+            after = i + 1
     return Verification(
-        passed=True,
-        mismatches=0,
+        passed=bad == 0,
+        mismatches=bad,
         nonfinite=nonfinite,
         max_abs_error=max_abs,
         rel_l2_error=rel,
+        first_mismatches=first,
     )
