@@ -74,3 +74,20 @@ def test_a_reused_buffer_gets_fresh_guard_zones():
     mat = Matrix(np, flat, rows=4, cols=5, ld=6, guard=10)
     assert mat.outside_writes() == 0
     assert (mat.grid[:, :5] == 0).all()  # the matrix is left for its owner to fill
+
+
+def test_copy_rows_copies_bands_of_a_padded_matrix_exactly():
+    """placement.copy_rows (the placement's fills and the verified result's copy, on several
+    threads): a 3000 x 2000 float32 matrix (24 MB, above the 16 MB where it splits) into the
+    first 2000 columns of a 3000 x 2016 padded buffer equals an element-by-element assignment,
+    leaves the padding alone, and casts as an assignment does (float64 into float32)."""
+    from mmbench.measure.placement import copy_rows
+
+    src = np.arange(3000 * 2000, dtype=np.float64).reshape(3000, 2000) % 9973
+    buf = np.full((3000, 2016), -1.0, dtype=np.float32)
+    copy_rows(buf[:, :2000], src)
+    assert (buf[:, :2000] == src.astype(np.float32)).all()
+    assert (buf[:, 2000:] == -1.0).all()
+    small = np.zeros((3, 4), dtype=np.int32)  # below the threshold: one np.copyto
+    copy_rows(small, np.arange(12).reshape(3, 4))
+    assert small.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
