@@ -336,3 +336,23 @@ def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(m
         ("measure_variant", 2, 5), ("measure_variant", 6, 9), ("measure_variant", 9, 12)]  # fmt: skip
     assert len(jobs) == 8  # 3 compiles, 3 measurements, the table, all
     assert bench.beside_the_gpu(jobs) == {"compile": 3, "aggregate": 2, "render": 0}
+
+
+def test_the_phases_benchmark_counts_settling_with_the_passes(monkeypatch):
+    """The ladder preset's target counts what its sampling rules keep the GPU busy: the passes
+    (gpu_busy_ms) and, under sustained load, the settling before the windows (settle_s), which
+    gpu_busy_ms leaves out.  By hand: bursts of 100 and 40 ms, a sustained row of 2000 ms of
+    passes after 3 s of settling: 2.14 s of passes, 3 s of settling; a table without the column
+    (older runs) settles nothing."""
+    import importlib.util
+
+    import pandas as pd
+
+    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location("harness_phases", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = pd.DataFrame({"gpu_busy_ms": [100.0, 40.0, 2000.0], "settle_s": [None, None, 3.0]})
+    assert bench.sampling_busy(rows) == pytest.approx((2.14, 3.0))
+    assert bench.sampling_busy(rows.drop(columns="settle_s")) == pytest.approx((2.14, 0.0))

@@ -24,7 +24,7 @@
 #   hopper   dev VARIANTS DTYPES [SIZES] | memcheck VARIANTS | sass VARIANT INSTANCE
 #   compare  cool | ab | edit | once      (two runs of the compare preset, the edit loop)
 #   paired   aa | calibrate | knob | edits | previous   (the paired comparison, side by side)
-#   speed    oldnew [SIZES] | repro | e3c | main | main-old | default | default-old   (harness speed)
+#   speed    oldnew [SIZES] | repro | e3c | main | main-old | default | default-old | ladder
 #   cupti    (CUPTI's GPU-activities table and kernel times)
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)

@@ -15,6 +15,11 @@
 #       the same machine: tools/compare_times.py OUT/timings-main-old.csv OUT/timings-main.csv
 #       --within 1 (the issue's 1% per configuration); default-old: the default experiment so
 #   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
+#   tools/gpu.sh speed OUT ladder          the ladder preset as documented (`--cores 16`; CORES=
+#       to change), in as many calls as it takes: each runs it for at most LIMIT s (default 540)
+#       and the next call on the same warm machine resumes it (--rerun-incomplete and the
+#       measurement journals); the calls' wall times are summed, and once it has finished its
+#       phase split is printed against its GPU time by the sampling rules (passes and settling)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
 #   render jobs only where no GPU job ran beside them)
 set -uo pipefail
@@ -91,6 +96,29 @@ PY
     cp "/tmp/${which}run-old/results/tables/timings.csv" "$out/timings-$stage.csv"
     tar czf "$out/$stage.tgz" -C /tmp "${which}run-old/results/tables" \
       "${which}run-old/results/benchmarks" "${which}run-old/.snakemake/log"
+    ;;
+  ladder)
+    work=/tmp/ladderrun
+    [ -f "$work/walls.txt" ] || { rm -rf "$work" && mkdir -p "$work"; }
+    start=$(date +%s.%N)
+    timeout "${LIMIT:-540}" snakemake -s "$here/Snakefile" -d "$work" --cores "${CORES:-16}" \
+      --rerun-incomplete --configfile "$here/config/presets/ladder.yaml" \
+      > "$out/ladder-$(date +%s).log" 2>&1
+    rc=$?
+    python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" \
+      "$(date +%s.%N)" >> "$work/walls.txt"
+    total=$(python3 -c "import sys; print(round(sum(map(float, open(sys.argv[1]))), 2))" "$work/walls.txt")
+    if [ $rc -ne 0 ]; then
+      echo "ladder preset: exit $rc after $(tail -1 "$work/walls.txt") s ($total s in" \
+        "$(wc -l < "$work/walls.txt") calls); call the stage again on this machine to go on"
+    else
+      echo "ladder preset: finished, $total s of wall time in $(wc -l < "$work/walls.txt") calls"
+      python3 benchmarks/harness_phases.py --preset config/presets/ladder.yaml --cores "${CORES:-16}" \
+        --from "$work" --wall "$total" --json "$out/phases-ladder.json" 2>&1 | tail -24
+      cp "$work/results/ladder/tables/timings.csv" "$out/timings-ladder.csv"
+      tar czf "$out/ladder.tgz" -C /tmp ladderrun/results/ladder/tables \
+        ladderrun/results/ladder/benchmarks ladderrun/.snakemake/log ladderrun/walls.txt
+    fi
     ;;
   default)
     # the default experiment (snakemake --cores 1, no --config), timed, with its phase split
