@@ -108,6 +108,9 @@ def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, frag
         ("load=[sustain]", "'sustain' is not valid (did you mean sustained?)"),
         ("variants=[cublass]", "'cublass' is not valid (did you mean cublas?)"),
         ("dtypes=[float8]", "'float8' is not valid; valid values:"),
+        # an unknown key: the keys it is close to (the start of two; one letter missing)
+        ("size=[8000]", "'size': did you mean sizes or size_ranges?; known keys:"),
+        ("variant=[cublas]", "'variant': did you mean variants?; known keys:"),
     ],
 )
 def test_a_value_close_to_valid_ones_names_them(registry, entry, suggested):

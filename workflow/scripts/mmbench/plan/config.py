@@ -162,16 +162,22 @@ ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "fl
            "float": "float32", "fp64": "float64", "double": "float64", "int": "int32"}  # fmt: skip
 
 
-def _did_you_mean(value, valid) -> str:
-    """' (did you mean X or Y?)' for a string close to valid ones (a typo, the start or end of a
-    longer name, a usual shorthand); '' where none is close."""
+def _near(value, valid) -> list[str]:
+    """Up to three valid values close to a string (a typo, the start or end of a longer name, a
+    usual shorthand)."""
     if not isinstance(value, str):
-        return ""
+        return []
     names = [str(v) for v in valid]
     near = [ALIASES[value.lower()]] if ALIASES.get(value.lower()) in names else []
     near = near or [n for n in names if n.startswith(value) or n.endswith("_" + value)]
     near = near or difflib.get_close_matches(value, names, n=3, cutoff=0.8)
-    return f" (did you mean {' or '.join(near[:3])}?)" if near else ""
+    return near[:3]
+
+
+def _did_you_mean(value, valid) -> str:
+    """' (did you mean X or Y?)' for a string close to valid ones; '' where none is close."""
+    near = _near(value, valid)
+    return f" (did you mean {' or '.join(near)}?)" if near else ""
 
 
 def _describe(err: jsonschema.ValidationError) -> str:
@@ -221,7 +227,11 @@ def _describe(err: jsonschema.ValidationError) -> str:
                 f"{slips[0]!r} looks like a key and a value: YAML needs a space after the colon, "
                 f"as in {{{name}: {value}}}; known keys: {allowed}"
             )
-        return f"{err.message}; known keys: {allowed}"
+        known = s.get("properties", {})
+        unknown = [k for k in err.instance if isinstance(k, str) and k not in known]
+        near = "".join(f"; {k!r}: did you mean {' or '.join(_near(k, known))}?"
+                       for k in unknown if _near(k, known))  # fmt: skip
+        return f"{err.message}{near}; known keys: {allowed}"
     return err.message
 
 
