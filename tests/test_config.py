@@ -65,7 +65,8 @@ def test_nested_sampling_values_are_coerced():
         (
             "dtypes=[float8]",
             "dtypes[0]",
-            "'float8' is not valid; valid values: float32, float64, int32, bfloat16, float16",
+            "'float8' is not valid (did you mean float8_e4m3?); valid values: float32, float64, "
+            "int32, bfloat16, float16, float8_e4m3",
         ),
         ("tiles=[0]", "tiles[0]", "0 is out of range"),
         ("tiles=[16,64]", "tiles[1]", "64 is not valid for naive_unguarded"),
@@ -102,12 +103,14 @@ def test_invalid_values_name_key_value_and_valid_ones(registry, entry, key, frag
     "entry,suggested",
     [
         # by hand: a usual shorthand; the start of longer names (and the end of one, after _);
-        # one letter too many; none close enough ("float8" is a type of its own, not float32)
+        # one letter too many; the start of a longer name (float8_e4m3, not float32); none close
+        # enough
         ("dtypes=[bf16]", "'bf16' is not valid (did you mean bfloat16?)"),
         ("variants=[tiled]", "(did you mean tiled_unguarded or tiled_guarded or tma_tiled?)"),
         ("load=[sustain]", "'sustain' is not valid (did you mean sustained?)"),
         ("variants=[cublass]", "'cublass' is not valid (did you mean cublas?)"),
-        ("dtypes=[float8]", "'float8' is not valid; valid values:"),
+        ("dtypes=[float8]", "'float8' is not valid (did you mean float8_e4m3?)"),
+        ("dtypes=[complex64]", "'complex64' is not valid; valid values:"),
         # an unknown key: the keys it is close to (the start of two; one letter missing)
         ("size=[8000]", "'size': did you mean sizes or size_ranges?; known keys:"),
         ("variant=[cublas]", "'variant': did you mean variants?; known keys:"),

@@ -127,6 +127,40 @@ def test_bfloat16_tolerance_is_the_float32_sum_bound_doubled_and_int09_stays_exa
     assert not arith.exact_expected(element_type("float16"), "uniform", 8, False)
 
 
+def test_fp8_sums_are_exact_while_the_tensor_cores_runs_fit_their_14_bits():
+    """By hand, int09 inputs (products up to 81) in e4m3 (integers to 16 exact): with the
+    tensor cores' sums kept to 14 bits, a kernel that never moves them to FP32 registers is
+    exact while k * 81 < 2^14 = 16384: k = 202 (16362) yes, 203 (16443) no; one that moves
+    them every 128 products sums runs of at most 128 * 81 = 10368 there, and the runs in FP32
+    (8192 * 81 = 663552 < 2^24): exact at 8192."""
+    e = element_type("float8_e4m3")
+    assert e.input.np_dtype.itemsize == 1 and e.input.unit_roundoff == 2.0**-4
+    assert arith.exact_expected(e, "int09", 202, False)
+    assert not arith.exact_expected(e, "int09", 203, False)
+    assert arith.exact_expected(e, "int09", 8192, False, promoted_every=128)
+    assert not arith.exact_expected(e, "int09", 300_000, False, promoted_every=128)  # > 2^24
+    # the integers the inputs hold, as drawn
+    x = DISTRIBUTIONS["int09"].draw(np.random.default_rng(3), (4, 4), e.input)
+    assert x.dtype == e.input.np_dtype and set(x.astype(np.float32).ravel()) <= set(range(10))
+
+
+def test_fp8_tolerance_counts_one_narrow_add_per_instruction_of_32_products():
+    """By hand, normal inputs at k = 4096: never moved to FP32, 4096 / 32 = 128 instructions
+    each within 2^(1 - 14) = 2^-13 of what they add: 128 * 2^-13 = 0.015625, and one FP32
+    run (3 adds of doubled float32 roundoff 2^-23); moved every 128 products: 4 * 2^-13 =
+    4.8828e-4 per run and 4096 / 128 + 2 = 34 FP32 adds (34 * 2^-23 = 4.053e-6)."""
+    e = element_type("float8_e4m3")
+    never = arith.tolerance_scale(e, "normal", 4096, False)
+    assert never == pytest.approx(0.015625 + 3 * 2.0**-23, rel=1e-4)
+    every = arith.tolerance_scale(e, "normal", 4096, False, promoted_every=128)
+    assert every == pytest.approx(4 * 2.0**-13 + 34 * 2.0**-23, rel=1e-3)
+    # bfloat16's bound is unchanged by the new parameter (no narrower tensor-core sums)
+    bf16 = element_type("bfloat16")
+    assert arith.tolerance_scale(bf16, "normal", 4096, False, promoted_every=128) == (
+        arith.tolerance_scale(bf16, "normal", 4096, False)
+    )
+
+
 def test_device_memory_counts_sixteen_bit_inputs_and_float_output():
     m = n = k = 1000
     need = arith.device_bytes_needed(m, n, k, element_type("bfloat16"))
@@ -148,7 +182,7 @@ def test_cublas_has_a_route_for_every_type_but_int32():
 
 
 @pytest.mark.parametrize("dist", list(DISTRIBUTIONS))
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16", "float8_e4m3"])
 def test_each_distribution_draws_values_of_the_input_type(dist, dtype):
     e = element_type(dtype)
     x = DISTRIBUTIONS[dist].draw(np.random.default_rng(1), (64, 32), e.input)

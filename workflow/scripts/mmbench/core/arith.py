@@ -49,14 +49,29 @@ def matrix_elements(m: int, n: int, k: int) -> tuple[int, int, int]:
     return m * k, k * n, m * n
 
 
+def tensor_core_run(e: ElementType, k: int, promoted_every: int | None) -> int:
+    """Products the tensor cores sum in their own, narrower sums before a kernel moves them to
+    FP32 registers: all k where it never does (or is not known to: a library), else
+    `promoted_every`; 0 where the element type's tensor-core sums are not narrower."""
+    if not e.tensor_core_sum_bits:
+        return 0
+    return min(k, promoted_every) if promoted_every else k
+
+
 def exact_expected(
-    e: ElementType, distribution: str, k: int, accumulate: bool, operation: str = "gemm"
+    e: ElementType,
+    distribution: str,
+    k: int,
+    accumulate: bool,
+    operation: str = "gemm",
+    promoted_every: int | None = None,
 ) -> bool:
     """True when every partial sum is exactly representable, so the product must match the
     float64 reference bit for bit: integer arithmetic always; floats with integer inputs (int09)
     that the input type holds exactly, while k * 9 * 9 (+ 9) stays below 2^p of the sums' type
-    (seed 000 rounds its inputs for this reason).  The matrix sum C = A + B: exact on integer
-    inputs or an integer output."""
+    (seed 000 rounds its inputs for this reason), and, where the tensor cores keep fewer bits
+    (FP8), each run of products they sum themselves stays below 2^(their bits).  The matrix
+    sum C = A + B: exact on integer inputs or an integer output."""
     d = _distribution(distribution)
     if operation == "add":
         return d.integer or e.output.integer
@@ -65,6 +80,9 @@ def exact_expected(
     if not d.integer or not e.input.exactly_holds(d.integer_max):
         return False
     vmax = d.integer_max
+    run = tensor_core_run(e, k, promoted_every)
+    if run and run * vmax * vmax >= 2**e.tensor_core_sum_bits:
+        return False
     largest = k * vmax * vmax + (vmax if accumulate else 0)
     return e.accumulator.exactly_holds(largest) and e.output.exactly_holds(largest)
 
@@ -82,6 +100,7 @@ def tolerance_scale(
     accumulate: bool,
     operation: str = "gemm",
     math: str = "ieee",
+    promoted_every: int | None = None,
 ) -> float:
     """Factor gamma such that |C - C_ref| <= gamma * (|A|.|B| + |C0|) elementwise.
 
@@ -96,14 +115,25 @@ def tolerance_scale(
     the products are summed in, doubled where the sums run on the tensor cores (16-bit inputs),
     whose FP32 adds are not documented to round to nearest.  16-bit inputs are exact values of
     their type, and their products are exact in FP32.
+    FP8 inputs (e.tensor_core_sum_bits: the tensor cores keep about b = 14 bits in their sums):
+    each instruction adds its tensor_core_k products to the running sum, and is taken to err
+    by at most u_tc = 2^(1 - b) (a truncated add) of the magnitudes it adds; a run of r
+    products the tensor cores sum themselves (tensor_core_run: all k, or `promoted_every`
+    where the kernel moves its sums to FP32 registers that often) then errs by at most
+    (r / tensor_core_k) u_tc of its |A|.|B|, and the k / r runs are summed in FP32 as above:
+    gamma = (1 + (r / k_tc) u_tc) (1 + gamma_(k / r + 2)) - 1.
     """
-    if exact_expected(e, distribution, k, accumulate, operation):
+    if exact_expected(e, distribution, k, accumulate, operation, promoted_every):
         return 0.0
     if operation == "add":  # one rounding of an exact sum
         return e.output.unit_roundoff
     u = e.accumulator.unit_roundoff * (2 if e.sums_on_tensor_cores else 1)
-    steps = k + 2
+    run = tensor_core_run(e, k, promoted_every)
+    steps = (-(-k // run) if run else k) + 2
     gamma = steps * u / (1 - steps * u)
+    if run:
+        u_tc = 2.0 ** (1 - e.tensor_core_sum_bits)
+        return (1 + -(-run // e.tensor_core_k) * u_tc) * (1 + gamma) - 1
     if math == "tf32":
         return (1 + TF32_INPUT_ERROR) ** 2 * (1 + gamma) - 1
     return gamma

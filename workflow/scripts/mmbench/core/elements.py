@@ -19,8 +19,9 @@ from functools import cache
 
 import numpy as np
 
-# cudaDataType_t values (library_types.h), as cuBLAS's GemmEx takes them
+# cudaDataType_t values (library_types.h), as cuBLAS's GemmEx and cuBLASLt take them
 CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_R_16BF, CUDA_R_32I = 0, 1, 2, 14, 10
+CUDA_R_8F_E4M3, CUDA_R_8F_E5M2 = 28, 29
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,16 @@ class Scalar:
         return self.integer or integer_max < 2**self.significand_bits
 
 
+# the host types NumPy lacks, from ml_dtypes (JAX's, the kept one)
+ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
 @cache
 def numpy_dtype(name: str) -> np.dtype:
-    if name == "bfloat16":  # NumPy has no bfloat16; ml_dtypes (JAX's) is the kept one
+    if name in ML_DTYPES:
         import ml_dtypes
 
-        return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(getattr(ml_dtypes, name))
     return np.dtype(name)
 
 
@@ -124,6 +129,29 @@ SCALARS = {
             CUDA_R_16BF,
             "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
         ),
+        # the two FP8 formats of Hopper's tensor cores (OCP FP8: e4m3 "fn", finite, its one NaN
+        # S.1111.111; e5m2 IEEE-like): 3 and 2 stored fraction bits; 0x7F is a NaN of both.
+        # A tensor map copies their bytes as UINT8.
+        Scalar(
+            "float8_e4m3",
+            "__nv_fp8_e4m3",
+            "float8_e4m3fn",
+            1,
+            4,
+            0x7F,
+            CUDA_R_8F_E4M3,
+            "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+        ),
+        Scalar(
+            "float8_e5m2",
+            "__nv_fp8_e5m2",
+            "float8_e5m2",
+            1,
+            3,
+            0x7F,
+            CUDA_R_8F_E5M2,
+            "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+        ),
     )
 }
 
@@ -144,6 +172,13 @@ class ElementType:
     # extra relative error of each sum on the tensor cores, whose FP32 adds are not documented
     # to round to nearest: the bound then takes two units of roundoff per add, not one
     sums_on_tensor_cores: bool = False
+    # where the tensor cores keep fewer significand bits in their sums than the accumulator's
+    # type: how many (FP8 on Hopper: about 14, DeepSeek-V3 technical report, section 3.3.2,
+    # measured on H800s; not documented by NVIDIA), and the products one instruction adds to
+    # its running sum (wgmma's k: 32 for FP8).  A kernel may move its sums to FP32 registers
+    # every so many products (arith.tolerance_scale's `promoted_every`).
+    tensor_core_sum_bits: int | None = None
+    tensor_core_k: int = 1
 
     def precision_class(self, math: str) -> str | None:
         return dict(self.classes).get(math or "ieee")
@@ -183,10 +218,24 @@ ELEMENT_TYPES: dict[str, ElementType] = {
             (("ieee", "FP16"),),
             sums_on_tensor_cores=True,
         ),
+        # e4m3 inputs (per-tensor scales of 1), float32 output and sums.  No rung and no
+        # reference yet (issue "Past cuBLAS in every precision class, and an FP8 rung"): the
+        # reference will be cuBLASLt's FP8 matmul (nvmath-python), its route named here then.
+        ElementType(
+            "float8_e4m3",
+            SCALARS["float8_e4m3"],
+            SCALARS["float32"],
+            SCALARS["float32"],
+            None,
+            (("ieee", "FP8"),),
+            sums_on_tensor_cores=True,
+            tensor_core_sum_bits=14,
+            tensor_core_k=32,
+        ),
     )
 }
 # the ladder's panels, in order
-CLASS_ORDER = ["FP32", "TF32", "BF16", "FP16", "FP64", "INT32"]
+CLASS_ORDER = ["FP32", "TF32", "BF16", "FP16", "FP8", "FP64", "INT32"]
 
 
 def element_type(name: str) -> ElementType:
