@@ -33,8 +33,10 @@ typedef ACC_T acc_t;
     const elem_t *__restrict__ A, const elem_t *__restrict__ B, elem_t *__restrict__ C, \
         int M, int N, int K, int lda, int ldb, int ldc, int accumulate
 
-// Writes one result: C = v, or C += v for the C = C + A.B form of seed 004.
-__device__ __forceinline__ void store_result(elem_t *C, long long idx, elem_t v, int accumulate) {
+// Writes one result: C = v, or C += v for the C = C + A.B form of seed 004.  A template (of C's
+// type, always elem_t) only so that it is compiled where used: elem_t may have no `+` (FP8).
+template <typename T>
+__device__ __forceinline__ void store_result(T *C, long long idx, elem_t v, int accumulate) {
     C[idx] = accumulate ? C[idx] + v : v;
 }
 

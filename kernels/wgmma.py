@@ -6,8 +6,9 @@ each.  A new shape is one line of SHAPES, then `python kernels/wgmma.py` (tests/
 checks that the committed header is what this writes).
 
     kind     the operands: "bf16" (A K-major and B MN-major, both in shared memory through
-             descriptors; k = 16) or "tf32_rs" (A in registers, the mma.sync TF32 fragment;
-             B K-major in shared memory; k = 8)
+             descriptors; k = 16), "tf32_rs" (A in registers, the mma.sync TF32 fragment;
+             B K-major in shared memory; k = 8) or "e4m3" (FP8: A and B both K-major in shared
+             memory, as FP8 must be; k = 32)
     n        the product's N (a multiple of 8 from 8 to 256; PTX ISA, "wgmma .shape")
 """
 
@@ -24,6 +25,8 @@ SHAPES = [
     ("tf32_rs", 64),
     ("tf32_rs", 128),
     ("tf32_rs", 256),
+    ("e4m3", 64),
+    ("e4m3", 128),
 ]
 
 HEADER = Path(__file__).with_name("wgmma.cuh")
@@ -41,6 +44,16 @@ KINDS = {
         operand_text=lambda first: f"%{first}, %{first + 1}",
         doc="d (64 x N) (+)= A (64 x 16, K-major, desc_a) . B (16 x N, MN-major, desc_b); "
         "scale_d = 0 ignores d's old value",
+    ),
+    "e4m3": dict(
+        k=32,
+        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
+        inputs=['"l"(desc_a)', '"l"(desc_b)'],
+        types="f32.e4m3.e4m3",
+        tail="p, 1, 1",  # scale-d, imm-scale-a, imm-scale-b (FP8 takes no transpose operands)
+        operand_text=lambda first: f"%{first}, %{first + 1}",
+        doc="d (64 x N) (+)= A (64 x 32, K-major, desc_a) . B (32 x N, K-major: N rows of 32 "
+        "bytes, desc_b); e4m3 inputs, FP32 d",
     ),
     "tf32_rs": dict(
         k=8,

@@ -1,0 +1,154 @@
+// persistent_bf16's structure for FP8 (e4m3) inputs, a work in progress: compiled, not yet in
+// the registry nor run on a GPU (issue "Past cuBLAS in every precision class, and an FP8
+// rung"; what it still needs is in docs/ladder.md, "An FP8 rung: where it stands").
+//   - FP8 wgmma reads both operands K-major from shared memory: A (m x k) row-major as the other
+//     rungs, B given transposed, Bt (n x k) row-major, as cuBLASLt's FP8 matmul takes it
+//     ("TN"); both tiles are rows of 128 bytes (BK = 128 e4m3 values) in 128-byte swizzle, and
+//     a wgmma (k = 32) reads 32 bytes of each row;
+//   - the tensor cores keep only about 14 bits in the sums of FP8 products (core/elements.py),
+//     so each consumer sums each k-tile (128 products: 4 wgmmas) into `t` and adds `t` to its
+//     FP32 accumulators `d` on the CUDA cores (DeepSeek-V3's promotion, every 128): the bound
+//     of docs/method.md with promoted_every = BK; the other consumer warpgroup's wgmmas keep
+//     the tensor cores busy meanwhile;
+//   - per-tensor scales: C = scale * (A . B) (+ C where accumulate), scale = scale_a * scale_b
+//     of the dequantisation, applied once in the epilogue;
+//   - one block per multiprocessor walking the tiles in groups of GROUP tile rows, CLUSTER
+//     blocks along m sharing each Bt tile by multicast (each loads BN / CLUSTER of its rows),
+//     as persistent_bf16; no split-K yet.
+#include <cuda_fp8.h>
+
+#include "hopper.cuh"
+
+#ifndef STAGE_BYTES
+#error "BM, BN, STAGES, CLUSTER, GROUP and the registry's derived facts must be defined"
+#endif
+
+constexpr int WM = BM / CONSUMERS;  // rows of C per consumer warpgroup
+constexpr int B_ROWS = BN / CLUSTER;  // rows of a Bt tile each block of a cluster loads
+static_assert(WM % 64 == 0, "each consumer computes whole m64 products");
+static_assert(BN % 64 == 0 && WM / 64 * BN <= 128, "d and part: at most 128 registers a thread");
+static_assert(BN % (8 * CLUSTER) == 0, "the Bt rows divide among the cluster in 8-row groups");
+static_assert(sizeof(elem_t) == 1 && sizeof(out_t) == 4, "e4m3 in, float32 out");
+static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    persistent_fp8(const __grid_constant__ CUtensorMap mapA,
+                   const __grid_constant__ CUtensorMap mapBt, out_t *__restrict__ C, int M,
+                   int N, int K, int ldc, int accumulate, float scale) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    unsigned char *smem = align_1024(smem_raw);
+    unsigned char *As = smem;                     // STAGES x [BM][128 bytes]
+    unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x [BN][128 bytes]
+
+    const int wg = threadIdx.x / 128;
+    const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+    const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+    const int rows = (M + BM * CLUSTER - 1) / (BM * CLUSTER), cols = (N + BN - 1) / BN;
+    const int tiles = rows * cols;
+    const int ktiles = (K + BK - 1) / BK;
+
+    ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
+
+    if (wg == 0) {  // producer
+        setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            unsigned it = 0;  // k-tiles issued so far: the ring position
+            for (int t = cluster; t < tiles; t += clusters) {
+                int tm, tn;
+                grouped_tile<GROUP>(t, rows, cols, tm, tn);
+                const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
+                    barrier_expect(&full[s], STAGE_BYTES);
+                    tma_load(As + s * A_BYTES, &mapA, &full[s], kt * BK, row0);
+                    unsigned char *mine = Bs + s * B_BYTES + rank * B_ROWS * 128;
+                    if (CLUSTER > 1)
+                        tma_load_multicast(mine, &mapBt, &full[s], kt * BK, col0 + rank * B_ROWS,
+                                           (1u << CLUSTER) - 1);
+                    else
+                        tma_load(mine, &mapBt, &full[s], kt * BK, col0);
+                }
+            }
+        }
+    } else {  // consumers
+        setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
+        auto release = [&](int s) {  // the wgmmas that read stage s are done
+            if (t0 == 0) {
+                if (CLUSTER > 1)
+#pragma unroll
+                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
+                else
+                    barrier_arrive(&empty[s]);
+            }
+        };
+        const bool pairs = (reinterpret_cast<uintptr_t>(C) & 7) == 0 && ldc % 2 == 0;
+        float d[WM / 64][BN / 2];  // the tile's sums, FP32 on the CUDA cores
+        float part[WM / 64][BN / 2];  // one k-tile's, in the tensor cores' narrower sums
+        unsigned it = 0;
+        for (int t = cluster; t < tiles; t += clusters) {
+            int tm, tn;
+            grouped_tile<GROUP>(t, rows, cols, tm, tn);
+            const int row0 = (tm * CLUSTER + rank) * BM, col0 = tn * BN;
+#pragma unroll
+            for (int i = 0; i < WM / 64; ++i)
+#pragma unroll
+                for (int j = 0; j < BN / 2; ++j) d[i][j] = 0.f;
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                const int s = it % STAGES;
+                barrier_wait(&full[s], (it / STAGES) & 1);
+                const unsigned a = smem_addr(As + s * A_BYTES) + c * WM * 128;
+                const unsigned b = smem_addr(Bs + s * B_BYTES);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 32; ++kk)
+#pragma unroll
+                    for (int i = 0; i < WM / 64; ++i)
+                        wgmma_e4m3<BN>(part[i], descriptor_sw128(a + i * 64 * 128 + kk * 32),
+                                       descriptor_sw128(b + kk * 32), kk > 0);
+                wgmma_commit();
+                wgmma_wait<0>();  // this k-tile's products are in `part`: its stage is free
+                release(s);
+#pragma unroll
+                for (int i = 0; i < WM / 64; ++i) {
+                    accumulators_fence<BN / 2>(part[i]);
+#pragma unroll
+                    for (int j = 0; j < BN / 2; ++j) d[i][j] += part[i][j];
+                }
+            }
+            // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]
+#pragma unroll
+            for (int i = 0; i < WM / 64; ++i)
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int row = row0 + c * WM + 64 * i + 16 * w + g + 8 * h;
+                        const int col = col0 + 8 * j + 2 * q;
+                        if (row >= M) continue;
+                        float2 v = make_float2(scale * d[i][4 * j + 2 * h],
+                                               scale * d[i][4 * j + 2 * h + 1]);
+                        out_t *p = C + static_cast<long long>(row) * ldc + col;
+                        if (pairs && col + 1 < N) {
+                            float2 *p2 = reinterpret_cast<float2 *>(p);
+                            if (accumulate) {
+                                const float2 old = *p2;
+                                v.x += old.x;
+                                v.y += old.y;
+                            }
+                            *p2 = v;
+                        } else {
+                            if (col < N) p[0] = accumulate ? p[0] + v.x : v.x;
+                            if (col + 1 < N) p[1] = accumulate ? p[1] + v.y : v.y;
+                        }
+                    }
+        }
+    }
+    if (CLUSTER > 1) {  // no block leaves while another may still write to its shared memory
+        __syncwarp();
+        cluster_sync();
+    }
+}
