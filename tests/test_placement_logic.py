@@ -91,3 +91,45 @@ def test_copy_rows_copies_bands_of_a_padded_matrix_exactly():
     small = np.zeros((3, 4), dtype=np.int32)  # below the threshold: one np.copyto
     copy_rows(small, np.arange(12).reshape(3, 4))
     assert small.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+
+
+def test_a_transposed_b_is_laid_out_n_by_k_on_host_and_device():
+    """A variant that takes B transposed (registry `b_layout: n_by_k`, as FP8 kernels must) is
+    handed b.T; by hand, m = 2, k = 3, n = 5 with a pad of 1: host B is 5 x 3 with leading
+    dimension 4 holding b.T, the device B 5 x 3 packed (ld 3), the `pack` buffer 5 x 3; A and C
+    keep their shapes (2 x 3, 2 x 5)."""
+    from types import SimpleNamespace
+
+    from mmbench.core.elements import element_type
+    from mmbench.measure.placement import CopyPlacement
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(15, dtype=np.float32).reshape(3, 5)
+    for transfer, device_ld in (("contiguous", 3), ("pack", 3), ("strided", 4)):
+        conf = SimpleNamespace(m=2, n=5, k=3, pad=1, memory="pageable", transfer=transfer,
+                               element=element_type("float32"), accumulate=False)  # fmt: skip
+        pl = CopyPlacement(np, conf, a, b.T, None, guard=4)
+        assert (pl.hB.rows, pl.hB.cols, pl.hB.ld) == (5, 3, 4)
+        assert (pl.hB.grid[:, :3] == b.T).all() and (pl.hA.grid[:, :3] == a).all()
+        assert (pl.dB.rows, pl.dB.cols, pl.dB.ld) == (5, 3, device_ld)
+        assert (pl.dA.rows, pl.dA.cols) == (2, 3) and (pl.dC.rows, pl.dC.cols) == (2, 5)
+        if transfer == "pack":
+            assert pl.pack["b"].grid.shape == (5, 3)
+
+
+def test_a_transposed_b_gets_its_tensor_map_n_by_k(registry):
+    """The launch of a transposed B: the tensor map of B describes n rows of k (persistent_bf16's
+    entry with `b_layout: n_by_k`, at m = 256, n = 512, k = 128, ldb = 128), where the entry as
+    declared describes k rows of n (ldb = 512)."""
+    import dataclasses
+
+    v = registry["persistent_bf16"]
+    params = {"dtype": "bfloat16", "BM": 128, "BN": 128, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
+    as_declared = v.launch_spec(params, 256, 512, 128, (128, 512, 512), False, sms=132)
+    (b,) = [x for x in as_declared.args if getattr(x, "operand", "") == "B"]
+    assert (b.rows, b.cols, b.ld) == (128, 512, 512)
+    turned = dataclasses.replace(v, b_layout="n_by_k")
+    spec = turned.launch_spec(params, 256, 512, 128, (128, 128, 512), False, sms=132)
+    (b,) = [x for x in spec.args if getattr(x, "operand", "") == "B"]
+    assert (b.rows, b.cols, b.ld) == (512, 128, 128)
+    assert turned.launch_sha() != v.launch_sha()

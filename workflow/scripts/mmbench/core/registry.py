@@ -84,6 +84,7 @@ class Variant:
     profile_kernel: str | None = None
     operation: str = "gemm"
     math: str = "ieee"  # precision class: ieee or tf32 (registry header)
+    b_layout: str = "k_by_n"  # B as the kernel takes it: k x n, or n_by_k (its transpose)
     order: int = 0
     # (name, expression) in declaration order: what the kernel and its launch share (boxes,
     # bytes per stage, threads), computed here and passed to nvcc as -D<NAME>=<value>
@@ -108,7 +109,7 @@ class Variant:
     LAUNCH_FIELDS = (
         "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
-        "derived", "shape_facts", "symbols",
+        "derived", "shape_facts", "symbols", "b_layout",
     )  # fmt: skip
 
     def launch_sha(self) -> str:
@@ -118,7 +119,8 @@ class Variant:
         spec = {
             f: getattr(self, f)
             for f in self.LAUNCH_FIELDS
-            if f not in ("derived", "shape_facts", "symbols") or getattr(self, f)
+            if f not in ("derived", "shape_facts", "symbols", "b_layout")
+            or getattr(self, f) not in ((), "k_by_n")
         }
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -277,7 +279,8 @@ class Variant:
             params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
         )
         grid, block = self._grid_and_block(names)
-        shapes = {"A": (m, k, lda), "B": (k, n, ldb), "C": (m, n, ldc)}
+        b = (n, k) if self.b_layout == "n_by_k" else (k, n)
+        shapes = {"A": (m, k, lda), "B": (*b, ldb), "C": (m, n, ldc)}
         e = element_type(params[DTYPE_PARAM])
         args: list[Arg] = []
         for arg in self.args:
@@ -416,6 +419,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             profile_kernel=entry.get("profile_kernel"),
             operation=entry.get("operation", "gemm"),
             math=entry.get("math", "ieee"),
+            b_layout=entry.get("b_layout", "k_by_n"),
             order=order,
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
             shape_facts=tuple((k, str(v)) for k, v in entry.get("shape_facts", {}).items()),

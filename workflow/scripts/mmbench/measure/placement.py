@@ -193,7 +193,10 @@ class Placement:
         # leading dimensions the kernel sees are multiples of `align` bytes (registry `align`)
         self.align = align
         n, k, pad = conf.n, conf.k, conf.pad
-        self.host_ld = (k + pad, n + pad, n + pad)
+        # B as the kernel takes it: k x n, or its transpose n x k (a variant whose B is given
+        # K-major, registry `b_layout: n_by_k`; the runner hands the placement b.T then)
+        self.b_rows, self.b_cols = b.shape
+        self.host_ld = (k + pad, self.b_cols + pad, n + pad)
         if self.in_place:
             lds = zip(self.host_ld, "ABC", strict=True)
             self.host_ld = tuple(self.aligned_ld(ld, role) for ld, role in lds)
@@ -256,9 +259,10 @@ class Placement:
         """A, B and C as padded host matrices of one memory kind, A and B filled."""
         m, n, k = self.conf.m, self.conf.n, self.conf.k
         lda, ldb, ldc = self.host_ld
-        hA, hB = self.host_matrix(kind, "A", m, k, lda), self.host_matrix(kind, "B", k, n, ldb)
+        hA = self.host_matrix(kind, "A", m, k, lda)
+        hB = self.host_matrix(kind, "B", self.b_rows, self.b_cols, ldb)
         copy_rows(hA.grid[:, :k], self.a)
-        copy_rows(hB.grid[:, :n], self.b)
+        copy_rows(hB.grid[:, : self.b_cols], self.b)
         return hA, hB, self.host_matrix(kind, "C", m, n, ldc)
 
     def device_matrix(self, role: str, rows: int, cols: int, ld: int) -> Matrix:
@@ -281,17 +285,17 @@ class CopyPlacement(Placement):
             self.hC0 = self.host_matrix(conf.memory, "C0", m, n, ldc)
             copy_rows(self.hC0.grid[:, :n], c0)
         strided = conf.transfer == "strided"
-        self.dld = (lda, ldb, ldc) if strided else (k, n, n)
+        self.dld = (lda, ldb, ldc) if strided else (k, self.b_cols, n)
         self._allocate()
         self.pack = {}
         if conf.transfer == "pack":  # seed 004's buffer, of the same memory kind
-            for name, (rows, cols) in dict(a=(m, k), b=(k, n), c=(m, n)).items():
+            for name, (rows, cols) in dict(a=(m, k), b=self.b.shape, c=(m, n)).items():
                 self.pack[name] = self.host_matrix(conf.memory, f"pack {name}", rows, cols, cols)
 
     def _allocate(self) -> None:
         m, n, k = self.conf.m, self.conf.n, self.conf.k
         self.dA = self.device_matrix("A", m, k, self.dld[0])
-        self.dB = self.device_matrix("B", k, n, self.dld[1])
+        self.dB = self.device_matrix("B", self.b_rows, self.b_cols, self.dld[1])
         self.dC = self.device_matrix("C", m, n, self.dld[2])
         self.kernel_mats = (self.dA, self.dB, self.dC)
 
@@ -372,7 +376,8 @@ class ManagedPlacement(Placement):
         self.memory = conf.memory
         self.prefetch = conf.memory == "managed_prefetch"
         self.mats = []
-        for role, rows, cols, ld in (("A", m, k, lda), ("B", k, n, ldb), ("C", m, n, ldc)):
+        shapes = (("A", m, k, lda), ("B", self.b_rows, self.b_cols, ldb), ("C", m, n, ldc))
+        for role, rows, cols, ld in shapes:
             count = rows * ld + 2 * guard
             dtype = np.dtype(self.dtype_of(role))
             mem = cp.cuda.malloc_managed(count * dtype.itemsize)
@@ -395,7 +400,7 @@ class ManagedPlacement(Placement):
         A, B, C = self.mats
         # CPU writes bring every page back to the host, so each pass migrates afresh
         A.grid[:, : self.conf.k] = self.a
-        B.grid[:, : self.conf.n] = self.b
+        B.grid[:, : self.b_cols] = self.b
         if self.c0 is None:
             C.poison()
         else:

@@ -185,7 +185,9 @@ class Runner:
         """The operands in this configuration's memory mode, between guard zones sized from the
         variant's declared reach past the matrices (registry `reach`)."""
         rows, cols = self.variant.reach_of(conf.instance_params, conf.m, conf.n, conf.k)
-        lds = (conf.k + conf.pad, conf.n + conf.pad, conf.n + conf.pad)
+        # B as the kernel takes it: k x n, or (registry `b_layout: n_by_k`) its transpose
+        b = ref.b.T if self.variant.b_layout == "n_by_k" else ref.b
+        lds = (conf.k + conf.pad, b.shape[1] + conf.pad, conf.n + conf.pad)
         # the variant's own need, or (a library reference) its kernels' rows: plan.reference_ld_align
         align = max(self.variant.alignment(conf.instance_params), conf.ld_align or 1)
         e = conf.element
@@ -197,7 +199,7 @@ class Runner:
         if state.get("placement_key") != key:
             state.pop("placement", None)
             state["placement"] = make_placement(
-                self.cp, conf, ref.a, ref.b, ref.c0, guard, self.buffers, align
+                self.cp, conf, ref.a, b, ref.c0, guard, self.buffers, align
             )
             state["placement_key"] = key
         return state["placement"]
