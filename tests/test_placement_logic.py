@@ -133,3 +133,34 @@ def test_a_transposed_b_gets_its_tensor_map_n_by_k(registry):
     (b,) = [x for x in spec.args if getattr(x, "operand", "") == "B"]
     assert (b.rows, b.cols, b.ld) == (512, 128, 128)
     assert turned.launch_sha() != v.launch_sha()
+
+
+def test_an_fp8_matrix_is_held_as_its_bytes_with_its_own_nan_in_the_guards():
+    """CuPy holds no FP8 type, so a device matrix of e4m3 is an array of uint8 (here NumPy's,
+    as the device's is CuPy's) that knows its element type: its guard zones and padding hold
+    e4m3's NaN 0x7F, a write there is counted, and poisoning writes that NaN."""
+    from mmbench.core.elements import SCALARS
+    from mmbench.measure.placement import Matrix
+
+    fp8 = SCALARS["float8_e4m3"]
+    assert fp8.device_as_bits and not SCALARS["bfloat16"].device_as_bits
+    mat = Matrix(np, np.zeros(2 * 4 + 2 * 3, np.uint8), 2, 3, 4, 3, scalar=fp8)
+    assert mat.flat[:3].tolist() == [0x7F] * 3 and mat.grid[:, 3].tolist() == [0x7F] * 2
+    assert mat.outside_writes() == 0
+    mat.grid[1, 3] = 1
+    assert mat.outside_writes() == 1
+    mat.poison()
+    assert np.isnan(mat.grid[:, :3].view(fp8.np_dtype).astype(np.float32)).all()
+
+
+def test_fp8_inputs_are_widened_exactly_for_the_reference():
+    """oracle.widened: e4m3 host values (0.5, 448 the largest, -0.013671875 a subnormal: 7 x
+    2^-9) reach float64 unchanged (NumPy stands in for CuPy: the widening is on the host)."""
+    from mmbench.core.elements import numpy_dtype
+    from mmbench.measure.oracle import widened
+
+    x = np.array([[0.5, 448.0, -0.013671875]], dtype=np.float32).astype(
+        numpy_dtype("float8_e4m3fn")
+    )
+    got = widened(np, x)
+    assert got.dtype == np.float64 and got.tolist() == [[0.5, 448.0, -0.013671875]]

@@ -45,6 +45,12 @@ class Scalar:
         return self.significand_bits is None
 
     @property
+    def device_as_bits(self) -> bool:
+        """Held in device memory as its bits (an unsigned integer array): CuPy knows no FP8
+        type (it takes ml_dtypes' bfloat16 since v14, not its FP8 types)."""
+        return self.numpy.startswith("float8")
+
+    @property
     def unit_roundoff(self) -> float:
         return 0.0 if self.integer else 2.0**-self.significand_bits
 

@@ -21,7 +21,7 @@ import numpy as np
 from mmbench.core import arith
 from mmbench.core.axes import INPUTS_KEY
 from mmbench.core.distributions import distribution
-from mmbench.core.elements import numpy_dtype
+from mmbench.core.elements import ML_DTYPES
 from mmbench.measure import freivalds
 from mmbench.measure.verify import Verification, verify_device
 
@@ -64,8 +64,9 @@ def group_key(conf) -> tuple:
 
 def widened(cp, host: np.ndarray):
     """A host matrix on the device in float64.  Types NumPy and CuPy both know travel as they
-    are and are widened there; bfloat16 (ml_dtypes) is widened to float32 on the host first."""
-    if host.dtype == numpy_dtype("bfloat16"):
+    are and are widened there; ml_dtypes' (bfloat16, the FP8 types: the dequantised inputs) are
+    widened to float32 on the host first, exactly."""
+    if host.dtype.name in ML_DTYPES:
         host = host.astype(np.float32)
     return cp.asarray(host).astype(cp.float64)
 

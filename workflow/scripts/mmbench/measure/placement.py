@@ -43,7 +43,7 @@ class Matrix:
     `flat` is the whole buffer (device, managed, or host) as an array of the element type;
     `xp` is the module that can read it (cupy for device memory, numpy for host memory)."""
 
-    def __init__(self, xp, flat, rows: int, cols: int, ld: int, guard: int):
+    def __init__(self, xp, flat, rows: int, cols: int, ld: int, guard: int, scalar=None):
         self.xp, self.flat, self.rows, self.cols, self.ld, self.guard = (
             xp,
             flat,
@@ -52,7 +52,8 @@ class Matrix:
             ld,
             guard,
         )
-        scalar = SCALAR_OF[flat.dtype.name]
+        # the element's type: the array's own, or (a type held as its bits) the one given
+        scalar = scalar or SCALAR_OF[flat.dtype.name]
         self.sentinel = scalar.sentinel
         self.uint = scalar.bits if xp is np else xp.dtype(scalar.bits.name)
         self.inner = flat[guard : guard + rows * ld]
@@ -267,8 +268,10 @@ class Placement:
 
     def device_matrix(self, role: str, rows: int, cols: int, ld: int) -> Matrix:
         ld = self.aligned_ld(ld, role)
-        flat = self.cp.empty(rows * ld + 2 * self.guard, dtype=self.dtype_of(role))
-        return Matrix(self.cp, flat, rows, cols, ld, self.guard)
+        scalar = SCALAR_OF[np.dtype(self.dtype_of(role)).name]
+        dtype = scalar.bits.name if scalar.device_as_bits else self.dtype_of(role)
+        flat = self.cp.empty(rows * ld + 2 * self.guard, dtype=dtype)
+        return Matrix(self.cp, flat, rows, cols, ld, self.guard, scalar)
 
 
 class CopyPlacement(Placement):
