@@ -164,3 +164,18 @@ def test_fp8_inputs_are_widened_exactly_for_the_reference():
     )
     got = widened(np, x)
     assert got.dtype == np.float64 and got.tolist() == [[0.5, 448.0, -0.013671875]]
+
+
+def test_a_float_argument_carries_the_launchs_scale(registry):
+    """`{float: scale}` in a registry entry's args passes the inputs' per-tensor scales
+    multiplied (FP8's dequantisation): persistent_bf16's entry with it appended, scale 0.25."""
+    import dataclasses
+
+    from mmbench.core.launch_spec import Float
+
+    v = registry["persistent_bf16"]
+    v = dataclasses.replace(v, args=(*v.args, ("float", (("float", "scale"),))))
+    params = {"dtype": "bfloat16", "BM": 128, "BN": 128, "STAGES": 4, "CLUSTER": 1, "GROUP": 8}
+    spec = v.launch_spec(params, 256, 256, 256, (256, 256, 256), False, sms=132, scale=0.25)
+    assert spec.args[-1] == Float(0.25, "scale")
+    assert v.launch_spec(params, 256, 256, 256, (256, 256, 256), False).args[-1].value == 1.0

@@ -9,6 +9,7 @@ The kinds of kernel argument (a registry entry's `args:` lists them):
 | `int`        | `m`, `lda`, `accumulate`, or `{int: "expr"}`    | a 32-bit integer                     |
 | `tensor_map` | `{tensor_map: A, box: [rows, cols], swizzle: 128}` | a CUtensorMap (128 B, 64-B aligned) made on the host from the operand's address, shape, leading dimension and element type, by value (`const __grid_constant__ CUtensorMap`) |
 | `workspace`  | `{workspace: "bytes expr"}`                     | the address of zeroed device memory  |
+| `float`      | `{float: scale}`                                | a 32-bit float: `scale`, the product of the inputs' per-tensor dequantisation scales (FP8; 1 for inputs drawn as values of their type) |
 
 `core/registry.py` builds a LaunchSpec from the registry entry; `measure/launch.py` turns it
 into a launch (CuPy where it can: pointers, integers and workspaces, no cluster; NVIDIA's
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 
 OPERANDS = ("A", "B", "C")
 SWIZZLES = (0, 32, 64, 128)
-ARG_KINDS = ("pointer", "int", "tensor_map", "workspace")
+ARG_KINDS = ("pointer", "int", "tensor_map", "workspace", "float")
+FLOAT_NAMES = ("scale",)  # the float values a launch knows
 
 
 @dataclass(frozen=True)
@@ -55,12 +57,19 @@ class TensorMap:
 
 
 @dataclass(frozen=True)
+class Float:
+    value: float
+    name: str = ""
+    kind: str = "float"
+
+
+@dataclass(frozen=True)
 class Workspace:
     nbytes: int
     kind: str = "workspace"
 
 
-Arg = Pointer | Int | TensorMap | Workspace
+Arg = Pointer | Int | TensorMap | Workspace | Float
 
 
 @dataclass(frozen=True)

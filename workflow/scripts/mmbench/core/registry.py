@@ -33,6 +33,7 @@ from mmbench.core.launch_spec import (
     ARG_KINDS,
     OPERANDS,
     Arg,
+    Float,
     Int,
     LaunchSpec,
     Pointer,
@@ -271,9 +272,11 @@ class Variant:
         lds: tuple[int, int, int],
         accumulate: bool,
         sms: int = 1,
+        scale: float = 1.0,
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
-        memory and every argument by kind (core/launch_spec.py), from the registry entry."""
+        memory and every argument by kind (core/launch_spec.py), from the registry entry;
+        `scale`: the inputs' per-tensor dequantisation scales multiplied (FP8)."""
         lda, ldb, ldc = lds
         names = self.names(
             params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
@@ -294,6 +297,8 @@ class Variant:
                 args.append(Int(int(evaluate(str(settings["int"]), **names)), settings["int"]))
             elif kind == "workspace":
                 args.append(Workspace(int(evaluate(str(settings["workspace"]), **names))))
+            elif kind == "float":  # a value the launch knows (FLOAT_NAMES), not an expression
+                args.append(Float(float(dict(scale=scale)[settings["float"]]), settings["float"]))
             else:  # tensor_map
                 op = settings["tensor_map"]
                 rows, cols, ld = shapes[op]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mmbench.core.elements import SCALARS
-from mmbench.core.launch_spec import Int, LaunchSpec, Pointer, TensorMap, Workspace
+from mmbench.core.launch_spec import Float, Int, LaunchSpec, Pointer, TensorMap, Workspace
 
 CUPY_DYNAMIC_SHARED_DEFAULT = 48 * 1024
 
@@ -91,13 +91,15 @@ def launcher(
 
 def cupy_arguments(cp, spec: LaunchSpec, operands: dict[str, Operand], keep: list) -> tuple:
     """The argument tuple for CuPy: 64-bit addresses (a workspace's allocated and zeroed here,
-    and kept in `keep`) and 32-bit integers."""
+    and kept in `keep`), 32-bit integers and floats."""
     out = []
     for a in spec.args:
         if isinstance(a, Pointer):
             out.append(np.uint64(operands[a.operand].ptr))
         elif isinstance(a, Int):
             out.append(np.int32(a.value))
+        elif isinstance(a, Float):
+            out.append(np.float32(a.value))
         elif isinstance(a, Workspace):
             keep.append(cp.zeros(max(a.nbytes, 1), dtype=cp.uint8))
             out.append(np.uint64(keep[-1].data.ptr))
@@ -176,6 +178,8 @@ class DriverLaunch:
                 value = ctypes.c_uint64(operands[a.operand].ptr)
             elif isinstance(a, Int):
                 value = ctypes.c_int32(a.value)
+            elif isinstance(a, Float):
+                value = ctypes.c_float(a.value)
             elif isinstance(a, Workspace):
                 scratch = cp.zeros(max(a.nbytes, 1), dtype=cp.uint8)
                 self.keep.append(scratch)
