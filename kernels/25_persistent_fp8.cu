@@ -1,6 +1,6 @@
-// persistent_bf16's structure for FP8 (e4m3) inputs, a work in progress: compiled, not yet in
-// the registry nor run on a GPU (issue "Past cuBLAS in every precision class, and an FP8
-// rung"; what it still needs is in docs/ladder.md, "An FP8 rung: where it stands").
+// persistent_bf16's structure for FP8 (e4m3) inputs, a work in progress: in the registry
+// (persistent_fp8, off the ladder), not yet run on a GPU (issue "Past cuBLAS in every precision
+// class, and an FP8 rung"; what it still needs is in docs/ladder.md, "An FP8 rung").
 //   - FP8 wgmma reads both operands K-major from shared memory: A (m x k) row-major as the other
 //     rungs, B given transposed, Bt (n x k) row-major, as cuBLASLt's FP8 matmul takes it
 //     ("TN"); both tiles are rows of 128 bytes (BK = 128 e4m3 values) in 128-byte swizzle, and

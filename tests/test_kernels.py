@@ -125,9 +125,9 @@ def test_the_ping_pong_ring_reads_every_stage_in_its_phase():
 
 
 def test_the_fp8_draft_compiles_and_its_spills_are_known(tmp_path):
-    """kernels/25_persistent_fp8.cu is not in the registry yet (the launch of a transposed B
-    and the cuBLASLt reference come first: docs/ladder.md, "An FP8 rung"); the real nvcc keeps
-    it compiling for sm_90a, with the pipeline's flags, at the two tile shapes it allows (by
+    """kernels/25_persistent_fp8.cu (persistent_fp8; the registry offers CLUSTER 1 only: docs/
+    ladder.md, "An FP8 rung"), also in clusters of 2: the real nvcc keeps it compiling for
+    sm_90a, with the pipeline's flags, at the two tile shapes it allows (by
     hand, BM = 128, BN = 128 and BM = 256, BN = 64: 128 accumulators and 128 partial sums a
     consumer thread at most), every stage 128-byte rows of e4m3 (BK = 128): without spills in
     blocks of their own, with the 8-byte stack spill seen in clusters of 2 (CUDA 13.0; to be
