@@ -86,6 +86,9 @@ class Variant:
     operation: str = "gemm"
     math: str = "ieee"  # precision class: ieee or tf32 (registry header)
     b_layout: str = "k_by_n"  # B as the kernel takes it: k x n, or n_by_k (its transpose)
+    # FP8: the products after which the kernel moves the tensor cores' narrow sums to FP32
+    # registers (the verification bound's runs, core/arith.py); None: never, or not said
+    sums_promoted_every: int | None = None
     order: int = 0
     # (name, expression) in declaration order: what the kernel and its launch share (boxes,
     # bytes per stage, threads), computed here and passed to nvcc as -D<NAME>=<value>
@@ -110,7 +113,7 @@ class Variant:
     LAUNCH_FIELDS = (
         "backend", "symbol", "args", "block", "grid", "cluster", "align", "shared_memory",
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
-        "derived", "shape_facts", "symbols", "b_layout",
+        "derived", "shape_facts", "symbols", "b_layout", "sums_promoted_every",
     )  # fmt: skip
 
     def launch_sha(self) -> str:
@@ -120,8 +123,8 @@ class Variant:
         spec = {
             f: getattr(self, f)
             for f in self.LAUNCH_FIELDS
-            if f not in ("derived", "shape_facts", "symbols", "b_layout")
-            or getattr(self, f) not in ((), "k_by_n")
+            if f not in ("derived", "shape_facts", "symbols", "b_layout", "sums_promoted_every")
+            or getattr(self, f) not in ((), "k_by_n", None)
         }
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -425,6 +428,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             operation=entry.get("operation", "gemm"),
             math=entry.get("math", "ieee"),
             b_layout=entry.get("b_layout", "k_by_n"),
+            sums_promoted_every=entry.get("sums_promoted_every"),
             order=order,
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
             shape_facts=tuple((k, str(v)) for k, v in entry.get("shape_facts", {}).items()),

@@ -101,12 +101,14 @@ class Inputs:
     seed: int
 
     @classmethod
-    def draw(cls, conf, freivalds_vectors: int) -> Inputs:
+    def draw(cls, conf, freivalds_vectors: int, promoted_every: int | None = None) -> Inputs:
+        """`promoted_every`: the products after which the kernel moves the tensor cores' narrow
+        sums to FP32 (registry `sums_promoted_every`; FP8), for the bound."""
         a, b, c0 = shared_inputs(conf)
         nonneg = bool(a.min() >= 0 and b.min() >= 0 and (c0 is None or c0.min() >= 0))
         shape = (conf.element, conf.distribution, conf.k, conf.accumulate, conf.operation)
-        exact = arith.exact_expected(*shape)
-        gamma = arith.tolerance_scale(*shape, conf.math)
+        exact = arith.exact_expected(*shape, promoted_every)
+        gamma = arith.tolerance_scale(*shape, conf.math, promoted_every)
         vectors = freivalds_vectors if conf.operation != "add" else 0
         return cls(a, b, c0, nonneg, exact, gamma, vectors, conf.seed)
 

@@ -173,7 +173,8 @@ class Runner:
     # -- per group and per placement ------------------------------------------------------------
     def draw(self, conf: Configuration) -> Future:
         """The host inputs of conf's group, drawn on the inputs thread."""
-        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors)
+        promoted = self.variant.sums_promoted_every  # FP8's bound (registry)
+        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors, promoted)
 
     def reference(self, conf: Configuration, state: dict) -> Reference:
         if "reference" not in state:
