@@ -173,8 +173,11 @@ def test_cublas_has_a_route_for_every_type_but_int32():
         "float64",
         "bfloat16",
         "float16",
+        "float8_e4m3",
     }
     assert element_type("bfloat16").cublas == "gemm_ex"
+    assert element_type("float8_e4m3").cublas == "lt"  # cuBLASLt, through nvmath-python
+    assert load_registry()["cublaslt_fp8"].dtypes == ("float8_e4m3",)
     assert load_registry()["cublas"].dtypes == ("float32", "float64", "bfloat16", "float16")
 
 

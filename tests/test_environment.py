@@ -89,6 +89,7 @@ IMPORT_TO_CONDA = {
     "pynvml": "nvidia-ml-py",
     "cupti": "cupti-python",
     "ml_dtypes": "ml_dtypes",
+    "nvmath": "nvmath-python",
     "matplotlib": "seaborn",  # seaborn depends on matplotlib
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment

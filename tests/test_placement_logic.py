@@ -179,3 +179,27 @@ def test_a_float_argument_carries_the_launchs_scale(registry):
     spec = v.launch_spec(params, 256, 256, 256, (256, 256, 256), False, sms=132, scale=0.25)
     assert spec.args[-1] == Float(0.25, "scale")
     assert v.launch_spec(params, 256, 256, 256, (256, 256, 256), False).args[-1].value == 1.0
+
+
+def test_cublaslt_reads_a_transposed_b_and_a_as_tn_and_writes_c_transposed():
+    """launch.lt_shapes, checked by reading the buffers as cuBLAS does (column-major) with
+    NumPy: row-major A (2 x 3, lda 4), Bt (5 x 3, ldb 4: B handed over transposed) and C
+    (2 x 5, ldc 6); op_T(x) . op_N(y), written column-major into C's bytes, is A.B row-major."""
+    from numpy.lib.stride_tricks import as_strided
+
+    from mmbench.measure.launch import lt_shapes
+
+    m, n, k, lds = 2, 5, 3, (4, 4, 6)
+    a = np.arange(1, 7, dtype=np.float64).reshape(m, k)
+    b = np.arange(1, 16, dtype=np.float64).reshape(k, n)
+    abuf, bbuf, cbuf = np.zeros(m * 4), np.zeros(n * 4), np.zeros(m * 6)
+    abuf.reshape(m, 4)[:, :k] = a
+    bbuf.reshape(n, 4)[:, :k] = b.T
+
+    def colmajor(buf, rows, cols, ld):
+        return as_strided(buf, (rows, cols), (buf.itemsize, ld * buf.itemsize))
+
+    s = lt_shapes(m, n, k, lds)
+    x, y = colmajor(bbuf, *s["x"]), colmajor(abuf, *s["y"])
+    colmajor(cbuf, *s["c"])[...] = x.T @ y
+    assert (cbuf.reshape(m, 6)[:, :n] == a @ b).all()

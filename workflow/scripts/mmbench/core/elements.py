@@ -171,7 +171,8 @@ class ElementType:
     output: Scalar
     accumulator: Scalar
     # how its cuBLAS reference is called: "gemm" (cublas<t>gemm of the one type), "gemm_ex"
-    # (cublasGemmEx: inputs of one type, output and compute of another), None (no reference)
+    # (cublasGemmEx: inputs of one type, output and compute of another), "lt" (cuBLASLt's
+    # matmul through nvmath-python: FP8), None (no reference)
     cublas: str | None
     # the precision class of the ladder (the panel a kernel is drawn in), per math mode
     classes: tuple[tuple[str, str], ...]
@@ -224,15 +225,14 @@ ELEMENT_TYPES: dict[str, ElementType] = {
             (("ieee", "FP16"),),
             sums_on_tensor_cores=True,
         ),
-        # e4m3 inputs (per-tensor scales of 1), float32 output and sums.  No rung and no
-        # reference yet (issue "Past cuBLAS in every precision class, and an FP8 rung"): the
-        # reference will be cuBLASLt's FP8 matmul (nvmath-python), its route named here then.
+        # e4m3 inputs (per-tensor scales of 1), float32 output and sums; its reference is
+        # cuBLASLt's FP8 matmul (nvmath-python's bindings, measure/launch.py)
         ElementType(
             "float8_e4m3",
             SCALARS["float8_e4m3"],
             SCALARS["float32"],
             SCALARS["float32"],
-            None,
+            "lt",
             (("ieee", "FP8"),),
             sums_on_tensor_cores=True,
             tensor_core_sum_bits=14,

@@ -232,6 +232,8 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
     e = conf.element
     if e.cublas is None:
         raise ValueError(f"cuBLAS has no GEMM for {conf.dtype}")
+    if e.cublas == "lt":
+        return cublaslt_launcher(cp, conf, pointers, lds, stream)
     handle = handle or cp.cuda.device.get_cublas_handle()
     scale = e.accumulator.np_dtype
     alpha = np.array(1, scale)
@@ -266,4 +268,86 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
         if math != "ieee":  # the handle is CuPy's: leave it in its default mode
             cb.setMathMode(handle, _MATH_MODES["ieee"])
 
+    return launch
+
+
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+LT_WORKSPACE_BYTES = 32 << 20
+_lt_handles: dict = {}  # one cuBLASLt handle per process
+
+
+def lt_shapes(m: int, n: int, k: int, lds) -> dict[str, tuple[int, int, int]]:
+    """The column-major (rows, cols, ld) cuBLASLt sees in each buffer of a row-major C = A.B
+    whose B is handed over transposed: x, the first operand, Bt's bytes (B, k x n, op T);
+    y, the second, A's bytes (A^T, k x m, op N); c, C's bytes (C^T, n x m)."""
+    lda, ldb, ldc = lds
+    return {"x": (k, n, ldb), "y": (k, m, lda), "c": (n, m, ldc)}
+
+
+def cublaslt_launcher(cp, conf, pointers, lds, stream):
+    """cuBLASLt's matmul for FP8 inputs (element types whose route is "lt"), through
+    nvmath-python's bindings, which take raw device pointers: CuPy holds no FP8 type, and its
+    buffers of FP8 bytes serve.  FP8 takes both operands K-major ("TN" in cuBLAS's column-major
+    words): the variant takes B transposed (registry `b_layout: n_by_k`), so row-major
+    C = A.B is column-major C^T (n x m, ldc) = op_T(Bt as k x n, ldb) . op_N(A as k x m, lda).
+    FP32 compute and scale, C and D of the output type; no scale pointers (per-tensor scales of
+    1: the inputs are drawn as FP8 values), fast accumulation off (cuBLASLt's default: its
+    sums promoted as it chooses).  The algorithm is cuBLASLt's first heuristic choice, chosen
+    once here; a shape it has none for is an error of the configuration."""
+    from nvmath.bindings import cublasLt as lt
+
+    e = conf.element
+    pa, pb, pc = pointers
+    lda, ldb, ldc = lds
+    m, n, k = conf.m, conf.n, conf.k
+    device = cp.cuda.Device().id
+    if device not in _lt_handles:
+        _lt_handles[device] = lt.create()
+    handle = _lt_handles[device]
+    keep: list = []
+
+    def value(x, dtype) -> int:
+        buf = np.array([x], dtype=dtype)
+        keep.append(buf)
+        return buf.ctypes.data
+
+    desc = lt.matmul_desc_create(CUBLAS_COMPUTE_32F, e.accumulator.cuda_data_type)
+    attr = lt.MatmulDescAttribute
+    lt.matmul_desc_set_attribute(desc, attr.TRANSA, value(CUBLAS_OP_T, np.int32), 4)
+    lt.matmul_desc_set_attribute(desc, attr.TRANSB, value(CUBLAS_OP_N, np.int32), 4)
+    tin, tout = e.input.cuda_data_type, e.output.cuda_data_type
+    shapes = lt_shapes(m, n, k, lds)
+    x_layout = lt.matrix_layout_create(tin, *shapes["x"])
+    y_layout = lt.matrix_layout_create(tin, *shapes["y"])
+    c_layout = lt.matrix_layout_create(tout, *shapes["c"])
+    pref = lt.matmul_preference_create()
+    lt.matmul_preference_set_attribute(
+        pref,
+        lt.MatmulPreferenceAttribute.MAX_WORKSPACE_BYTES,
+        value(LT_WORKSPACE_BYTES, np.uint64),
+        8,
+    )
+    found = lt.MatmulHeuristicResult(1)
+    count = np.zeros(1, dtype=np.int32)
+    lt.matmul_algo_get_heuristic(
+        handle, desc, x_layout, y_layout, c_layout, c_layout, pref, 1, found.ptr,
+        count.ctypes.data,
+    )  # fmt: skip
+    if count[0] < 1:
+        raise RuntimeError(
+            f"cuBLASLt offers no {e.name} matmul for {m} x {n} x {k} (lda {lda}, ldb {ldb}, "
+            f"ldc {ldc})"
+        )
+    workspace = cp.empty(LT_WORKSPACE_BYTES, dtype=cp.uint8)
+    alpha = value(1.0, e.accumulator.np_dtype)
+    beta = value(1.0 if conf.accumulate else 0.0, e.accumulator.np_dtype)
+
+    def launch():
+        # the algorithm is the first member of the heuristic's result: its address is the algo's
+        lt.matmul(
+            handle, desc, alpha, pb, x_layout, pa, y_layout, beta, pc, c_layout, pc, c_layout,
+            found.ptr, workspace.data.ptr, LT_WORKSPACE_BYTES, stream.ptr,
+        )  # fmt: skip
+
+    launch.keep = (keep, found, count, workspace, desc, x_layout, y_layout, c_layout, pref)
     return launch
