@@ -25,6 +25,9 @@
 
 constexpr int WM = BM / CONSUMERS;  // rows of C per consumer warpgroup
 constexpr int B_ROWS = BN / CLUSTER;  // rows of a Bt tile each block of a cluster loads
+constexpr int PRODUCER_REGS = CLUSTER > 1 ? 48 : 40, CONSUMER_REGS = CLUSTER > 1 ? 224 : 232;
+static_assert((168 - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - 168) * 256,
+              "the consumers take no more registers than the producer gives back");
 static_assert(WM % 64 == 0, "each consumer computes whole m64 products");
 static_assert(BN % 64 == 0 && WM / 64 * BN <= 128, "d and part: at most 128 registers a thread");
 static_assert(BN % (8 * CLUSTER) == 0, "the Bt rows divide among the cluster in 8-row groups");
@@ -51,7 +54,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     ring_init(full, empty, STAGES, CONSUMERS * CLUSTER, CLUSTER);
 
     if (wg == 0) {  // producer
-        setmaxnreg_dec<40>();
+        // registers: 168 a thread at launch; the producer gives back what the consumers take
+        // ((168 - 40) x 128 = (232 - 168) x 256; in clusters the multicast loop needs 48:
+        // (168 - 48) x 128 >= (224 - 168) x 256)
+        setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             unsigned it = 0;  // k-tiles issued so far: the ring position
             for (int t = cluster; t < tiles; t += clusters) {
@@ -73,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
         }
     } else {  // consumers
-        setmaxnreg_inc<232>();
+        setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
         auto release = [&](int s) {  // the wgmmas that read stage s are done

@@ -124,14 +124,13 @@ def test_the_ping_pong_ring_reads_every_stage_in_its_phase():
     assert unordered and "read" in unordered[0][1][0]
 
 
-def test_the_fp8_draft_compiles_and_its_spills_are_known(tmp_path):
-    """kernels/25_persistent_fp8.cu (persistent_fp8; the registry offers CLUSTER 1 only: docs/
-    ladder.md, "An FP8 rung"), also in clusters of 2: the real nvcc keeps it compiling for
-    sm_90a, with the pipeline's flags, at the two tile shapes it allows (by
-    hand, BM = 128, BN = 128 and BM = 256, BN = 64: 128 accumulators and 128 partial sums a
-    consumer thread at most), every stage 128-byte rows of e4m3 (BK = 128): without spills in
-    blocks of their own, with the 8-byte stack spill seen in clusters of 2 (CUDA 13.0; to be
-    gone before it joins the registry) and no more."""
+def test_the_fp8_kernel_compiles_without_spills_in_blocks_and_clusters(tmp_path):
+    """kernels/25_persistent_fp8.cu (persistent_fp8, docs/ladder.md "An FP8 rung") with the
+    real nvcc for sm_90a and the pipeline's flags, its facts given by hand: the two tile shapes
+    it allows (BM = 128, BN = 128 and BM = 256, BN = 64: 64 accumulators and 64 partial sums a
+    consumer thread, m64 products), every stage 128-byte rows of e4m3 (BK = 128), in blocks of
+    their own and in clusters of 2 (whose producer keeps 48 registers: with 40 its multicast
+    loop spilled 8 bytes), all without spills."""
     import shutil
     import subprocess
 
@@ -142,7 +141,7 @@ def test_the_fp8_draft_compiles_and_its_spills_are_known(tmp_path):
     if not shutil.which("nvcc"):
         pytest.skip("nvcc is not installed here")
     for bm, bn in ((128, 128), (256, 64)):
-        for cluster, allowed in ((1, 0), (2, 8)):
+        for cluster in (1, 2):
             params = {"dtype": "float8_e4m3", "BM": bm, "BN": bn, "STAGES": 4,
                       "CLUSTER": cluster, "GROUP": 8, "BK": 128, "CONSUMERS": 2, "THREADS": 384,
                       "A_BYTES": bm * 128, "B_BYTES": bn * 128,
@@ -152,4 +151,4 @@ def test_the_fp8_draft_compiles_and_its_spills_are_known(tmp_path):
             out = subprocess.run(cmd, capture_output=True, text=True)
             assert out.returncode == 0, out.stderr[-3000:]
             spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", out.stderr)]
-            assert spills and max(spills) <= allowed, (bm, bn, cluster, out.stderr)
+            assert spills and max(spills) == 0, (bm, bn, cluster, out.stderr)
