@@ -22,7 +22,9 @@ if [ "$stage" = dev ]; then
   start=$(date +%s)
   rm -rf results/dev
   params="${PARAMS:-}"  # cuBLAS (where named) in DTYPES
-  [[ "$variants" == *cublas* ]] && params="cublas: {dtype: $dtypes}${params:+, $params}"
+  # (the variant cublas itself, not cublas_tf32 or cublaslt_fp8, whose dtypes are their own)
+  list=",$(echo "$variants" | tr -d '[] '),"
+  [[ "$list" == *,cublas,* ]] && params="cublas: {dtype: $dtypes}${params:+, $params}"
   snakemake --cores 16 --config experiment=dev "variants=$variants" "dtypes=$dtypes" \
     "params={$params}" \
     "sizes=$sizes" 'shapes=[[1000,1100,37]]' 'profile={enabled: false}' 'memory=[pinned]' \
