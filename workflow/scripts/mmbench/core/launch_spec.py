@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 OPERANDS = ("A", "B", "C")
 SWIZZLES = (0, 32, 64, 128)
 ARG_KINDS = ("pointer", "int", "tensor_map", "workspace", "float")
-FLOAT_NAMES = ("scale",)  # the float values a launch knows
 
 
 @dataclass(frozen=True)

@@ -300,7 +300,7 @@ class Variant:
                 args.append(Int(int(evaluate(str(settings["int"]), **names)), settings["int"]))
             elif kind == "workspace":
                 args.append(Workspace(int(evaluate(str(settings["workspace"]), **names))))
-            elif kind == "float":  # a value the launch knows (FLOAT_NAMES), not an expression
+            elif kind == "float":  # a value the launch knows (the schema: `scale` only)
                 args.append(Float(float(dict(scale=scale)[settings["float"]]), settings["float"]))
             else:  # tensor_map
                 op = settings["tensor_map"]

@@ -271,7 +271,6 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
     return launch
 
 
-CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 LT_WORKSPACE_BYTES = 32 << 20
 _lt_handles: dict = {}  # one cuBLASLt handle per process
 
@@ -294,6 +293,7 @@ def cublaslt_launcher(cp, conf, pointers, lds, stream):
     1: the inputs are drawn as FP8 values), fast accumulation off (cuBLASLt's default: its
     sums promoted as it chooses).  The algorithm is cuBLASLt's first heuristic choice, chosen
     once here; a shape it has none for is an error of the configuration."""
+    from cupy_backends.cuda.libs import cublas as cb
     from nvmath.bindings import cublasLt as lt
 
     e = conf.element
@@ -313,8 +313,8 @@ def cublaslt_launcher(cp, conf, pointers, lds, stream):
 
     desc = lt.matmul_desc_create(CUBLAS_COMPUTE_32F, e.accumulator.cuda_data_type)
     attr = lt.MatmulDescAttribute
-    lt.matmul_desc_set_attribute(desc, attr.TRANSA, value(CUBLAS_OP_T, np.int32), 4)
-    lt.matmul_desc_set_attribute(desc, attr.TRANSB, value(CUBLAS_OP_N, np.int32), 4)
+    lt.matmul_desc_set_attribute(desc, attr.TRANSA, value(cb.CUBLAS_OP_T, np.int32), 4)
+    lt.matmul_desc_set_attribute(desc, attr.TRANSB, value(cb.CUBLAS_OP_N, np.int32), 4)
     tin, tout = e.input.cuda_data_type, e.output.cuda_data_type
     shapes = lt_shapes(m, n, k, lds)
     x_layout = lt.matrix_layout_create(tin, *shapes["x"])

@@ -117,9 +117,9 @@ _copiers: list = []  # one pool of threads per process, made on first use
 
 
 def copy_rows(dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[...] = src for host matrices (NumPy's casting of an assignment), in bands of rows on several threads (NumPy lets
-    go of the GIL while it copies): a 576 MB result at 12000 is copied in a fraction of the
-    100-150 ms one thread takes.  Only for copies outside the timed passes (the placement's
+    """dst[...] = src for host matrices (NumPy's casting of an assignment), in bands of rows on
+    several threads (NumPy lets go of the GIL while it copies): a 576 MB result at 12000 is
+    copied in a fraction of the 100-150 ms one thread takes.  Only for copies outside the timed passes (the placement's
     fills, the verified result's copy); a `pack` transfer's copy is timed and stays the
     seeds' one loop.  As many threads as this process may run on, at most 8 (one under a SLURM
     job given one CPU)."""

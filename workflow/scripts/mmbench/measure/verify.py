@@ -90,6 +90,10 @@ def _finite(x: float) -> bool:
 # (a non-negative double's bits order like the double, so an integer atomicMax works), and the
 # sums of squares of the error and of the reference.
 FUSED_SOURCE = r"""
+// An element passes: finite, and within scale * bound of the reference (exact where scale is 0).
+__device__ __forceinline__ bool passes(double g, double ad, double bound, double scale) {
+  return isfinite(g) && (ad <= (scale != 0.0 ? scale * bound : 0.0));
+}
 template <typename T>
 __device__ void verify_fused(const T* got, const double* ref, const double* bound, double scale,
                              long long count, unsigned long long* counts, double* sums,
@@ -100,7 +104,7 @@ __device__ void verify_fused(const T* got, const double* ref, const double* boun
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
     double g = (double)got[i], r = ref[i], d = g - r, ad = fabs(d);
     bool finite = isfinite(g);
-    bool ok = finite && (ad <= (scale != 0.0 ? scale * bound[i] : 0.0));
+    bool ok = passes(g, ad, bound[i], scale);
     bad += !ok;
     nonfinite += !finite;
     if (isfinite(ad)) max_abs = fmax(max_abs, ad);
@@ -132,7 +136,7 @@ __device__ void first_bad(const T* got, const double* ref, const double* bound, 
   for (long long i = after + (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     double g = (double)got[i], ad = fabs(g - ref[i]);
-    if (!(isfinite(g) && (ad <= (scale != 0.0 ? scale * bound[i] : 0.0)))) {
+    if (!passes(g, ad, bound[i], scale)) {
       lowest = (unsigned long long)i;
       break;
     }

@@ -229,8 +229,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
             )
         known = s.get("properties", {})
         unknown = [k for k in err.instance if isinstance(k, str) and k not in known]
-        near = "".join(f"; {k!r}: did you mean {' or '.join(_near(k, known))}?"
-                       for k in unknown if _near(k, known))  # fmt: skip
+        near = "".join(f"; {k!r}: did you mean {' or '.join(close)}?"
+                       for k in unknown if (close := _near(k, known)))  # fmt: skip
         return f"{err.message}{near}; known keys: {allowed}"
     return err.message
 
