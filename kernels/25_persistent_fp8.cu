@@ -1,6 +1,5 @@
-// persistent_bf16's structure for FP8 (e4m3) inputs, a work in progress: in the registry
-// (persistent_fp8, off the ladder), not yet run on a GPU (issue "Past cuBLAS in every precision
-// class, and an FP8 rung"; what it still needs is in docs/ladder.md, "An FP8 rung").
+// persistent_bf16's structure for FP8 (e4m3) inputs (persistent_fp8, issue "Past cuBLAS in every
+// precision class, and an FP8 rung"; docs/ladder.md, "An FP8 rung", has its measurements).
 //   - FP8 wgmma reads both operands K-major from shared memory: A (m x k) row-major as the other
 //     rungs, B given transposed, Bt (n x k) row-major, as cuBLASLt's FP8 matmul takes it
 //     ("TN"); both tiles are rows of 128 bytes (BK = 128 e4m3 values) in 128-byte swizzle, and
@@ -9,13 +8,17 @@
 //     so each consumer sums each k-tile (128 products: 4 wgmmas) into `t` and adds `t` to its
 //     FP32 accumulators `d` on the CUDA cores (DeepSeek-V3's promotion, every 128): the bound
 //     of docs/method.md with promoted_every = BK; the other consumer warpgroup's wgmmas keep
-//     the tensor cores busy meanwhile;
+//     the tensor cores busy meanwhile, and in chains of CHAIN k-tiles (CHAIN > 1) so do the
+//     consumer's own: two sets of partial sums, the next k-tile's wgmmas running into one while
+//     the other is added to `d`;
 //   - per-tensor scales: C = scale * (A . B) (+ C where accumulate), scale = scale_a * scale_b
 //     of the dequantisation, applied once in the epilogue;
 //   - one block per multiprocessor walking the tiles in groups of GROUP tile rows, CLUSTER
 //     blocks along m sharing each Bt tile by multicast (each loads BN / CLUSTER of its rows),
 //     as persistent_bf16; no split-K yet.
 #include <cuda_fp8.h>
+
+#include <type_traits>
 
 #include "hopper.cuh"
 
@@ -29,7 +32,8 @@ constexpr int PRODUCER_REGS = CLUSTER > 1 ? 48 : 40, CONSUMER_REGS = CLUSTER > 1
 static_assert((168 - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - 168) * 256,
               "the consumers take no more registers than the producer gives back");
 static_assert(WM % 64 == 0, "each consumer computes whole m64 products");
-static_assert(BN % 64 == 0 && WM / 64 * BN <= 128, "d and part: at most 128 registers a thread");
+static_assert(BN % 64 == 0 && WM / 64 * BN <= 128, "d and a part: at most 128 registers a thread");
+static_assert(CHAIN >= 1, "k-tiles in a chain of promotions");
 static_assert(BN % (8 * CLUSTER) == 0, "the Bt rows divide among the cluster in 8-row groups");
 static_assert(sizeof(elem_t) == 1 && sizeof(out_t) == 4, "e4m3 in, float32 out");
 static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
@@ -93,8 +97,55 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         };
         const bool pairs = (reinterpret_cast<uintptr_t>(C) & 7) == 0 && ldc % 2 == 0;
         float d[WM / 64][BN / 2];  // the tile's sums, FP32 on the CUDA cores
-        float part[WM / 64][BN / 2];  // one k-tile's, in the tensor cores' narrower sums
-        unsigned it = 0;
+        // one k-tile's sums each, in the tensor cores' narrower sums: in a chain the next
+        // k-tile's wgmmas run into one while the other's sums are added to d
+        float parts[2][WM / 64][BN / 2];
+        auto issue = [&](float(&part)[WM / 64][BN / 2], unsigned at) {  // k-tile `at` of the ring
+            const int s = at % STAGES;
+            barrier_wait(&full[s], (at / STAGES) & 1);
+            const unsigned a = smem_addr(As + s * A_BYTES) + c * WM * 128;
+            const unsigned b = smem_addr(Bs + s * B_BYTES);
+            wgmma_fence();  // also orders the previous promotion's reads of `part` before
+#pragma unroll
+            for (int kk = 0; kk < BK / 32; ++kk)
+#pragma unroll
+                for (int i = 0; i < WM / 64; ++i)
+                    wgmma_e4m3<BN>(part[i], descriptor_sw128(a + i * 64 * 128 + kk * 32),
+                                   descriptor_sw128(b + kk * 32), kk > 0);
+            wgmma_commit();
+        };
+        auto promote = [&](float(&part)[WM / 64][BN / 2]) {  // its wgmmas are done
+#pragma unroll
+            for (int i = 0; i < WM / 64; ++i) {
+                accumulators_fence<BN / 2>(part[i]);
+#pragma unroll
+                for (int j = 0; j < BN / 2; ++j) d[i][j] += part[i][j];
+                // the adds stay here, before the next wgmma.fence: moved past it, they would
+                // read `part` inside the next group's stage and ptxas serialises (C7514)
+                accumulators_fence<BN / 2>(d[i]);
+            }
+        };
+        unsigned it = 0;  // k-tiles taken from the ring so far
+        // n k-tiles, each one's sums promoted while the next one's wgmmas run, nothing left in
+        // flight at the end: ptxas follows the wgmma groups through straight code only, and
+        // serialises every wgmma (C7514) where one is still in flight across a loop's back
+        // edge or a branch
+        auto chain = [&](auto n_) {
+            constexpr int n = decltype(n_)::value;
+            issue(parts[0], it);
+#pragma unroll
+            for (int j = 0; j < n; ++j) {
+                if (j + 1 < n) {
+                    issue(parts[(j + 1) & 1], it + j + 1);
+                    wgmma_wait<1>();  // k-tile j's group is done, j + 1's runs on
+                } else {
+                    wgmma_wait<0>();
+                }
+                release((it + j) % STAGES);
+                promote(parts[j & 1]);
+            }
+            it += n;
+        };
         for (int t = cluster; t < tiles; t += clusters) {
             int tm, tn;
             grouped_tile<GROUP>(t, rows, cols, tm, tn);
@@ -103,28 +154,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             for (int i = 0; i < WM / 64; ++i)
 #pragma unroll
                 for (int j = 0; j < BN / 2; ++j) d[i][j] = 0.f;
-            for (int kt = 0; kt < ktiles; ++kt, ++it) {
-                const int s = it % STAGES;
-                barrier_wait(&full[s], (it / STAGES) & 1);
-                const unsigned a = smem_addr(As + s * A_BYTES) + c * WM * 128;
-                const unsigned b = smem_addr(Bs + s * B_BYTES);
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BK / 32; ++kk)
-#pragma unroll
-                    for (int i = 0; i < WM / 64; ++i)
-                        wgmma_e4m3<BN>(part[i], descriptor_sw128(a + i * 64 * 128 + kk * 32),
-                                       descriptor_sw128(b + kk * 32), kk > 0);
-                wgmma_commit();
-                wgmma_wait<0>();  // this k-tile's products are in `part`: its stage is free
-                release(s);
-#pragma unroll
-                for (int i = 0; i < WM / 64; ++i) {
-                    accumulators_fence<BN / 2>(part[i]);
-#pragma unroll
-                    for (int j = 0; j < BN / 2; ++j) d[i][j] += part[i][j];
-                }
-            }
+            int kt = 0;
+            for (; kt + CHAIN <= ktiles; kt += CHAIN) chain(std::integral_constant<int, CHAIN>{});
+            for (; kt < ktiles; ++kt) chain(std::integral_constant<int, 1>{});
             // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]
 #pragma unroll
             for (int i = 0; i < WM / 64; ++i)

@@ -27,7 +27,7 @@ if [ "$stage" = dev ]; then
   [[ "$list" == *,cublas,* ]] && params="cublas: {dtype: $dtypes}${params:+, $params}"
   snakemake --cores 16 --config experiment=dev "variants=$variants" "dtypes=$dtypes" \
     "params={$params}" \
-    "sizes=$sizes" 'shapes=[[1000,1100,37]]' 'profile={enabled: false}' 'memory=[pinned]' \
+    "sizes=$sizes" "shapes=${SHAPES:-[[1000,1100,37]]}" 'profile={enabled: false}' 'memory=[pinned]' \
     'report={figures: [], tables: []}' > "$out/dev.log" 2>&1
   echo "dev: exit $? after $(($(date +%s) - start)) s"
   grep -h "configurations:" results/dev/tables/summary.txt
