@@ -177,6 +177,28 @@ def test_the_profile_follows_the_runs_variants_unless_the_user_names_its_own():
     assert {c.variant for c in runs} == {"naive_guarded"}
 
 
+def test_the_profile_keeps_to_the_instantiations_the_run_chooses():
+    """A run that picks 2 of persistent_fp8's 40 instantiations (params) profiles those 2 at
+    each profiled size, not all 40 (the profile once did: 80 Nsight Compute runs for a run of
+    4 configurations); its own profile.params still win where it names the variant."""
+    reg = load_registry()
+    chosen = {"BM": [128], "BN": [128], "STAGES": [6], "GROUP": [8], "CHAIN": [8]}
+    cfg = validate(
+        dict(arch="sm_90", variants=["persistent_fp8"], dtypes=["float8_e4m3"], sizes=[4096],
+             shapes=[], params={"persistent_fp8": chosen},
+             profile={"variants": ["persistent_fp8"], "sizes": [4096, 8192],
+                      "dtypes": ["float8_e4m3"]}),
+        reg,
+    )  # fmt: skip
+    runs, _ = plan.profile_plan(cfg, reg, "sm_90", named={"variants", "sizes", "dtypes"})
+    assert sorted((dict(c.params)["CLUSTER"], c.m) for c in runs) == [
+        (1, 4096), (1, 8192), (2, 4096), (2, 8192)
+    ]  # fmt: skip
+    own = dict(cfg, profile=dict(cfg["profile"], params={"persistent_fp8": dict(chosen, CLUSTER=[2])}))
+    runs, _ = plan.profile_plan(own, reg, "sm_90", named={"variants", "sizes", "dtypes", "params"})
+    assert sorted((dict(c.params)["CLUSTER"], c.m) for c in runs) == [(2, 4096), (2, 8192)]
+
+
 # -- the reference's rows (config reference_rows) ------------------------------------------------
 
 

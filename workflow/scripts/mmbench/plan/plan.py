@@ -345,6 +345,8 @@ def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
     for key in FOLLOWS_THE_RUN:
         if key not in named and key in p and key in cfg:
             p[key] = [x for x in p[key] if x in cfg[key]]
+    if "params" not in named:  # a variant whose values the run chooses is profiled in them
+        p["params"] = {**(cfg.get("params") or {}), **(p.get("params") or {})}
     return p
 
 
