@@ -1,5 +1,6 @@
-// persistent_bf16's structure for FP8 (e4m3) inputs (persistent_fp8, issue "Past cuBLAS in every
-// precision class, and an FP8 rung"; docs/ladder.md, "An FP8 rung", has its measurements).
+// persistent_bf16 for FP8 (e4m3) inputs (wgmma k = 32), each k-tile's sums moved to FP32
+// registers while the next k-tile's wgmmas run: what the rung does, and docs/ladder.md's "An FP8
+// rung" its measurements.
 //   - FP8 wgmma reads both operands K-major from shared memory: A (m x k) row-major as the other
 //     rungs, B given transposed, Bt (n x k) row-major, as cuBLASLt's FP8 matmul takes it
 //     ("TN"); both tiles are rows of 128 bytes (BK = 128 e4m3 values) in 128-byte swizzle, and

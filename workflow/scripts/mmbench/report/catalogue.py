@@ -214,11 +214,12 @@ FIGURES: dict[str, Output] = {
             "Each rung of the ladder (one kernel file each, its tuned instantiation) in TFLOP/s "
             "at each square size, with its percentage of the cuBLAS reference of its precision "
             "class: SGEMM for the FP32 rungs on the CUDA cores, SGEMM in TF32 mode for the TF32 "
-            "tensor-core rung, DGEMM for FP64. docs/ladder.md tells the story rung by rung. "
+            "tensor-core rung, bfloat16 GemmEx for BF16, DGEMM for FP64, cuBLASLt's FP8 matmul "
+            "for FP8. docs/ladder.md tells the story rung by rung. "
             "Where the run measured normal inputs under sustained load, those are shown. "
             "docs/ladder.md sets each class a target on those inputs (best rung at least 90% of "
-            "its reference in FP32 and TF32, 100% in BF16, 80% in FP64); the note says which "
-            "this run meets.",
+            "its reference in FP32, TF32 and FP8, 100% in BF16, 80% in FP64); the note says "
+            "which this run meets.",
         ),
         _fig(
             "ladder_by_size",
