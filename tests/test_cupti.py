@@ -111,7 +111,7 @@ def test_the_cupti_run_is_made_where_a_table_of_the_run_shows_it(registry):
     """profile.cupti auto: by hand, config/config.yaml's report tables name gpu_activities and
     kernel_time_sources (so each profiled configuration runs under CUPTI too); the ladder
     preset's (ladder, ladder_profile, verification, device_properties, provenance) name
-    neither, so its 19 profiled configurations skip that run; on and off (or true and false,
+    neither, so its 21 profiled configurations skip that run; on and off (or true and false,
     as YAML reads a bare on/off in a file) decide it either way."""
     import yaml
 
@@ -128,3 +128,15 @@ def test_the_cupti_run_is_made_where_a_table_of_the_run_shows_it(registry):
         assert cupti_wanted(validate(cfg, registry)) is wanted
         cfg = dict(default, profile=dict(cupti=value))
         assert cupti_wanted(validate(cfg, registry)) is wanted
+
+
+def test_the_plan_knows_the_report_tables_drawn_from_cupti():
+    """plan.CUPTI_TABLES (the plan may not import the report) names the tables the report's
+    catalogue marks as drawn from CUPTI's records: by hand, gpu_activities and
+    kernel_time_sources, the two E3b tables."""
+    from mmbench.plan.plan import CUPTI_TABLES
+    from mmbench.report.catalogue import OUTPUTS
+
+    marked = {o.name for o in OUTPUTS.values() if o.cupti}
+    assert marked == set(CUPTI_TABLES) == {"gpu_activities", "kernel_time_sources"}
+    assert all(o.kind == "table" for o in OUTPUTS.values() if o.cupti)

@@ -633,3 +633,29 @@ def test_the_fused_device_check_agrees_with_the_element_wise_one(dtype):
     where = [m.split(": ")[0] for m in fused.first_mismatches]
     assert where == ["0:0", "2:199", "2:200", "9:17", "32:17", "55:17", "78:17", "101:17",
                      "124:17", "147:17"]  # fmt: skip
+
+
+def test_cublaslt_fp8_verifies_where_it_has_an_algorithm_and_frees_its_descriptors(
+    registry, arch, tmp_path
+):
+    """cuBLASLt's FP8 matmul (cublaslt_fp8, nvmath-python's bindings) at shapes its registry
+    `requires` lets through (n and k multiples of 16; m any: 1001), with C = A.B and C += A.B,
+    in pinned and pageable memory: every row PASSes.  Each configuration's launcher creates a
+    matmul descriptor and three layouts; once the runner has let go of it they are destroyed
+    (a weakref finalizer on the launcher): none is left alive."""
+    import gc
+
+    from mmbench.measure import launch
+
+    shapes = [(1001, 1024, 1024), (64, 48, 32), (1000, 1024, 4000)]
+    confs = [
+        Configuration.of("cublaslt_fp8", {"dtype": "float8_e4m3"}, m=m, n=n, k=k, accumulate=acc,
+                         memory=mem, distribution="normal", seed=7)
+        for (m, n, k), acc, mem in itertools.product(shapes, [False, True], ["pinned", "pageable"])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, "cublaslt_fp8", confs)
+    assert [r["verification"] for r in rows] == ["PASS"] * len(confs), [
+        (r["m"], r["n"], r["k"], r.get("error")) for r in rows if r["verification"] != "PASS"
+    ]
+    gc.collect()
+    assert launch.lt_descriptors_alive == 0

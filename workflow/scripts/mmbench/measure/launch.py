@@ -12,6 +12,7 @@ leading dimension, and cuLaunchKernelEx launches with the cluster dimension as a
 from __future__ import annotations
 
 import ctypes
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -273,6 +274,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
 
 LT_WORKSPACE_BYTES = 32 << 20
 _lt_handles: dict = {}  # one cuBLASLt handle per process
+lt_descriptors_alive = 0  # matmul descriptors made and not yet destroyed (a GPU test reads it)
 
 
 def lt_shapes(m: int, n: int, k: int, lds) -> dict[str, tuple[int, int, int]]:
@@ -311,7 +313,9 @@ def cublaslt_launcher(cp, conf, pointers, lds, stream):
         keep.append(buf)
         return buf.ctypes.data
 
+    global lt_descriptors_alive
     desc = lt.matmul_desc_create(CUBLAS_COMPUTE_32F, e.accumulator.cuda_data_type)
+    lt_descriptors_alive += 1
     attr = lt.MatmulDescAttribute
     lt.matmul_desc_set_attribute(desc, attr.TRANSA, value(cb.CUBLAS_OP_T, np.int32), 4)
     lt.matmul_desc_set_attribute(desc, attr.TRANSB, value(cb.CUBLAS_OP_N, np.int32), 4)
@@ -329,11 +333,19 @@ def cublaslt_launcher(cp, conf, pointers, lds, stream):
     )
     found = lt.MatmulHeuristicResult(1)
     count = np.zeros(1, dtype=np.int32)
-    lt.matmul_algo_get_heuristic(
-        handle, desc, x_layout, y_layout, c_layout, c_layout, pref, 1, found.ptr,
-        count.ctypes.data,
-    )  # fmt: skip
+    layouts = (x_layout, y_layout, c_layout)
+    try:
+        lt.matmul_algo_get_heuristic(
+            handle, desc, x_layout, y_layout, c_layout, c_layout, pref, 1, found.ptr,
+            count.ctypes.data,
+        )  # fmt: skip
+    except Exception:
+        _lt_free(lt, desc, layouts)
+        raise
+    finally:
+        lt.matmul_preference_destroy(pref)  # only the heuristic reads it
     if count[0] < 1:
+        _lt_free(lt, desc, layouts)
         raise RuntimeError(
             f"cuBLASLt offers no {e.name} matmul for {m} x {n} x {k} (lda {lda}, ldb {ldb}, "
             f"ldc {ldc})"
@@ -349,5 +361,15 @@ def cublaslt_launcher(cp, conf, pointers, lds, stream):
             found.ptr, workspace.data.ptr, LT_WORKSPACE_BYTES, stream.ptr,
         )  # fmt: skip
 
-    launch.keep = (keep, found, count, workspace, desc, x_layout, y_layout, c_layout, pref)
+    launch.keep = (keep, found, count, workspace)
+    # the descriptor and the layouts (host structures of cuBLASLt) go with the launcher
+    weakref.finalize(launch, _lt_free, lt, desc, layouts)
     return launch
+
+
+def _lt_free(lt, desc, layouts) -> None:
+    global lt_descriptors_alive
+    for layout in layouts:
+        lt.matrix_layout_destroy(layout)
+    lt.matmul_desc_destroy(desc)
+    lt_descriptors_alive -= 1

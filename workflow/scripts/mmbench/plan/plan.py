@@ -350,7 +350,8 @@ def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
     return p
 
 
-# the report tables drawn from CUPTI's records (report/catalogue.py)
+# the report tables drawn from CUPTI's records (report/catalogue.py's outputs marked cupti; a
+# test holds the two together)
 CUPTI_TABLES = ("gpu_activities", "kernel_time_sources")
 
 

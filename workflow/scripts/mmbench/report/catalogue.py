@@ -48,6 +48,9 @@ class Output:
     inputs: tuple[str, ...]
     title: str
     caption: str  # RST, shown under the output in the HTML report
+    # drawn from CUPTI's records, which the profile job takes only where a table of the run
+    # shows them (plan.CUPTI_TABLES names these: plan may not import the report)
+    cupti: bool = False
 
     @property
     def needs_profile(self) -> bool:
@@ -103,10 +106,10 @@ RATE_TABLES = ("kernel_times", "matrix_sum", "unguarded_vs_guarded", "time_split
                "leading_dimensions")  # fmt: skip
 
 
-def _tab(name, experiment, make, inputs, title, caption) -> Output:
+def _tab(name, experiment, make, inputs, title, caption, cupti=False) -> Output:
     if name in RATE_TABLES:
         make = one_condition_table(make)
-    return Output(name, "table", experiment, make, tuple(inputs), title, caption)
+    return Output(name, "table", experiment, make, tuple(inputs), title, caption, cupti)
 
 
 def one_condition_table(make: Callable) -> Callable:
@@ -333,6 +336,7 @@ TABLES: dict[str, Output] = {
             "nvprof's GPU-activities summary for each profiled configuration, from CUPTI's "
             "activity records (kernels and copies as the driver timed them): the copies of A "
             "and B to the device, the launches of the profiler target and the copy of C back.",
+            cupti=True,
         ),
         _tab(
             "kernel_time_sources",
@@ -342,6 +346,7 @@ TABLES: dict[str, Output] = {
             "The same kernel launches timed by CUDA events and by CUPTI",
             "For each profiled configuration, the median of 20 launches timed with CUDA events "
             "and the median of CUPTI's records of the same launches, and their ratio.",
+            cupti=True,
         ),
         _tab(
             "ladder",
