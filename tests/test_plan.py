@@ -194,7 +194,9 @@ def test_the_profile_keeps_to_the_instantiations_the_run_chooses():
     assert sorted((dict(c.params)["CLUSTER"], c.m) for c in runs) == [
         (1, 4096), (1, 8192), (2, 4096), (2, 8192)
     ]  # fmt: skip
-    own = dict(cfg, profile=dict(cfg["profile"], params={"persistent_fp8": dict(chosen, CLUSTER=[2])}))
+    own = dict(
+        cfg, profile=dict(cfg["profile"], params={"persistent_fp8": dict(chosen, CLUSTER=[2])})
+    )
     runs, _ = plan.profile_plan(own, reg, "sm_90", named={"variants", "sizes", "dtypes", "params"})
     assert sorted((dict(c.params)["CLUSTER"], c.m) for c in runs) == [(2, 4096), (2, 8192)]
 
