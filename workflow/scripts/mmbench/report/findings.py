@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from mmbench.core.registry import load_registry
@@ -328,8 +329,14 @@ def tiling_moves_right(roof: pd.DataFrame, has_l1: bool) -> str:
     CUDA-core kernel of the ladder does more FLOP per byte than the first (per global-load byte
     where measured, else per DRAM byte)."""
     registry = load_registry()
-    cores = roof[[not _tensor_placed(r) for _, r in roof.iterrows()]]
-    cores = cores[[v in registry and registry[v].backend != "cublas" for v in cores.variant]]
+    # masks as arrays of booleans: an empty list would select no columns, not no rows (a
+    # roofline of tensor-core rungs only, the FP8 ladder's, left no CUDA-core row here)
+    on_cores = np.array([not _tensor_placed(r) for _, r in roof.iterrows()], dtype=bool)
+    cores = roof.loc[on_cores]
+    ours = np.array(
+        [v in registry and registry[v].backend != "cublas" for v in cores.variant], dtype=bool
+    )
+    cores = cores.loc[ours]
     rank = {v: i for i, v in enumerate(registry)}  # the ladder's order (variant_order)
     cores = cores.assign(_r=[rank[v] for v in cores.variant]).sort_values(["_r", "m"])
     if cores.variant.nunique() < 2:
