@@ -3,7 +3,8 @@
 # TMA + wgmma rungs, one device call per stage.
 #   tools/gpu.sh hopper OUT dev VARIANTS DTYPES [SIZES]
 #       every instantiation of VARIANTS (e.g. [ws_bf16,cublas]: name the cuBLAS reference too)
-#       for DTYPES (e.g. [bfloat16]; cuBLAS runs those) at SIZES (default [1,31,33,4096,4097,8192] and 1000 x 1100 x 37), int09 inputs in
+#       for DTYPES (e.g. [bfloat16]; cuBLAS runs those) at SIZES (default [1,31,33,4096,4097,8192])
+#       and SHAPES (env, default [[1000,1100,37]]), int09 inputs in
 #       bursts (the quick look; the ladder measures normal inputs, sustained); prints each
 #       instantiation's verification and GFLOP/s per size, and cuBLAS's
 #   tools/gpu.sh hopper OUT memcheck VARIANTS...
