@@ -55,3 +55,16 @@ def test_the_readme_names_every_rule_file_and_the_method_every_metric_set():
     method = (ROOT / "docs" / "method.md").read_text()
     for name in names:
         assert f"`{name}`" in method, name
+
+
+def test_the_readme_kernel_table_names_every_registry_variant():
+    """Every variant of kernels/registry.yaml has a row (or a share of one) in the README's
+    kernel table, named in backquotes: a new rung or reference is told to the reader where the
+    others are (three were missing: deep_bf16, persistent_fp8, cublaslt_fp8)."""
+    from mmbench.core.registry import load_registry
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("| variant | file | from the reports | notes |")
+    table = readme[start : readme.index("\n\n", start)]
+    missing = [name for name in load_registry() if f"`{name}`" not in table]
+    assert not missing, missing
