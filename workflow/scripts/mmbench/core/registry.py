@@ -108,6 +108,11 @@ class Variant:
     def compiled(self) -> bool:
         return self.backend == "cubin"
 
+    @property
+    def b_transposed(self) -> bool:
+        """The kernel takes B as its transpose, n x k (registry `b_layout: n_by_k`)."""
+        return self.b_layout == "n_by_k"
+
     # the fields that say how the variant is launched and judged (LAUNCH_FIELDS): an edit of
     # any of them re-measures the variant (rule measure_variant's params) and names the rows
     LAUNCH_FIELDS = (
@@ -115,16 +120,19 @@ class Variant:
         "dynamic_shared_memory", "requires", "unsafe_when_unmet", "reach", "operation", "math",
         "derived", "shape_facts", "symbols", "b_layout", "sums_promoted_every",
     )  # fmt: skip
+    # the launch fields added after the first hashes, with their defaults: one counts only where
+    # a variant sets it otherwise, so the other variants' hashes (and rows' keys) stay
+    LATER_LAUNCH_FIELDS = {"derived": (), "shape_facts": (), "symbols": (), "b_layout": "k_by_n",
+                           "sums_promoted_every": None}  # fmt: skip
 
     def launch_sha(self) -> str:
         """sha256 (16 hex digits) of the variant's launch spec: grid, block, cluster, shared
         memory, arguments, alignment, preconditions and reach, as the registry declares them."""
-        # (a field added later counts only where set: the other variants' hashes stay)
+        later = self.LATER_LAUNCH_FIELDS
         spec = {
             f: getattr(self, f)
             for f in self.LAUNCH_FIELDS
-            if f not in ("derived", "shape_facts", "symbols", "b_layout", "sums_promoted_every")
-            or getattr(self, f) not in ((), "k_by_n", None)
+            if f not in later or getattr(self, f) != later[f]
         }
         blob = json.dumps(spec, sort_keys=True, default=repr)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -285,7 +293,7 @@ class Variant:
             params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
         )
         grid, block = self._grid_and_block(names)
-        b = (n, k) if self.b_layout == "n_by_k" else (k, n)
+        b = (n, k) if self.b_transposed else (k, n)
         shapes = {"A": (m, k, lda), "B": (*b, ldb), "C": (m, n, ldc)}
         e = element_type(params[DTYPE_PARAM])
         args: list[Arg] = []

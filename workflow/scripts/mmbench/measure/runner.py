@@ -187,7 +187,7 @@ class Runner:
         variant's declared reach past the matrices (registry `reach`)."""
         rows, cols = self.variant.reach_of(conf.instance_params, conf.m, conf.n, conf.k)
         # B as the kernel takes it: k x n, or (registry `b_layout: n_by_k`) its transpose
-        b = ref.b.T if self.variant.b_layout == "n_by_k" else ref.b
+        b = ref.b.T if self.variant.b_transposed else ref.b
         lds = (conf.k + conf.pad, b.shape[1] + conf.pad, conf.n + conf.pad)
         # the variant's own need, or (a library reference) its kernels' rows: plan.reference_ld_align
         align = max(self.variant.alignment(conf.instance_params), conf.ld_align or 1)
