@@ -7,8 +7,9 @@
 //     a wgmma (k = 32) reads 32 bytes of each row;
 //   - the tensor cores keep only about 14 bits in the sums of FP8 products (core/elements.py),
 //     so each consumer sums each k-tile (128 products: 4 wgmmas) into a set of partial sums
-//     (`parts`) and adds them to its FP32 accumulators `d` on the CUDA cores (DeepSeek-V3's promotion, every 128): the bound
-//     of docs/method.md with promoted_every = BK; the other consumer warpgroup's wgmmas keep
+//     (`parts`) and adds them to its FP32 accumulators `d` on the CUDA cores (DeepSeek-V3's
+//     promotion, every 128): the bound of docs/method.md with promoted_every = BK; the other
+//     consumer warpgroup's wgmmas keep
 //     the tensor cores busy meanwhile, and in chains of CHAIN k-tiles (CHAIN > 1) so do the
 //     consumer's own: two sets of partial sums, the next k-tile's wgmmas running into one while
 //     the other is added to `d`;
@@ -34,7 +35,7 @@ static_assert((168 - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - 168) * 256,
               "the consumers take no more registers than the producer gives back");
 static_assert(WM % 64 == 0, "each consumer computes whole m64 products");
 static_assert(BN % 64 == 0 && WM / 64 * BN <= 128,
-              "d and each set of partial sums: at most 64 registers a thread each (192 for all three)");
+              "d and each set of partial sums: at most 64 registers a thread each (192 in all)");
 static_assert(CHAIN >= 1, "k-tiles in a chain of promotions");
 static_assert(BN % (8 * CLUSTER) == 0, "the Bt rows divide among the cluster in 8-row groups");
 static_assert(sizeof(elem_t) == 1 && sizeof(out_t) == 4, "e4m3 in, float32 out");
