@@ -486,6 +486,50 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     assert w["exited"] <= times["tables"]
 
 
+def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_references(
+    tmp_path, registry, arch, monkeypatch
+):
+    """Two measurement jobs (naive_guarded, then cuBLAS) of one local run (worker: run): the
+    second is measured by the first's worker process, whose references of both shapes it takes
+    rather than builds; both verify.  The worker ends with the run (served.stop)."""
+    import pandas as pd
+
+    from mmbench.measure import served
+    from mmbench.measure.jobs import run_job
+
+    monkeypatch.chdir(tmp_path)  # this test's own run
+    v = registry["naive_guarded"]
+    cubin = tmp_path / "ng.cubin"
+    subprocess.run(
+        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
+        check=True,
+        capture_output=True,
+    )
+    settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
+    jobs = dict(
+        naive_guarded=({"float32_TILE16": str(cubin)}, dict(tile=16)),
+        cublas=({}, {}),
+    )
+    times = {}
+    try:
+        for name, (insts, kw) in jobs.items():
+            times[name] = {}
+            confs = [conf(name, m, **kw).as_dict() for m in (64, 96)]
+            out = tmp_path / f"{name}.csv"
+            run_job(name, str(ROOT / "kernels" / "registry.yaml"), confs, insts, [], "src",
+                    settings, str(out), str(tmp_path / f"{name}.log"), times=times[name],
+                    serve=True)  # fmt: skip
+            assert pd.read_csv(out).verification.tolist() == ["PASS", "PASS"]
+        assert served.serving()
+    finally:
+        served.stop()
+    (first,), (second,) = times["naive_guarded"]["workers"], times["cublas"]["workers"]
+    assert first["pid"] == second["pid"] and second["jobs_before"] == 1
+    assert first["references_built"] == 2 and first["references_reused"] == 0
+    assert second["references_built"] == 0 and second["references_reused"] == 2
+    assert not served.serving()
+
+
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
     import cupy as cp
 

@@ -77,6 +77,12 @@ def gpu_job_threads(wildcards):
     return 0 if workflow.local_exec else 1
 
 
+# one worker process measures the local run's variants one after another, keeping its CUDA
+# context, the inputs' references and its host buffers (config `worker`, measure/served.py);
+# under SLURM each job is an allocation of its own, with its own worker
+SERVE_WORKER = workflow.local_exec and config["worker"] == "run"
+
+
 # among the jobs ready at once, the GPU takes the profilers (and the ceilings) first and the
 # measurements after them: what only the profiles need (the metrics, nvprof-named and roofline
 # tables) is then made while the GPU measures, and after the last measurement only what needs
@@ -462,10 +468,13 @@ def render_here(kind, name, inputs, first, gpu_model, log):
 
 def clear_inputs_cache():
     """onsuccess, onerror: the inputs the measurement jobs shared (measure/input_cache.py) go
-    with the run: they are memory (/dev/shm)."""
-    from mmbench.measure import input_cache
+    with the run: they are memory (/dev/shm); so does the run's worker (measure/served.py),
+    which holds a CUDA context."""
+    from mmbench.measure import input_cache, served
 
     input_cache.clear()
+    if SERVE_WORKER:
+        served.stop()
 
 
 def check_before_jobs(wf):

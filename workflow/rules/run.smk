@@ -35,6 +35,7 @@ rule measure_variant:
         freivalds_vectors=config["freivalds_vectors"],
         repo=workflow.basedir,
         registry=REGISTRY_FILE,
+        serve=SERVE_WORKER,
     script:
         "../scripts/measure.py"
 
@@ -71,5 +72,6 @@ rule pair_variant:
         freivalds_vectors=config["freivalds_vectors"],
         registry=REGISTRY_FILE,
         baseline_registry=baseline_registry_file,
+        serve=SERVE_WORKER,
     script:
         "../scripts/measure_pairs.py"

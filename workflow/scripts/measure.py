@@ -39,6 +39,7 @@ def main(sm) -> None:
             sm.output.table,
             sm.log[0],
             times=times,
+            serve=sm.params.serve,
         )
     except JobFailed as err:  # say why on the console, not only in the log
         print(f"measure_variant {sm.wildcards.variant}: {err}", file=sys.__stderr__, flush=True)

@@ -30,6 +30,7 @@ def main(sm) -> None:
             sm.output.table,
             sm.log[0],
             baseline=dict(sm.params.baseline),
+            serve=sm.params.serve,
         )
     except JobFailed as err:  # say why on the console, not only in the log
         print(f"pair_variant {sm.wildcards.variant}: {err}", file=sys.__stderr__, flush=True)

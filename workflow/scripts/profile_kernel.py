@@ -30,8 +30,10 @@ def main(sm) -> None:
     )
     visible = detect_gpus()
     try:
-        with gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")) as env:
-            rows = profile(spec, Path(sm.output.reports), sm.params.tools, env)
+        # the GPU is held while the target and the profilers run on it, not while their
+        # reports are read (profiling.profile)
+        rows = profile(spec, Path(sm.output.reports), sm.params.tools,
+                       lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")))  # fmt: skip
     except (ProfileFailed, gpus.NoGpuVisible) as err:
         # say why on the console; no table is written, so the next run profiles it again
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)

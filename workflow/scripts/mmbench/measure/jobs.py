@@ -7,7 +7,8 @@ When a worker ends early (a sticky CUDA error ends its context, a segfault, a ki
 records the configuration it was in as failed, with the reason, and starts a new worker for the
 rest.  When the job is interrupted (Ctrl-C, a killed SLURM job), the journal survives: the next
 run of the job keeps every row whose configuration, kernel binary, sources and sampling are
-unchanged and measures only the others.  The table is written atomically at the end.
+unchanged and measures only the others.  The table is written atomically at the end.  In a
+local run (`serve`), the worker is the run's: it stays for the next job on its GPU (served.py).
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ def run_job(
     max_workers: int | None = None,
     baseline: dict[str, str] | None = None,
     times: dict | None = None,
+    serve: bool = False,
 ) -> dict | None:
     """Measures `confs`, resuming from the journal; returns the device record of the workers.
     With `baseline` (instantiation slug -> the cubin of another build of it), each configuration
     is measured in both builds side by side (measure/paired.py; settings["pairing"] says how
     long) and the table is a pairs table (compare/paired.py judges it).  `times`, where given,
-    receives the job's time stamps (job_phases says what they add up to)."""
+    receives the job's time stamps (job_phases says what they add up to).  `serve`: the
+    worker is the run's, served to one job after another (served.py; a local run's), not this
+    job's alone."""
     times = {} if times is None else times
     times["began"] = time.time()
     out = Path(out_csv)
@@ -82,7 +86,7 @@ def run_job(
     shas = {name: file_sha(path) for name, path in instantiations.items()}
     for name, path in (baseline or {}).items():  # a pair's row names both builds
         shas[name] = f"{shas.get(name, 'library')}+{file_sha(path) if path else 'library'}"
-    from mmbench.measure import gpus
+    from mmbench.measure import gpus, served
 
     # what every worker of this job is told, besides its configurations still to do
     base = dict(
@@ -96,8 +100,13 @@ def run_job(
         baseline=baseline or {},
     )
     # the first worker starts now, while another job may hold the GPU, and waits to be told
-    # which GPU it may use once this job holds it (worker.py --wait)
-    ahead = _start_worker(spec_path)
+    # which GPU it may use once this job holds it (worker.py --wait, --serve); none where the
+    # run's worker is there already
+    ahead = None
+    if not serve:
+        ahead = _start_worker(spec_path)
+    elif not served.serving():
+        ahead = served.spawn()
     times["asked"] = time.time()
     try:
         with gpus.acquire(log=log) as gpu_env:
@@ -111,7 +120,7 @@ def run_job(
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
                 keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
             rows = resumable(journal, {k for k, _ in keyed}, gpu)
-            spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env, ahead)
+            spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env, ahead, serve)
             device = read_journal(journal)[2]
             # each worker's own stamps (imported, ready, done) beside its spawn and exit here:
             # the stamps taken between the two (a worker that died early wrote none)
@@ -126,7 +135,10 @@ def run_job(
     except gpus.NoGpuVisible as err:
         raise JobFailed(str(err)) from None
     finally:
-        _tell(ahead, None)  # never told to go (no GPU, an error, nothing to do): it ends
+        if serve:
+            served.end_unused(ahead)
+        else:
+            _tell(ahead, None)  # never told to go (no GPU, an error, nothing to do): it ends
     # the table: the workers' measurements, and the rates derived from them (core/rates.py)
     done = [rows[k] if baseline else with_rates(rows[k]) for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]
@@ -231,12 +243,17 @@ def _tell(proc: subprocess.Popen, gpu_env: dict | None) -> None:
 
 
 def _measure(
-    keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict, ahead=None
-) -> list[dict]:
+    keyed, rows, base: dict, spec_path: Path, max_workers, gpu_env: dict, ahead=None,
+    serve: bool = False,
+) -> list[dict]:  # fmt: skip
     """Workers until every configuration has a row (restarting after a lost context): the one
-    started `ahead` first, where given; when each was spawned and exited."""
+    started `ahead` first, where given; when each was spawned and exited.  `serve`: the run's
+    worker (served.py), where one serves this GPU, else `ahead` or a new one made the run's."""
+    from mmbench.measure import served
+
     spawns: list[dict] = []
     attempts = 0
+    gone = 0  # served workers that ended before they answered (retiring, killed)
     limit = max_workers or len(keyed) + 1
     started = read_journal(Path(base["journal"]))[1]
     while True:
@@ -251,18 +268,28 @@ def _measure(
         spec = dict(base, todo=todo)
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         started_before = len(started)
-        proc, ahead = ahead or _start_worker(spec_path), None
-        spawns.append(dict(spawned=proc.spawned))
-        try:
-            _tell(proc, gpu_env)
-            proc.wait()
-        except BaseException:  # interrupted (Ctrl-C, a cancelled job): the worker goes too
-            proc.kill()
-            proc.wait()
-            raise
+        if serve and gone < 2:
+            proc = served.worker_for(gpu_env, ahead)
+            spawns.append(dict(spawned=proc.spawned))
+            proc.run(spec_path, gpu_env)
+        else:
+            proc, ahead = ahead if not serve and ahead else _start_worker(spec_path), None
+            spawns.append(dict(spawned=proc.spawned))
+            try:
+                _tell(proc, gpu_env)
+                proc.wait()
+            except BaseException:  # interrupted (Ctrl-C, a cancelled job): the worker goes too
+                proc.kill()
+                proc.wait()
+                raise
         spawns[-1]["exited"] = time.time()
         new_rows, started, device = read_journal(Path(base["journal"]))
         rows.update(new_rows)
+        if proc.returncode == served.GONE and len(started) == started_before:
+            gone += 1  # it measured nothing: another worker takes the same configurations
+            attempts -= 1
+            log.warning("the run's worker ended before it answered; starting another")
+            continue
         # only this worker's start records: one left by an earlier, interrupted run names a
         # configuration that this worker may never have reached
         unfinished = [k for k in started[started_before:] if k not in rows]
@@ -281,6 +308,8 @@ def _measure(
             )
             if proc.returncode == CONTEXT_LOST_EXIT:
                 reason = "the CUDA context was lost (see the row before)"
+            elif proc.returncode == served.GONE:
+                reason = "the run's worker process ended without a word; see the job's log"
             for k in unfinished:
                 conf = dict(keyed)[k]
                 rows[k] = conf_error(

@@ -151,8 +151,8 @@ class PairedRunner(Runner):
 
     def __init__(self, variant, cubins: dict[str, str], baseline: dict[str, str],
                  sampling: Sampling, pairing: Pairing, provenance: dict | None = None,
-                 freivalds_vectors: int = 2, base_variant=None):  # fmt: skip
-        super().__init__(variant, cubins, sampling, provenance, freivalds_vectors)
+                 freivalds_vectors: int = 2, base_variant=None, session=None):  # fmt: skip
+        super().__init__(variant, cubins, sampling, provenance, freivalds_vectors, session)
         self.baseline = baseline
         self.pairing = pairing
         self.entry = {"base": base_variant or self.variant, "this": self.variant}

@@ -4,9 +4,10 @@ Per configuration (nvbench's order): place the inputs (placement.py), launch onc
 result twice (oracle.py), place the operands again for each other place the samples run from
 (sampling.placements: a fresh allocation on a lane of its own, Lane), then time passes until
 the stopping rule says enough (timing.py: the load's strategy), with the observers reading NVML
-beside the samples (observers.py), check every other place's result, and write one Row (row.py).  Configurations sharing inputs
-(same shape, element type, inputs) share one reference, built once.  A failing configuration
-becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
+beside the samples (observers.py), check every other place's result, and write one Row
+(row.py).  Configurations sharing inputs (same shape, element type, inputs) share one reference,
+built once, and kept in the worker's session (session.py) for the next variant where one worker
+measures several.  A failing configuration becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
 ends this process after its row is written, and jobs.py starts a new one for the rest.
 
 The host keeps the GPU fed: two worker threads do the host-only work while the GPU measures.
@@ -43,7 +44,8 @@ from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
 from mmbench.measure.launch import Modules, Operand, launcher
 from mmbench.measure.oracle import Inputs, Reference, group_key
 from mmbench.measure.pass_timer import PassTimer
-from mmbench.measure.placement import HostBuffers, copy_rows, device_pointer, make_placement
+from mmbench.measure.placement import copy_rows, device_pointer, make_placement
+from mmbench.measure.session import Session
 from mmbench.measure.sites import Kernel, Site
 from mmbench.measure.telemetry import DEFAULT_CLOCK_STEP_MHZ, ClockProbe, Telemetry
 from mmbench.measure.timing import Sampling, launches_before_timed, measure
@@ -66,6 +68,7 @@ class Runner:
         sampling: Sampling,
         provenance: dict | None = None,
         freivalds_vectors: int = 2,
+        session: Session | None = None,
     ):
         import cupy as cp
 
@@ -104,7 +107,10 @@ class Runner:
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
-        self.buffers = HostBuffers()  # host operands, kept from one placement to the next
+        # what outlives this runner where its worker serves later jobs: the host operands'
+        # buffers (kept from one placement to the next) and the groups' references
+        self.session = session or Session(keeps=False)
+        self.buffers = self.session.buffers
 
     # -- the loop ---------------------------------------------------------------------------
     def run(
@@ -126,10 +132,7 @@ class Runner:
         for i, group in enumerate(order):
             # one placement at a time; bursts before the sustained load heats the GPU
             group.sort(key=lambda c: (c.memory, c.pad, c.transfer, c.load_kind.heats))
-            # on the inputs thread, in this order: this group's probes (needed once the first
-            # result is there), then the next group's inputs (while this group is measured)
-            probes = self.drawing.submit(lambda inputs: inputs.result().probes(), upcoming)
-            state: dict = {"inputs": upcoming, "probes": probes}
+            state = self.group_state(group[0], upcoming)
             if i + 1 < len(order):
                 upcoming = self.draw(order[i + 1][0])
             for conf in group:
@@ -142,9 +145,10 @@ class Runner:
                 except Exception as err:  # noqa: BLE001 - one configuration's failure is its row
                     log.debug("%s", traceback.format_exc())
                     row = self.error_row(conf, f"{type(err).__name__}: {err}")
-                    state = {k: state[k] for k in ("inputs", "probes")}
+                    state = {k: state[k] for k in ("inputs", "probes", "reference") if k in state}
                     lost = self.context_lost(err)
                     if isinstance(err, self.cp.cuda.memory.OutOfMemoryError):
+                        self.session.make_room(self.cp, 1 << 62, self.group_key(conf))
                         self.cp.get_default_memory_pool().free_all_blocks()
                 row["config_wall_ms"] = (time.monotonic() - start) * 1e3
                 done += 1
@@ -170,16 +174,50 @@ class Runner:
         except Exception as again:  # noqa: BLE001
             return f"{type(again).__name__}: {again} (after {type(err).__name__}: {err})"
 
+    def close(self) -> None:
+        """Ends this runner's threads and cuBLAS handles (its worker may serve another job);
+        the session's buffers and references stay."""
+        self.drawing.shutdown(wait=True)
+        self.checking.shutdown(wait=True)
+        for lane in self.lanes:
+            lane.close()
+
     # -- per group and per placement ------------------------------------------------------------
-    def draw(self, conf: Configuration) -> Future:
-        """The host inputs of conf's group, drawn on the inputs thread."""
+    def group_key(self, conf: Configuration) -> tuple:
+        """What a group's inputs and reference depend on: its axes (oracle.group_key), the
+        Freivalds vectors and the variant's promotion of narrow sums (the bound, FP8)."""
+        promoted = self.variant.sums_promoted_every
+        return (*group_key(conf), self.freivalds_vectors, promoted)
+
+    def draw(self, conf: Configuration) -> Future | None:
+        """The host inputs of conf's group, drawn on the inputs thread; None where the
+        session keeps the group's reference (an earlier job of this worker built it)."""
+        if self.session.reference(self.group_key(conf)) is not None:
+            return None
         promoted = self.variant.sums_promoted_every  # FP8's bound (registry)
         return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors, promoted)
+
+    def group_state(self, conf: Configuration, upcoming: Future | None) -> dict:
+        """A group's state as it starts: its kept reference, or its inputs (drawn ahead,
+        else now) and, on the inputs thread, their Freivalds probes (needed once the first
+        result is there, while the next group's inputs are drawn after them).  Device memory
+        for its operands comes before the references kept for later groups (session.py)."""
+        key = self.group_key(conf)
+        need = 8 * footprint(conf) * (len(self.lanes) + 2)
+        self.session.make_room(self.cp, need, key)
+        kept = self.session.reference(key)
+        if kept is not None:
+            self.session.reused += 1
+            return {"reference": kept}
+        inputs = upcoming or self.draw(conf)
+        probes = self.drawing.submit(lambda inputs: inputs.result().probes(), inputs)
+        return {"inputs": inputs, "probes": probes}
 
     def reference(self, conf: Configuration, state: dict) -> Reference:
         if "reference" not in state:
             host, probes = state["inputs"].result(), state["probes"].result
             state["reference"] = Reference.build(self.cp, conf, host, probes)
+            self.session.keep(self.cp, self.group_key(conf), state["reference"])
         return state["reference"]
 
     def placement(self, conf: Configuration, state: dict, ref: Reference):
@@ -404,6 +442,14 @@ class Lane:
 
             self._cublas = cublas.create()
         return self._cublas
+
+    def close(self) -> None:
+        """Destroys the cuBLAS handle this lane made (its stream and modules go with it)."""
+        if self._cublas is not None:
+            from cupy_backends.cuda.libs import cublas
+
+            cublas.destroy(self._cublas)
+            self._cublas = None
 
     def batcher(self) -> Batcher | None:
         """The blocking kernel's batcher (compiled by NVRTC on first use; None where it cannot

@@ -44,54 +44,40 @@ def status(metric: str, tool: str, text: str, version: str = "") -> dict:
     return dict(metric=metric, tool=tool, tool_version=version, status=text)
 
 
-def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
-    """Rows for one configuration: event time, then the profiler's metrics."""
+def profile(spec: dict, workdir: Path, tools: dict, hold) -> list[dict]:
+    """Rows for one configuration: event time, then the profilers' metrics.  `hold()` holds
+    the GPU (gpus.acquire) and yields the environment of the programs that run on it: the
+    target's runs and the profilers' recordings happen inside it; the tools' versions before it,
+    and the reading of their reports (ncu --import, nsys stats, no GPU) after it, while the
+    next GPU job measures."""
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    rows: list[dict] = []
-    # 1. the event-timed kernel, without any profiler attached
-    ev_path = workdir / "event.json"
-    proc = _run(_target(spec_path) + ["--event-json", str(ev_path)], env)
-    if proc.returncode == 0:
-        ev = json.loads(ev_path.read_text())
-        rows.append(
-            dict(
-                metric="event_time",
-                tool_metric=f"cudaEventElapsedTime (median of {ev['samples']})",
-                value=ev["event_kernel_ms"],
-                unit="ms",
-                raw_value=ev["event_kernel_ms"],
-                raw_unit="ms",
-                tool="cuda_events",
-                tool_version="",
-                status="ok",
-            )
-        )
-    elif proc.returncode == NOT_VERIFIED_EXIT:  # it ran, and its result did not verify
-        rows.append(status("event_time", "cuda_events", f"failed: {proc.stderr.strip()[-300:]}"))
-    else:  # it could not run (no GPU, no driver, a lost context): no row may say otherwise
-        raise ProfileFailed(
-            f"the profiler's target program could not run {spec['configuration']['variant']} "
-            f"(exit code {proc.returncode}): {proc.stderr.strip()[-600:]}"
-        )
     mapping = profilers.load_mapping()
     mset = spec["metric_set"]
     ncu = profilers.find_tool("ncu", tools.get("ncu")) if tools.get("ncu") != "off" else None
-    # 2. metrics
-    if ncu:
-        rows += run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env)
-    else:
+    nsys = profilers.find_tool("nsys", tools.get("nsys")) if tools.get("nsys") != "off" else None
+    versions = {tool: profilers.tool_version(tool) for tool in (ncu, nsys) if tool}
+    cupti_wanted = bool(tools.get("cupti", True))
+    cupti_here = cupti_wanted and importlib.util.find_spec("cupti") is not None
+    with hold() as gpu_env:
+        env = dict(gpu_env)
+        # 1. the event-timed kernel, without any profiler attached, and (CUPTI subscribed only
+        # after it, in the same process) the run CUPTI records
+        target = run_target(spec, spec_path, workdir, env, cupti_here)
+        # 2. metrics, 3. timeline: recorded now, read after the GPU is free
+        ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) if ncu else None
+        nsys_run = record_nsys(nsys, spec_path, workdir, env) if nsys else None
+    rows = [target]
+    if ncu_run is None:
         why = "ncu (Nsight Compute) not found on PATH; set profile.ncu to its path"
         if tools.get("ncu") == "off":
             why = "profile.ncu is off"
         rows.append(status("metrics", "none", f"not collected: {why}"))
-    # 3. timeline (time split)
+    else:
+        rows += read_ncu(ncu, ncu_run, spec, workdir, mapping, mset, env, versions[ncu])
     if tools.get("nsys") != "off":
-        nsys = profilers.find_tool("nsys", tools.get("nsys"))
-        if nsys:
-            rows += run_nsys(nsys, spec_path, workdir, env)
-        else:
+        if nsys_run is None:
             rows.append(
                 status(
                     "time_split",
@@ -100,17 +86,68 @@ def profile(spec: dict, workdir: Path, tools: dict, env: dict) -> list[dict]:
                     "found on PATH; set profile.nsys to its path, or off",
                 )
             )
+        else:
+            rows += read_nsys(nsys, nsys_run, workdir, env, versions[nsys])
     # 4. CUPTI activity records: nvprof's GPU-activities table, CUPTI's kernel time
-    if tools.get("cupti", True):
-        rows += run_cupti(spec_path, workdir, env)
+    if cupti_here:
+        rows += cupti_rows(workdir)
+    elif cupti_wanted:
+        why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
+        rows.append(status("gpu_activities", "cupti", why))
     else:
         why = "not collected: profile.cupti is off, or auto and no report table of the run shows it"
         rows.append(status("gpu_activities", "cupti", why))
     return rows
 
 
+def run_target(spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too: bool) -> dict:
+    """The event-timed run (and, with `cupti_too`, the CUPTI-recorded run after it, in the
+    same process: target.py): the event time's row.  Where the target could not run at all
+    (no GPU, no driver, a lost context) the job fails: no row may say otherwise."""
+    ev_path = workdir / "event.json"
+    ev_path.unlink(missing_ok=True)
+    cmd = _target(spec_path) + ["--event-json", str(ev_path)]
+    if cupti_too:
+        (workdir / "cupti.json").unlink(missing_ok=True)
+        cmd += ["--cupti-json", str(workdir / "cupti.json")]
+    proc = _run(cmd, env)
+    if cupti_too:
+        (workdir / "cupti.log").write_text(proc.stdout + proc.stderr)
+    if not ev_path.exists() or proc.returncode not in (0, NOT_VERIFIED_EXIT) and not cupti_too:
+        raise ProfileFailed(
+            f"the profiler's target program could not run {spec['configuration']['variant']} "
+            f"(exit code {proc.returncode}): {proc.stderr.strip()[-600:]}"
+        )
+    ev = json.loads(ev_path.read_text())
+    if not ev.get("verified"):  # it ran, and its result did not verify
+        return status("event_time", "cuda_events", f"failed: {proc.stderr.strip()[-300:]}")
+    return dict(
+        metric="event_time",
+        tool_metric=f"cudaEventElapsedTime (median of {ev['samples']})",
+        value=ev["event_kernel_ms"],
+        unit="ms",
+        raw_value=ev["event_kernel_ms"],
+        raw_unit="ms",
+        tool="cuda_events",
+        tool_version="",
+        status="ok",
+    )
+
+
+def cupti_rows(workdir: Path) -> list[dict]:
+    """The CUPTI-recorded run's rows (cupti.py), or why there are none."""
+    version = metadata.version("cupti-python")
+    out = workdir / "cupti.json"
+    recorded = json.loads(out.read_text()) if out.exists() else {}
+    if not recorded.get("verified"):  # it failed, or its result did not verify
+        log_file = workdir / "cupti.log"
+        text = log_file.read_text() if log_file.exists() else ""
+        return [status("gpu_activities", "cupti", f"failed: {text.strip()[-400:]}", version)]
+    return cupti.rows(recorded, version)
+
+
 def run_cupti(spec_path, workdir, env) -> list[dict]:
-    """The target once more, recorded by CUPTI in its own process (cupti.py)."""
+    """The target alone, recorded by CUPTI in its own process (cupti.py)."""
     if importlib.util.find_spec("cupti") is None:
         why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
         return [status("gpu_activities", "cupti", why)]
@@ -124,8 +161,9 @@ def run_cupti(spec_path, workdir, env) -> list[dict]:
     return cupti.rows(json.loads(out.read_text()), version)
 
 
-def run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict]:
-    version = profilers.tool_version(ncu)
+def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] | Path:
+    """Nsight Compute on the target (on the GPU): its report's path, or the rows saying why
+    there is none.  A metric this GPU cannot collect is dropped and the run repeated."""
     wanted = profilers.ncu_metric_names(mapping, mset)
     rep = workdir / "ncu"
     dropped: list[str] = []
@@ -154,19 +192,19 @@ def run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict]:
             break
         missing = profilers.ncu_missing_metrics(proc.stdout + proc.stderr, metrics)
         if not missing:
-            return [
-                status(
-                    "metrics",
-                    "ncu",
-                    f"failed: {(proc.stdout + proc.stderr).strip()[-400:]}",
-                    version,
-                )
-            ]
+            why = f"failed: {(proc.stdout + proc.stderr).strip()[-400:]}"
+            return [status("metrics", "ncu", why)]
         log.warning("ncu cannot collect %s on this GPU; retrying without them", missing)
         dropped += missing
+    return Path(str(rep) + ".ncu-rep")
+
+
+def read_ncu(ncu, recorded, spec, workdir, mapping, mset, env, version: str) -> list[dict]:
+    """The metric rows of record_ncu's report (no GPU: `ncu --import`)."""
+    if not isinstance(recorded, Path):
+        return [dict(r, tool_version=version) for r in recorded]
     imp = _run(
-        [ncu, "--import", str(rep) + ".ncu-rep", "--csv", "--page", "raw", "--print-units", "base"],
-        env,
+        [ncu, "--import", str(recorded), "--csv", "--page", "raw", "--print-units", "base"], env
     )
     raw = workdir / "ncu_raw.csv"
     raw.write_text(imp.stdout)
@@ -183,8 +221,9 @@ def run_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict]:
     return profilers.ncu_rows(launches[0], mapping, mset, version)
 
 
-def run_nsys(nsys, spec_path, workdir, env) -> list[dict]:
-    version = profilers.tool_version(nsys)
+def record_nsys(nsys, spec_path, workdir, env) -> list[dict] | Path:
+    """Nsight Systems on the target (on the GPU): its report's path, or the rows saying why
+    there is none (on our GPU machines it records but cannot import its recording)."""
     rep = workdir / "nsys"
     proc = _run(
         [
@@ -216,9 +255,16 @@ def run_nsys(nsys, spec_path, workdir, env) -> list[dict]:
                 "nsys",
                 f"unavailable: nsys recorded {recorded} but {why}: "
                 f"{text.splitlines()[-1] if text else ''}",
-                version,
             )
         ]
+    return rep_file
+
+
+def read_nsys(nsys, recorded, workdir, env, version: str) -> list[dict]:
+    """The time split of record_nsys's report (no GPU: `nsys stats`)."""
+    if not isinstance(recorded, Path):
+        return [dict(r, tool_version=version) for r in recorded]
+    rep_file = recorded
     prefix = workdir / "nsys_stats"
     st = _run(
         [

@@ -1,0 +1,105 @@
+"""The run's worker (measure/served.py, worker.py --serve): its socket, its entry beside the GPU
+lock, and how it ends.  Real worker processes; none reaches a GPU (the one spec sent names a
+variant the registry lacks, so the worker fails before CuPy).  Its reuse across jobs on a GPU
+is tests/test_gpu.py's."""
+
+import json
+import os
+import time
+
+import pytest
+
+from mmbench.measure import gpus, served
+
+from .conftest import ROOT
+
+GPU_ENV = {"CUDA_VISIBLE_DEVICES": "0", gpus.GPU_KEY_VAR: "testhost-GPU-0000"}
+
+
+@pytest.fixture
+def locks(tmp_path, monkeypatch):
+    """A lock folder of this test's own, for the job here and the workers it starts."""
+    folder = tmp_path / "locks"
+    monkeypatch.setenv("MMBENCH_GPU_LOCKS", str(folder))
+    monkeypatch.setattr(gpus, "LOCK_DIR", folder)
+    monkeypatch.chdir(tmp_path)
+    yield folder
+    served.stop()
+
+
+def ended(proc, within: float = 30.0) -> bool:
+    try:
+        proc.wait(timeout=within)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def test_a_worker_started_ahead_and_not_taken_ends_and_leaves_no_socket(locks):
+    proc = served.spawn()
+    assert served.wait_listening(proc)  # its imports done, it answers on its socket
+    assert os.path.exists(proc.socket)
+    served.end_unused(proc)
+    assert proc.returncode == 0  # through its cleanup, not killed
+    assert not os.path.exists(proc.socket)
+
+
+def test_a_worker_no_job_told_its_gpu_ends_when_idle(locks, monkeypatch):
+    monkeypatch.setenv("MMBENCH_WORKER_IDLE_S", "0.5")
+    proc = served.spawn()
+    assert served.wait_listening(proc)
+    assert ended(proc, 20)
+    assert proc.returncode == 0 and not os.path.exists(proc.socket)
+
+
+def test_the_job_holding_the_gpu_names_its_worker_and_a_later_job_finds_it(locks):
+    first = served.worker_for(GPU_ENV, served.spawn())
+    entry = json.loads(served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR]).read_text())
+    assert entry["pid"] == first.pid and entry["owner"] == os.getcwd()
+    assert entry["code"] == served.code_digest()
+    assert served.serving()
+    again = served.worker_for(GPU_ENV, None)  # the next job: no new process
+    assert again.pid == first.pid and again.socket == first.socket
+    assert served.stop() == 1
+    assert ended(first.proc)
+    assert not served.serving()
+    assert not served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR]).exists()
+
+
+def test_another_runs_worker_is_told_to_end_not_used(locks, tmp_path, monkeypatch):
+    first = served.worker_for(GPU_ENV, None)
+    other_run = tmp_path / "other"
+    other_run.mkdir()
+    monkeypatch.chdir(other_run)  # another run (working directory) on the same GPU
+    assert not served.serving()
+    second = served.worker_for(GPU_ENV, None)
+    assert second.pid != first.pid
+    assert ended(first.proc)  # told to end: it was idle, as the GPU's lock was this job's
+    entry = json.loads(served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR]).read_text())
+    assert entry["pid"] == second.pid and entry["owner"] == str(other_run)
+    served.stop()
+    assert ended(second.proc)
+
+
+def test_a_spec_the_worker_cannot_measure_fails_the_job_and_ends_the_worker(locks, tmp_path):
+    handle = served.worker_for(GPU_ENV, served.spawn())
+    journal, log = tmp_path / "j.jsonl", tmp_path / "job.log"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(dict(
+        variant="no_such_variant", registry=str(ROOT / "kernels" / "registry.yaml"),
+        instantiations={}, settings={}, journal=str(journal), log=str(log), todo=[],
+        source_sha="", baseline={},
+    )))  # fmt: skip
+    started = time.monotonic()
+    assert handle.run(spec, GPU_ENV) == 1
+    assert time.monotonic() - started < 60
+    assert ended(handle.proc)  # a failed spec: a fresh worker takes the next job
+    assert "no_such_variant" in log.read_text()  # the job's log says why
+    assert not served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR]).exists()
+    assert not os.path.exists(handle.socket)
+
+
+def test_a_worker_gone_before_it_answered_reads_as_gone(locks, tmp_path):
+    handle = served.worker_for(GPU_ENV, served.spawn())
+    handle.kill()
+    assert handle.run(tmp_path / "spec.json", GPU_ENV) == served.GONE
