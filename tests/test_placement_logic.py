@@ -203,3 +203,50 @@ def test_cublaslt_reads_a_transposed_b_and_a_as_tn_and_writes_c_transposed():
     x, y = colmajor(bbuf, *s["x"]), colmajor(abuf, *s["y"])
     colmajor(cbuf, *s["c"])[...] = x.T @ y
     assert (cbuf.reshape(m, 6)[:, :n] == a @ b).all()
+
+
+def test_a_host_buffer_holding_its_input_already_is_not_filled_again(monkeypatch):
+    """Placements of copies only read their host A and B: a later one of the same arrays, at
+    the same leading dimension and guard, finds them filled (no copy); another array (here a
+    copy of A's values: A alone is filled), another guard, or a kernel using the buffers in
+    place (mapped) fills them again, and after that last one the next fills again too.  Copies
+    counted by hand: 2, 0, 1, 2, 2, 2."""
+    from types import SimpleNamespace
+
+    from mmbench.core.elements import element_type
+    from mmbench.measure import placement
+    from mmbench.measure.placement import CopyPlacement, HostBuffers
+
+    copies = []
+    real = placement.copy_rows
+    monkeypatch.setattr(placement, "copy_rows", lambda d, s: (copies.append(1), real(d, s)))
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(15, dtype=np.float32).reshape(3, 5)
+    conf = SimpleNamespace(m=2, n=5, k=3, pad=0, memory="pageable", transfer="contiguous",
+                           element=element_type("float32"), accumulate=False)  # fmt: skip
+    buffers = HostBuffers()
+    counts = []
+    for a_, guard in ((a, 4), (a, 4), (a.copy(), 4), (a, 8)):
+        copies.clear()
+        pl = CopyPlacement(np, conf, a_, b, None, guard=guard, buffers=buffers)
+        assert (pl.hA.grid[:, :3] == a).all() and (pl.hB.grid == b).all()
+        counts.append(len(copies))
+    copies.clear()
+    pl.host_operands("pageable", in_place=True)  # as a mapped placement: filled, then forgotten
+    counts.append(len(copies))
+    copies.clear()
+    CopyPlacement(np, conf, a, b, None, guard=8, buffers=buffers)
+    counts.append(len(copies))
+    assert counts == [2, 0, 1, 2, 2, 2]
+
+
+def test_a_large_host_result_is_poisoned_in_bands_to_its_last_row_and_no_further():
+    """Above 16 MB the poison is written in bands of rows on threads: every element of the
+    matrix (4100 x 1030 inside rows of 1040, 17 MB) and nothing of its padding or guards."""
+    flat = np.ones(2 * 64 + 4100 * 1040, np.float32)
+    mat = Matrix(np, flat, rows=4100, cols=1030, ld=1040, guard=64)
+    mat.grid[:, :1030] = 1.0
+    assert mat.grid[:, :1030].nbytes > 16 << 20
+    mat.poison()
+    assert np.isnan(mat.grid[:, :1030]).all()
+    assert mat.outside_writes() == 0

@@ -83,13 +83,15 @@ def gpu_job_threads(wildcards):
 SERVE_WORKER = workflow.local_exec and config["worker"] == "run"
 
 
-# among the jobs ready at once, the GPU takes the profilers (and the ceilings) first and the
-# measurements after them: what only the profiles need (the metrics, nvprof-named and roofline
-# tables) is then made while the GPU measures, and after the last measurement only what needs
-# the timings is left to draw.  Measured on an H100 the other way round (2026-11-26), the
-# profilers came after the measurements and the tables and figures after them: 48 s of the
-# main command's 432.7 s came after its last measurement.
-GPU_PRIORITY = dict(profile=20, measure=10)
+# among the GPU jobs ready at once: the device ceilings first (a second of GPU work), then the
+# measurements, the profilers last.  The profilers then hold the GPU (about 7 s each) while the
+# tables and figures that need only the timings are drawn on the run's core, and only what
+# needs the profiles is left after them.  Measured on H100s: with the profilers after the
+# measurements and their tables after them (no GPU jobs beside the CPU's), 48 s of the main
+# command's 432.7 s came after its last measurement (2026-11-26); with the profilers first,
+# 15 s came after it, but the profilers' 14 s sat inside the measurements (361.3 s,
+# 2026-11-27; docs/method.md).
+GPU_PRIORITY = dict(ceilings=20, measure=10, profile=5)
 
 
 def arch():

@@ -78,7 +78,7 @@ rule device_ceilings:
         f"{R}/logs/profile/ceilings.log",
     benchmark:
         f"{R}/benchmarks/profile/ceilings.tsv"
-    priority: GPU_PRIORITY["profile"]
+    priority: GPU_PRIORITY["ceilings"]
     conda:
         "../envs/gpu.yaml"
     threads: gpu_job_threads

@@ -70,7 +70,11 @@ class Matrix:
         return self.inner.data.ptr if self.xp is not np else self.inner.ctypes.data
 
     def poison(self) -> None:
-        self.grid[:, : self.cols].view(self.uint).fill(self.sentinel)
+        bits = self.grid[:, : self.cols].view(self.uint)
+        if self.xp is np:  # 576 MB at 12000: in bands of rows on several threads
+            fill_rows(bits, self.sentinel)
+        else:
+            bits.fill(self.sentinel)
 
     def outside_writes(self) -> int:
         """Guard-zone and padding elements that no longer hold the sentinel.  Counted on the
@@ -123,18 +127,44 @@ def copy_rows(dst: np.ndarray, src: np.ndarray) -> None:
     fills, the verified result's copy); a `pack` transfer's copy is timed and stays the
     seeds' one loop.  As many threads as this process may run on, at most 8 (one under a SLURM
     job given one CPU)."""
-    bands = min(8, len(os.sched_getaffinity(0)), max(1, dst.shape[0] // 256)) if dst.ndim else 1
-    if bands < 2 or dst.nbytes < (16 << 20):
+    bands = _bands(dst)
+    if bands < 2:
         np.copyto(dst, src, casting="unsafe")
         return
+    edges = [dst.shape[0] * i // bands for i in range(bands + 1)]
+    jobs = [
+        _pool().submit(np.copyto, dst[lo:hi], src[lo:hi], casting="unsafe")
+        for lo, hi in zip(edges, edges[1:], strict=False)
+    ]
+    for job in jobs:
+        job.result()
+
+
+def _bands(dst: np.ndarray) -> int:
+    """How many bands of rows a host copy or fill is cut into: 1 below 16 MB."""
+    if not dst.ndim or dst.nbytes < (16 << 20):
+        return 1
+    return min(8, len(os.sched_getaffinity(0)), max(1, dst.shape[0] // 256))
+
+
+def _pool():
     if not _copiers:
         from concurrent.futures import ThreadPoolExecutor
 
         _copiers.append(ThreadPoolExecutor(8, thread_name_prefix="mmbench-copy"))
+    return _copiers[0]
+
+
+def fill_rows(dst: np.ndarray, value) -> None:
+    """dst[...] = value for a host matrix, in bands of rows on several threads (as copy_rows):
+    the verified pass's host C is poisoned before every configuration."""
+    bands = _bands(dst)
+    if bands < 2:
+        dst.fill(value)
+        return
     edges = [dst.shape[0] * i // bands for i in range(bands + 1)]
     jobs = [
-        _copiers[0].submit(np.copyto, dst[lo:hi], src[lo:hi], casting="unsafe")
-        for lo, hi in zip(edges, edges[1:], strict=False)
+        _pool().submit(dst[lo:hi].fill, value) for lo, hi in zip(edges, edges[1:], strict=False)
     ]
     for job in jobs:
         job.result()
@@ -155,6 +185,9 @@ class HostBuffers:
 
     def __init__(self):
         self.held: dict[tuple[str, str], np.ndarray] = {}
+        # what a buffer's matrix holds: (source array, ld, guard), where nothing but its fill
+        # has written it since (holds(), filled())
+        self.contents: dict[tuple[str, str], tuple] = {}
 
     def get(self, kind: str, role: str, count: int, dtype) -> np.ndarray:
         """`count` elements of `dtype` in host memory of `kind` (pageable or pinned)."""
@@ -162,6 +195,7 @@ class HostBuffers:
         buf = self.held.get((kind, role))
         if buf is None or buf.nbytes < nbytes:
             self.held.pop((kind, role), None)  # the smaller one goes before the larger comes
+            self.contents.pop((kind, role), None)
             if kind == "pageable":
                 buf = np.empty(nbytes, np.uint8)
             else:  # pinned (page-locked, and mapped into the device's address space under UVA)
@@ -171,8 +205,29 @@ class HostBuffers:
             self.held[(kind, role)] = buf
         return buf[:nbytes].view(dtype)
 
+    def holds(self, kind: str, role: str, src: np.ndarray, ld: int, guard: int) -> bool:
+        """Whether the buffer's matrix of leading dimension `ld` after `guard` elements holds
+        `src` still: filled from that very array (same memory, shape, strides, type), and
+        written by nothing since (a kernel that uses host memory in place: forget())."""
+        kept = self.contents.get((kind, role))
+        if kept is None:
+            return False
+        was, was_ld, was_guard = kept
+        same = (was.ctypes.data, was.shape, was.strides, was.dtype)
+        return (was_ld, was_guard) == (ld, guard) and same == (
+            src.ctypes.data, src.shape, src.strides, src.dtype
+        )  # fmt: skip
+
+    def filled(self, kind: str, role: str, src: np.ndarray, ld: int, guard: int) -> None:
+        """The buffer now holds src (the array is kept, so its memory is not reused)."""
+        self.contents[(kind, role)] = (src, ld, guard)
+
+    def forget(self, kind: str, role: str) -> None:
+        self.contents.pop((kind, role), None)
+
     def clear(self) -> None:
         self.held.clear()
+        self.contents.clear()
 
 
 class Placement:
@@ -256,14 +311,22 @@ class Placement:
         flat = self.buffers.get(kind, role, rows * ld + 2 * self.guard, self.dtype_of(role))
         return Matrix(np, flat, rows, cols, ld, self.guard)
 
-    def host_operands(self, kind: str) -> tuple[Matrix, Matrix, Matrix]:
-        """A, B and C as padded host matrices of one memory kind, A and B filled."""
+    def host_operands(self, kind: str, in_place: bool = False) -> tuple[Matrix, Matrix, Matrix]:
+        """A, B and C as padded host matrices of one memory kind, A and B filled.  A buffer
+        that holds its input already (filled from the same array, at the same leading
+        dimension and guard, by an earlier placement of copies, which only read it) is not
+        filled again; one a kernel uses `in_place` (mapped) is filled, and forgotten after."""
         m, n, k = self.conf.m, self.conf.n, self.conf.k
         lda, ldb, ldc = self.host_ld
         hA = self.host_matrix(kind, "A", m, k, lda)
         hB = self.host_matrix(kind, "B", self.b_rows, self.b_cols, ldb)
-        copy_rows(hA.grid[:, :k], self.a)
-        copy_rows(hB.grid[:, : self.b_cols], self.b)
+        for role, mat, src in (("A", hA, self.a), ("B", hB, self.b)):
+            if in_place or not self.buffers.holds(kind, role, src, mat.ld, self.guard):
+                copy_rows(mat.grid[:, : mat.cols], src)
+            if in_place:
+                self.buffers.forget(kind, role)
+            else:
+                self.buffers.filled(kind, role, src, mat.ld, self.guard)
         return hA, hB, self.host_matrix(kind, "C", m, n, ldc)
 
     def device_matrix(self, role: str, rows: int, cols: int, ld: int) -> Matrix:
@@ -435,7 +498,7 @@ class MappedPlacement(Placement):
 
     def __init__(self, cp, conf, a, b, c0, guard, buffers=None, align=1):
         super().__init__(cp, conf, a, b, c0, guard, buffers, align)
-        self.hA, self.hB, self.hC = self.host_operands("pinned")
+        self.hA, self.hB, self.hC = self.host_operands("pinned", in_place=True)
         self.kernel_mats = (self.hA, self.hB, self.hC)
 
     def reset(self):
