@@ -368,12 +368,12 @@ def _gpu_rules() -> set[str]:
     return found
 
 
-def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_after_it_measures(workdir):
+def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_before_it_measures(workdir):
     """The main command's dry run: every job that holds the GPU takes no core of `--cores 1`
     (so compiling, aggregating and drawing go on beside the measurement; issue "the main command
-    at the speed of the GPU"), the ceilings (priority 20) go before the measurement jobs (10)
-    and the profilers (5) after them, so the tables and figures made from the timings are drawn
-    while the profilers hold the GPU, and the other jobs keep their one core."""
+    at the speed of the GPU"), the profilers and the ceilings (priority 20) go before the
+    measurement jobs (10), so the tables made from the profiles are made while the GPU
+    measures, and the other jobs keep their one core."""
     out = snakemake(
         "-n", "--cores", "1", "--config", "sizes=[8000,10000,12000]", "arch=sm_90", cwd=workdir
     )
@@ -390,8 +390,7 @@ def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_after_it_measures(w
     # the main command's GPU jobs, by hand: 7 measurements, 2 Nsight Compute profiles, ceilings
     assert gpu == {"measure_variant", "profile_kernel", "device_ceilings"}
     assert seen["measure_variant"] == {"threads: 0", "priority: 10"}
-    assert seen["device_ceilings"] == {"threads: 0", "priority: 20"}
-    assert seen["profile_kernel"] == {"threads: 0", "priority: 5"}
+    assert seen["profile_kernel"] == seen["device_ceilings"] == {"threads: 0", "priority: 20"}
     # Snakemake prints no threads line for a job of one thread
     assert not seen["compile_kernel"] and not seen["timings_table"]
 

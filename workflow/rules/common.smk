@@ -83,15 +83,16 @@ def gpu_job_threads(wildcards):
 SERVE_WORKER = workflow.local_exec and config["worker"] == "run"
 
 
-# among the GPU jobs ready at once: the device ceilings first (a second of GPU work), then the
-# measurements, the profilers last.  The profilers then hold the GPU (about 7 s each) while the
-# tables and figures that need only the timings are drawn on the run's core, and only what
-# needs the profiles is left after them.  Measured on H100s: with the profilers after the
-# measurements and their tables after them (no GPU jobs beside the CPU's), 48 s of the main
-# command's 432.7 s came after its last measurement (2026-11-26); with the profilers first,
-# 15 s came after it, but the profilers' 14 s sat inside the measurements (361.3 s,
-# 2026-11-27; docs/method.md).
-GPU_PRIORITY = dict(ceilings=20, measure=10, profile=5)
+# among the GPU jobs ready at once, the profilers and the ceilings first, the measurements after
+# them: what only the profiles need (the metrics, nvprof-named and roofline tables) is made
+# while the GPU measures, and after the last measurement only what needs the timings is left.
+# Measured on H100s, main command: profilers after the measurements, 48 s of 432.7 s came after
+# the last one (2026-11-26); profilers first, 15 s of 361.3 s (2026-11-27); profilers last
+# again with their tables now drawn beside them, 42 s of 381.9 s: every figure waits for the
+# roofline table (output_targets asks that checkpoint whenever a figure needs the profiles),
+# so nothing but the profiles' own tables could be drawn while they ran (2026-11-27,
+# docs/method.md).
+GPU_PRIORITY = dict(ceilings=20, profile=20, measure=10)
 
 
 def arch():
