@@ -379,9 +379,16 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
     assert r["sm_clock_probe_mhz"] != r["sm_clock_probe_mhz"]
 
 
-def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
+@pytest.mark.parametrize("serve", [False, True], ids=["own worker", "the run's worker"])
+def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monkeypatch):
+    """An illegal address in configuration 13 ends its worker's context: 13 is an ERROR row,
+    12, 14 and 15 PASS (a new worker measures them), whether the job's worker is its own or
+    the run's (which then ends, and a fresh one takes the rest)."""
     from mmbench.core.registry import load_registry
+    from mmbench.measure import served
     from mmbench.measure.jobs import run_job
+
+    monkeypatch.chdir(tmp_path)  # this test's own run
 
     reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
     v = load_registry(reg_path)["faulty"]
@@ -405,7 +412,9 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch):
         settings,
         str(out),
         str(tmp_path / "log.txt"),
+        serve=serve,
     )
+    served.stop()
     import pandas as pd
 
     df = pd.read_csv(out)

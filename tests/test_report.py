@@ -422,3 +422,42 @@ def test_figures_and_tables_are_drawn_in_snakemakes_own_process(tmp_path):
                           None, str(log))  # fmt: skip
     assert "Traceback" in log.read_text()
     assert not (tmp_path / "f.png").exists()
+
+
+def test_a_script_run_in_snakemakes_process_keeps_its_stderr_in_its_log_and_puts_back_ours(
+    tmp_path,
+):
+    """render.script_in_process runs a job script's main(snakemake) here, as the timings,
+    summary and since_previous jobs do: what the script writes to the stderr it opened goes to
+    its log, a failure's traceback follows it there, and this process's stderr and warnings
+    filters are as they were after either."""
+    import sys
+    import warnings
+    from types import SimpleNamespace
+
+    from mmbench.report import render
+
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys, warnings\n"
+        "def main(sm):\n"
+        "    sys.stderr = open(sm.log[0], 'w')\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    print('made ' + sm.params['what'], file=sys.stderr)\n"
+        "    if sm.params['fail']:\n"
+        "        raise ValueError('no such column')\n"
+        "main(snakemake)\n"
+    )
+    stderr, filters = sys.stderr, list(warnings.filters)
+    for fail in (False, True):
+        log = tmp_path / f"job-{fail}.log"
+        job = SimpleNamespace(log=[str(log)], params={"what": "a table", "fail": fail})
+        if fail:
+            with pytest.raises(ValueError):
+                render.script_in_process(script, job, str(log))
+        else:
+            render.script_in_process(script, job, str(log))
+        text = log.read_text()
+        assert text.startswith("made a table\n")
+        assert ("Traceback" in text and "no such column" in text) == fail
+        assert sys.stderr is stderr and list(warnings.filters) == filters

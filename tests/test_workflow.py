@@ -142,6 +142,7 @@ def test_aggregation_renders_from_recorded_runs(workdir):
         "--cores",
         "1",
         "results/compare/tables/summary.txt",
+        "results/compare/tables/since_previous.txt",
         "--configfile",
         "config/presets/compare.yaml",
         "--config",
@@ -150,10 +151,18 @@ def test_aggregation_renders_from_recorded_runs(workdir):
         "timings_table",
         "refused_table",
         "summary",
+        "since_previous",
         cwd=workdir,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    summary = (workdir / "results" / "compare" / "tables" / "summary.txt").read_text()
+    tables = workdir / "results" / "compare" / "tables"
+    assert (tables / "since_previous.txt").read_text() == ""  # no archive: nothing edited
+    # here (no conda environments) the three jobs run in Snakemake's own process: their
+    # messages go to their logs all the same, not to Snakemake's stderr
+    logs = workdir / "results" / "compare" / "logs"
+    assert "rows from" in (logs / "aggregate" / "timings.log").read_text()
+    assert "rows from" not in out.stderr
+    summary = (tables / "summary.txt").read_text()
     df = pd.concat(pd.read_csv(p) for p in sorted(runs.glob("*.csv")))
     assert f"{len(df)} configurations: {len(df)} PASS" in summary
     assert "Since the previous kernel source" not in summary  # no archive: nothing edited

@@ -469,6 +469,22 @@ def render_here(kind, name, inputs, first, gpu_model, log):
     render.in_process(kind, name, inputs, first, gpu_model, log)
 
 
+def script_here(script, input, output, params, log):
+    """A `run:` job that runs workflow/scripts/<script> in Snakemake's own process, as its
+    `script:` twin runs it in a process of its own (where rules have conda environments).
+    """
+    from types import SimpleNamespace
+
+    from mmbench.report import render
+
+    job = SimpleNamespace(
+        input=input, output=output, params=params, log=log, config=config
+    )
+    render.script_in_process(
+        Path(workflow.basedir) / "workflow" / "scripts" / script, job, log[0]
+    )
+
+
 def clear_inputs_cache():
     """onsuccess, onerror: the inputs the measurement jobs shared (measure/input_cache.py) go
     with the run: they are memory (/dev/shm); so does the run's worker (measure/served.py),

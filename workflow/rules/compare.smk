@@ -96,7 +96,35 @@ rule compare:
         "../scripts/compare_gate.py"
 
 
-if not RENDER_ONLY:
+# the edit loop's parameters: the results folder (its archive/ holds earlier kernel sources'
+# rows) and nvbench's criterion
+SINCE_PREVIOUS = dict(
+    results=lambda w, output: str(Path(output[0]).parent.parent),
+    criterion=config["compare"]["criterion"],
+    tolerance=config["compare"]["tolerance"],
+)
+
+if not RENDER_ONLY and RENDER_HERE:
+
+    # after the last measurement: in Snakemake's own process (common.smk script_here)
+    rule since_previous:
+        """The edit loop: each re-measured kernel against its previous source's measurement
+        (archive/<variant>/<source hash>/), before -> after, printed with the summary; empty
+        where no variant has an earlier source."""
+        input:
+            unpack(this_run),
+        output:
+            f"{R}/tables/since_previous.txt",
+        log:
+            f"{R}/logs/compare/since_previous.log",
+        benchmark:
+            f"{R}/benchmarks/compare/since_previous.tsv"
+        params:
+            **SINCE_PREVIOUS,
+        run:
+            script_here("since_previous.py", input, output, params, log)
+
+elif not RENDER_ONLY:
 
     rule since_previous:
         """The edit loop: each re-measured kernel against its previous source's measurement
@@ -113,10 +141,7 @@ if not RENDER_ONLY:
         conda:
             "../envs/compare.yaml"
         params:
-            # the results folder (its archive/ holds earlier kernel sources' rows)
-            results=lambda w, output: str(Path(output[0]).parent.parent),
-            criterion=config["compare"]["criterion"],
-            tolerance=config["compare"]["tolerance"],
+            **SINCE_PREVIOUS,
         script:
             "../scripts/since_previous.py"
 

@@ -156,7 +156,25 @@ rule figures_left_out:
         "../scripts/figures_left_out.py"
 
 
-if not RENDER_ONLY:
+if not RENDER_ONLY and RENDER_HERE:
+
+    # after the last measurement: in Snakemake's own process (common.smk script_here)
+    rule summary:
+        input:
+            timings=f"{R}/tables/timings.csv",
+            refused=f"{R}/tables/refused.csv",
+            manifests=manifests(),
+        output:
+            txt=f"{R}/tables/summary.txt",
+            md=f"{R}/tables/summary.md",
+        log:
+            f"{R}/logs/aggregate/summary.log",
+        benchmark:
+            f"{R}/benchmarks/aggregate/summary.tsv"
+        run:
+            script_here("summary.py", input, output, params, log)
+
+elif not RENDER_ONLY:
 
     rule summary:
         input:

@@ -5,7 +5,9 @@ Where Snakemake deploys a conda environment per rule (`--sdm conda`), each job r
 render_figure.py or render_table.py in a process of its own, in its environment.  Otherwise the
 job runs in Snakemake's own process (`in_process`): a new Python process per figure or table,
 importing pandas, pandera, matplotlib and seaborn again each time, cost 1.5 to 3 s per job, more
-than most of them take to draw (issue "the main command at the speed of the GPU").
+than most of them take to draw (issue "the main command at the speed of the GPU").  So do the
+jobs that make the timings table, the summary and the edit loop's comparison
+(`script_in_process`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,33 @@ def table(name: str, inputs: dict, html: str | Path, gpu_model: str | None) -> N
     data = load_inputs({n: inputs[n] for n in out.inputs}, gpu_model)
     made = out.make(data)
     write(made, Path(html).with_suffix(""), title_of(out, made))
+
+
+def script_in_process(script: str | Path, snakemake, log: str) -> None:
+    """A job's script (its `main(snakemake)`), run in Snakemake's own process with the job's
+    input, output, params and log: the tables and the summary after the last measurement, one
+    process start and the imports of pandas and pandera fewer each.  What the script sends to
+    stderr goes to its log, and whatever it changes of stderr and the warnings filters is put
+    back after it."""
+    import runpy
+    import sys
+
+    def restore():
+        if sys.stderr is not saved:  # the script's own log file, flushed before more is added
+            sys.stderr.close()
+            sys.stderr = saved
+
+    with _TURN, warnings.catch_warnings():
+        saved = sys.stderr
+        try:
+            runpy.run_path(str(script), init_globals={"snakemake": snakemake})
+        except BaseException:
+            restore()
+            with open(log, "a") as f:
+                f.write(traceback.format_exc())
+            raise
+        finally:
+            restore()
 
 
 def in_process(kind: str, name: str, inputs: dict, first: str, gpu_model, log: str) -> None:
