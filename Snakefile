@@ -43,6 +43,7 @@ rule all:
         ),
         profile_targets(),
         report_targets(),
+        timing_targets,
         output_targets,
         # baseline=...: the comparison with it, in the report too
         [f"{R}/report/compare.html", f"{R}/figures/compare.png"] if BASELINE else [],

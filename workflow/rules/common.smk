@@ -2,6 +2,7 @@
 # plans (the config merged and validated, the registry, the configurations to measure and to
 # profile), as the rna-seq-star-deseq2 workflow keeps its common.smk.
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -369,22 +370,54 @@ def checked_tables():
     ]
 
 
-def outputs_with_data():
+def outputs_with_data(profiles=True):
     """(figures to make, tables to make, [(kind, name, why not)]) of this experiment: a figure
     or a timings table whose data this run lacks is not made (the tables are read once
-    written: checkpoints)."""
+    written: checkpoints).  `profiles` False: only those that read no profile, known once the
+    timings are written, without waiting for the profilers (timing_targets)."""
     profiled = have_profile()
     wanted = [f for f in FIGURES if profiled or not FIGURE_CATALOGUE[f].needs_profile]
     tables = checked_tables()
+    if not profiles:
+        wanted = [f for f in wanted if not FIGURE_CATALOGUE[f].needs_profile]
+        tables = [t for t in tables if not TABLE_CATALOGUE[t].needs_profile]
     if not RENDER_ONLY:
         if wanted or tables:
             checkpoints.timings_table.get()
         if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
             checkpoints.roofline_table.get()
     try:
-        return split_by_data(wanted, tables, input_paths, config["gpu_model"])
+        return split_by_data_once(wanted, tables)
     except (MixedGpuModels, TableError) as err:
         raise WorkflowError(str(err)) from None
+
+
+_SPLIT = {}  # (outputs, their inputs' sizes and times) -> split_by_data's answer
+
+
+def split_by_data_once(wanted, tables):
+    """split_by_data, read once for the same outputs and the same input files (the input
+    functions of `all` ask it again after each checkpoint)."""
+    paths = {}
+    for name in wanted:
+        paths |= input_paths(FIGURE_CATALOGUE[name])
+    for name in tables:
+        paths |= input_paths(TABLE_CATALOGUE[name])
+    files = sorted(
+        {str(f) for v in paths.values() for f in (v if isinstance(v, list) else [v])}
+    )
+    stamps = tuple(
+        (
+            (f, os.stat(f).st_mtime_ns, os.stat(f).st_size)
+            if os.path.exists(f)
+            else (f, None)
+        )
+        for f in files
+    )
+    key = (tuple(wanted), tuple(tables), stamps)
+    if key not in _SPLIT:
+        _SPLIT[key] = split_by_data(wanted, tables, input_paths, config["gpu_model"])
+    return _SPLIT[key]
 
 
 def report_targets():
@@ -411,9 +444,18 @@ def report_targets():
     return [f"{R}/report/{t}.html" for t in tabs]
 
 
+def timing_targets(wildcards):
+    """The figures and timings tables that read no profile and that this run has data for:
+    drawn once the timings are written, while the profilers may still hold the GPU."""
+    figs, tabs, _ = outputs_with_data(profiles=False)
+    return [f"{R}/figures/{f}.png" for f in figs] + [
+        f"{R}/report/{t}.html" for t in tabs
+    ]
+
+
 def output_targets(wildcards):
     """The figures and timings tables this run has data for, and the note of those left out,
-    if any (known once the tables are written)."""
+    if any (known once the tables are written, the profiles' too)."""
     figs, tabs, left = outputs_with_data()
     return (
         [f"{R}/figures/{f}.png" for f in figs]
