@@ -89,10 +89,10 @@ SERVE_WORKER = workflow.local_exec and config["worker"] == "run"
 # while the GPU measures, and after the last measurement only what needs the timings is left.
 # Measured on H100s, main command: profilers after the measurements, 48 s of 432.7 s came after
 # the last one (2026-11-26); profilers first, 15 s of 361.3 s (2026-11-27); profilers last
-# again with their tables now drawn beside them, 42 s of 381.9 s: every figure waits for the
-# roofline table (output_targets asks that checkpoint whenever a figure needs the profiles),
-# so nothing but the profiles' own tables could be drawn while they ran (2026-11-27,
-# docs/method.md).
+# again, 42 s of 381.9 s: every figure then waited for the roofline table, so nothing but the
+# profiles' own tables could be drawn while they ran (2026-11-27, docs/method.md).  The
+# figures that read no profile now wait for the timings alone (timing_targets); the profilers
+# last has not been timed since.
 GPU_PRIORITY = dict(ceilings=20, profile=20, measure=10)
 
 
