@@ -103,3 +103,28 @@ def test_a_worker_gone_before_it_answered_reads_as_gone(locks, tmp_path):
     handle = served.worker_for(GPU_ENV, served.spawn())
     handle.kill()
     assert handle.run(tmp_path / "spec.json", GPU_ENV) == served.GONE
+
+
+def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(
+    locks, tmp_path, caplog
+):
+    """A worker entry whose number lives on in another process (here this test's own) and
+    whose socket is gone: the job's spec meets no worker (GONE), the entry goes, and a new
+    worker takes the spec (here it fails it, the variant being unknown, so the job fails
+    saying so rather than trying the dead entry again)."""
+    from mmbench.measure import jobs
+
+    entry = dict(socket=str(tmp_path / "gone.sock"), pid=os.getpid(), owner=os.getcwd(),
+                 code=served.code_digest(), gpu=GPU_ENV[gpus.GPU_KEY_VAR])  # fmt: skip
+    path = served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR])
+    path.write_text(json.dumps(entry))
+    journal = tmp_path / "j.jsonl"
+    base = dict(variant="no_such_variant", registry=str(ROOT / "kernels" / "registry.yaml"),
+                instantiations={}, settings={}, journal=str(journal), log=str(tmp_path / "l"),
+                source_sha="", baseline={})  # fmt: skip
+    with pytest.raises(jobs.JobFailed, match="failed before measuring anything"):
+        jobs._measure([("key1", {"m": 1})], {}, base, tmp_path / "spec.json", None, GPU_ENV,
+                      None, serve=True)  # fmt: skip
+    assert "ended before it answered" in caplog.text  # the entry's socket: nobody there
+    assert "no_such_variant" in (tmp_path / "l").read_text()  # the new worker's failure
+    assert not path.exists()
