@@ -105,9 +105,7 @@ def test_a_worker_gone_before_it_answered_reads_as_gone(locks, tmp_path):
     assert handle.run(tmp_path / "spec.json", GPU_ENV) == served.GONE
 
 
-def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(
-    locks, tmp_path, caplog
-):
+def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(locks, tmp_path, caplog):
     """A worker entry whose number lives on in another process (here this test's own) and
     whose socket is gone: the job's spec meets no worker (GONE), the entry goes, and a new
     worker takes the spec (here it fails it, the variant being unknown, so the job fails
