@@ -46,6 +46,18 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
     return rows
 
 
+def naive_guarded_cubin(registry, arch, tmp_path):
+    """naive_guarded's float32 TILE 16 instantiation, built by nvcc into tmp_path."""
+    v = registry["naive_guarded"]
+    cubin = tmp_path / "ng.cubin"
+    subprocess.run(
+        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
+        check=True,
+        capture_output=True,
+    )
+    return cubin
+
+
 def conf(variant, m, n=None, k=None, tile=32, coarsen=4, registry=None, **kw):
     """A configuration; TILE and COARSEN go to the variants that declare them."""
     declared = dict((registry or load_registry())[variant].params)
@@ -435,12 +447,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     from mmbench.measure.journal import journal_key
 
     v = registry["naive_guarded"]
-    cubin = tmp_path / "ng.cubin"
-    subprocess.run(
-        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
-        check=True,
-        capture_output=True,
-    )
+    cubin = naive_guarded_cubin(registry, arch, tmp_path)
     insts = {"float32_TILE16": str(cubin)}
     settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
     confs = [conf("naive_guarded", m, tile=16).as_dict() for m in (64, 96)]
@@ -507,13 +514,7 @@ def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_referenc
     from mmbench.measure.jobs import run_job
 
     monkeypatch.chdir(tmp_path)  # this test's own run
-    v = registry["naive_guarded"]
-    cubin = tmp_path / "ng.cubin"
-    subprocess.run(
-        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
-        check=True,
-        capture_output=True,
-    )
+    cubin = naive_guarded_cubin(registry, arch, tmp_path)
     settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
     jobs = dict(
         naive_guarded=({"float32_TILE16": str(cubin)}, dict(tile=16)),
