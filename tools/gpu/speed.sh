@@ -19,7 +19,8 @@
 #       to change), in as many calls as it takes: each runs it for at most LIMIT s (default 540)
 #       and the next call on the same warm machine resumes it (--rerun-incomplete and the
 #       measurement journals); the calls' wall times are summed, and once it has finished its
-#       phase split is printed against its GPU time by the sampling rules (passes and settling)
+#       phase split is printed against its GPU time by the sampling rules (passes and settling),
+#       its ladder tables are printed and the run is kept whole (OUT/ladder.tgz)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
 #   render jobs only where no GPU job ran beside them)
 set -uo pipefail
@@ -116,8 +117,17 @@ PY
       python3 benchmarks/harness_phases.py --preset config/presets/ladder.yaml --cores "${CORES:-16}" \
         --from "$work" --wall "$total" --json "$out/phases-ladder.json" 2>&1 | tail -24
       cp "$work/results/ladder/tables/timings.csv" "$out/timings-ladder.csv"
-      tar czf "$out/ladder.tgz" -C /tmp ladderrun/results/ladder/tables \
-        ladderrun/results/ladder/benchmarks ladderrun/.snakemake/log ladderrun/walls.txt
+      # the run whole, as `tools/gpu.sh ladder OUT ladder` keeps it (tables, per-variant tables,
+      # manifests and samples, report, figures): one run of the preset serves as the recorded
+      # ladder (tests/data) and as the timed one
+      tar czf "$out/ladder.tgz" --exclude="*.journal*" -C /tmp ladderrun/results/ladder/tables \
+        ladderrun/results/ladder/runs ladderrun/results/ladder/report \
+        ladderrun/results/ladder/figures ladderrun/results/ladder/benchmarks \
+        ladderrun/.snakemake/log ladderrun/walls.txt
+      for t in ladder ladder_profile; do
+        echo "== $t"
+        cat "$work/results/ladder/report/$t.md" 2>/dev/null
+      done
     fi
     ;;
   default)
