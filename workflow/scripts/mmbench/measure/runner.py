@@ -7,8 +7,9 @@ the stopping rule says enough (timing.py: the load's strategy), with the observe
 beside the samples (observers.py), check every other place's result, and write one Row
 (row.py).  Configurations sharing inputs (same shape, element type, inputs) share one reference,
 built once, and kept in the worker's session (session.py) for the next variant where one worker
-measures several.  A failing configuration becomes a row that says so; a CUDA error that ends the context (illegal address, launch failure)
-ends this process after its row is written, and jobs.py starts a new one for the rest.
+measures several.  A failing configuration becomes a row that says so; a CUDA error that ends
+the context (illegal address, launch failure) ends this process after its row is written, and
+jobs.py starts a new one for the rest.
 
 The host keeps the GPU fed: two worker threads do the host-only work while the GPU measures.
 One draws the next group's inputs during this group's passes, and each group's Freivalds
