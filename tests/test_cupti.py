@@ -2,7 +2,6 @@
 an H100 (tests/data/profilers/cupti, see its README), and the profiler rows without CUPTI."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -96,7 +95,7 @@ def test_without_cupti_python_the_rows_say_so(tmp_path):
         pytest.skip("cupti-python is installed here")
     except ImportError:
         pass
-    rows = profiling.run_cupti(Path(tmp_path / "spec.json"), tmp_path, {})
+    rows = profiling.cupti_rows(tmp_path)
     assert rows == [
         dict(
             metric="gpu_activities",

@@ -89,11 +89,8 @@ def profile(spec: dict, workdir: Path, tools: dict, hold) -> list[dict]:
         else:
             rows += read_nsys(nsys, nsys_run, workdir, env, versions[nsys])
     # 4. CUPTI activity records: nvprof's GPU-activities table, CUPTI's kernel time
-    if cupti_here:
+    if cupti_wanted:
         rows += cupti_rows(workdir)
-    elif cupti_wanted:
-        why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
-        rows.append(status("gpu_activities", "cupti", why))
     else:
         why = "not collected: profile.cupti is off, or auto and no report table of the run shows it"
         rows.append(status("gpu_activities", "cupti", why))
@@ -113,7 +110,9 @@ def run_target(spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too:
     proc = _run(cmd, env)
     if cupti_too:
         (workdir / "cupti.log").write_text(proc.stdout + proc.stderr)
-    if not ev_path.exists() or proc.returncode not in (0, NOT_VERIFIED_EXIT) and not cupti_too:
+    # with CUPTI after it, a failure of the recorded run leaves the event run's file standing
+    ran = proc.returncode in (0, NOT_VERIFIED_EXIT) or cupti_too
+    if not ev_path.exists() or not ran:
         raise ProfileFailed(
             f"the profiler's target program could not run {spec['configuration']['variant']} "
             f"(exit code {proc.returncode}): {proc.stderr.strip()[-600:]}"
@@ -135,7 +134,11 @@ def run_target(spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too:
 
 
 def cupti_rows(workdir: Path) -> list[dict]:
-    """The CUPTI-recorded run's rows (cupti.py), or why there are none."""
+    """The CUPTI-recorded run's rows (cupti.py), or why there are none: cupti-python not
+    installed, the run failed, or its result did not verify."""
+    if importlib.util.find_spec("cupti") is None:
+        why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
+        return [status("gpu_activities", "cupti", why)]
     version = metadata.version("cupti-python")
     out = workdir / "cupti.json"
     recorded = json.loads(out.read_text()) if out.exists() else {}
@@ -144,21 +147,6 @@ def cupti_rows(workdir: Path) -> list[dict]:
         text = log_file.read_text() if log_file.exists() else ""
         return [status("gpu_activities", "cupti", f"failed: {text.strip()[-400:]}", version)]
     return cupti.rows(recorded, version)
-
-
-def run_cupti(spec_path, workdir, env) -> list[dict]:
-    """The target alone, recorded by CUPTI in its own process (cupti.py)."""
-    if importlib.util.find_spec("cupti") is None:
-        why = "not collected: cupti-python is not installed (pip install '.[cupti]')"
-        return [status("gpu_activities", "cupti", why)]
-    version = metadata.version("cupti-python")
-    out = workdir / "cupti.json"
-    proc = _run(_target(spec_path) + ["--cupti-json", str(out)], env)
-    (workdir / "cupti.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or not out.exists():
-        why = f"failed: {(proc.stdout + proc.stderr).strip()[-400:]}"
-        return [status("gpu_activities", "cupti", why, version)]
-    return cupti.rows(json.loads(out.read_text()), version)
 
 
 def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] | Path:
