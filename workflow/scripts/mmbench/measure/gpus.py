@@ -69,12 +69,17 @@ def candidates(env: dict | None = None, gpus: list[dict] | None = None) -> list[
     ]
 
 
+def lock_path(lock_dir: Path, key: str) -> Path:
+    """The lock file of the GPU `key` (host and UUID) in `lock_dir`."""
+    return lock_dir / f"{key}.lock"
+
+
 def holders(lock_dir: Path, cands) -> str:
     """Who holds each GPU's lock, as the lock files say."""
     out = []
     for visible, key in cands:
         try:
-            text = (lock_dir / f"{key}.lock").read_text().strip()
+            text = lock_path(lock_dir, key).read_text().strip()
         except OSError:
             text = ""
         out.append(f"GPU {visible}: {text or 'holder unknown'}")
@@ -95,7 +100,7 @@ def acquire(timeout_s: float | None = None, env: dict | None = None, gpus=None, 
     waited = False
     while True:
         for visible, key in cands:
-            fh = open(lock_dir / f"{key}.lock", "a+")
+            fh = open(lock_path(lock_dir, key), "a+")
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

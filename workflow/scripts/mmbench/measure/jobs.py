@@ -30,6 +30,7 @@ from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
+from mmbench.measure import served
 from mmbench.measure.gpus import GPU_KEY_VAR
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
 
@@ -89,7 +90,7 @@ def run_job(
     shas = {name: file_sha(path) for name, path in instantiations.items()}
     for name, path in (baseline or {}).items():  # a pair's row names both builds
         shas[name] = f"{shas.get(name, 'library')}+{file_sha(path) if path else 'library'}"
-    from mmbench.measure import gpus, served
+    from mmbench.measure import gpus
 
     # what every worker of this job is told, besides its configurations still to do
     base = dict(
@@ -252,8 +253,6 @@ def _measure(
     """Workers until every configuration has a row (restarting after a lost context): the one
     started `ahead` first, where given; when each was spawned and exited.  `serve`: the run's
     worker (served.py), where one serves this GPU, else `ahead` or a new one made the run's."""
-    from mmbench.measure import served
-
     spawns: list[dict] = []
     attempts = 0
     gone = 0  # served workers that ended before they answered (retiring, killed)

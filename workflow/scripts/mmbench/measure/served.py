@@ -282,8 +282,7 @@ def read_line(conn: socket.socket) -> dict | None:
 def retire(gpu: str, sock_path: str) -> bool:
     """Idle: ends where no job holds the GPU (its lock taken here, briefly, so that no job
     reads this worker's entry meanwhile); a job holding it may be on its way here."""
-    lock = gpus.LOCK_DIR / f"{gpu}.lock"
-    with open(lock, "a+") as fh:
+    with open(gpus.lock_path(lock_dir(), gpu), "a+") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
