@@ -23,7 +23,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan.slurm import slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
-    from mmbench.report.catalogue import MixedGpuModels, caption, split_by_data
+    from mmbench.report.catalogue import MixedGpuModels, caption, inputs_of, split_by_data
     from mmbench.report.catalogue import names as output_names
 except ImportError as err:
     raise WorkflowError(
@@ -398,11 +398,7 @@ _SPLIT = {}  # (outputs, their inputs' sizes and times) -> split_by_data's answe
 def split_by_data_once(wanted, tables):
     """split_by_data, read once for the same outputs and the same input files (the input
     functions of `all` ask it again after each checkpoint)."""
-    paths = {}
-    for name in wanted:
-        paths |= input_paths(FIGURE_CATALOGUE[name])
-    for name in tables:
-        paths |= input_paths(TABLE_CATALOGUE[name])
+    paths = inputs_of(wanted, tables, input_paths)
     files = sorted(
         {str(f) for v in paths.values() for f in (v if isinstance(v, list) else [v])}
     )

@@ -532,6 +532,15 @@ def missing(output: Output, data: dict) -> str | None:
     return None
 
 
+def inputs_of(figures: list[str], tables: list[str], paths_of: Callable) -> dict:
+    """The named input paths of these figures and tables (`paths_of(output)` gives one
+    output's), each name once."""
+    paths: dict = {}
+    for o in [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]:
+        paths |= paths_of(o)
+    return paths
+
+
 def split_by_data(
     figures: list[str], tables: list[str], paths_of: Callable, gpu_model: str | None
 ) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
@@ -539,10 +548,7 @@ def split_by_data(
     run holds, and why each other one is left out.  `paths_of(output)` gives an output's
     named input paths; every input is read once, whatever number of outputs share it."""
     outputs = [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]
-    paths: dict = {}
-    for o in outputs:
-        paths |= paths_of(o)
-    data = load_inputs(paths, gpu_model)
+    data = load_inputs(inputs_of(figures, tables, paths_of), gpu_model)
     figs, tabs, left = [], [], []
     for o in outputs:
         why = missing(o, data)
