@@ -123,48 +123,33 @@ _copiers: list = []  # one pool of threads per process, made on first use
 def copy_rows(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src for host matrices (NumPy's casting of an assignment), in bands of rows on
     several threads (NumPy lets go of the GIL while it copies): a 576 MB result at 12000 is
-    copied in a fraction of the 100-150 ms one thread takes.  Only for copies outside the timed passes (the placement's
-    fills, the verified result's copy); a `pack` transfer's copy is timed and stays the
-    seeds' one loop.  As many threads as this process may run on, at most 8 (one under a SLURM
-    job given one CPU)."""
-    bands = _bands(dst)
-    if bands < 2:
-        np.copyto(dst, src, casting="unsafe")
-        return
-    edges = [dst.shape[0] * i // bands for i in range(bands + 1)]
-    jobs = [
-        _pool().submit(np.copyto, dst[lo:hi], src[lo:hi], casting="unsafe")
-        for lo, hi in zip(edges, edges[1:], strict=False)
-    ]
-    for job in jobs:
-        job.result()
-
-
-def _bands(dst: np.ndarray) -> int:
-    """How many bands of rows a host copy or fill is cut into: 1 below 16 MB."""
-    if not dst.ndim or dst.nbytes < (16 << 20):
-        return 1
-    return min(8, len(os.sched_getaffinity(0)), max(1, dst.shape[0] // 256))
-
-
-def _pool():
-    if not _copiers:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _copiers.append(ThreadPoolExecutor(8, thread_name_prefix="mmbench-copy"))
-    return _copiers[0]
+    copied in a fraction of the 100-150 ms one thread takes.  Only for copies outside the timed
+    passes (the placement's fills, the verified result's copy); a `pack` transfer's copy is
+    timed and stays the seeds' one loop.  As many threads as this process may run on, at most 8
+    (one under a SLURM job given one CPU)."""
+    in_bands(dst, lambda rows: np.copyto(dst[rows], src[rows], casting="unsafe"))
 
 
 def fill_rows(dst: np.ndarray, value) -> None:
     """dst[...] = value for a host matrix, in bands of rows on several threads (as copy_rows):
     the verified pass's host C is poisoned before every configuration."""
-    bands = _bands(dst)
-    if bands < 2:
-        dst.fill(value)
+    in_bands(dst, lambda rows: dst[rows].fill(value))
+
+
+def in_bands(dst: np.ndarray, work) -> None:
+    """work(rows) over dst's rows: all at once (`...`) below 16 MB, else band by band (a slice
+    each) on the copy threads."""
+    bands = min(8, len(os.sched_getaffinity(0)), max(1, dst.shape[0] // 256)) if dst.ndim else 1
+    if bands < 2 or dst.nbytes < (16 << 20):
+        work(...)
         return
+    if not _copiers:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _copiers.append(ThreadPoolExecutor(8, thread_name_prefix="mmbench-copy"))
     edges = [dst.shape[0] * i // bands for i in range(bands + 1)]
     jobs = [
-        _pool().submit(dst[lo:hi].fill, value) for lo, hi in zip(edges, edges[1:], strict=False)
+        _copiers[0].submit(work, slice(lo, hi)) for lo, hi in zip(edges, edges[1:], strict=False)
     ]
     for job in jobs:
         job.result()
