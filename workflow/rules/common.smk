@@ -23,7 +23,12 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan.slurm import slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
-    from mmbench.report.catalogue import MixedGpuModels, caption, inputs_of, split_by_data
+    from mmbench.report.catalogue import (
+        MixedGpuModels,
+        caption,
+        inputs_of,
+        split_by_data,
+    )
     from mmbench.report.catalogue import names as output_names
 except ImportError as err:
     raise WorkflowError(
