@@ -540,6 +540,56 @@ def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_referenc
     assert not served.serving()
 
 
+def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_reference(
+    tmp_path, registry, arch, monkeypatch
+):
+    """A profile job of a local run (worker: run) sends its target's runs without a profiler
+    (event-timed, then CUPTI-recorded) to the run's worker: the event time and CUPTI's kernel
+    rows come back from it, and the same worker process then measures the variant's job, taking
+    the reference the target built for that shape rather than building it again."""
+    import importlib.util
+    import json
+
+    import pandas as pd
+
+    from mmbench.measure import gpus, served
+    from mmbench.measure.jobs import run_job
+    from mmbench.profile.profiling import profile
+
+    monkeypatch.chdir(tmp_path)  # this test's own run
+    cubin = naive_guarded_cubin(registry, arch, tmp_path)
+    c = conf("naive_guarded", 256, tile=16)
+    spec = dict(configuration=c.as_dict(), registry=str(ROOT / "kernels" / "registry.yaml"),
+                cubin=str(cubin), kernel_name="naive_guarded", warmup=1, metric_set="e3f")  # fmt: skip
+    cupti_here = importlib.util.find_spec("cupti") is not None
+    tools = dict(ncu="off", nsys="off", cupti=cupti_here)
+    times: dict = {}
+    try:
+        rows = profile(spec, tmp_path / "profile", tools, gpus.acquire, serve=True)
+        assert served.serving()
+        (entry,) = [e for _, e in served.entries() if e["owner"] == str(tmp_path)]
+        settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
+        run_job("naive_guarded", str(ROOT / "kernels" / "registry.yaml"), [c.as_dict()],
+                {"float32_TILE16": str(cubin)}, [], "src", settings, str(tmp_path / "ng.csv"),
+                str(tmp_path / "ng.log"), times=times, serve=True)  # fmt: skip
+    finally:
+        served.stop()
+    event = rows[0]
+    assert event["metric"] == "event_time" and event["status"] == "ok", event
+    assert 0 < event["value"] < 1000
+    said = (tmp_path / "profile" / "target.log").read_text()
+    assert json.loads((tmp_path / "profile" / "event.json").read_text())["verified"], said
+    if cupti_here:  # the CUPTI-recorded run, in the same worker after the event-timed one
+        ok = {(r["metric"], r.get("tool_metric")) for r in rows if r["status"] == "ok"}
+        assert ("gpu_activity_time", "naive_guarded") in ok, rows
+        assert any(metric == "cupti_kernel_time" for metric, _ in ok), rows
+    (worker,) = times["workers"]
+    assert worker["pid"] == entry["pid"] and worker["jobs_before"] == 1
+    assert worker["references_built"] == 0 and worker["references_reused"] == 1
+    assert pd.read_csv(tmp_path / "ng.csv").verification.tolist() == ["PASS"]
+    assert not served.serving()
+
+
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
     import cupy as cp
 

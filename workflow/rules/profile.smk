@@ -28,6 +28,7 @@ rule profile_kernel:
         metric_set=config["profile"]["metric_set"],
         tools={k: config["profile"][k] for k in ("ncu", "nsys")}
         | {"cupti": mmplan.cupti_wanted(config)},
+        serve=SERVE_WORKER,
     script:
         "../scripts/profile_kernel.py"
 

@@ -9,7 +9,7 @@ import pandas as pd
 from mmbench.core.axes import Configuration
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.tables import atomic_write_csv
-from mmbench.measure import gpus
+from mmbench.measure import gpus, served
 from mmbench.profile.profilers import METRIC_COLUMNS
 from mmbench.profile.profiling import ProfileFailed, profile
 
@@ -31,9 +31,11 @@ def main(sm) -> None:
     visible = detect_gpus()
     try:
         # the GPU is held while the target and the profilers run on it, not while their
-        # reports are read (profiling.profile)
+        # reports are read (profiling.profile); the target's runs without a profiler happen in
+        # the run's worker, where a local run has one (common.smk SERVE_WORKER)
         rows = profile(spec, Path(sm.output.reports), sm.params.tools,
-                       lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")))  # fmt: skip
+                       lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")),
+                       served.for_this_job(sm.params.serve))  # fmt: skip
     except (ProfileFailed, gpus.NoGpuVisible) as err:
         # say why on the console; no table is written, so the next run profiles it again
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)

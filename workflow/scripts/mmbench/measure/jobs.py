@@ -81,9 +81,8 @@ def run_job(
     job's alone."""
     times = {} if times is None else times
     times["began"] = time.time()
-    # inside a SLURM job (its own allocation, whose end ends every process of it) the worker
-    # is the job's, whatever the submitting process asked
-    serve = serve and "SLURM_JOB_ID" not in os.environ
+    # inside a SLURM job the worker is the job's, whatever the submitting process asked
+    serve = served.for_this_job(serve)
     out = Path(out_csv)
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")

@@ -59,6 +59,12 @@ def code_digest() -> str:
     return h.hexdigest()[:16]
 
 
+def for_this_job(serve: bool) -> bool:
+    """Whether a job asked to use the run's worker does: not inside a SLURM job (its own
+    allocation, whose end ends every process of it), whose worker is the job's own."""
+    return serve and "SLURM_JOB_ID" not in os.environ
+
+
 def owner() -> str:
     """The run a job belongs to: its working directory (Snakemake's)."""
     return os.getcwd()
@@ -137,10 +143,19 @@ class Served:
     def run(self, spec_path: Path, gpu_env: dict) -> int:
         """Sends the spec and its GPU, waits for the exit code (GONE where the worker ended
         without one).  Interrupted, the worker goes too (its measurement is this job's)."""
+        return self._ask(dict(spec=str(spec_path)), gpu_env)
+
+    def target(self, argv: list[str], gpu_env: dict, log_path: Path) -> int:
+        """Runs the profilers' target program (profile/target.py, its arguments `argv`) in the
+        worker, its messages to `log_path`: the exit code it would have had as a process (GONE
+        as for run)."""
+        return self._ask(dict(target=argv, log=str(log_path)), gpu_env)
+
+    def _ask(self, msg: dict, gpu_env: dict) -> int:
         env = {k: gpu_env[k] for k in JOB_GPU_VARIABLES if k in gpu_env}
         try:
             with connected(self.socket) as conn:
-                conn.sendall((json.dumps(dict(spec=str(spec_path), env=env)) + "\n").encode())
+                conn.sendall((json.dumps(msg | dict(env=env)) + "\n").encode())
                 reply = read_line(conn)
         except OSError:
             reply = None

@@ -9,7 +9,8 @@ worker ready when the GPU comes free.  An empty line (the job ended first) ends 
 With `--serve SOCKET` it serves one job after another (served.py): each job that holds the GPU
 sends it a spec over the socket, and it measures it as above, in the same CUDA context, keeping
 the inputs' references and host buffers between jobs (session.py), until no job has come for a
-while, a job says so, or its context is lost.
+while, a job says so, or its context is lost.  A profile job sends it the profilers' target
+program's arguments instead: its runs without a profiler (profile/profiling.py).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mmbench.measure.journal import (
 from mmbench.measure.runner import ContextLost, Runner
 from mmbench.measure.session import Session
 from mmbench.measure.timing import Sampling
+from mmbench.profile.target import NOT_VERIFIED_EXIT
 
 
 def main(spec_path: str, wait: bool = False) -> int:
@@ -163,6 +165,21 @@ def _measure_spec(spec: dict, session: Session, stamps: dict) -> int:
     return 0
 
 
+def run_target(argv: list[str], session: Session, log_path: str) -> int:
+    """The profilers' target program (profile/target.py) in this process, for a profile job
+    that holds the GPU: its event-timed run without a profiler (and the CUPTI-recorded run)
+    in this worker's context, with its references; what it says goes to `log_path`.  The exit
+    code it would have had as a process (1 where it raised: this worker then ends)."""
+    from mmbench.profile import target
+
+    with open(log_path, "w", buffering=1) as fh, contextlib.redirect_stderr(fh):
+        try:
+            return target.main(argv, session)
+        except Exception:  # noqa: BLE001 - said in its log; the profile job reads it
+            traceback.print_exc()
+            return 1
+
+
 def serve(sock_path: str) -> int:
     """Listens on `sock_path` (served.py says who talks to it); measures each spec a job sends
     (run_spec) in one CUDA context, keeping the session between them, until idle (served.IDLE_S,
@@ -214,10 +231,15 @@ def serve(sock_path: str) -> int:
                 stamps |= dict(pid=os.getpid(), jobs_before=jobs,
                                references_kept=len(session.references))  # fmt: skip
                 jobs += 1
-                code = run_spec(msg["spec"], session, stamps)
+                if msg.get("target"):  # a profile job's event-timed (and CUPTI) run
+                    code = run_target(msg["target"], session, msg["log"])
+                    fine = code in (0, NOT_VERIFIED_EXIT)
+                else:
+                    code = run_spec(msg["spec"], session, stamps)
+                    fine = code == 0
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
-                if code != 0:  # a lost context, no GPU, a failure: a fresh worker goes on
+                if not fine:  # a lost context, no GPU, a failure: a fresh worker goes on
                     return 0
     finally:
         listener.close()

@@ -78,6 +78,9 @@ def recording(records: list[dict]):
         cupti.activity_flush_all(1)
         for k in kinds:
             cupti.activity_disable(k)
+        # detached, so that a served worker's later measurements run as they would without
+        # it (profile/target.py in measure/worker.py); a later recording attaches it again
+        cupti.finalize()
 
 
 def activity_table(records: list[dict]) -> pd.DataFrame:

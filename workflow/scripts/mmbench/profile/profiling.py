@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from mmbench.core import paths
+from mmbench.measure import gpus, served
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
 from mmbench.profile.target import NOT_VERIFIED_EXIT
@@ -44,12 +45,13 @@ def status(metric: str, tool: str, text: str, version: str = "") -> dict:
     return dict(metric=metric, tool=tool, tool_version=version, status=text)
 
 
-def profile(spec: dict, workdir: Path, tools: dict, hold) -> list[dict]:
+def profile(spec: dict, workdir: Path, tools: dict, hold, serve: bool = False) -> list[dict]:
     """Rows for one configuration: event time, then the profilers' metrics.  `hold()` holds
     the GPU (gpus.acquire) and yields the environment of the programs that run on it: the
     target's runs and the profilers' recordings happen inside it; the tools' versions before it,
     and the reading of their reports (ncu --import, nsys stats, no GPU) after it, while the
-    next GPU job measures."""
+    next GPU job measures.  `serve`: the runs without a profiler happen in the run's worker
+    (measure/served.py), in its CUDA context, rather than in a process of their own."""
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -64,7 +66,7 @@ def profile(spec: dict, workdir: Path, tools: dict, hold) -> list[dict]:
         env = dict(gpu_env)
         # 1. the event-timed kernel, without any profiler attached, and (CUPTI subscribed only
         # after it, in the same process) the run CUPTI records
-        target = run_target(spec, spec_path, workdir, env, cupti_here)
+        target = run_target(spec, spec_path, workdir, env, cupti_here, serve)
         # 2. metrics, 3. timeline: recorded now, read after the GPU is free
         ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) if ncu else None
         nsys_run = record_nsys(nsys, spec_path, workdir, env) if nsys else None
@@ -97,29 +99,36 @@ def profile(spec: dict, workdir: Path, tools: dict, hold) -> list[dict]:
     return rows
 
 
-def run_target(spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too: bool) -> dict:
+def run_target(
+    spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too: bool, serve: bool = False
+) -> dict:
     """The event-timed run (and, with `cupti_too`, the CUPTI-recorded run after it, in the
-    same process: target.py): the event time's row.  Where the target could not run at all
-    (no GPU, no driver, a lost context) the job fails: no row may say otherwise."""
+    same process: target.py): the event time's row.  With `serve`, in the run's worker (a
+    worker that cannot be had or that ends unanswering: a process of its own, as without).
+    Where the target could not run at all (no GPU, no driver, a lost context) the job fails:
+    no row may say otherwise."""
     ev_path = workdir / "event.json"
     ev_path.unlink(missing_ok=True)
-    cmd = _target(spec_path) + ["--event-json", str(ev_path)]
+    args = [str(spec_path), "--event-json", str(ev_path)]
     if cupti_too:
         (workdir / "cupti.json").unlink(missing_ok=True)
-        cmd += ["--cupti-json", str(workdir / "cupti.json")]
-    proc = _run(cmd, env)
+        args += ["--cupti-json", str(workdir / "cupti.json")]
+    code, said = served_target(args, env, workdir) if serve else (served.GONE, "")
+    if code == served.GONE:
+        proc = _run(paths.child_command("profile.target", *args), env)
+        code, said = proc.returncode, proc.stdout + proc.stderr
     if cupti_too:
-        (workdir / "cupti.log").write_text(proc.stdout + proc.stderr)
+        (workdir / "cupti.log").write_text(said)
     # with CUPTI after it, a failure of the recorded run leaves the event run's file standing
-    ran = proc.returncode in (0, NOT_VERIFIED_EXIT) or cupti_too
+    ran = code in (0, NOT_VERIFIED_EXIT) or cupti_too
     if not ev_path.exists() or not ran:
         raise ProfileFailed(
             f"the profiler's target program could not run {spec['configuration']['variant']} "
-            f"(exit code {proc.returncode}): {proc.stderr.strip()[-600:]}"
+            f"(exit code {code}): {said.strip()[-600:]}"
         )
     ev = json.loads(ev_path.read_text())
     if not ev.get("verified"):  # it ran, and its result did not verify
-        return status("event_time", "cuda_events", f"failed: {proc.stderr.strip()[-300:]}")
+        return status("event_time", "cuda_events", f"failed: {said.strip()[-300:]}")
     return dict(
         metric="event_time",
         tool_metric=f"cudaEventElapsedTime (median of {ev['samples']})",
@@ -131,6 +140,23 @@ def run_target(spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too:
         tool_version="",
         status="ok",
     )
+
+
+def served_target(args: list[str], env: dict, workdir: Path) -> tuple[int, str]:
+    """The target's runs in the run's worker (this job holds the GPU): (exit code, what it
+    said), or (GONE, ...) where no worker could be had or it ended unanswering."""
+    log_path = workdir / "target.log"
+    try:
+        worker = served.worker_for(env, None)
+    except RuntimeError as err:  # it did not start: a process of the job's own instead
+        log.warning("%s; the target runs in a process of its own", err)
+        return served.GONE, ""
+    log.info("the target runs in the run's worker (pid %d): %s", worker.pid, " ".join(args))
+    code = worker.target(args, env, log_path)
+    if code == served.GONE:  # its entry goes (this job holds the GPU), and a process runs it
+        served.forget(env.get(gpus.GPU_KEY_VAR, ""), worker.pid)
+        log.warning("the run's worker ended before it answered; the target runs on its own")
+    return code, log_path.read_text() if log_path.exists() else ""
 
 
 def cupti_rows(workdir: Path) -> list[dict]:

@@ -26,18 +26,20 @@ NOT_VERIFIED_EXIT = 4
 EVENT_SAMPLES = 20
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], session=None) -> int:
+    """The program's runs; `session`: a served worker's (measure/session.py), whose context,
+    references and host buffers they use (measure/worker.py run_target)."""
     if "--cupti-json" not in argv:
-        return run(argv)
+        return run(argv, session=session)
     event = None
     if "--event-json" in argv:  # first, with no CUPTI subscribed yet; then the recorded run
-        event = run(without(argv, "--cupti-json"))
+        event = run(without(argv, "--cupti-json"), session=session)
     from mmbench.profile import cupti
 
     records: list[dict] = []
     timed: dict = {}
     with cupti.recording(records):
-        code = run(without(argv, "--event-json"), timed)
+        code = run(without(argv, "--event-json"), timed, session)
     spec = json.loads(open(argv[0]).read())
     out = dict(
         kernel=spec["kernel_name"],
@@ -78,7 +80,7 @@ def sampling_of(spec: dict, timed_run: bool):
     return s
 
 
-def run(argv: list[str], timed: dict | None = None) -> int:
+def run(argv: list[str], timed: dict | None = None, session=None) -> int:
     from mmbench.core.axes import Configuration
     from mmbench.core.registry import load_registry
     from mmbench.core.row import SAMPLES
@@ -89,7 +91,7 @@ def run(argv: list[str], timed: dict | None = None) -> int:
     v = load_registry(spec["registry"])[conf.variant]
     timed_run = timed is not None or "--event-json" in argv
     cubins = {conf.instance: spec["cubin"]} if spec.get("cubin") else {}
-    runner = Runner(v, cubins, sampling_of(spec, timed_run))
+    runner = Runner(v, cubins, sampling_of(spec, timed_run), session=session)
     rows: list[dict] = []
     try:
         runner.run([conf], on_row=lambda c, row: rows.append(row))
