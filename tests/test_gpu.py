@@ -560,7 +560,8 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     cubin = naive_guarded_cubin(registry, arch, tmp_path)
     c = conf("naive_guarded", 256, tile=16)
     spec = dict(configuration=c.as_dict(), registry=str(ROOT / "kernels" / "registry.yaml"),
-                cubin=str(cubin), kernel_name="naive_guarded", warmup=1, metric_set="e3f")  # fmt: skip
+                cubin=str(cubin), kernel_name="naive_guarded", warmup=1, metric_set="e3f",
+                freivalds_vectors=1)  # fmt: skip
     cupti_here = importlib.util.find_spec("cupti") is not None
     tools = dict(ncu="off", nsys="off", cupti=cupti_here)
     times: dict = {}

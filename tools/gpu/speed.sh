@@ -21,6 +21,11 @@
 #       measurement journals); the calls' wall times are summed, and once it has finished its
 #       phase split is printed against its GPU time by the sampling rules (passes and settling),
 #       its ladder tables are printed and the run is kept whole (OUT/ladder.tgz)
+#   tools/gpu.sh speed OUT profiles        three of the ladder's profile jobs (cuBLAS, warptile,
+#       ws_bf16 at 4096), each job's log: when the target's runs, Nsight Compute and the report
+#       reading began, so the GPU's time per profile step shows
+#   tools/gpu.sh speed OUT dag             Snakemake's own time before the first job: nvidia-smi's
+#       query, then the main command's dry run under cProfile (OUT/dag.txt, by cumulative time)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
 #   render jobs only where no GPU job ran beside them)
 set -uo pipefail
@@ -129,6 +134,31 @@ PY
         cat "$work/results/ladder/report/$t.md" 2>/dev/null
       done
     fi
+    ;;
+  profiles)
+    p=results/ladder/profile
+    rm -rf results/ladder/profile results/ladder/logs/profile
+    start=$(date +%s.%N)
+    snakemake "$p/cublas/float32_4096x4096x4096.csv" \
+      "$p/warptile/float32_BM128_BN128_BK16_WM32_WN64_WNITER1_TM8_TN4_4096x4096x4096.csv" \
+      "$p/ws_bf16/bfloat16_BM256_BN128_STAGES3_CONSUMERS2_4096x4096x4096.csv" \
+      --cores 16 --configfile config/presets/ladder.yaml > "$out/profiles.log" 2>&1
+    echo "three profiles: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s"
+    for f in results/ladder/logs/profile/*/*.log; do
+      echo "== $f"; grep -E "measuring on|\\$ |target runs|GPU released" "$f" | cut -c1-150
+    done
+    ;;
+  dag)
+    for i in 1 2; do
+      /usr/bin/time -f "nvidia-smi query: %e s" nvidia-smi --query-gpu=index,name,compute_cap \
+        --format=csv,noheader > /dev/null
+    done
+    rm -rf /tmp/dagrun && mkdir -p /tmp/dagrun
+    start=$(date +%s.%N)
+    python3 -m cProfile -s cumtime "$(command -v snakemake)" -s "$here/Snakefile" -d /tmp/dagrun \
+      -n --cores 1 --config 'sizes=[8000,10000,12000]' > "$out/dag.txt" 2>&1
+    echo "dry run of the main command: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s under cProfile"
+    grep -A45 "Ordered by" "$out/dag.txt" | cut -c1-150
     ;;
   default)
     # the default experiment (snakemake --cores 1, no --config), timed, with its phase split

@@ -25,6 +25,8 @@ rule profile_kernel:
         kernel_name=lambda w: REGISTRY[w.variant].profile_kernel
         or REGISTRY[w.variant].symbol,
         warmup=config["profile"]["warmup_launches"],
+        # as the measurements check theirs: a served target's reference is then theirs too
+        freivalds_vectors=config["freivalds_vectors"],
         metric_set=config["profile"]["metric_set"],
         tools={k: config["profile"][k] for k in ("ncu", "nsys")}
         | {"cupti": mmplan.cupti_wanted(config)},

@@ -26,6 +26,7 @@ def main(sm) -> None:
         cubin=cubins[0] if cubins else None,
         kernel_name=sm.params.kernel_name,
         warmup=sm.params.warmup,
+        freivalds_vectors=sm.params.freivalds_vectors,
         metric_set=sm.params.metric_set,
     )
     visible = detect_gpus()

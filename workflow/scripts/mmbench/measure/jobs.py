@@ -270,7 +270,8 @@ def _measure(
         atomic_write_text(spec_path, json.dumps(spec, default=str))
         started_before = len(started)
         if serve and gone < 2:
-            proc = served.worker_for(gpu_env, ahead)
+            # `ahead` once only: after a lost context it is the worker still ending
+            proc, ahead = served.worker_for(gpu_env, ahead), None
             spawns.append(dict(spawned=proc.spawned))
             proc.run(spec_path, gpu_env)
         else:

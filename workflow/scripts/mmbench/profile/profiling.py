@@ -70,6 +70,7 @@ def profile(spec: dict, workdir: Path, tools: dict, hold, serve: bool = False) -
         # 2. metrics, 3. timeline: recorded now, read after the GPU is free
         ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) if ncu else None
         nsys_run = record_nsys(nsys, spec_path, workdir, env) if nsys else None
+    log.info("the GPU released; the profilers' reports are read")
     rows = [target]
     if ncu_run is None:
         why = "ncu (Nsight Compute) not found on PATH; set profile.ncu to its path"

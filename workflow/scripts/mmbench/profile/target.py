@@ -91,7 +91,10 @@ def run(argv: list[str], timed: dict | None = None, session=None) -> int:
     v = load_registry(spec["registry"])[conf.variant]
     timed_run = timed is not None or "--event-json" in argv
     cubins = {conf.instance: spec["cubin"]} if spec.get("cubin") else {}
-    runner = Runner(v, cubins, sampling_of(spec, timed_run), session=session)
+    # the run's Freivalds vectors (its measurements' group key: measure/runner.py), so that a
+    # served target's reference is the one the measurements of its shape take
+    vectors = int(spec.get("freivalds_vectors", 2))
+    runner = Runner(v, cubins, sampling_of(spec, timed_run), None, vectors, session)
     rows: list[dict] = []
     try:
         runner.run([conf], on_row=lambda c, row: rows.append(row))
