@@ -28,10 +28,19 @@
 #       query, then the main command's dry run under cProfile (OUT/dag.txt, by cumulative time)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
 #   render jobs only where no GPU job ran beside them)
+#   Every stage times its runs as on a user's machine: the installed packages with their
+#   bytecode (pip's default; the GPU machine's install prefix says --no-compile, which left
+#   Snakemake compiling 855 modules, 3.6 s, at each start) and Python writing the checkout's
+#   bytecode at its first import (the GPU machine sets PYTHONDONTWRITEBYTECODE=1, so that every
+#   job's process compiled this package again).  The runs before 2026-11-27 08:00 UTC were
+#   timed without both (docs/method.md).
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
 here=$PWD
+site=$(python3 -c "import os, snakemake; print(os.path.dirname(os.path.dirname(snakemake.__file__)))")
+python3 -m compileall -q -j 0 "$site" > /dev/null 2>&1
+unset PYTHONDONTWRITEBYTECODE
 for stage in "$@"; do
   case $stage in
   oldnew)
