@@ -461,3 +461,24 @@ def test_a_script_run_in_snakemakes_process_keeps_its_stderr_in_its_log_and_puts
         assert text.startswith("made a table\n")
         assert ("Traceback" in text and "no such column" in text) == fail
         assert sys.stderr is stderr and list(warnings.filters) == filters
+
+
+def test_the_renderers_imports_are_made_on_a_thread_of_their_own():
+    """render.warm_up (onstart of a local run with GPU jobs) imports the figures' modules on a
+    thread while this one goes on: in a fresh interpreter, seaborn is absent before and present
+    once the thread is done, and the thread is named for what it does."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mmbench.report import render\n"
+        "before = 'seaborn' in sys.modules\n"
+        "t = render.warm_up()\n"
+        "name = t.name\n"
+        "t.join(120)\n"
+        "print(before, 'seaborn' in sys.modules, 'mmbench.report.figures' in sys.modules, name)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "workflow" / "scripts"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["False", "True", "True", "mmbench-render-imports"], out.stderr

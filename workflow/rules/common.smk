@@ -552,3 +552,8 @@ def check_before_jobs(wf):
     if why:
         print(f"mmbench: {why}", file=sys.stderr)
         sys.exit(1)
+    if RENDER_HERE and wf.local_exec and gpu_jobs:
+        # the figures' imports while the GPU measures, not after it (render.warm_up)
+        from mmbench.report import render
+
+        render.warm_up()

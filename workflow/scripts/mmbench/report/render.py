@@ -12,6 +12,7 @@ jobs that make the timings table, the summary and the edit loop's comparison
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 import warnings
@@ -20,6 +21,25 @@ from pathlib import Path
 # pyplot's figures (and the warnings filters) are the process's: the jobs of one process take
 # turns (Snakemake runs a rule's `run:` jobs on threads)
 _TURN = threading.Lock()
+
+
+def warm_up() -> threading.Thread:
+    """Imports the figures' and tables' modules (Matplotlib, seaborn and SciPy, pandera) on a
+    thread of Snakemake's process, started while the GPU jobs run: the first figure and the
+    input functions that split the outputs by their data, after the timings checkpoint, then
+    find them imported (their first import took 1.8 s of that split here, and part of the 4 s
+    between the last measurement and the first figure on an H100 machine).  A module that
+    fails to import fails its job later, with its traceback there."""
+
+    def imports() -> None:
+        with contextlib.suppress(Exception):
+            import mmbench.report.catalogue  # noqa: F401
+            import mmbench.report.figures  # noqa: F401
+            import mmbench.report.report_tables  # noqa: F401
+
+    thread = threading.Thread(target=imports, name="mmbench-render-imports", daemon=True)
+    thread.start()
+    return thread
 
 
 def figure(name: str, inputs: dict, png: str | Path, gpu_model: str | None) -> None:
