@@ -145,11 +145,13 @@ class Served:
         without one).  Interrupted, the worker goes too (its measurement is this job's)."""
         return self._ask(dict(spec=str(spec_path)), gpu_env)
 
-    def target(self, argv: list[str], gpu_env: dict, log_path: Path) -> int:
-        """Runs the profilers' target program (profile/target.py, its arguments `argv`) in the
-        worker, its messages to `log_path`: the exit code it would have had as a process (GONE
-        as for run)."""
-        return self._ask(dict(target=argv, log=str(log_path)), gpu_env)
+    def program(self, module: str, argv: list[str], gpu_env: dict, log_path: Path,
+                fine: tuple[int, ...] = (0,)) -> int:  # fmt: skip
+        """Runs a program of this package (`module`'s main(argv, session): the profilers'
+        target) in the worker, its messages to `log_path`: the exit code it would have had as
+        a process (GONE as for run).  An exit code not in `fine` ends the worker after it."""
+        msg = dict(program=module, argv=argv, log=str(log_path), fine=list(fine))
+        return self._ask(msg, gpu_env)
 
     def _ask(self, msg: dict, gpu_env: dict) -> int:
         env = {k: gpu_env[k] for k in JOB_GPU_VARIABLES if k in gpu_env}

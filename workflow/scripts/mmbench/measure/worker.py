@@ -9,13 +9,14 @@ worker ready when the GPU comes free.  An empty line (the job ended first) ends 
 With `--serve SOCKET` it serves one job after another (served.py): each job that holds the GPU
 sends it a spec over the socket, and it measures it as above, in the same CUDA context, keeping
 the inputs' references and host buffers between jobs (session.py), until no job has come for a
-while, a job says so, or its context is lost.  A profile job sends it the profilers' target
-program's arguments instead: its runs without a profiler (profile/profiling.py).
+while, a job says so, or its context is lost.  A profile job sends it a program of this package
+to run instead (the profilers' target, its runs without a profiler: profile/profiling.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -42,7 +43,6 @@ from mmbench.measure.journal import (
 from mmbench.measure.runner import ContextLost, Runner
 from mmbench.measure.session import Session
 from mmbench.measure.timing import Sampling
-from mmbench.profile.target import NOT_VERIFIED_EXIT
 
 
 def main(spec_path: str, wait: bool = False) -> int:
@@ -165,17 +165,18 @@ def _measure_spec(spec: dict, session: Session, stamps: dict) -> int:
     return 0
 
 
-def run_target(argv: list[str], session: Session, log_path: str) -> int:
-    """The profilers' target program (profile/target.py) in this process, for a profile job
-    that holds the GPU: its event-timed run without a profiler (and the CUPTI-recorded run)
-    in this worker's context, with its references; what it says goes to `log_path`.  The exit
-    code it would have had as a process (1 where it raised: this worker then ends)."""
-    from mmbench.profile import target
-
+def run_program(module: str, argv: list[str], session: Session, log_path: str) -> int:
+    """A program of this package (`module`, whose main(argv, session) is what `python -m` would
+    run) in this process, for a job that holds the GPU: the profilers' target (profile/
+    target.py) runs its event-timed and CUPTI-recorded runs here, in this worker's context and
+    with its references.  What it says goes to `log_path`; the exit code it would have had as a
+    process (1 where it raised)."""
     with open(log_path, "w", buffering=1) as fh, contextlib.redirect_stderr(fh):
         try:
-            return target.main(argv, session)
-        except Exception:  # noqa: BLE001 - said in its log; the profile job reads it
+            if not module.startswith("mmbench."):
+                raise ValueError(f"not a program of this package: {module}")
+            return importlib.import_module(module).main(argv, session)
+        except Exception:  # noqa: BLE001 - said in its log; the job reads it
             traceback.print_exc()
             return 1
 
@@ -231,9 +232,9 @@ def serve(sock_path: str) -> int:
                 stamps |= dict(pid=os.getpid(), jobs_before=jobs,
                                references_kept=len(session.references))  # fmt: skip
                 jobs += 1
-                if msg.get("target"):  # a profile job's event-timed (and CUPTI) run
-                    code = run_target(msg["target"], session, msg["log"])
-                    fine = code in (0, NOT_VERIFIED_EXIT)
+                if msg.get("program"):  # a profile job's target, without a profiler
+                    code = run_program(msg["program"], msg["argv"], session, msg["log"])
+                    fine = code in msg.get("fine", [0])
                 else:
                     code = run_spec(msg["spec"], session, stamps)
                     fine = code == 0

@@ -153,7 +153,8 @@ def served_target(args: list[str], env: dict, workdir: Path) -> tuple[int, str]:
         log.warning("%s; the target runs in a process of its own", err)
         return served.GONE, ""
     log.info("the target runs in the run's worker (pid %d): %s", worker.pid, " ".join(args))
-    code = worker.target(args, env, log_path)
+    fine = (0, NOT_VERIFIED_EXIT)  # a result that does not verify leaves the worker standing
+    code = worker.program("mmbench.profile.target", args, env, log_path, fine)
     if code == served.GONE:  # its entry goes (this job holds the GPU), and a process runs it
         served.forget(env.get(gpus.GPU_KEY_VAR, ""), worker.pid)
         log.warning("the run's worker ended before it answered; the target runs on its own")
