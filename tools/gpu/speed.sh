@@ -23,7 +23,8 @@
 #       its ladder tables are printed and the run is kept whole (OUT/ladder.tgz)
 #   tools/gpu.sh speed OUT profiles        three of the ladder's profile jobs (cuBLAS, warptile,
 #       ws_bf16 at 4096), each job's log: when the target's runs, Nsight Compute and the report
-#       reading began, so the GPU's time per profile step shows
+#       reading began, so the GPU's time per profile step shows; then warptile's target under
+#       cProfile, bare and under Nsight Compute (OUT/target-*.prof)
 #   tools/gpu.sh speed OUT dag             Snakemake's own time before the first job: nvidia-smi's
 #       query, then the main command's dry run under cProfile (OUT/dag.txt, by cumulative time)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
@@ -155,6 +156,19 @@ PY
     echo "three profiles: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s"
     for f in results/ladder/logs/profile/*/*.log; do
       echo "== $f"; grep -E "measuring on|\\$ |target runs|GPU released" "$f" | cut -c1-150
+    done
+    # where the target's time goes as a process, bare and under Nsight Compute (the same
+    # profiled run: one timed launch), by cumulative time: what the profiler's interception costs
+    spec=$(ls "$p"/warptile/*/spec.json | head -1)
+    for how in bare ncu; do
+      pre=(); [ $how = ncu ] && pre=(ncu --clock-control none --kernel-name warptile --launch-skip 3
+        --launch-count 1 --metrics gpu__time_duration.sum)
+      start=$(date +%s.%N)
+      "${pre[@]}" python3 -m cProfile -o "$out/target-$how.prof" -m mmbench.profile.target "$spec" \
+        > "$out/target-$how.log" 2>&1
+      echo "== the target, $how: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)") s"
+      python3 -c "import pstats, sys; pstats.Stats(sys.argv[1]).sort_stats('cumtime').print_stats(30)" \
+        "$out/target-$how.prof" | grep -E "^ +[0-9]" | cut -c1-160
     done
     ;;
   dag)
