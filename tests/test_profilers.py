@@ -130,3 +130,90 @@ def test_a_profiled_run_takes_no_batched_samples():
     for timed in (True, False):
         s = sampling_of({"sampling": {"batch_min_ms": 1.0}}, timed)
         assert batch_size(0.01, s) == 1
+
+
+# -- one Nsight Compute run for the whole profile section (profiling.*_batch, profile_batch.py) --
+def test_the_batch_filter_names_the_marker_and_each_kernel_once():
+    from mmbench.profile.profiling import kernel_filter
+
+    got = kernel_filter(["naive_unguarded", "regex:gemm|xmma|cutlass|sm90", "naive_unguarded"])
+    # by hand: the marker and each configuration's filter, anchored where it is a plain name
+    assert got == "regex:(^mmbench_profile_marker$)|(^naive_unguarded$)|(gemm|xmma|cutlass|sm90)"
+    import re
+
+    expr = re.compile(got.removeprefix("regex:"))
+    for name in ("mmbench_profile_marker", "naive_unguarded", "sm90_xmma_gemm_f32f32_tf32"):
+        assert expr.search(name), name
+    for name in ("naive_unguarded_x", "tiled_unguarded", "cupy_copy__float32_float32"):
+        assert not expr.search(name), name
+
+
+def batch_report(*names):
+    """A batch's launches in the report's order: a marker launch opening each range, then the
+    recorded launches of the kernels named (real Nsight Compute output, tests/data/profilers)."""
+    launches = []
+    for group in names:
+        launches.append({"ID": str(len(launches)), "Kernel Name": "mmbench_profile_marker"})
+        launches += [launch(f"ncu_raw_{n}_2048.csv") for n in group]
+    return launches
+
+
+def test_a_batch_report_gives_each_configuration_the_launch_of_its_range(mapping):
+    """Two ranges: naive_unguarded's, then tiled_unguarded's.  Each configuration's rows are
+    its own kernel's: the DRAM bytes read of the pipeline's own table of the same recording
+    (h200_metrics.csv), not the other kernel's."""
+    from mmbench.profile.profiling import batch_rows
+
+    specs = {"a": {"kernel_name": "naive_unguarded"}, "b": {"kernel_name": "tiled_unguarded"}}
+    done = [dict(stem="a", ranged=True, code=0), dict(stem="b", ranged=True, code=0)]
+    rows = batch_rows(
+        batch_report(["naive_unguarded"], ["tiled_unguarded"]),
+        done, specs, mapping, "e3f", "2025.3.1",
+    )  # fmt: skip
+    recorded = pd.read_csv(P / "h200_metrics.csv")
+    for stem, variant in (("a", "naive_unguarded"), ("b", "tiled_unguarded")):
+        got = {r["metric"]: r for r in rows[stem]}
+        want = recorded[(recorded.variant == variant) & (recorded.metric == "dram_read_bytes")]
+        assert got["dram_read_bytes"]["value"] == pytest.approx(float(want.value.iloc[0]))
+        assert got["dram_read_bytes"]["tool_version"] == "2025.3.1"
+
+
+def test_a_batch_report_whose_ranges_do_not_match_the_target_gives_no_rows(mapping):
+    """Rows only where the report and the target agree: a range more or less than the target
+    opened, and every configuration is profiled alone by its own job instead; a range whose
+    result did not verify (exit code 4) or that holds no launch of its kernel gives none."""
+    from mmbench.profile.profiling import batch_rows
+
+    specs = {s: {"kernel_name": k} for s, k in
+             (("a", "naive_unguarded"), ("b", "tiled_unguarded"), ("c", "naive_unguarded"))}  # fmt: skip
+    report = batch_report(["naive_unguarded"], ["tiled_unguarded"])
+    one_range_short = [dict(stem="a", ranged=True, code=0)]
+    assert batch_rows(report, one_range_short, specs, mapping, "e3f", "v") == {}
+    not_verified = [dict(stem="a", ranged=True, code=4), dict(stem="b", ranged=True, code=0)]
+    assert set(batch_rows(report, not_verified, specs, mapping, "e3f", "v")) == {"b"}
+    # "c" expects naive_unguarded, and its range holds tiled_unguarded's launch only
+    wrong_kernel = [dict(stem="a", ranged=True, code=0), dict(stem="c", ranged=True, code=0)]
+    assert set(batch_rows(report, wrong_kernel, specs, mapping, "e3f", "v")) == {"a"}
+    # a configuration that never reached its range (it failed first) holds none of them
+    skipped = [dict(stem="a", ranged=True, code=0), dict(stem="c", ranged=False, code=1),
+               dict(stem="b", ranged=True, code=0)]  # fmt: skip
+    assert set(batch_rows(report, skipped, specs, mapping, "e3f", "v")) == {"a", "b"}
+
+
+def test_a_configurations_batch_rows_are_kept_under_what_made_them(tmp_path):
+    """The journal's key: the same cubin bytes at another path keep it; other bytes, another
+    launch or another profiler version change it."""
+    from mmbench.profile.profiling import batch_key
+
+    one, same, other = (tmp_path / n for n in ("one.cubin", "same.cubin", "other.cubin"))
+    one.write_bytes(b"\x7fELF kernel")
+    same.write_bytes(b"\x7fELF kernel")
+    other.write_bytes(b"\x7fELF kernel, edited")
+    spec = dict(configuration={"variant": "naive_unguarded", "m": 2048}, kernel_name="k",
+                warmup=3, metric_set="e3f")  # fmt: skip
+    key = batch_key(spec | {"cubin": str(one)}, "launch1", "2025.3.1")
+    assert batch_key(spec | {"cubin": str(same)}, "launch1", "2025.3.1") == key
+    assert batch_key(spec | {"cubin": str(other)}, "launch1", "2025.3.1") != key
+    assert batch_key(spec | {"cubin": str(one)}, "launch2", "2025.3.1") != key
+    assert batch_key(spec | {"cubin": str(one)}, "launch1", "2025.3.2") != key
+    assert batch_key(spec | {"cubin": None}, "launch1", "2025.3.1") != key

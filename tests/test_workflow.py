@@ -3,6 +3,7 @@ before any job, and every kernel instantiation compiled with the real nvcc."""
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -365,7 +366,6 @@ def test_every_gpu_rule_asks_the_slurm_profile_for_a_gpu():
 
 def _gpu_rules() -> set[str]:
     """The rules that hold the GPU (resources: gpu=1), read from the rule files."""
-    import re
 
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
@@ -396,12 +396,36 @@ def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_before_it_measures(
         elif rule and line.strip().startswith(("threads:", "priority:")):
             seen[rule].add(line.strip())
     gpu = _gpu_rules() & set(seen)
-    # the main command's GPU jobs, by hand: 7 measurements, 2 Nsight Compute profiles, ceilings
-    assert gpu == {"measure_variant", "profile_kernel", "device_ceilings"}
+    # the main command's GPU jobs, by hand: 7 measurements, one Nsight Compute run for the 2
+    # profiles, their event-timed runs, ceilings
+    assert gpu == {"measure_variant", "profile_ncu", "profile_kernel", "device_ceilings"}
     assert seen["measure_variant"] == {"threads: 0", "priority: 10"}
     assert seen["profile_kernel"] == seen["device_ceilings"] == {"threads: 0", "priority: 20"}
+    assert seen["profile_ncu"] == {"threads: 0", "priority: 20"}
     # Snakemake prints no threads line for a job of one thread
     assert not seen["compile_kernel"] and not seen["timings_table"]
+
+
+def test_the_profiles_share_one_nsight_compute_run(workdir):
+    """The main command's dry run: one profile_ncu job, on both profiled cubins (by hand: seed
+    002's kernel00 and kernel10, TILE 32), whose table each profile job reads; with
+    profile.ncu off, neither the job nor the input."""
+    jobs = {}
+    for ncu in ("auto", "off"):
+        out = snakemake("-n", "--cores", "1", "--config", "sizes=[8000,10000,12000]",
+                        "arch=sm_90", f"profile={{ncu: '{ncu}'}}", cwd=workdir)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        jobs[ncu] = re.findall(r"^(?:local)?rule (\w+):\n\s+input: ([^\n]*)", out.stdout, re.M)
+    batch = [inputs for rule, inputs in jobs["auto"] if rule == "profile_ncu"]
+    assert batch == [
+        "results/build/sm_90/naive_unguarded/float32_TILE32.cubin, "
+        "results/build/sm_90/tiled_unguarded/float32_TILE32.cubin"
+    ]
+    profiles = [inputs for rule, inputs in jobs["auto"] if rule == "profile_kernel"]
+    assert len(profiles) == 2 and all("results/profile/ncu_batch.json" in i for i in profiles)
+    assert not [r for r, _ in jobs["off"] if r == "profile_ncu"]
+    off = [inputs for rule, inputs in jobs["off"] if rule == "profile_kernel"]
+    assert len(off) == 2 and not any("ncu_batch" in i for i in off)
 
 
 def test_snakemake_runs_a_job_of_no_core_beside_one_of_one_core_at_cores_1(tmp_path):

@@ -299,6 +299,41 @@ def profile_cubin(wildcards):
     return cubin_path(arch(), wildcards.variant, wildcards.instance)
 
 
+def profile_cubins(wildcards):
+    """Every profiled configuration's cubin (the batch profiles them all: rule profile_ncu)."""
+    return sorted(
+        {
+            cubin_path(arch(), c.variant, c.instance)
+            for c in PROFILE
+            if REGISTRY[c.variant].compiled
+        }
+    )
+
+
+def ncu_batch_entries():
+    """What the batch profiles, in order: each configuration's stem, its configuration, the
+    kernel Nsight Compute looks for and its cubin (none for a library call)."""
+    return [
+        dict(
+            stem=stem,
+            configuration=c.as_dict(),
+            kernel_name=REGISTRY[c.variant].profile_kernel
+            or REGISTRY[c.variant].symbol,
+            cubin=(
+                cubin_path(arch(), c.variant, c.instance)
+                if REGISTRY[c.variant].compiled
+                else None
+            ),
+        )
+        for stem, c in PROFILE_BY_STEM.items()
+    ]
+
+
+def ncu_batch_table(wildcards):
+    """The batch's rows (rule profile_ncu), where Nsight Compute is not turned off."""
+    return [] if config["profile"]["ncu"] == "off" else [f"{R}/profile/ncu_batch.json"]
+
+
 def profile_targets():
     if not PROFILE:
         return []

@@ -2,9 +2,40 @@
 # Nsight Systems, the device's measured ceilings, and the roofline table.
 
 
+rule profile_ncu:
+    """Nsight Compute on every configuration of the profile section in one run of the
+    profiler (profile_batch.py): their metric rows, by configuration, for profile_kernel.
+    """
+    input:
+        profile_cubins,
+    output:
+        f"{R}/profile/ncu_batch.json",
+    log:
+        f"{R}/logs/profile/ncu_batch.log",
+    benchmark:
+        f"{R}/benchmarks/profile/ncu_batch.tsv"
+    priority: GPU_PRIORITY["profile"]
+    conda:
+        "../envs/gpu.yaml"
+    threads: gpu_job_threads
+    resources:
+        gpu=1,
+    params:
+        entries=lambda w: ncu_batch_entries(),
+        registry=REGISTRY_FILE,
+        warmup=config["profile"]["warmup_launches"],
+        metric_set=config["profile"]["metric_set"],
+        freivalds_vectors=config["freivalds_vectors"],
+        ncu=config["profile"]["ncu"],
+    script:
+        "../scripts/profile_batch.py"
+
+
 rule profile_kernel:
     input:
-        profile_cubin,
+        cubin=profile_cubin,
+        # the configuration's Nsight Compute rows from the batch, where it has them
+        ncu_batch=ncu_batch_table,
     output:
         table=f"{R}/profile/{{variant}}/{{instance}}_{{m}}x{{n}}x{{k}}.csv",
         # the profilers' own files: spec, event timing, Nsight Compute report, raw pages, logs

@@ -1,5 +1,6 @@
 """Snakemake job: profile one configuration (rule profile_kernel) into tidy metric rows."""
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -19,7 +20,10 @@ def main(sm) -> None:
     sys.stderr = open(sm.log[0], "a", buffering=1)
     conf = Configuration.from_dict(sm.params.configuration)
     out = Path(sm.output.table)
-    cubins = [str(x) for x in sm.input]
+    cubins = [str(x) for x in sm.input.cubin]
+    # this configuration's rows from the batch (rule profile_ncu), where it has them
+    batch = json.loads(Path(sm.input.ncu_batch[0]).read_text()) if sm.input.ncu_batch else {}
+    ncu_rows = batch.get(str(sm.output.table).removesuffix(".csv"))
     spec = dict(
         configuration=conf.as_dict(),
         registry=sm.params.registry,
@@ -36,7 +40,7 @@ def main(sm) -> None:
         # the run's worker, where a local run has one (common.smk SERVE_WORKER)
         rows = profile(spec, Path(sm.output.reports), sm.params.tools,
                        lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")),
-                       served.for_this_job(sm.params.serve))  # fmt: skip
+                       served.for_this_job(sm.params.serve), ncu_rows)  # fmt: skip
     except (ProfileFailed, gpus.NoGpuVisible) as err:
         # say why on the console; no table is written, so the next run profiles it again
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)

@@ -21,6 +21,7 @@ timed passes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import traceback
@@ -112,6 +113,9 @@ class Runner:
         # buffers (kept from one placement to the next) and the groups' references
         self.session = session or Session(keeps=False)
         self.buffers = self.session.buffers
+        # what each configuration's timed passes run inside: nothing, or (the profilers' target
+        # in a batch, profile/target.py) the range Nsight Compute profiles
+        self.timed_range: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
     # -- the loop ---------------------------------------------------------------------------
     def run(
@@ -292,7 +296,10 @@ class Runner:
                 self.site(conf, p, lane) for p, lane in zip(others, self.lanes[1:], strict=False)
             ]
             phases.mark("other placements")
-            timed = measure(self.kernel(first, sites, repeatable), conf.load_kind, self.sampling)
+            with self.timed_range():
+                timed = measure(
+                    self.kernel(first, sites, repeatable), conf.load_kind, self.sampling
+                )
             checks.busy += timed.gpu_ms()
             phases.mark("timed passes", checks.busy)
             checks.freivalds.result()  # the host copy is free again

@@ -10,18 +10,21 @@ the workflow: its rows say what was not collected and why.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import logging
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
 
 from mmbench.core import paths
 from mmbench.measure import gpus, served
+from mmbench.measure.jobs import file_sha
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
-from mmbench.profile.target import NOT_VERIFIED_EXIT
+from mmbench.profile.target import MARKER, NOT_VERIFIED_EXIT
 
 log = logging.getLogger("mmbench.profile.profiling")
 
@@ -45,13 +48,17 @@ def status(metric: str, tool: str, text: str, version: str = "") -> dict:
     return dict(metric=metric, tool=tool, tool_version=version, status=text)
 
 
-def profile(spec: dict, workdir: Path, tools: dict, hold, serve: bool = False) -> list[dict]:
+def profile(
+    spec: dict, workdir: Path, tools: dict, hold, serve: bool = False, ncu_rows=None
+) -> list[dict]:
     """Rows for one configuration: event time, then the profilers' metrics.  `hold()` holds
     the GPU (gpus.acquire) and yields the environment of the programs that run on it: the
     target's runs and the profilers' recordings happen inside it; the tools' versions before it,
     and the reading of their reports (ncu --import, nsys stats, no GPU) after it, while the
     next GPU job measures.  `serve`: the runs without a profiler happen in the run's worker
-    (measure/served.py), in its CUDA context, rather than in a process of their own."""
+    (measure/served.py), in its CUDA context, rather than in a process of their own.
+    `ncu_rows`: this configuration's Nsight Compute rows from the run's batch (record_ncu_batch),
+    where it has them; else Nsight Compute runs here on this configuration alone."""
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -68,11 +75,15 @@ def profile(spec: dict, workdir: Path, tools: dict, hold, serve: bool = False) -
         # after it, in the same process) the run CUPTI records
         target = run_target(spec, spec_path, workdir, env, cupti_here, serve)
         # 2. metrics, 3. timeline: recorded now, read after the GPU is free
-        ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) if ncu else None
+        ncu_run = None
+        if ncu and ncu_rows is None:
+            ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env)
         nsys_run = record_nsys(nsys, spec_path, workdir, env) if nsys else None
     log.info("the GPU released; the profilers' reports are read")
     rows = [target]
-    if ncu_run is None:
+    if ncu_rows is not None:
+        rows += ncu_rows
+    elif ncu_run is None:
         why = "ncu (Nsight Compute) not found on PATH; set profile.ncu to its path"
         if tools.get("ncu") == "off":
             why = "profile.ncu is off"
@@ -179,31 +190,30 @@ def cupti_rows(workdir: Path) -> list[dict]:
 
 def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] | Path:
     """Nsight Compute on the target (on the GPU): its report's path, or the rows saying why
-    there is none.  A metric this GPU cannot collect is dropped and the run repeated."""
+    there is none."""
+    select = [
+        "--kernel-name",
+        spec["kernel_name"],
+        "--launch-skip",
+        str(launches_before_timed(Sampling(warmup=int(spec["warmup"])))),
+        "--launch-count",
+        "1",
+    ]
+    return ncu_export(ncu, select, _target(spec_path), workdir / "ncu", mapping, mset, env)
+
+
+def ncu_export(ncu, select, target, rep, mapping, mset, env, timeout=1800) -> list[dict] | Path:
+    """Nsight Compute's run of `target` (a command), profiling the launches `select` (its
+    filter options) into `rep`.ncu-rep: the report's path, or the rows saying why there is
+    none.  A metric this GPU cannot collect is dropped and the run repeated."""
     wanted = profilers.ncu_metric_names(mapping, mset)
-    rep = workdir / "ncu"
     dropped: list[str] = []
     for _ in range(4):
         metrics = [m for m in wanted if m not in dropped]
-        cmd = [
-            ncu,
-            "--clock-control",
-            "none",
-            "--kernel-name",
-            spec["kernel_name"],
-            "--launch-skip",
-            str(launches_before_timed(Sampling(warmup=int(spec["warmup"])))),
-            "--launch-count",
-            "1",
-            "--metrics",
-            ",".join(metrics),
-            "--export",
-            str(rep),
-            "--force-overwrite",
-            *_target(spec_path),
-        ]
-        proc = _run(cmd, env)
-        (workdir / "ncu.log").write_text(proc.stdout + proc.stderr)
+        cmd = [ncu, "--clock-control", "none", *select, "--metrics", ",".join(metrics),
+               "--export", str(rep), "--force-overwrite", *target]  # fmt: skip
+        proc = _run(cmd, env, timeout)
+        Path(str(rep) + ".log").write_text(proc.stdout + proc.stderr)
         if proc.returncode == 0 and "==ERROR==" not in proc.stdout + proc.stderr:
             break
         missing = profilers.ncu_missing_metrics(proc.stdout + proc.stderr, metrics)
@@ -213,6 +223,97 @@ def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] 
         log.warning("ncu cannot collect %s on this GPU; retrying without them", missing)
         dropped += missing
     return Path(str(rep) + ".ncu-rep")
+
+
+# -- one Nsight Compute run for every configuration of a profile section -------------------------
+def kernel_filter(names: list[str]) -> str:
+    """One `--kernel-name` filter for a batch: the target's MARKER and each configuration's
+    kernel (the registry's profile_kernel: a name, or `regex:` and an expression)."""
+    parts = [f"^{MARKER}$"] + [
+        n.removeprefix("regex:") if n.startswith("regex:") else f"^{re.escape(n)}$" for n in names
+    ]
+    return "regex:" + "|".join(f"({p})" for p in dict.fromkeys(parts))
+
+
+def matches(name_filter: str, kernel: str) -> bool:
+    """Whether a launch's kernel name passes a configuration's own filter (as ncu reads it)."""
+    if name_filter.startswith("regex:"):
+        return re.search(name_filter.removeprefix("regex:"), kernel) is not None
+    return kernel == name_filter
+
+
+def split_by_marker(launches: list[dict]) -> list[list[dict]]:
+    """A batch report's launches in one group per profiler range: those after each MARKER
+    launch, up to the next (the target opens each range with one)."""
+    groups: list[list[dict]] = []
+    for launch in launches:
+        if launch.get("Kernel Name") == MARKER:
+            groups.append([])
+        elif groups:
+            groups[-1].append(launch)
+    return groups
+
+
+def record_ncu_batch(ncu, entries, workdir, mapping, mset, env) -> tuple[list[dict] | Path, list]:
+    """Nsight Compute on the target in batch (target.batch; on the GPU): each configuration of
+    `entries` ((stem, spec path), in order) profiled in its own range of one process.  The
+    report's path (or the rows saying why there is none), and the target's account of each
+    configuration (its range opened, its exit code, its error)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    list_path, done_path = workdir / "batch.json", workdir / "batch-done.json"
+    list_path.write_text(json.dumps([dict(stem=s, spec=str(path)) for s, path in entries]))
+    done_path.unlink(missing_ok=True)
+    names = [json.loads(Path(path).read_text())["kernel_name"] for _, path in entries]
+    select = ["--profile-from-start", "off", "--kernel-name", kernel_filter(names)]
+    target = paths.child_command("profile.target", "--batch", str(list_path), str(done_path))
+    timeout = 300 + 120 * len(entries)
+    rep = ncu_export(ncu, select, target, workdir / "ncu", mapping, mset, env, timeout)
+    done = json.loads(done_path.read_text()) if done_path.exists() else []
+    return rep, done
+
+
+def read_ncu_batch(ncu, recorded, done, specs, workdir, mapping, mset, env, version) -> dict:
+    """stem -> metric rows of record_ncu_batch's report (no GPU: `ncu --import`; batch_rows
+    says which configurations get rows)."""
+    if not isinstance(recorded, Path) or not recorded.exists():
+        return {}
+    imp = _run(
+        [ncu, "--import", str(recorded), "--csv", "--page", "raw", "--print-units", "base"], env
+    )
+    (workdir / "ncu_raw.csv").write_text(imp.stdout)
+    return batch_rows(profilers.parse_ncu_raw(imp.stdout), done, specs, mapping, mset, version)
+
+
+def batch_rows(launches, done, specs, mapping, mset, version) -> dict:
+    """stem -> metric rows of a batch report's launches, for each configuration whose range
+    the report holds (the first launch in it that its own filter names) and whose result
+    verified; the others get none (their profile jobs then run Nsight Compute alone, and say
+    why where it fails again).  Where the report's ranges and the target's account of them
+    (`done`, target.batch) disagree in number, none is taken."""
+    groups = split_by_marker(launches)
+    ranged = [d for d in done if d.get("ranged")]
+    if len(groups) != len(ranged):
+        log.warning(
+            "the batch report holds %d profiler ranges, the target opened %d: none is taken",
+            len(groups), len(ranged),
+        )  # fmt: skip
+        return {}
+    out = {}
+    for d, group in zip(ranged, groups, strict=True):
+        name = specs[d["stem"]]["kernel_name"]
+        hit = next((x for x in group if matches(name, x.get("Kernel Name", ""))), None)
+        if d.get("code") == 0 and hit is not None:
+            out[d["stem"]] = profilers.ncu_rows(hit, mapping, mset, version)
+    return out
+
+
+def batch_key(spec: dict, launch: str, version: str) -> str:
+    """What a configuration's batch rows depend on (profile_batch.py keeps them under it): its
+    spec with the cubin by content rather than by path, the registry's launch of its variant,
+    and the profiler's version."""
+    made = dict(spec, cubin=file_sha(spec["cubin"]) if spec.get("cubin") else "library")
+    text = json.dumps([made, launch, version], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def read_ncu(ncu, recorded, spec, workdir, mapping, mset, env, version: str) -> list[dict]:

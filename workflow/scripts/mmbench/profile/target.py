@@ -13,6 +13,14 @@ the records with both times of the timed launches.  Given both, the event-timed 
 before CUPTI is subscribed, and the recorded run after it in the same process (one process start
 and CUDA context fewer for the profile job, which holds the GPU).  The exit code is 4 where the
 result did not verify.
+
+    python -m mmbench.profile.target --batch LIST.json OUT.json
+
+runs several configurations one after another in one process, for one Nsight Compute run
+(`--profile-from-start off`: profiling.record_ncu_batch): each one's timed pass runs between
+cudaProfilerStart and cudaProfilerStop, after a launch of an empty kernel named MARKER, so that
+the report's launches fall into one group per configuration.  LIST.json names the spec files
+in order; OUT.json says, for each, whether its range was opened, its exit code and its error.
 """
 
 from __future__ import annotations
@@ -26,9 +34,15 @@ NOT_VERIFIED_EXIT = 4
 EVENT_SAMPLES = 20
 
 
+# the empty kernel launched first in each configuration's profiled range (--batch)
+MARKER = "mmbench_profile_marker"
+
+
 def main(argv: list[str], session=None) -> int:
     """The program's runs; `session`: a served worker's (measure/session.py), whose context,
-    references and host buffers they use (measure/worker.py run_target)."""
+    references and host buffers they use (measure/worker.py run_program)."""
+    if argv[:1] == ["--batch"]:
+        return batch(argv[1], argv[2])
     if "--cupti-json" not in argv:
         return run(argv, session=session)
     event = None
@@ -80,7 +94,59 @@ def sampling_of(spec: dict, timed_run: bool):
     return s
 
 
-def run(argv: list[str], timed: dict | None = None, session=None) -> int:
+def batch(list_path: str, out_path: str) -> int:
+    """Each spec of LIST.json profiled in turn, in one process and one session (the inputs'
+    references shared where their shapes are): its timed pass in a profiler range of its own,
+    opened by a MARKER launch.  OUT.json is written after each, so what ran is said even where
+    a later one ends the process; a lost context ends the batch (the rest is left to the
+    profile jobs' own runs)."""
+    import contextlib
+    import traceback
+
+    import cupy as cp
+
+    from mmbench.measure.runner import ContextLost
+    from mmbench.measure.session import Session
+
+    marker = cp.RawKernel(f'extern "C" __global__ void {MARKER}() {{}}', MARKER)
+    session = Session(keeps=True)
+    done: list[dict] = []
+
+    for item in json.loads(open(list_path).read()):
+        ranged: list[bool] = []
+
+        @contextlib.contextmanager
+        def profiled(ranged=ranged):
+            cp.cuda.runtime.deviceSynchronize()
+            cp.cuda.runtime.profilerStart()
+            try:
+                marker((1,), (1,), ())
+                ranged.append(True)
+                yield
+            finally:
+                cp.cuda.runtime.deviceSynchronize()
+                cp.cuda.runtime.profilerStop()
+
+        entry = dict(stem=item["stem"], ranged=False, code=None, error="")
+        try:
+            entry["code"] = run([item["spec"]], session=session, timed_range=profiled)
+        except Exception as err:  # noqa: BLE001 - said in OUT.json; its job profiles it alone
+            entry["error"] = f"{type(err).__name__}: {err}"
+            traceback.print_exc()
+            if isinstance(err, ContextLost):
+                entry["ranged"] = bool(ranged)
+                done.append(entry)
+                break
+        entry["ranged"] = bool(ranged)
+        done.append(entry)
+        with open(out_path, "w") as fh:
+            json.dump(done, fh)
+    with open(out_path, "w") as fh:
+        json.dump(done, fh)
+    return 0
+
+
+def run(argv: list[str], timed: dict | None = None, session=None, timed_range=None) -> int:
     from mmbench.core.axes import Configuration
     from mmbench.core.registry import load_registry
     from mmbench.core.row import SAMPLES
@@ -95,6 +161,8 @@ def run(argv: list[str], timed: dict | None = None, session=None) -> int:
     # served target's reference is the one the measurements of its shape take
     vectors = int(spec.get("freivalds_vectors", 2))
     runner = Runner(v, cubins, sampling_of(spec, timed_run), None, vectors, session)
+    if timed_range is not None:  # --batch: the timed pass in its profiler range
+        runner.timed_range = timed_range
     rows: list[dict] = []
     try:
         runner.run([conf], on_row=lambda c, row: rows.append(row))

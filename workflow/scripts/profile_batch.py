@@ -1,0 +1,99 @@
+"""Snakemake job (rule profile_ncu): Nsight Compute on every configuration of the profile section
+in one run of the profiler, their metric rows by configuration for the profile jobs.
+
+Each profile job used to run Nsight Compute alone on its configuration: the profiler's start, a
+process, its imports and a CUDA context under the profiler's interception, 5-8 s on an H100
+machine for one kernel's metrics (docs/method.md).  Here one process runs them all, each timed
+pass in a profiler range of its own (profile/target.py --batch, profiling.record_ncu_batch).  A
+configuration whose rows this job could not get (its result did not verify, the batch failed, the
+report's ranges did not match) is left out of the table: its profile job profiles it alone, as
+before.  The journal beside the table keeps each configuration's rows under the key of what made
+them (its spec, its cubin, its launch, the profiler's version), so that after one kernel's edit
+only its configurations are profiled again.
+"""
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+from mmbench.core.registry import load_registry
+from mmbench.core.tables import atomic_write_text
+from mmbench.measure import gpus
+from mmbench.profile import profilers
+from mmbench.profile.profiling import batch_key, read_ncu_batch, record_ncu_batch
+
+log = logging.getLogger("mmbench.profile.batch")
+
+
+def main(sm) -> None:
+    logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(asctime)s %(message)s")
+    sys.stderr = open(sm.log[0], "a", buffering=1)
+    out = Path(sm.output[0])
+    workdir = out.with_suffix("")  # the batch's specs, report and logs
+    journal_path = out.with_name(out.stem + ".journal.json")
+    workdir.mkdir(parents=True, exist_ok=True)
+    ncu = profilers.find_tool("ncu", sm.params.ncu)
+    rows: dict[str, list[dict]] = {}
+    if ncu is None:  # each profile job says so in its rows
+        log.info("no Nsight Compute (profile.ncu: %s): nothing profiled here", sm.params.ncu)
+        atomic_write_text(out, json.dumps(rows))
+        return
+    version = profilers.tool_version(ncu)
+    registry = load_registry(sm.params.registry)
+    try:
+        journal = json.loads(journal_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        journal = {}
+    specs, keys, todo = {}, {}, []
+    for i, e in enumerate(sm.params.entries):
+        spec = dict(
+            configuration=e["configuration"],
+            registry=sm.params.registry,
+            cubin=e["cubin"],
+            kernel_name=e["kernel_name"],
+            warmup=sm.params.warmup,
+            metric_set=sm.params.metric_set,
+            freivalds_vectors=sm.params.freivalds_vectors,
+        )
+        stem = e["stem"]
+        keys[stem] = batch_key(spec, registry[e["configuration"]["variant"]].launch_sha(), version)
+        kept = journal.get(stem, {})
+        if kept.get("key") == keys[stem]:
+            rows[stem] = kept["rows"]
+            continue
+        spec_path = workdir / f"spec-{i}.json"
+        spec_path.write_text(json.dumps(spec))
+        specs[stem] = spec
+        todo.append((stem, spec_path))
+    mapping = profilers.load_mapping()
+    if todo:
+        got = {}
+        try:
+            with gpus.acquire(log=log) as gpu_env:
+                env = dict(gpu_env)
+                recorded, done = record_ncu_batch(
+                    ncu, todo, workdir, mapping, sm.params.metric_set, env
+                )
+            got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
+                                 sm.params.metric_set, env, version)  # fmt: skip
+            for d in done:
+                if d["stem"] not in got:
+                    log.warning("%s: not profiled in the batch (exit code %s%s); its profile "
+                                "job profiles it alone", d["stem"], d.get("code"),
+                                f", {d['error']}" if d.get("error") else "")  # fmt: skip
+        except gpus.NoGpuVisible as err:  # the profile jobs fail with the same cause
+            log.warning("no GPU for the batch: %s", err)
+        except Exception:  # noqa: BLE001 - the profile jobs profile their configurations alone
+            log.exception("the batch failed; each profile job profiles its configuration alone")
+        for stem, made in got.items():
+            rows[stem] = made
+            journal[stem] = dict(key=keys[stem], rows=made)
+        atomic_write_text(journal_path, json.dumps(journal))
+    kept = len(sm.params.entries) - len(todo)
+    log.info("%d of %d configurations profiled here (%d in this run of Nsight Compute, %d kept "
+             "from an earlier one)", len(rows), len(sm.params.entries), len(rows) - kept, kept)  # fmt: skip
+    atomic_write_text(out, json.dumps(rows))
+
+
+main(snakemake)  # noqa: F821
