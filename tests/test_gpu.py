@@ -591,6 +591,58 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     assert not served.serving()
 
 
+def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
+    tmp_path, registry, arch
+):
+    """The profile section's one Nsight Compute run (profiling.record_ncu_batch): naive_guarded
+    at 256 (TILE 16) and cuBLAS at 320 in one process, each timed pass in its range.  Each
+    configuration's rows are its own launch's: naive_guarded's grid is 16 x 16 = 256 blocks of
+    16 x 16 = 256 threads (by hand), the same as Nsight Compute finds profiling it alone; cuBLAS
+    gets rows of a kernel of its own, not naive_guarded's."""
+    import json
+    import shutil
+
+    from mmbench.measure import gpus
+    from mmbench.profile import profilers
+    from mmbench.profile.profiling import read_ncu, read_ncu_batch, record_ncu, record_ncu_batch
+
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        pytest.skip("Nsight Compute (ncu) is not on PATH")
+    cubin = naive_guarded_cubin(registry, arch, tmp_path)
+    base = dict(registry=str(ROOT / "kernels" / "registry.yaml"), warmup=3, metric_set="e3f",
+                freivalds_vectors=1)  # fmt: skip
+    specs = {
+        "ng": base | dict(configuration=conf("naive_guarded", 256, tile=16).as_dict(),
+                          cubin=str(cubin), kernel_name="naive_guarded"),
+        "cb": base | dict(configuration=conf("cublas", 320).as_dict(), cubin=None,
+                          kernel_name=registry["cublas"].profile_kernel),
+    }  # fmt: skip
+    entries = []
+    for stem, spec in specs.items():
+        path = tmp_path / f"{stem}.json"
+        path.write_text(json.dumps(spec))
+        entries.append((stem, path))
+    mapping, version = profilers.load_mapping(), profilers.tool_version(ncu)
+    with gpus.acquire() as env:
+        recorded, done = record_ncu_batch(ncu, entries, tmp_path / "batch", mapping, "e3f", env)
+        alone = record_ncu(ncu, specs["ng"], entries[0][1], tmp_path, mapping, "e3f", env)
+    assert [(d["stem"], d["ranged"], d["code"]) for d in done] == [("ng", True, 0), ("cb", True, 0)]
+    rows = read_ncu_batch(ncu, recorded, done, specs, tmp_path / "batch", mapping, "e3f", env,
+                          version)  # fmt: skip
+    assert set(rows) == {"ng", "cb"}
+    ng = {r["metric"]: r for r in rows["ng"]}
+    assert (ng["grid_size"]["value"], ng["block_size"]["value"]) == (256, 256)
+    by_itself = {r["metric"]: r for r in read_ncu(ncu, alone, specs["ng"], tmp_path, mapping,
+                                                  "e3f", env, version)}  # fmt: skip
+    for metric in ("grid_size", "block_size", "registers_per_thread", "shared_memory_per_block"):
+        assert ng[metric]["value"] == by_itself[metric]["value"], metric
+    cb = {r["metric"]: r for r in rows["cb"]}
+    assert cb["duration"]["status"] == "ok" and cb["duration"]["value"] > 0
+    raw = (tmp_path / "batch" / "ncu_raw.csv").read_text()
+    assert raw.count("mmbench_profile_marker") == 2
+
+
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):
     import cupy as cp
 
