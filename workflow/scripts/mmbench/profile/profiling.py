@@ -1,11 +1,13 @@
 """One profiling job: a configuration under the right profiler, into tidy metric rows.
 
-Metrics come from Nsight Compute (named by their nvprof equivalents).  nvprof itself is not
+Metrics come from Nsight Compute (named by their nvprof equivalents), run once for every
+configuration of the profile section (record_ncu_batch, in the job profile_batch.py), or on one
+configuration alone where the batch has no rows for it (record_ncu).  nvprof itself is not
 supported: it profiles only GPUs below compute capability 7.5, which the CUDA 13 toolkit this
-pipeline builds with no longer targets.  Nsight Systems adds the time split (kernel, HtoD, DtoH) where a full
-installation can turn its recording into statistics; where it cannot (no QdstrmImporter, as on
-our GPU machines) the job records exactly that and carries on.  A missing profiler never fails
-the workflow: its rows say what was not collected and why.
+pipeline builds with no longer targets.  Nsight Systems adds the time split (kernel, HtoD, DtoH)
+where a full installation can turn its recording into statistics; where it cannot (no
+QdstrmImporter, as on our GPU machines) the job records exactly that and carries on.  A missing
+profiler never fails the workflow: its rows say what was not collected and why.
 """
 
 from __future__ import annotations
