@@ -21,10 +21,10 @@
 #       measurement journals); the calls' wall times are summed, and once it has finished its
 #       phase split is printed against its GPU time by the sampling rules (passes and settling),
 #       its ladder tables are printed and the run is kept whole (OUT/ladder.tgz)
-#   tools/gpu.sh speed OUT profiles        three of the ladder's profile jobs (cuBLAS, warptile,
-#       ws_bf16 at 4096), each job's log: when the target's runs, Nsight Compute and the report
-#       reading began, so the GPU's time per profile step shows; then warptile's target under
-#       cProfile, bare and under Nsight Compute (OUT/target-*.prof)
+#   tools/gpu.sh speed OUT profiles        the ladder preset's profile section alone: its one
+#       Nsight Compute run (profile_ncu) and its profile jobs, timed, with the first jobs' logs
+#       (when the target's runs and any Nsight Compute run of their own began); then warptile's
+#       target under cProfile, bare and under Nsight Compute (OUT/target-*.prof)
 #   tools/gpu.sh speed OUT dag             Snakemake's own time before the first job: nvidia-smi's
 #       query, then the main command's dry run under cProfile (OUT/dag.txt, by cumulative time)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
@@ -146,15 +146,26 @@ PY
     fi
     ;;
   profiles)
+    # the ladder preset's profile section alone (its metrics table): the one Nsight Compute run
+    # (profile_ncu) and the 21 profile jobs after it, each job's seconds from its benchmark
     p=results/ladder/profile
-    rm -rf results/ladder/profile results/ladder/logs/profile
+    rm -rf results/ladder/profile results/ladder/logs/profile results/ladder/benchmarks/profile
     start=$(date +%s.%N)
-    snakemake "$p/cublas/float32_4096x4096x4096.csv" \
-      "$p/warptile/float32_BM128_BN128_BK16_WM32_WN64_WNITER1_TM8_TN4_4096x4096x4096.csv" \
-      "$p/ws_bf16/bfloat16_BM256_BN128_STAGES3_CONSUMERS2_4096x4096x4096.csv" \
-      --cores 16 --configfile config/presets/ladder.yaml > "$out/profiles.log" 2>&1
-    echo "three profiles: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s"
-    for f in results/ladder/logs/profile/*/*.log; do
+    snakemake results/ladder/tables/metrics.csv --cores 16 \
+      --configfile config/presets/ladder.yaml > "$out/profiles.log" 2>&1
+    echo "the ladder's profiles: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s (compiles included)"
+    grep -E "configurations profiled|not profiled|batch failed|ranges" \
+      results/ladder/logs/profile/ncu_batch.log | cut -c1-200
+    python3 - <<'PY'
+from pathlib import Path
+import pandas as pd
+b = Path("results/ladder/benchmarks/profile")
+batch = pd.read_csv(b / "ncu_batch.tsv", sep="\t")["s"].iloc[0] if (b / "ncu_batch.tsv").exists() else None
+jobs = [pd.read_csv(f, sep="\t")["s"].iloc[0] for f in b.glob("*/*.tsv")]
+print(f"profile_ncu {batch} s; {len(jobs)} profile jobs, {sum(jobs):.1f} s in all (their waits "
+      f"for the GPU included), longest {max(jobs, default=0):.1f} s")
+PY
+    for f in $(ls results/ladder/logs/profile/*/*.log | head -3); do
       echo "== $f"; grep -E "measuring on|\\$ |target runs|GPU released" "$f" | cut -c1-150
     done
     # where the target's time goes as a process, bare and under Nsight Compute (the same
