@@ -8,8 +8,8 @@ pass in a profiler range of its own (profile/target.py --batch, profiling.record
 configuration whose rows this job could not get (its result did not verify, the batch failed, the
 report's ranges did not match) is left out of the table: its profile job profiles it alone, as
 before.  The journal beside the table keeps each configuration's rows under the key of what made
-them (its spec, its cubin, its launch, the profiler's version), so that after one kernel's edit
-only its configurations are profiled again.
+them (its spec, its cubin, its launch, the profiler's version, the GPU), so that after one
+kernel's edit only its configurations are profiled again; deleting it profiles them all.
 """
 
 import json
@@ -45,9 +45,9 @@ def main(sm) -> None:
         journal = json.loads(journal_path.read_text())
     except (OSError, json.JSONDecodeError):
         journal = {}
-    specs, keys, todo = {}, {}, []
-    for i, e in enumerate(sm.params.entries):
-        spec = dict(
+    specs = {}
+    for e in sm.params.entries:
+        specs[e["stem"]] = dict(
             configuration=e["configuration"],
             registry=sm.params.registry,
             cubin=e["cubin"],
@@ -56,43 +56,45 @@ def main(sm) -> None:
             metric_set=sm.params.metric_set,
             freivalds_vectors=sm.params.freivalds_vectors,
         )
-        stem = e["stem"]
-        keys[stem] = batch_key(spec, registry[e["configuration"]["variant"]].launch_sha(), version)
-        kept = journal.get(stem, {})
-        if kept.get("key") == keys[stem]:
-            rows[stem] = kept["rows"]
-            continue
-        spec_path = workdir / f"spec-{i}.json"
-        spec_path.write_text(json.dumps(spec))
-        specs[stem] = spec
-        todo.append((stem, spec_path))
     mapping = profilers.load_mapping()
-    if todo:
-        got = {}
-        try:
-            with gpus.acquire(log=log) as gpu_env:
-                env = dict(gpu_env)
+    keys, todo = {}, []
+    try:
+        with gpus.acquire(log=log) as gpu_env:
+            env = dict(gpu_env)
+            # rows are kept for the GPU that made them (its host and UUID), as measurements are
+            gpu = env.get(gpus.GPU_KEY_VAR, "")
+            for i, (stem, spec) in enumerate(specs.items()):
+                launch = registry[spec["configuration"]["variant"]].launch_sha()
+                keys[stem] = batch_key(spec, launch, f"{version} {gpu}")
+                if journal.get(stem, {}).get("key") == keys[stem]:
+                    rows[stem] = journal[stem]["rows"]
+                    continue
+                spec_path = workdir / f"spec-{i}.json"
+                spec_path.write_text(json.dumps(spec))
+                todo.append((stem, spec_path))
+            recorded, done = [], []
+            if todo:
                 recorded, done = record_ncu_batch(
                     ncu, todo, workdir, mapping, sm.params.metric_set, env
                 )
-            got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
-                                 sm.params.metric_set, env, version)  # fmt: skip
-            for d in done:
-                if d["stem"] not in got:
-                    log.warning("%s: not profiled in the batch (exit code %s%s); its profile "
-                                "job profiles it alone", d["stem"], d.get("code"),
-                                f", {d['error']}" if d.get("error") else "")  # fmt: skip
-        except gpus.NoGpuVisible as err:  # the profile jobs fail with the same cause
-            log.warning("no GPU for the batch: %s", err)
-        except Exception:  # noqa: BLE001 - the profile jobs profile their configurations alone
-            log.exception("the batch failed; each profile job profiles its configuration alone")
+        got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
+                             sm.params.metric_set, env, version)  # fmt: skip
+        for d in done:
+            if d["stem"] not in got:
+                log.warning("%s: not profiled in the batch (exit code %s%s); its profile job "
+                            "profiles it alone", d["stem"], d.get("code"),
+                            f", {d['error']}" if d.get("error") else "")  # fmt: skip
         for stem, made in got.items():
             rows[stem] = made
             journal[stem] = dict(key=keys[stem], rows=made)
         atomic_write_text(journal_path, json.dumps(journal))
-    kept = len(sm.params.entries) - len(todo)
+    except gpus.NoGpuVisible as err:  # the profile jobs fail with the same cause
+        log.warning("no GPU for the batch: %s", err)
+    except Exception:  # noqa: BLE001 - the profile jobs profile their configurations alone
+        log.exception("the batch failed; each profile job profiles its configuration alone")
+    kept = len(keys) - len(todo)
     log.info("%d of %d configurations profiled here (%d in this run of Nsight Compute, %d kept "
-             "from an earlier one)", len(rows), len(sm.params.entries), len(rows) - kept, kept)  # fmt: skip
+             "from an earlier one)", len(rows), len(specs), len(rows) - kept, kept)  # fmt: skip
     atomic_write_text(out, json.dumps(rows))
 
 
