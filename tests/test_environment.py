@@ -93,7 +93,11 @@ IMPORT_TO_CONDA = {
     "matplotlib": "seaborn",  # seaborn depends on matplotlib
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
-CHILDREN = {"measure_variant": ["measure/worker"], "profile_kernel": ["profile/target"]}
+CHILDREN = {
+    "measure_variant": ["measure/worker"],
+    "profile_ncu": ["profile/target"],
+    "profile_kernel": ["profile/target"],
+}
 # nvidia-cuda-cupti: the pip wheel cupti-python (pip) resolves against, pinned beside it
 PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
