@@ -43,6 +43,7 @@ rule all:
         ),
         profile_targets(),
         report_targets(),
+        profile_figure_targets,
         timing_targets,
         output_targets,
         # baseline=...: the comparison with it, in the report too

@@ -24,6 +24,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
     from mmbench.report.catalogue import (
+        PROFILE_INPUTS,
         MixedGpuModels,
         caption,
         inputs_of,
@@ -487,6 +488,25 @@ def timing_targets(wildcards):
     return [f"{R}/figures/{f}.png" for f in figs] + [
         f"{R}/report/{t}.html" for t in tabs
     ]
+
+
+def profile_figure_targets(wildcards):
+    """The figures that read the profiles alone (the roofline): drawn once the roofline table
+    is written, while the GPU measures, rather than after the last measurement."""
+    wanted = [
+        f
+        for f in FIGURES
+        if have_profile() and set(FIGURE_CATALOGUE[f].inputs) <= PROFILE_INPUTS
+    ]
+    if not wanted:
+        return []
+    if not RENDER_ONLY:
+        checkpoints.roofline_table.get()
+    try:
+        figs, _, _ = split_by_data_once(wanted, [])
+    except (MixedGpuModels, TableError) as err:
+        raise WorkflowError(str(err)) from None
+    return [f"{R}/figures/{f}.png" for f in figs]
 
 
 def output_targets(wildcards):
