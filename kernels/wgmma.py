@@ -7,8 +7,9 @@ checks that the committed header is what this writes).
 
     kind     the operands: "bf16" (A K-major and B MN-major, both in shared memory through
              descriptors; k = 16), "tf32_rs" (A in registers, the mma.sync TF32 fragment;
-             B K-major in shared memory; k = 8) or "e4m3" (FP8: A and B both K-major in shared
-             memory, as FP8 must be; k = 32)
+             B K-major in shared memory; k = 8), "tf32" (A and B both K-major in shared
+             memory, as TF32 must be there; k = 8) or "e4m3" (FP8: A and B both K-major in
+             shared memory, as FP8 must be; k = 32)
     n        the product's N (a multiple of 8 from 8 to 256; PTX ISA, "wgmma .shape")
 """
 
@@ -27,6 +28,9 @@ SHAPES = [
     ("tf32_rs", 256),
     ("e4m3", 64),
     ("e4m3", 128),
+    ("tf32", 64),
+    ("tf32", 128),
+    ("tf32", 256),
 ]
 
 HEADER = Path(__file__).with_name("wgmma.cuh")
@@ -54,6 +58,16 @@ KINDS = {
         operand_text=lambda first: f"%{first}, %{first + 1}",
         doc="d (64 x N) (+)= A (64 x 32, K-major, desc_a) . B (32 x N, K-major: N rows of 32 "
         "bytes, desc_b); e4m3 inputs, FP32 d",
+    ),
+    "tf32": dict(
+        k=8,
+        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
+        inputs=['"l"(desc_a)', '"l"(desc_b)'],
+        types="f32.tf32.tf32",
+        tail="p, 1, 1",  # scale-d, imm-scale-a, imm-scale-b (TF32 takes no transpose operands)
+        operand_text=lambda first: f"%{first}, %{first + 1}",
+        doc="d (64 x N) (+)= A (64 x 8, K-major, desc_a) . B (8 x N, K-major: N rows of 32 "
+        "bytes, desc_b); FP32 inputs read as TF32",
     ),
     "tf32_rs": dict(
         k=8,

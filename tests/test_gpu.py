@@ -165,6 +165,24 @@ def test_cublas_reference_line(registry, arch, tmp_path):
     assert all(r["gpu_uuid"].startswith("GPU-") and r["driver_version"] for r in rows)
 
 
+def test_cublas_tf32_takes_b_transposed_where_its_rung_does(registry, arch, tmp_path):
+    """cublas_tf32_tn (registry `b_layout: n_by_k`): B handed over as its transpose, read with
+    op T, verifies at shapes where m, n and k all differ (a swapped m and n, or an operand
+    read untransposed, would not), with C += A.B, in contiguous and padded, strided layouts."""
+    confs = [
+        Configuration.of("cublas_tf32_tn", {"dtype": "float32"}, m=m, n=n, k=k, accumulate=acc,
+                         memory=mem, distribution="normal", seed=7, math="tf32", pad=pad,
+                         transfer=tr)
+        for m, n, k in ((300, 200, 100), (1000, 1100, 37), (33, 31, 4097))
+        for acc in (False, True)
+        for mem, pad, tr in (("pinned", 0, "contiguous"), ("pageable", 3, "strided"))
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, "cublas_tf32_tn", confs)
+    assert [r["verification"] for r in rows] == ["PASS"] * len(confs), [
+        (r["m"], r["n"], r["k"], r.get("error"), r.get("first_mismatches")) for r in rows
+    ]
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_sixteen_bit_cublas_references_verify(registry, arch, tmp_path, dtype):
     """bfloat16 / float16 inputs, float32 output and sums (cublasGemmEx): exact on integers,

@@ -69,7 +69,8 @@ def launcher(
     if v.backend == "cublas":
         spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
         pointers = tuple(operands[x].ptr for x in "ABC")
-        return cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle), spec
+        go = cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle, v.b_transposed)
+        return go, spec
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
     spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
     fn = modules.function(cubin, spec.symbol or v.symbol)
@@ -221,10 +222,13 @@ _MATH_MODES = {"ieee": 0, "tf32": 3}  # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_
 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 68, -1
 
 
-def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=None):
+def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=None,
+                    b_transposed: bool = False):  # fmt: skip
     """cuBLAS GEMM with explicit leading dimensions.  Row-major C = A.B is column-major
-    C^T = B^T.A^T, so B and A swap places.  The element type's declaration says how
-    (core/elements.py): cublas<t>gemm for one type (math "ieee" is cuBLAS's default mode, no
+    C^T = B^T.A^T, so B and A swap places.  `b_transposed`: B is handed over as its transpose,
+    n x k row-major (registry `b_layout: n_by_k`), which column-major reads as k x n: op T
+    gives back B^T (cublas_tf32_tn, the reference of persistent_tf32_tn).  The element type's
+    declaration says how (core/elements.py): cublas<t>gemm for one type (math "ieee" is cuBLAS's default mode, no
     TF32; "tf32" lets SGEMM run on the tensor cores in TF32, the TF32 rungs' reference), or
     cublasGemmEx for 16-bit inputs with float output and FP32 compute (CuPy exposes GemmEx; no
     other library is needed for these types)."""
@@ -240,6 +244,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
     alpha = np.array(1, scale)
     beta = np.array(1 if conf.accumulate else 0, scale)
     op = cb.CUBLAS_OP_N
+    op_b = cb.CUBLAS_OP_T if b_transposed else op
     pa, pb, pc = pointers
     lda, ldb, ldc = lds
     m, n, k = conf.m, conf.n, conf.k
@@ -249,7 +254,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
 
         def call():
             gemm(
-                handle, op, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda,
+                handle, op_b, op, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda,
                 beta.ctypes.data, pc, ldc,
             )  # fmt: skip
     else:
@@ -257,7 +262,7 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
 
         def call():
             cb.gemmEx(
-                handle, op, op, n, m, k, alpha.ctypes.data, pb, tin, ldb, pa, tin, lda,
+                handle, op_b, op, n, m, k, alpha.ctypes.data, pb, tin, ldb, pa, tin, lda,
                 beta.ctypes.data, pc, tout, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT,
             )  # fmt: skip
 

@@ -4,8 +4,9 @@ profiler's view of what limits each rung.
 
 Precision classes (panels of the ladder figure): FP32 (float32, every operation IEEE float32: the
 CUDA cores), TF32 (float32 inputs rounded to TF32 on the tensor cores, FP32 sums) and FP64.  A
-rung's reference is the cuBLAS-backend variant of the same element type and math (registry
-`math`): `cublas` for FP32 and FP64, `cublas_tf32` for TF32.
+rung's reference is the cuBLAS-backend variant of the same element type, math (registry
+`math`) and layout of B (registry `b_layout`): `cublas` for FP32 and FP64, `cublas_tf32` for
+TF32, `cublas_tf32_tn` for the TF32 rung that takes B transposed.
 
 The tuning table (`tuned`, written by config/presets/tune.yaml and kept per GPU model in
 kernels/tuned.csv) holds each rung's best instantiation at the tuning size; `apply_tuned` turns
@@ -90,6 +91,9 @@ def with_math(timings: pd.DataFrame) -> pd.DataFrame:
     ]
     if "backend" not in d:
         d["backend"] = [reg[v].backend if v in reg else "cubin" for v in d.variant]
+    # how B is handed over (registry `b_layout`): a rung taking it transposed is set against a
+    # reference taking it so too (persistent_tf32_tn and cublas_tf32_tn, FP8 and cuBLASLt's)
+    d["b_layout"] = [reg[v].b_layout if v in reg else "k_by_n" for v in d.variant]
     d["precision"] = [precision_class(t, m) for t, m in zip(d.dtype, d.math, strict=True)]
     return d
 
@@ -102,9 +106,10 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     d = with_math(timings)
     d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
     ref = d[d.backend == "cublas"]
-    # a kernel's reference is cuBLAS on the same GPU model, element type, math, shape, inputs
-    # and load
-    keys = ["dtype", "math", "m", "n", "k", *CONDITION] + ([GPU_KEY] if GPU_KEY in d else [])
+    # a kernel's reference is cuBLAS on the same GPU model, element type, math, layout of B,
+    # shape, inputs and load
+    keys = ["dtype", "math", "b_layout", "m", "n", "k", *CONDITION]
+    keys += [GPU_KEY] if GPU_KEY in d else []
     if "gflops_per_w" not in ref:
         ref = ref.assign(gflops_per_w=float("nan"))
     aligned = ref["ld_align"] if "ld_align" in ref else pd.Series(0, index=ref.index)
