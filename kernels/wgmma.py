@@ -35,6 +35,22 @@ SHAPES = [
 
 HEADER = Path(__file__).with_name("wgmma.cuh")
 
+
+def both_k_major(k: int, inputs: str, doc: str) -> dict:
+    """A kind whose A and B both come K-major from shared memory through descriptors, as FP8
+    and TF32 must there: their instructions take no transpose operands."""
+    return dict(
+        k=k,
+        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
+        inputs=['"l"(desc_a)', '"l"(desc_b)'],
+        types=f"f32.{inputs}.{inputs}",
+        tail="p, 1, 1",  # scale-d, imm-scale-a, imm-scale-b
+        operand_text=lambda first: f"%{first}, %{first + 1}",
+        doc=f"d (64 x N) (+)= A (64 x {k}, K-major, desc_a) . B ({k} x N, K-major: N rows of 32 "
+        f"bytes, desc_b); {doc}",
+    )
+
+
 # kind -> (k, C++ parameters after d, asm operands after the accumulators, their constraints,
 #          the instruction's type suffix and its trailing immediates)
 KINDS = {
@@ -49,26 +65,8 @@ KINDS = {
         doc="d (64 x N) (+)= A (64 x 16, K-major, desc_a) . B (16 x N, MN-major, desc_b); "
         "scale_d = 0 ignores d's old value",
     ),
-    "e4m3": dict(
-        k=32,
-        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
-        inputs=['"l"(desc_a)', '"l"(desc_b)'],
-        types="f32.e4m3.e4m3",
-        tail="p, 1, 1",  # scale-d, imm-scale-a, imm-scale-b (FP8 takes no transpose operands)
-        operand_text=lambda first: f"%{first}, %{first + 1}",
-        doc="d (64 x N) (+)= A (64 x 32, K-major, desc_a) . B (32 x N, K-major: N rows of 32 "
-        "bytes, desc_b); e4m3 inputs, FP32 d",
-    ),
-    "tf32": dict(
-        k=8,
-        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
-        inputs=['"l"(desc_a)', '"l"(desc_b)'],
-        types="f32.tf32.tf32",
-        tail="p, 1, 1",  # scale-d, imm-scale-a, imm-scale-b (TF32 takes no transpose operands)
-        operand_text=lambda first: f"%{first}, %{first + 1}",
-        doc="d (64 x N) (+)= A (64 x 8, K-major, desc_a) . B (8 x N, K-major: N rows of 32 "
-        "bytes, desc_b); FP32 inputs read as TF32",
-    ),
+    "e4m3": both_k_major(32, "e4m3", "e4m3 inputs, FP32 d"),
+    "tf32": both_k_major(8, "tf32", "FP32 inputs read as TF32"),
     "tf32_rs": dict(
         k=8,
         params="const unsigned *a, uint64_t desc_b, int scale_d",
