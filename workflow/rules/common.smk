@@ -287,47 +287,43 @@ def profile_outputs(wildcards):
     return [f"{stem}.csv" for stem in PROFILE_BY_STEM]
 
 
-def profile_configuration(wildcards):
+def target_spec(c):
+    """What the profilers' target reads of a profiled configuration (profile/target.py): the
+    configuration, its cubin (none for a library call), the kernel Nsight Compute looks for,
+    the warm-up launches, the metric set and, as the measurements check theirs, the Freivalds
+    vectors (a served target's reference is then theirs too)."""
+    v = REGISTRY[c.variant]
+    return dict(
+        configuration=c.as_dict(),
+        registry=REGISTRY_FILE,
+        cubin=cubin_path(arch(), c.variant, c.instance) if v.compiled else None,
+        kernel_name=v.profile_kernel or v.symbol,
+        warmup=config["profile"]["warmup_launches"],
+        metric_set=config["profile"]["metric_set"],
+        freivalds_vectors=config["freivalds_vectors"],
+    )
+
+
+def profile_spec(wildcards):
     w = wildcards
-    return PROFILE_BY_STEM[
-        f"{R}/profile/{w.variant}/{w.instance}_{w.m}x{w.n}x{w.k}"
-    ].as_dict()
+    return target_spec(
+        PROFILE_BY_STEM[f"{R}/profile/{w.variant}/{w.instance}_{w.m}x{w.n}x{w.k}"]
+    )
 
 
 def profile_cubin(wildcards):
-    if not REGISTRY[wildcards.variant].compiled:
-        return []
-    return cubin_path(arch(), wildcards.variant, wildcards.instance)
+    cubin = profile_spec(wildcards)["cubin"]
+    return [cubin] if cubin else []
 
 
 def profile_cubins(wildcards):
     """Every profiled configuration's cubin (the batch profiles them all: rule profile_ncu)."""
-    return sorted(
-        {
-            cubin_path(arch(), c.variant, c.instance)
-            for c in PROFILE
-            if REGISTRY[c.variant].compiled
-        }
-    )
+    return sorted({target_spec(c)["cubin"] for c in PROFILE} - {None})
 
 
 def ncu_batch_entries():
-    """What the batch profiles, in order: each configuration's stem, its configuration, the
-    kernel Nsight Compute looks for and its cubin (none for a library call)."""
-    return [
-        dict(
-            stem=stem,
-            configuration=c.as_dict(),
-            kernel_name=REGISTRY[c.variant].profile_kernel
-            or REGISTRY[c.variant].symbol,
-            cubin=(
-                cubin_path(arch(), c.variant, c.instance)
-                if REGISTRY[c.variant].compiled
-                else None
-            ),
-        )
-        for stem, c in PROFILE_BY_STEM.items()
-    ]
+    """What the batch profiles, in order: each configuration's stem and spec."""
+    return [dict(stem=stem, spec=target_spec(c)) for stem, c in PROFILE_BY_STEM.items()]
 
 
 def ncu_batch_table(wildcards):
@@ -427,10 +423,7 @@ def outputs_with_data(profiles=True):
             checkpoints.timings_table.get()
         if any(FIGURE_CATALOGUE[f].needs_profile for f in wanted):
             checkpoints.roofline_table.get()
-    try:
-        return split_by_data_once(wanted, tables)
-    except (MixedGpuModels, TableError) as err:
-        raise WorkflowError(str(err)) from None
+    return split_by_data_once(wanted, tables)
 
 
 _SPLIT = {}  # (outputs, their inputs' sizes and times) -> split_by_data's answer
@@ -438,7 +431,8 @@ _SPLIT = {}  # (outputs, their inputs' sizes and times) -> split_by_data's answe
 
 def split_by_data_once(wanted, tables):
     """split_by_data, read once for the same outputs and the same input files (the input
-    functions of `all` ask it again after each checkpoint)."""
+    functions of `all` ask it again after each checkpoint); a table it cannot trust stops the
+    run with its reason."""
     paths = inputs_of(wanted, tables, input_paths)
     files = sorted(
         {str(f) for v in paths.values() for f in (v if isinstance(v, list) else [v])}
@@ -453,7 +447,12 @@ def split_by_data_once(wanted, tables):
     )
     key = (tuple(wanted), tuple(tables), stamps)
     if key not in _SPLIT:
-        _SPLIT[key] = split_by_data(wanted, tables, input_paths, config["gpu_model"])
+        try:
+            _SPLIT[key] = split_by_data(
+                wanted, tables, input_paths, config["gpu_model"]
+            )
+        except (MixedGpuModels, TableError) as err:
+            raise WorkflowError(str(err)) from None
     return _SPLIT[key]
 
 
@@ -502,10 +501,7 @@ def profile_figure_targets(wildcards):
         return []
     if not RENDER_ONLY:
         checkpoints.roofline_table.get()
-    try:
-        figs, _, _ = split_by_data_once(wanted, [])
-    except (MixedGpuModels, TableError) as err:
-        raise WorkflowError(str(err)) from None
+    figs, _, _ = split_by_data_once(wanted, [])
     return [f"{R}/figures/{f}.png" for f in figs]
 
 

@@ -22,10 +22,7 @@ rule profile_ncu:
         gpu=1,
     params:
         entries=lambda w: ncu_batch_entries(),
-        registry=REGISTRY_FILE,
-        warmup=config["profile"]["warmup_launches"],
         metric_set=config["profile"]["metric_set"],
-        freivalds_vectors=config["freivalds_vectors"],
         ncu=config["profile"]["ncu"],
     script:
         "../scripts/profile_batch.py"
@@ -51,14 +48,7 @@ rule profile_kernel:
     resources:
         gpu=1,
     params:
-        configuration=profile_configuration,
-        registry=REGISTRY_FILE,
-        kernel_name=lambda w: REGISTRY[w.variant].profile_kernel
-        or REGISTRY[w.variant].symbol,
-        warmup=config["profile"]["warmup_launches"],
-        # as the measurements check theirs: a served target's reference is then theirs too
-        freivalds_vectors=config["freivalds_vectors"],
-        metric_set=config["profile"]["metric_set"],
+        spec=profile_spec,
         tools={k: config["profile"][k] for k in ("ncu", "nsys")}
         | {"cupti": mmplan.cupti_wanted(config)},
         serve=SERVE_WORKER,

@@ -40,22 +40,11 @@ def main(sm) -> None:
         atomic_write_text(out, json.dumps(rows))
         return
     version = profilers.tool_version(ncu)
-    registry = load_registry(sm.params.registry)
     try:
         journal = json.loads(journal_path.read_text())
     except (OSError, json.JSONDecodeError):
         journal = {}
-    specs = {}
-    for e in sm.params.entries:
-        specs[e["stem"]] = dict(
-            configuration=e["configuration"],
-            registry=sm.params.registry,
-            cubin=e["cubin"],
-            kernel_name=e["kernel_name"],
-            warmup=sm.params.warmup,
-            metric_set=sm.params.metric_set,
-            freivalds_vectors=sm.params.freivalds_vectors,
-        )
+    specs = {e["stem"]: e["spec"] for e in sm.params.entries}  # common.smk target_spec
     mapping = profilers.load_mapping()
     keys, todo = {}, []
     try:
@@ -64,7 +53,8 @@ def main(sm) -> None:
             # rows are kept for the GPU that made them (its host and UUID), as measurements are
             gpu = env.get(gpus.GPU_KEY_VAR, "")
             for i, (stem, spec) in enumerate(specs.items()):
-                launch = registry[spec["configuration"]["variant"]].launch_sha()
+                variant = load_registry(spec["registry"])[spec["configuration"]["variant"]]
+                launch = variant.launch_sha()
                 keys[stem] = batch_key(spec, launch, f"{version} {gpu}")
                 if journal.get(stem, {}).get("key") == keys[stem]:
                     rows[stem] = journal[stem]["rows"]

@@ -18,21 +18,12 @@ from mmbench.profile.profiling import ProfileFailed, profile
 def main(sm) -> None:
     logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(asctime)s %(message)s")
     sys.stderr = open(sm.log[0], "a", buffering=1)
-    conf = Configuration.from_dict(sm.params.configuration)
+    spec = dict(sm.params.spec)  # the target's (common.smk target_spec)
+    conf = Configuration.from_dict(spec["configuration"])
     out = Path(sm.output.table)
-    cubins = [str(x) for x in sm.input.cubin]
     # this configuration's rows from the batch (rule profile_ncu), where it has them
     batch = json.loads(Path(sm.input.ncu_batch[0]).read_text()) if sm.input.ncu_batch else {}
     ncu_rows = batch.get(str(sm.output.table).removesuffix(".csv"))
-    spec = dict(
-        configuration=conf.as_dict(),
-        registry=sm.params.registry,
-        cubin=cubins[0] if cubins else None,
-        kernel_name=sm.params.kernel_name,
-        warmup=sm.params.warmup,
-        freivalds_vectors=sm.params.freivalds_vectors,
-        metric_set=sm.params.metric_set,
-    )
     visible = detect_gpus()
     try:
         # the GPU is held while the target and the profilers run on it, not while their
