@@ -289,10 +289,7 @@ def _measure(
         rows.update(new_rows)
         if proc.returncode == served.GONE and len(started) == started_before:
             gone += 1  # it measured nothing: another worker takes the same configurations
-            attempts -= 1
-            # its entry goes (this job holds the GPU): a process now living under its number
-            # is not taken for it again
-            served.forget(gpu_env.get(GPU_KEY_VAR, ""), proc.pid)
+            attempts -= 1  # (and its entry is gone: Served.run)
             log.warning("the run's worker ended before it answered; starting another")
             continue
         # only this worker's start records: one left by an earlier, interrupted run names a

@@ -142,7 +142,8 @@ class Served:
 
     def run(self, spec_path: Path, gpu_env: dict) -> int:
         """Sends the spec and its GPU, waits for the exit code (GONE where the worker ended
-        without one).  Interrupted, the worker goes too (its measurement is this job's)."""
+        without one: its entry is then forgotten).  Interrupted, the worker goes too (its
+        measurement is this job's)."""
         return self._ask(dict(spec=str(spec_path)), gpu_env)
 
     def program(self, module: str, argv: list[str], gpu_env: dict, log_path: Path,
@@ -165,6 +166,9 @@ class Served:
             self.kill()
             raise
         self.returncode = GONE if reply is None else int(reply.get("exit", GONE))
+        if self.returncode == GONE:  # its entry goes (the job holds the GPU's lock): a
+            # process that comes to live under its number is not taken for it again
+            forget(gpu_env.get(gpus.GPU_KEY_VAR, ""), self.pid)
         return self.returncode
 
     def kill(self) -> None:

@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from mmbench.core import paths
-from mmbench.measure import gpus, served
+from mmbench.measure import served
 from mmbench.measure.jobs import file_sha
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
@@ -168,8 +168,7 @@ def served_target(args: list[str], env: dict, workdir: Path) -> tuple[int, str]:
     log.info("the target runs in the run's worker (pid %d): %s", worker.pid, " ".join(args))
     fine = (0, NOT_VERIFIED_EXIT)  # a result that does not verify leaves the worker standing
     code = worker.program("mmbench.profile.target", args, env, log_path, fine)
-    if code == served.GONE:  # its entry goes (this job holds the GPU), and a process runs it
-        served.forget(env.get(gpus.GPU_KEY_VAR, ""), worker.pid)
+    if code == served.GONE:  # its entry is gone (Served.run), and a process runs it
         log.warning("the run's worker ended before it answered; the target runs on its own")
     return code, log_path.read_text() if log_path.exists() else ""
 
