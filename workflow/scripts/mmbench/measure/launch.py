@@ -228,10 +228,10 @@ def cublas_launcher(cp, conf, pointers, lds, stream, math: str = "ieee", handle=
     C^T = B^T.A^T, so B and A swap places.  `b_transposed`: B is handed over as its transpose,
     n x k row-major (registry `b_layout: n_by_k`), which column-major reads as k x n: op T
     gives back B^T (cublas_tf32_tn, the reference of persistent_tf32_tn).  The element type's
-    declaration says how (core/elements.py): cublas<t>gemm for one type (math "ieee" is cuBLAS's default mode, no
-    TF32; "tf32" lets SGEMM run on the tensor cores in TF32, the TF32 rungs' reference), or
-    cublasGemmEx for 16-bit inputs with float output and FP32 compute (CuPy exposes GemmEx; no
-    other library is needed for these types)."""
+    declaration says how (core/elements.py): cublas<t>gemm for one type (math "ieee" is
+    cuBLAS's default mode, no TF32; "tf32" lets SGEMM run on the tensor cores in TF32, the TF32
+    rungs' reference), or cublasGemmEx for 16-bit inputs with float output and FP32 compute
+    (CuPy exposes GemmEx; no other library is needed for these types)."""
     from cupy_backends.cuda.libs import cublas as cb
 
     e = conf.element

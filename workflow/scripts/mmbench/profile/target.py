@@ -129,22 +129,19 @@ def batch(list_path: str, out_path: str) -> int:
                 cp.cuda.runtime.deviceSynchronize()
                 cp.cuda.runtime.profilerStop()
 
-        entry = dict(stem=item["stem"], ranged=False, code=None, error="")
+        entry = dict(stem=item["stem"], code=None, error="")
+        lost = False
         try:
             entry["code"] = run([item["spec"]], session=session, timed_range=profiled)
         except Exception as err:  # noqa: BLE001 - said in OUT.json; its job profiles it alone
             entry["error"] = f"{type(err).__name__}: {err}"
             traceback.print_exc()
-            if isinstance(err, ContextLost):
-                entry["ranged"] = bool(ranged)
-                done.append(entry)
-                break
-        entry["ranged"] = bool(ranged)
-        done.append(entry)
+            lost = isinstance(err, ContextLost)
+        done.append(entry | dict(ranged=bool(ranged)))
         with open(out_path, "w") as fh:
             json.dump(done, fh)
-    with open(out_path, "w") as fh:
-        json.dump(done, fh)
+        if lost:
+            break
     return 0
 
 
