@@ -33,6 +33,24 @@ def test_a_missing_table_is_reported_before_the_gpu_is_looked_for(tmp_path):
         apply_tuned(_cfg(missing), [], load_registry())
 
 
+def test_a_run_in_another_folder_finds_the_table_kept_with_the_kernels(tmp_path, monkeypatch):
+    """`snakemake -s …/Snakefile -d elsewhere --configfile config/presets/ladder.yaml`: the
+    preset's `tuned: kernels/tuned.csv` is not in the run's folder; it stopped such a run on an
+    H100 (2026-11-27) with "'kernels/tuned.csv' does not exist". The workflow's own is read."""
+    monkeypatch.chdir(tmp_path)
+    gpu = "NVIDIA H100 80GB HBM3"
+    cfg = dict(variants=["mma_f64"], tuned="kernels/tuned.csv", tuned_gpu=gpu, profile={})
+    with pytest.raises(ConfigError, match="'kernels/tuned.csv' does not exist"):
+        apply_tuned(cfg, [], load_registry())  # no folder to look in but the run's
+    out = apply_tuned(cfg, [], load_registry(), basedir=ROOT)
+    # kernels/tuned.csv's mma_f64 row for the H100, read by hand
+    assert out["params"]["mma_f64"]["BM"] == [64] and out["params"]["mma_f64"]["STAGES"] == [4]
+    # a table of that name in the run's folder is the user's, and comes first
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "tuned.csv").write_text("gpu_name,variant,dtype,params\n")
+    assert tuning.locate("kernels/tuned.csv", ROOT) == "kernels/tuned.csv"
+
+
 def test_an_undeclared_tuned_value_names_the_file_line_and_valid_values(tmp_path):
     table = tmp_path / "tuned.csv"
     table.write_text(

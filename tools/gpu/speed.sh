@@ -117,7 +117,7 @@ PY
     work=/tmp/ladderrun
     [ -f "$work/walls.txt" ] || { rm -rf "$work" && mkdir -p "$work"; }
     start=$(date +%s.%N)
-    timeout "${LIMIT:-540}" snakemake -s "$here/Snakefile" -d "$work" --cores "${CORES:-16}" \
+    timeout -k 30 "${LIMIT:-500}" snakemake -s "$here/Snakefile" -d "$work" --cores "${CORES:-16}" \
       --rerun-incomplete --configfile "$here/config/presets/ladder.yaml" \
       > "$out/ladder-$(date +%s).log" 2>&1
     rc=$?

@@ -143,7 +143,7 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     if cfg["arch"] == "auto" and not gpus:
         # recognised once, here, before anything is compiled: the ways forward
         raise ConfigError(no_gpu_message(exp.baseline))
-    exp.config = cfg = apply_tuned(cfg, gpus, registry)
+    exp.config = cfg = apply_tuned(cfg, gpus, registry, basedir)
     try:
         exp.arch = mmplan.resolve_arch(cfg, gpus)
     except ConfigError as err:  # GPUs of several architectures: a run stops at arch()

@@ -221,10 +221,23 @@ def nearest(rows: list[dict], dtype: str, m: int, n: int, k: int) -> dict | None
                                     -math.prod(r["shape"])), default=None)  # fmt: skip
 
 
-def apply_tuned(cfg: dict, gpus: list[dict], registry: dict[str, Variant]) -> dict:
+def locate(path: str, basedir: str | Path | None) -> str:
+    """A relative `tuned` path names a file of the run's folder where one is there, else the
+    workflow's own (the presets' `kernels/tuned.csv`, beside the Snakefile): a run made with
+    `snakemake -s …/Snakefile -d elsewhere` finds the table kept with the kernels."""
+    if not path or basedir is None or Path(path).is_absolute() or Path(path).exists():
+        return path
+    kept = Path(basedir) / path
+    return str(kept) if kept.is_file() else path
+
+
+def apply_tuned(
+    cfg: dict, gpus: list[dict], registry: dict[str, Variant], basedir: str | Path | None = None
+) -> dict:
     """The config with `params` (and `profile.params`) of the tuned variants pinned to the
-    tuning table's values for this run's GPU model (`tuned_gpu`, or the first GPU's name)."""
-    path = cfg.get("tuned") or ""
+    tuning table's values for this run's GPU model (`tuned_gpu`, or the first GPU's name);
+    a relative table path is looked for in the run's folder, then in `basedir` (locate)."""
+    path = locate(cfg.get("tuned") or "", basedir)
     if not path:
         return cfg
     table = read_tuned(path)  # a missing or unreadable table is the first thing to say
