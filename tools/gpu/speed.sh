@@ -16,7 +16,9 @@
 #       --within 1 (the issue's 1% per configuration); default-old: the default experiment so
 #   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
 #   tools/gpu.sh speed OUT ladder          the ladder preset as documented (`--cores 16`; CORES=
-#       to change), in as many calls as it takes: each runs it for at most LIMIT s (default 540)
+#       to change), in as many calls as it takes: each runs it for at most LIMIT s (default 500;
+#       Snakemake is killed 30 s after, since one told to stop at 540 s on an H100 had not ended
+#       60 s later and the device call was cut off before its wall time was written)
 #       and the next call on the same warm machine resumes it (--rerun-incomplete and the
 #       measurement journals); the calls' wall times are summed, and once it has finished its
 #       phase split is printed against its GPU time by the sampling rules (passes and settling),
