@@ -217,3 +217,21 @@ def test_a_configurations_batch_rows_are_kept_under_what_made_them(tmp_path):
     assert batch_key(spec | {"cubin": str(one)}, "launch2", "2025.3.1") != key
     assert batch_key(spec | {"cubin": str(one)}, "launch1", "2025.3.2") != key
     assert batch_key(spec | {"cubin": None}, "launch1", "2025.3.1") != key
+
+
+def test_one_nsight_compute_run_gave_each_ladder_rung_its_own_kernel():
+    """The ladder's 23 profiles from one Nsight Compute run on an H100 (profile_ncu,
+    profilers/h100_ladder_metrics.csv): each configuration's profiled launch lasted what CUDA
+    events timed for the same configuration in the target's run without the profiler (within
+    15%: the profiled launch is one, with clocks not locked), and the kernels' times span more
+    than 50x (0.11 to 15.7 ms), so a launch given to the wrong configuration shows."""
+    m = pd.read_csv(P / "h100_ladder_metrics.csv", low_memory=False)
+    keys = ["variant", "instance", "dtype"]
+    t = m.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
+    assert len(t) == 23  # the ladder preset's profiles at 4096 (its log: "23 of 23 profiled")
+    assert (m[m.tool == "ncu"].status == "ok").all()
+    ratio = t["duration"] / t["event_time"]
+    assert ratio.between(0.85, 1.15).all(), ratio[~ratio.between(0.85, 1.15)]
+    assert t["event_time"].max() / t["event_time"].min() > 50
+    # by hand from the table: tiled_guarded 15.67 ms by events, the slowest rung
+    assert t["event_time"].idxmax()[0] == "tiled_guarded"
