@@ -42,7 +42,7 @@ from mmbench.core.row import AXIS_DEFAULTS, SAMPLES, Row, error_row
 from mmbench.core.sampling import load_of
 from mmbench.measure import observers as obs
 from mmbench.measure.batcher import Batcher
-from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml, device_facts
+from mmbench.measure.device import DEVICE_ATTRIBUTES, Nvml
 from mmbench.measure.launch import Modules, Operand, launcher
 from mmbench.measure.oracle import Inputs, Reference, group_key
 from mmbench.measure.pass_timer import PassTimer
@@ -71,7 +71,12 @@ class Runner:
         provenance: dict | None = None,
         freivalds_vectors: int = 2,
         session: Session | None = None,
+        observe: bool = True,
     ):
+        """`observe`: read NVML beside the samples (clocks, telemetry, the clock probe); off
+        for a run whose times are not kept, the profilers' target under Nsight Compute (a
+        configuration's telemetry thread took 0.66 s to end there, 0.01 s without it: the
+        target under cProfile on an H100, tools/gpu.sh speed OUT profiles)."""
         import cupy as cp
 
         self.cp = cp
@@ -79,8 +84,13 @@ class Runner:
         self.cubins = cubins  # instantiation slug -> cubin path
         self.sampling = sampling
         self.freivalds_vectors = freivalds_vectors
-        self.facts = device_facts(cp) | (provenance or {})
-        self.nvml = Nvml.open(cp.cuda.Device().pci_bus_id)
+        # what outlives this runner where its worker serves later jobs: the host operands'
+        # buffers (kept from one placement to the next), the groups' references, the device's
+        # facts and NVML handle
+        self.session = session or Session(keeps=False)
+        self.buffers = self.session.buffers
+        self.facts = self.session.device_facts(cp) | (provenance or {})
+        self.nvml = self.session.nvml(cp.cuda.Device().pci_bus_id) if observe else Nvml()
         l2 = cp.cuda.runtime.deviceGetAttribute(
             DEVICE_ATTRIBUTES["l2_cache_bytes"], cp.cuda.Device().id
         )
@@ -91,7 +101,7 @@ class Runner:
         device_id = cp.cuda.Device().id
         # what is read beside the samples (observers.py): NVML's clock after each, the
         # telemetry of the timed window, the clock probe after them all
-        probe = clock_probe(cp, self.stream, self.nvml.sm_clock)
+        probe = clock_probe(cp, self.stream, self.nvml.sm_clock) if observe else None
         self.observers = obs.Observers(
             obs.ClockAfterSample(self.nvml.sm_clock),
             obs.Telemetry(
@@ -109,10 +119,6 @@ class Runner:
         # host-only work beside the GPU's: the next group's inputs, this configuration's Freivalds
         self.drawing = ThreadPoolExecutor(1, thread_name_prefix="mmbench-inputs")
         self.checking = ThreadPoolExecutor(1, thread_name_prefix="mmbench-freivalds")
-        # what outlives this runner where its worker serves later jobs: the host operands'
-        # buffers (kept from one placement to the next) and the groups' references
-        self.session = session or Session(keeps=False)
-        self.buffers = self.session.buffers
         # what each configuration's timed passes run inside: nothing, or (the profilers' target
         # in a batch, profile/target.py) the range Nsight Compute profiles
         self.timed_range: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext

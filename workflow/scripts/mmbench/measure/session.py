@@ -18,9 +18,11 @@ first.
 from __future__ import annotations
 
 import logging
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from mmbench.measure.device import Nvml, device_facts
 from mmbench.measure.placement import HostBuffers
 
 log = logging.getLogger("mmbench.measure.session")
@@ -39,6 +41,24 @@ class Session:
     references: OrderedDict = field(default_factory=OrderedDict)
     built: int = 0  # references built by this process
     reused: int = 0  # references a later job took from an earlier one
+    # what every runner of this process would otherwise read again: the device's facts (by
+    # device and visible devices) and its NVML handle (by PCI bus id)
+    facts: dict = field(default_factory=dict)
+    nvml_handles: dict = field(default_factory=dict)
+
+    def device_facts(self, cp) -> dict:
+        """The current device's provenance facts (measure/device.device_facts), read once per
+        device of this process (0.14 s, 0.43 s under Nsight Compute); a copy each time."""
+        key = (cp.cuda.Device().id, os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+        if key not in self.facts:
+            self.facts[key] = device_facts(cp)
+        return dict(self.facts[key])
+
+    def nvml(self, pci_bus_id: str) -> Nvml:
+        """The NVML device of this PCI bus id (measure/device.Nvml), opened once."""
+        if pci_bus_id not in self.nvml_handles:
+            self.nvml_handles[pci_bus_id] = Nvml.open(pci_bus_id)
+        return self.nvml_handles[pci_bus_id]
 
     def reference(self, key: tuple):
         """The kept reference of this group (marked most recently used), or None."""

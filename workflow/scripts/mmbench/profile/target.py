@@ -159,7 +159,9 @@ def run(argv: list[str], timed: dict | None = None, session=None, timed_range=No
     # the run's Freivalds vectors (its measurements' group key: measure/runner.py), so that a
     # served target's reference is the one the measurements of its shape take
     vectors = int(spec.get("freivalds_vectors", 2))
-    runner = Runner(v, cubins, sampling_of(spec, timed_run), None, vectors, session)
+    # under Nsight Compute (--batch, timed_range) the run's times are not kept: no NVML beside
+    runner = Runner(v, cubins, sampling_of(spec, timed_run), None, vectors, session,
+                    observe=timed_range is None)  # fmt: skip
     if timed_range is not None:  # --batch: the timed pass in its profiler range
         runner.timed_range = timed_range
     rows: list[dict] = []
