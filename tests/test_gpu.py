@@ -646,6 +646,10 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
         recorded, done = record_ncu_batch(ncu, entries, tmp_path / "batch", mapping, "e3f", env)
         alone = record_ncu(ncu, specs["ng"], entries[0][1], tmp_path, mapping, "e3f", env)
     assert [(d["stem"], d["ranged"], d["code"]) for d in done] == [("ng", True, 0), ("cb", True, 0)]
+    # each configuration's account of its time: begun before it ended, the second after the
+    # first, its range (the profiler's replays) a part of it
+    assert done[0]["ended"] <= done[1]["started"]
+    assert all(0 < d["range_s"] < d["ended"] - d["started"] for d in done)
     rows = read_ncu_batch(ncu, recorded, done, specs, tmp_path / "batch", mapping, "e3f", env,
                           version)  # fmt: skip
     assert set(rows) == {"ng", "cb"}

@@ -166,6 +166,20 @@ batch = pd.read_csv(b / "ncu_batch.tsv", sep="\t")["s"].iloc[0] if (b / "ncu_bat
 jobs = [pd.read_csv(f, sep="\t")["s"].iloc[0] for f in b.glob("*/*.tsv")]
 print(f"profile_ncu {batch} s; {len(jobs)} profile jobs, {sum(jobs):.1f} s in all (their waits "
       f"for the GPU included), longest {max(jobs, default=0):.1f} s")
+# where the batch's time went, by the target's own account (target.batch): the configurations
+# one after another, each one's range (the profiler's replays) and the rest of it (the target's
+# host work under the profiler's interception)
+import json
+done_path = Path("results/ladder/profile/ncu_batch/batch-done.json")
+done = json.loads(done_path.read_text()) if done_path.exists() else []
+if done and "started" in done[0]:
+    total = sum(d["ended"] - d["started"] for d in done)
+    ranges = sum(d["range_s"] for d in done)
+    print(f"the batch's target: {len(done)} configurations in {total:.1f} s, "
+          f"{done[-1]['ended'] - done[0]['started']:.1f} s from the first's start to the last's "
+          f"end; in their ranges {ranges:.1f} s, outside {total - ranges:.1f} s")
+    for d in sorted(done, key=lambda d: d["started"] - d["ended"])[:5]:
+        print(f"  {d['stem'][:70]:70s} {d['ended'] - d['started']:5.2f} s, range {d['range_s']:5.2f} s")
 PY
     for f in $(ls results/ladder/logs/profile/*/*.log | head -3); do
       echo "== $f"; grep -E "measuring on|\\$ |target runs|GPU released" "$f" | cut -c1-150

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import time
 
 NOT_VERIFIED_EXIT = 4
 # the samples the event-timed run takes (the runner's stopping rule, with this as its minimum)
@@ -116,10 +117,12 @@ def batch(list_path: str, out_path: str) -> int:
 
     for item in json.loads(open(list_path).read()):
         ranged: list[bool] = []
+        in_range: list[float] = []  # seconds inside the range: the profiler's replays
 
         @contextlib.contextmanager
-        def profiled(ranged=ranged):
+        def profiled(ranged=ranged, in_range=in_range):
             cp.cuda.runtime.deviceSynchronize()
+            opened = time.time()
             cp.cuda.runtime.profilerStart()
             try:
                 marker((1,), (1,), ())
@@ -128,8 +131,11 @@ def batch(list_path: str, out_path: str) -> int:
             finally:
                 cp.cuda.runtime.deviceSynchronize()
                 cp.cuda.runtime.profilerStop()
+                in_range.append(time.time() - opened)
 
-        entry = dict(stem=item["stem"], code=None, error="")
+        # when each configuration began and ended, and its time in its range (tools/gpu.sh
+        # speed OUT profiles: where a batch's time goes, the profiler's replays or the rest)
+        entry = dict(stem=item["stem"], code=None, error="", started=time.time())
         lost = False
         try:
             entry["code"] = run([item["spec"]], session=session, timed_range=profiled)
@@ -137,7 +143,7 @@ def batch(list_path: str, out_path: str) -> int:
             entry["error"] = f"{type(err).__name__}: {err}"
             traceback.print_exc()
             lost = isinstance(err, ContextLost)
-        done.append(entry | dict(ranged=bool(ranged)))
+        done.append(entry | dict(ranged=bool(ranged), ended=time.time(), range_s=sum(in_range)))
         with open(out_path, "w") as fh:
             json.dump(done, fh)
         if lost:
