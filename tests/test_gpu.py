@@ -454,6 +454,69 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monke
     assert not (tmp_path / "faulty.csv.journal.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    ("serve", "how"),
+    [(False, "SIGTERM"), (True, "SIGTERM"), (True, "SIGKILL")],
+    ids=["own worker, SIGTERM", "the run's worker, SIGTERM", "the run's worker, SIGKILL"],
+)
+def test_a_stopped_job_leaves_no_worker_measuring(tmp_path, registry, arch, serve, how):
+    """A measurement job stopped mid-way: by SIGTERM (Snakemake cancelling it, `timeout`
+    stopping the run) it ends with 143 and kills its worker; by SIGKILL (nothing of it runs)
+    the run's worker sees its end of the socket closed before its next configuration and ends.
+    Either way no worker of it measures on. Before, SIGTERM left the worker measuring the job's
+    configurations on the GPU after its job had ended. The journal keeps what was measured."""
+    import json
+    import os
+    import signal
+    import sys
+    import time
+
+    from mmbench.measure import served
+
+    cubin = naive_guarded_cubin(registry, arch, tmp_path)
+    # eight configurations of about a second each (naive_guarded at 4096: tens of ms a pass)
+    sampling = Sampling(warmup=1, min_samples=10, max_samples=10, min_time_s=0.0, max_time_s=5.0)
+    confs = [conf("naive_guarded", 4096 - i, tile=16).as_dict() for i in range(8)]
+    args = ["naive_guarded", str(ROOT / "kernels" / "registry.yaml"), confs,
+            {"float32_TILE16": str(cubin)}, [], "src",
+            dict(sampling=sampling.__dict__, freivalds_vectors=1), str(tmp_path / "ng.csv"),
+            str(tmp_path / "log.txt")]  # fmt: skip
+    (tmp_path / "args.json").write_text(json.dumps(args))
+    job = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import json, sys\n"
+            "from mmbench.measure import served\n"
+            "from mmbench.measure.jobs import run_job\n"
+            "served.end_on_sigterm()\n"
+            "try:\n"
+            f"    run_job(*json.load(open('args.json')), serve={serve})\n"
+            "except served.Terminated:\n"
+            "    sys.exit(served.TERMINATED_EXIT)\n"
+        )],
+        cwd=tmp_path, env=os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")},
+    )  # fmt: skip
+    journal = tmp_path / "ng.csv.journal.jsonl"
+
+    def rows() -> int:
+        text = journal.read_text() if journal.exists() else ""
+        return sum('"row"' in line for line in text.splitlines())
+
+    deadline = time.monotonic() + 120
+    while rows() < 1 and time.monotonic() < deadline and job.poll() is None:
+        time.sleep(0.1)
+    assert rows() >= 1, "the job measured nothing before the stop"
+    job.send_signal(getattr(signal, how))
+    code = served.TERMINATED_EXIT if how == "SIGTERM" else -signal.SIGKILL
+    assert job.wait(timeout=30) == code
+    time.sleep(3.0)  # a configuration a worker had begun may end; none may begin after it
+    settled = rows()
+    time.sleep(5.0)  # several configurations' time: an orphaned worker would add rows
+    assert rows() == settled < len(confs)
+    assert not any(served.alive(int(e.get("pid", 0))) for _, e in served.entries()
+                   if e.get("owner") == str(tmp_path))  # fmt: skip
+    served.stop(str(tmp_path))
+
+
 def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, caplog):
     import json
     import logging

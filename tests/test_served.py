@@ -126,3 +126,55 @@ def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(locks, 
     assert "ended before it answered" in caplog.text  # the entry's socket: nobody there
     assert "no_such_variant" in (tmp_path / "l").read_text()  # the new worker's failure
     assert not path.exists()
+
+
+def test_a_job_stopped_by_sigterm_while_its_worker_measures_ends_the_worker(locks, tmp_path):
+    """SIGTERM to a job waiting for its served worker's answer (Snakemake cancelling the job,
+    `timeout` stopping the run): the job ends with 143 and kills the worker, as Ctrl-C does.
+    Before, SIGTERM ended the job at once and the worker measured on, orphaned.  The worker is
+    a real one (idle: none can measure here); the job waits on a socket that never answers,
+    as it waits on a worker busy with its configurations."""
+    import socket
+    import subprocess
+    import sys
+
+    worker = served.spawn()
+    assert served.wait_listening(worker)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(tmp_path / "busy.sock"))
+    silent.listen(1)
+    job = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys\n"
+            "from pathlib import Path\n"
+            "from mmbench.measure import served\n"
+            "served.end_on_sigterm()\n"
+            "s = served.Served(sys.argv[1], int(sys.argv[2]))\n"
+            "try:\n"
+            "    s.run(Path('spec.json'), {})\n"
+            "except served.Terminated:\n"
+            "    sys.exit(served.TERMINATED_EXIT)\n"
+        ), str(tmp_path / "busy.sock"), str(worker.pid)],
+        env=os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")},
+    )  # fmt: skip
+    conn, _ = silent.accept()  # the job has connected: it waits for its answer
+    assert conn.recv(65536).startswith(b'{"spec"')  # its spec arrived
+    job.terminate()
+    assert ended(job, 20) and job.returncode == served.TERMINATED_EXIT
+    assert ended(worker, 20) and worker.returncode == -9  # killed by the job
+    conn.close()
+    silent.close()
+
+
+def test_a_worker_sees_its_job_gone_when_the_jobs_end_of_the_socket_closes():
+    """served.peer_gone, asked by a served worker before each configuration: a job that waits
+    silently is there; once its process ends (its socket closed) it is gone."""
+    import socket
+
+    worker_end, job_end = socket.socketpair()
+    assert not served.peer_gone(worker_end)
+    assert not served.peer_gone(worker_end)  # asking reads nothing away
+    job_end.close()
+    assert served.peer_gone(worker_end)
+    worker_end.close()
+    assert served.peer_gone(worker_end)  # a socket closed on this side: nothing to answer

@@ -11,6 +11,7 @@ from pathlib import Path  # noqa: E402
 
 from mmbench.core.registry import source_hash  # noqa: E402
 from mmbench.core.tables import atomic_write_bytes, atomic_write_text  # noqa: E402
+from mmbench.measure import served  # noqa: E402
 from mmbench.measure.jobs import (  # noqa: E402
     JobFailed,
     git_state,
@@ -24,6 +25,7 @@ from mmbench.measure.journal import process_started_at  # noqa: E402
 
 def main(sm) -> None:
     log_to(sm.log[0])
+    served.end_on_sigterm()  # stopped, the job ends its worker as for Ctrl-C
     source_sha = source_hash(sm.params.sources) if sm.params.sources else "library"
     settings = dict(sampling=sm.params.sampling, freivalds_vectors=sm.params.freivalds_vectors)
     times: dict = {}
@@ -44,6 +46,10 @@ def main(sm) -> None:
     except JobFailed as err:  # say why on the console, not only in the log
         print(f"measure_variant {sm.wildcards.variant}: {err}", file=sys.__stderr__, flush=True)
         raise
+    except served.Terminated as err:
+        say = f"{err}; its worker ended with it, its journal keeps what was measured"
+        print(f"measure_variant {sm.wildcards.variant}: {say}", file=sys.__stderr__, flush=True)
+        raise SystemExit(served.TERMINATED_EXIT) from None
     manifest = dict(
         variant=sm.wildcards.variant,
         configurations=len(sm.params.configurations),

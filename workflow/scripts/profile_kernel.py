@@ -18,6 +18,7 @@ from mmbench.profile.profiling import ProfileFailed, profile
 def main(sm) -> None:
     logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(asctime)s %(message)s")
     sys.stderr = open(sm.log[0], "a", buffering=1)
+    served.end_on_sigterm()  # stopped, the job ends the worker running its target
     spec = dict(sm.params.spec)  # the target's (common.smk target_spec)
     conf = Configuration.from_dict(spec["configuration"])
     out = Path(sm.output.table)
@@ -32,6 +33,9 @@ def main(sm) -> None:
         rows = profile(spec, Path(sm.output.reports), sm.params.tools,
                        lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")),
                        served.for_this_job(sm.params.serve), ncu_rows)  # fmt: skip
+    except served.Terminated as err:
+        print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)
+        raise SystemExit(served.TERMINATED_EXIT) from None
     except (ProfileFailed, gpus.NoGpuVisible) as err:
         # say why on the console; no table is written, so the next run profiles it again
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)

@@ -38,6 +38,7 @@ log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
 NO_GPU_EXIT = 4  # the worker could not reach a GPU: nothing in this job can run
 NEVER_TOLD_EXIT = 5  # a worker started ahead whose job ended before it held a GPU
+JOB_GONE_EXIT = 6  # a served worker whose job ended while it measured (it ends too)
 
 
 class JobFailed(RuntimeError):

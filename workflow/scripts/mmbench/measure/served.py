@@ -29,9 +29,11 @@ import hashlib
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +49,26 @@ LISTEN_WAIT_S = 120.0
 # the exit code a job reads where the served worker ended without answering (it was retiring,
 # or it died): the job starts a worker of its own for the same configurations
 GONE = -1000
+# the exit code of a job stopped by SIGTERM (128 + 15, as a shell reports it)
+TERMINATED_EXIT = 143
+
+
+class Terminated(BaseException):
+    """SIGTERM to a job that has a worker measuring for it (end_on_sigterm)."""
+
+
+def end_on_sigterm() -> None:
+    """In a measurement or profile job's main thread: SIGTERM raises Terminated, so that the
+    job's interrupted paths run as for Ctrl-C and its worker ends with it (Served._ask,
+    jobs._measure).  Without it SIGTERM (Snakemake cancelling a job, `timeout` stopping a run)
+    ended the job at once and left its worker measuring the rest of the job's configurations
+    on the GPU, beside whatever ran next."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum, frame):
+    raise Terminated(f"stopped by signal {signum}")
 
 
 @functools.cache
@@ -283,6 +305,17 @@ def connected(sock: str, timeout: float | None = None):
         yield conn
     finally:
         conn.close()
+
+
+def peer_gone(conn: socket.socket) -> bool:
+    """Whether the job on the other end of `conn` has gone (its process ended, so its end of
+    the socket closed) while it waits for its answer: it sends nothing more, so a readable
+    socket that reads empty is a closed one.  Never blocks."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # closed here, or broken
+        return True
 
 
 def read_line(conn: socket.socket) -> dict | None:

@@ -16,6 +16,7 @@ to run instead (the profilers' target, its runs without a profiler: profile/prof
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import logging
@@ -30,7 +31,13 @@ from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry
 from mmbench.measure import gpus, served
 from mmbench.measure.device import device_properties
-from mmbench.measure.jobs import CONTEXT_LOST_EXIT, NEVER_TOLD_EXIT, NO_GPU_EXIT, file_sha
+from mmbench.measure.jobs import (
+    CONTEXT_LOST_EXIT,
+    JOB_GONE_EXIT,
+    NEVER_TOLD_EXIT,
+    NO_GPU_EXIT,
+    file_sha,
+)
 from mmbench.measure.journal import (
     append_jsonl,
     device_record,
@@ -57,9 +64,11 @@ def main(spec_path: str, wait: bool = False) -> int:
     return run_spec(spec_path, Session(keeps=False), stamps)
 
 
-def run_spec(spec_path: str, session: Session, stamps: dict) -> int:
+def run_spec(spec_path: str, session: Session, stamps: dict, gone=None) -> int:
     """Measures a spec's configurations into its journal; the exit code its job reads.
-    `stamps`: the worker's start-up so far (process, imported, told), for the journal."""
+    `stamps`: the worker's start-up so far (process, imported, told), for the journal.
+    `gone`: asked before each configuration, whether the job that sent the spec has ended
+    (a served worker's: served.peer_gone); then the rest is left to the job's rerun."""
     spec = json.loads(open(spec_path).read())
     fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
     root = logging.getLogger()
@@ -69,7 +78,10 @@ def run_spec(spec_path: str, session: Session, stamps: dict) -> int:
         handler.setFormatter(fmt)
         root.addHandler(handler)
     try:
-        return _measure_spec(spec, session, stamps)
+        return _measure_spec(spec, session, stamps, gone)
+    except JobGone as err:
+        logging.warning("%s", err)
+        return JOB_GONE_EXIT
     except Exception:  # noqa: BLE001 - said in the job's log; the exit code fails the job
         logging.error("the worker failed: %s", traceback.format_exc())
         return 1
@@ -79,7 +91,11 @@ def run_spec(spec_path: str, session: Session, stamps: dict) -> int:
             handler.close()
 
 
-def _measure_spec(spec: dict, session: Session, stamps: dict) -> int:
+class JobGone(Exception):
+    """The job that sent a served worker its spec has ended (run_spec's `gone`)."""
+
+
+def _measure_spec(spec: dict, session: Session, stamps: dict, gone=None) -> int:
     variant = load_registry(spec["registry"])[spec["variant"]]
     cubins = spec["instantiations"]  # instantiation slug -> cubin
     settings = spec["settings"]
@@ -140,6 +156,15 @@ def _measure_spec(spec: dict, session: Session, stamps: dict) -> int:
             row["base_cubin_sha256"] = base_shas.get(conf.instance, "")
         return row
 
+    def started(conf) -> None:
+        if gone is not None and gone():
+            raise JobGone(
+                f"the job that sent these configurations has ended: {conf.label} "
+                f"{conf.m}x{conf.n}x{conf.k} and the rest are left to its rerun (its journal "
+                "keeps what was measured)"
+            )
+        append_jsonl(journal, start_record(keys[conf]))
+
     built, reused = session.built, session.reused
     try:
         runner.run(
@@ -147,7 +172,7 @@ def _measure_spec(spec: dict, session: Session, stamps: dict) -> int:
             on_row=lambda conf, row: append_jsonl(
                 journal, row_record(keys[conf], identity(conf, row))
             ),
-            on_start=lambda conf: append_jsonl(journal, start_record(keys[conf])),
+            on_start=lambda conf: started(conf),
         )
     except ContextLost as err:
         logging.error("CUDA context lost: %s; a new worker takes the rest", err)
@@ -236,7 +261,8 @@ def serve(sock_path: str) -> int:
                     code = run_program(msg["program"], msg["argv"], session, msg["log"])
                     fine = code in msg.get("fine", [0])
                 else:
-                    code = run_spec(msg["spec"], session, stamps)
+                    code = run_spec(msg["spec"], session, stamps,
+                                    gone=functools.partial(served.peer_gone, conn))  # fmt: skip
                     fine = code == 0
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
