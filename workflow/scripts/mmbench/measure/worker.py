@@ -172,7 +172,7 @@ def _measure_spec(spec: dict, session: Session, stamps: dict, gone=None) -> int:
             on_row=lambda conf, row: append_jsonl(
                 journal, row_record(keys[conf], identity(conf, row))
             ),
-            on_start=lambda conf: started(conf),
+            on_start=started,
         )
     except ContextLost as err:
         logging.error("CUDA context lost: %s; a new worker takes the rest", err)
