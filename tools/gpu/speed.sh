@@ -44,6 +44,10 @@ here=$PWD
 site=$(python3 -c "import os, snakemake; print(os.path.dirname(os.path.dirname(snakemake.__file__)))")
 python3 -m compileall -q -j 0 "$site" > /dev/null 2>&1
 unset PYTHONDONTWRITEBYTECODE
+since() {  # START [DIGITS]: the seconds since START (date +%s.%N), rounded
+  python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), int(sys.argv[3])))" \
+    "$1" "$(date +%s.%N)" "${2:-2}"
+}
 for stage in "$@"; do
   case $stage in
   oldnew)
@@ -55,7 +59,7 @@ for stage in "$@"; do
       PYTHONPATH=$src/workflow/scripts:${PYTHONPATH:-} snakemake -s $src/Snakefile -d /tmp/speed-$which \
         --cores 1 --config "sizes=$sizes" > "$out/$which.log" 2>&1
       rc=$?
-      echo "$which code: exit $rc, wall $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s, GPU busy" \
+      echo "$which code: exit $rc, wall $(since "$start" 1) s, GPU busy" \
         "$(python3 -c "import pandas as p; print(round(p.read_csv('/tmp/speed-$which/results/tables/timings.csv').gpu_busy_ms.sum()/1e3, 1))") s"
     done
     snakemake -s $here/Snakefile -d /tmp/speed-new --cores 1 compare \
@@ -106,7 +110,7 @@ PY
     PYTHONPATH=$here/.old/workflow/scripts:${PYTHONPATH:-} snakemake -s "$here/.old/Snakefile" \
       -d "/tmp/${which}run-old" --cores "${CORES:-1}" "${config[@]}" > "$out/$stage.log" 2>&1
     rc=$?
-    wall=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)")
+    wall=$(since "$start" 2)
     echo "the code in .old/ ($which): exit $rc, wall $wall s"
     flag=(); [ "$which" = default ] && flag=(--default)
     python3 benchmarks/harness_phases.py "${flag[@]}" --from "/tmp/${which}run-old" --wall "$wall" \
@@ -123,8 +127,7 @@ PY
       --rerun-incomplete --configfile "$here/config/presets/ladder.yaml" \
       > "$out/ladder-$(date +%s).log" 2>&1
     rc=$?
-    python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" \
-      "$(date +%s.%N)" >> "$work/walls.txt"
+    since "$start" 2 >> "$work/walls.txt"
     total=$(python3 -c "import sys; print(round(sum(map(float, open(sys.argv[1]))), 2))" "$work/walls.txt")
     if [ $rc -ne 0 ]; then
       echo "ladder preset: exit $rc after $(tail -1 "$work/walls.txt") s ($total s in" \
@@ -155,7 +158,7 @@ PY
     start=$(date +%s.%N)
     snakemake results/ladder/tables/metrics.csv --cores 16 \
       --configfile config/presets/ladder.yaml > "$out/profiles.log" 2>&1
-    echo "the ladder's profiles: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s (compiles included)"
+    echo "the ladder's profiles: exit $?, $(since "$start" 1) s (compiles included)"
     grep -E "configurations profiled|not profiled|batch failed|ranges" \
       results/ladder/logs/profile/ncu_batch.log | cut -c1-200
     python3 - <<'PY'
@@ -193,7 +196,7 @@ PY
       start=$(date +%s.%N)
       "${pre[@]}" python3 -m cProfile -o "$out/target-$how.prof" -m mmbench.profile.target "$spec" \
         > "$out/target-$how.log" 2>&1
-      echo "== the target, $how: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)") s"
+      echo "== the target, $how: exit $?, $(since "$start" 2) s"
       python3 -c "import pstats, sys; pstats.Stats(sys.argv[1]).sort_stats('cumtime').print_stats(30)" \
         "$out/target-$how.prof" | grep -E "^ +[0-9]" | cut -c1-160
     done
@@ -207,7 +210,7 @@ PY
     start=$(date +%s.%N)
     python3 -m cProfile -s cumtime "$(command -v snakemake)" -s "$here/Snakefile" -d /tmp/dagrun \
       -n --cores 1 --config 'sizes=[8000,10000,12000]' > "$out/dag.txt" 2>&1
-    echo "dry run of the main command: exit $?, $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)") s under cProfile"
+    echo "dry run of the main command: exit $?, $(since "$start" 1) s under cProfile"
     grep -A45 "Ordered by" "$out/dag.txt" | cut -c1-150
     ;;
   default)

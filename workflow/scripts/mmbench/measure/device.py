@@ -67,14 +67,15 @@ def device_properties(cp) -> dict:
     return out
 
 
-def device_facts(cp) -> dict:
-    """Provenance recorded on every row."""
+def device_facts(cp, nvml: Nvml | None = None) -> dict:
+    """Provenance recorded on every row; `nvml`: the device's NVML, where it is open already
+    (measure/session.py), else opened here."""
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     drv = cp.cuda.runtime.driverGetVersion()
     rt = cp.cuda.runtime.runtimeGetVersion()
     name = props["name"]
-    nvml = Nvml.open(dev.pci_bus_id)
+    nvml = Nvml.open(dev.pci_bus_id) if nvml is None else nvml
     facts = dict(
         gpu_name=name.decode() if isinstance(name, bytes) else name,
         gpu_uuid=nvml.uuid or cuda_uuid(props.get("uuid", b"")),

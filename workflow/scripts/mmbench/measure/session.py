@@ -50,8 +50,8 @@ class Session:
         """The current device's provenance facts (measure/device.device_facts), read once per
         device of this process (0.14 s, 0.43 s under Nsight Compute); a copy each time."""
         key = (cp.cuda.Device().id, os.environ.get("CUDA_VISIBLE_DEVICES", ""))
-        if key not in self.facts:
-            self.facts[key] = device_facts(cp)
+        if key not in self.facts:  # NVML opened once for the facts and the runners' reads
+            self.facts[key] = device_facts(cp, self.nvml(cp.cuda.Device().pci_bus_id))
         return dict(self.facts[key])
 
     def nvml(self, pci_bus_id: str) -> Nvml:

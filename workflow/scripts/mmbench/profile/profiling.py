@@ -278,11 +278,8 @@ def read_ncu_batch(ncu, recorded, done, specs, workdir, mapping, mset, env, vers
     says which configurations get rows)."""
     if not isinstance(recorded, Path) or not recorded.exists():
         return {}
-    imp = _run(
-        [ncu, "--import", str(recorded), "--csv", "--page", "raw", "--print-units", "base"], env
-    )
-    (workdir / "ncu_raw.csv").write_text(imp.stdout)
-    return batch_rows(profilers.parse_ncu_raw(imp.stdout), done, specs, mapping, mset, version)
+    launches = imported_launches(ncu, recorded, workdir, env)
+    return batch_rows(launches, done, specs, mapping, mset, version)
 
 
 def batch_rows(launches, done, specs, mapping, mset, version) -> dict:
@@ -317,16 +314,21 @@ def batch_key(spec: dict, launch: str, version: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def imported_launches(ncu, report: Path, workdir: Path, env) -> list[dict]:
+    """The launches of a Nsight Compute report, its raw page read with `ncu --import` (no GPU)
+    and kept beside it as workdir/ncu_raw.csv."""
+    imp = _run(
+        [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], env
+    )
+    (workdir / "ncu_raw.csv").write_text(imp.stdout)
+    return profilers.parse_ncu_raw(imp.stdout)
+
+
 def read_ncu(ncu, recorded, spec, workdir, mapping, mset, env, version: str) -> list[dict]:
     """The metric rows of record_ncu's report (no GPU: `ncu --import`)."""
     if not isinstance(recorded, Path):
         return [dict(r, tool_version=version) for r in recorded]
-    imp = _run(
-        [ncu, "--import", str(recorded), "--csv", "--page", "raw", "--print-units", "base"], env
-    )
-    raw = workdir / "ncu_raw.csv"
-    raw.write_text(imp.stdout)
-    launches = profilers.parse_ncu_raw(imp.stdout)
+    launches = imported_launches(ncu, recorded, workdir, env)
     if not launches:
         return [
             status(
