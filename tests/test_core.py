@@ -304,6 +304,8 @@ def _two_models(table: pd.DataFrame, factor: float) -> pd.DataFrame:
     fast = other.variant.str.startswith("cublas") == False  # noqa: E712
     other.loc[fast, "kernel_gflops"] *= factor
     other.loc[fast, "kernel_ms_median"] /= factor
+    if "kernel_ms" in other:  # a sustained row's time is its window's mean
+        other.loc[fast, "kernel_ms"] /= factor
     return pd.concat([table, other], ignore_index=True)
 
 
@@ -317,8 +319,11 @@ def test_the_ladder_compares_each_kernel_with_cublas_on_its_own_gpu_model():
     # same cuBLAS on both, kernels 1.5x faster on the second: its fractions are 1.5x, not mixed
     key = ["variant", "instance", "m", "n", "k", "distribution", "load"]
     merged = h100.merge(h200, on=key, suffixes=("", "_b"))
-    assert np.allclose(merged.fraction_b, 1.5 * merged.fraction)
-    assert (merged.reference_gflops == merged.reference_gflops_b).all()
+    # cuBLASLt's FP8 matmul refuses sizes that are not multiples of 16: no reference, no fraction
+    none = merged.fraction.isna()
+    assert set(merged[none].variant) == {"persistent_fp8"} and not (merged[none].m % 16 == 0).any()
+    assert np.allclose(merged.fraction_b[~none], 1.5 * merged.fraction[~none])
+    assert (merged.reference_gflops == merged.reference_gflops_b)[~none].all()
 
 
 def test_the_summary_has_a_section_per_gpu_model():

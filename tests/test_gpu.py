@@ -493,7 +493,9 @@ def test_a_stopped_job_leaves_no_worker_measuring(tmp_path, registry, arch, serv
             "except served.Terminated:\n"
             "    sys.exit(served.TERMINATED_EXIT)\n"
         )],
-        cwd=tmp_path, env=os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")},
+        # the job's imports as this process has them (on the GPU machine, wheels in PYTHONPATH)
+        cwd=tmp_path, env=os.environ | {"PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "workflow" / "scripts"), os.environ.get("PYTHONPATH", "")])},
     )  # fmt: skip
     journal = tmp_path / "ng.csv.journal.jsonl"
 

@@ -55,6 +55,8 @@ def test_recorded_summaries_are_gone_or_agree_with_their_table():
 
 LADDER = DATA / "h100-ladder" / "results" / "ladder" / "tables"
 PAIR = DATA / "h100-sustained-pair"
+# the ladder run of 2026-11-23 and its sustained configurations measured again right after
+AGAIN = DATA / "h100-ladder-again"
 
 
 def test_two_sustained_runs_on_normal_inputs_agree_within_one_percent_or_two():
@@ -62,8 +64,8 @@ def test_two_sustained_runs_on_normal_inputs_agree_within_one_percent_or_two():
     right after the ladder run (tools/gpu.sh ladder again), on the same H100: 33 of 36 agree
     within 1% (the issue's target); three, each a few milliseconds or less, differ by 1.3-1.7%
     (recorded as measured: the target is missed for them in this run)."""
-    timings = pd.read_csv(LADDER / "timings.csv")
-    again = pd.read_csv(LADDER.parents[1] / "ladder_again" / "tables" / "timings.csv")
+    timings = pd.read_csv(AGAIN / "first" / "timings.csv")
+    again = pd.read_csv(AGAIN / "again" / "timings.csv")
     key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
     first = timings[(timings.load == "sustained") & (timings.distribution == "normal")]
     both = first.merge(again, on=key, suffixes=("", "_again"))

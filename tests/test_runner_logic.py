@@ -351,7 +351,9 @@ def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(m
     spec = importlib.util.spec_from_file_location("harness_phases", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    jobs = bench.job_intervals(DATA / "phases" / "snakemake-overlap.log")
+    stamped = bench.job_intervals(DATA / "phases" / "snakemake-overlap.log")
+    t0 = min(a for _, a, _ in stamped)  # the stamps are seconds since the epoch
+    jobs = [(r, a - t0, b - t0) for r, a, b in stamped]
     assert sorted((r, a, b) for r, a, b in jobs if r == "measure_variant") == [
         ("measure_variant", 2, 5), ("measure_variant", 6, 9), ("measure_variant", 9, 12)]  # fmt: skip
     assert len(jobs) == 8  # 3 compiles, 3 measurements, the table, all
@@ -376,3 +378,41 @@ def test_the_phases_benchmark_counts_settling_with_the_passes(monkeypatch):
     rows = pd.DataFrame({"gpu_busy_ms": [100.0, 40.0, 2000.0], "settle_s": [None, None, 3.0]})
     assert bench.sampling_busy(rows) == pytest.approx((2.14, 3.0))
     assert bench.sampling_busy(rows.drop(columns="settle_s")) == pytest.approx((2.14, 0.0))
+
+
+def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(monkeypatch):
+    """The recorded ladder run (tests/data/h100-ladder) went over three calls: the first was
+    stopped at 12:41:09, two measurement jobs failing with it, the second found the lock, the
+    third finished.  Read by hand from its logs: persistent_fp8's job ran 12:40:41 to 12:41:10
+    (its error's stamp), cublaslt_fp8's 12:41:09 to 12:41:10; the first log finished 94 jobs
+    and the last 19.  On one axis (seconds since the epoch) no job of the third call starts
+    before the first call's last end.  The sustained windows' untimed time, by hand for
+    tiled_guarded at 8192 (normal inputs): 25 batches of one launch of 124.6 ms, each after
+    one warm launch: about 25 x 124.6 ms = 3.1 s of its 6.1 s window."""
+    import importlib.util
+    from datetime import datetime
+
+    import pandas as pd
+
+    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location("harness_phases", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    logs = sorted((DATA / "h100-ladder" / ".snakemake" / "log").glob("*.snakemake.log"))
+    first, last = bench.job_intervals(logs[0]), bench.job_intervals(logs[-1])
+
+    def at(hms: str) -> float:
+        return datetime.strptime(f"2026-11-27 {hms}", "%Y-%m-%d %H:%M:%S").timestamp()
+
+    measured = [(a, b) for r, a, b in first if r == "measure_variant"]
+    assert (at("12:40:41"), at("12:41:10")) in measured  # persistent_fp8, failed with the stop
+    assert (at("12:41:09"), at("12:41:10")) in measured  # cublaslt_fp8, failed with the stop
+    assert len(first) == 94 + 2 and len(last) == 19
+    assert max(b for _, _, b in first) <= min(a for _, a, _ in last)
+    t = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    row = t[(t.variant == "tiled_guarded") & (t.m == 8192) & (t.load == "sustained")
+            & (t.distribution == "normal")]  # fmt: skip
+    assert row.batch_size.iloc[0] == 1 and row.samples.iloc[0] == 25
+    assert bench.window_rest(row) == pytest.approx(25 * 0.1246, rel=0.05)
+    assert bench.window_rest(row.drop(columns="duty")) == 0.0  # a run before the windows

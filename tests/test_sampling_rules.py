@@ -116,7 +116,11 @@ def test_an_unthrottled_kernel_runs_at_the_maximum_clock_with_no_reason():
     t = pd.read_csv(LADDER / "tables" / "timings.csv")
     fp32 = t[(t.load == "sustained") & (t.variant == "tiled_guarded") & (t.m == 8192)].iloc[0]
     assert fp32.below_max_clock == 0 and fp32.sm_clock_mhz == 1980
-    assert len(trace["t"]) > 100 and r.duty > 0.99
+    # the window is the GPU's but for one warm launch before each batch (four placements in
+    # turn, measure/sustained.py): a duty of batch / (batch + 1) launches
+    assert len(trace["t"]) > 100
+    assert r.duty == pytest.approx(r.batch_size / (r.batch_size + 1), abs=0.015)
+    assert r.duty > 0.98
 
 
 def test_a_trace_survives_the_samples_file_and_the_progress_line_names_the_load():
@@ -128,5 +132,5 @@ def test_a_trace_survives_the_samples_file_and_the_progress_line_names_the_load(
     for f in ("t", "sm", "power", "energy", "busy"):
         assert np.allclose(again[f], trace[f], atol=1e-3, equal_nan=True), f
     line = describe(r.to_dict())
-    assert "normal" in line and "sustained" in line and "settled after 2.1 s" in line
-    assert "1635 MHz" in line and "713 W" in line and "global" not in line
+    assert "normal" in line and "sustained" in line and "settled after 3.5 s" in line
+    assert "1590 MHz" in line and "679 W" in line and "global" not in line

@@ -122,6 +122,10 @@ PY
   ladder)
     work=/tmp/ladderrun
     [ -f "$work/walls.txt" ] || { rm -rf "$work" && mkdir -p "$work"; }
+    # a call cut off by its limit leaves Snakemake's lock (it is killed when it has not ended
+    # 30 s after the stop): the next call takes it off before resuming
+    [ -f "$work/walls.txt" ] && snakemake -s "$here/Snakefile" -d "$work" --unlock \
+      --configfile "$here/config/presets/ladder.yaml" > /dev/null 2>&1
     start=$(date +%s.%N)
     timeout -k 30 "${LIMIT:-500}" snakemake -s "$here/Snakefile" -d "$work" --cores "${CORES:-16}" \
       --rerun-incomplete --configfile "$here/config/presets/ladder.yaml" \
