@@ -16,13 +16,11 @@
 #       --within 1 (the issue's 1% per configuration); default-old: the default experiment so
 #   tools/gpu.sh speed OUT default         the same for the default experiment (no --config)
 #   tools/gpu.sh speed OUT ladder          the ladder preset as documented (`--cores 16`; CORES=
-#       to change), in as many calls as it takes: each runs it for at most LIMIT s (default 500;
-#       Snakemake is killed 30 s after, since one told to stop at 540 s on an H100 had not ended
-#       60 s later and the device call was cut off before its wall time was written)
-#       and the next call on the same warm machine resumes it (--rerun-incomplete and the
-#       measurement journals); the calls' wall times are summed, and once it has finished its
-#       phase split is printed against its GPU time by the sampling rules (passes and settling),
-#       its ladder tables are printed and the run is kept whole (OUT/ladder.tgz)
+#       to change) in one run, detached from the device call: each call waits on it for at most
+#       LIMIT s (default 540) and the next call on the same warm machine waits on the same run;
+#       once it has finished, its wall time (start to end), its phase split against its GPU time
+#       by the sampling rules (passes, settling, the windows whole), its ladder tables, and the
+#       run kept whole (OUT/ladder.tgz)
 #   tools/gpu.sh speed OUT profiles        the ladder preset's profile section alone: its one
 #       Nsight Compute run (profile_ncu) and its profile jobs, timed, with the first jobs' logs
 #       (when the target's runs and any Nsight Compute run of their own began); then warptile's
@@ -120,24 +118,41 @@ PY
       "${which}run-old/results/benchmarks" "${which}run-old/.snakemake/log"
     ;;
   ladder)
+    # one run of the preset, uninterrupted: it runs detached from the device call (setsid), and
+    # each call waits on it for at most LIMIT s; a call after that (on the same warm machine)
+    # waits on the same run.  (Stopping it at each call's limit and resuming it cost a run of
+    # 2026-11-27 its in-flight configurations, a fresh DAG and 30 s of a Snakemake that did not
+    # end after SIGTERM; its lock was left behind.)  Its wall time is its own, start to end.
     work=/tmp/ladderrun
-    [ -f "$work/walls.txt" ] || { rm -rf "$work" && mkdir -p "$work"; }
-    # a call cut off by its limit leaves Snakemake's lock (it is killed when it has not ended
-    # 30 s after the stop): the next call takes it off before resuming
-    [ -f "$work/walls.txt" ] && snakemake -s "$here/Snakefile" -d "$work" --unlock \
-      --configfile "$here/config/presets/ladder.yaml" > /dev/null 2>&1
-    start=$(date +%s.%N)
-    timeout -k 30 "${LIMIT:-500}" snakemake -s "$here/Snakefile" -d "$work" --cores "${CORES:-16}" \
-      --rerun-incomplete --configfile "$here/config/presets/ladder.yaml" \
-      > "$out/ladder-$(date +%s).log" 2>&1
-    rc=$?
-    since "$start" 2 >> "$work/walls.txt"
-    total=$(python3 -c "import sys; print(round(sum(map(float, open(sys.argv[1]))), 2))" "$work/walls.txt")
-    if [ $rc -ne 0 ]; then
-      echo "ladder preset: exit $rc after $(tail -1 "$work/walls.txt") s ($total s in" \
-        "$(wc -l < "$work/walls.txt") calls); call the stage again on this machine to go on"
+    if [ ! -f "$work/started" ]; then
+      rm -rf "$work" && mkdir -p "$work"
+      date +%s.%N > "$work/started"
+      setsid nohup bash -c 'snakemake -s "$1/Snakefile" -d "$2" --cores "$3" \
+        --configfile "$1/config/presets/ladder.yaml" > "$2/run.log" 2>&1
+        echo $? > "$2/rc"; date +%s.%N > "$2/ended"' _ "$here" "$work" "${CORES:-16}" \
+        > /dev/null 2>&1 < /dev/null &
+    fi
+    call=$(date +%s.%N)
+    while [ ! -f "$work/ended" ] && \
+      python3 -c "import sys, time; sys.exit(time.time() - float(sys.argv[1]) > float(sys.argv[2]))" \
+        "$call" "${LIMIT:-540}"; do
+      sleep 2
+    done
+    cp "$work/run.log" "$out/ladder.log" 2>/dev/null
+    if [ ! -f "$work/ended" ]; then
+      echo "ladder preset: still running, $(since "$(cat "$work/started")" 0) s since it started;" \
+        "call the stage again on this machine (within its idle time) to wait on it"
+      grep -E "steps \(" "$work/run.log" | tail -1
+      exit 0
+    fi
+    rc=$(cat "$work/rc")
+    total=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" \
+      "$(cat "$work/started")" "$(cat "$work/ended")")
+    if [ "$rc" -ne 0 ]; then
+      echo "ladder preset: exit $rc after $total s (its log: OUT/ladder.log)"
+      tail -20 "$work/run.log"
     else
-      echo "ladder preset: finished, $total s of wall time in $(wc -l < "$work/walls.txt") calls"
+      echo "ladder preset: finished, $total s of wall time, one run"
       python3 benchmarks/harness_phases.py --preset config/presets/ladder.yaml --cores "${CORES:-16}" \
         --from "$work" --wall "$total" --json "$out/phases-ladder.json" 2>&1 | tail -24
       cp "$work/results/ladder/tables/timings.csv" "$out/timings-ladder.csv"
@@ -147,7 +162,7 @@ PY
       tar czf "$out/ladder.tgz" --exclude="*.journal*" -C /tmp ladderrun/results/ladder/tables \
         ladderrun/results/ladder/runs ladderrun/results/ladder/report \
         ladderrun/results/ladder/figures ladderrun/results/ladder/benchmarks \
-        ladderrun/.snakemake/log ladderrun/walls.txt
+        ladderrun/.snakemake/log ladderrun/started ladderrun/ended
       for t in ladder ladder_profile; do
         echo "== $t"
         cat "$work/results/ladder/report/$t.md" 2>/dev/null
