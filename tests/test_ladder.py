@@ -307,3 +307,15 @@ def test_the_fp8_rung_is_measured_against_cublaslt_and_meets_its_target():
     note = findings.ladder_targets(fp8.reset_index(), ladder.TARGETS, ladder.MET_ON_H100,
                                    "normal inputs, sustained", "normal inputs, sustained")  # fmt: skip
     assert "FP8 (>= 90%) met" in note and "(2 of 2 class-size pairs met)" in note
+
+
+def test_tuning_at_8192_takes_the_fastest_sustained_instantiation_of_the_recorded_tune():
+    """ws_f64's 16 instantiations and DGEMM at 8192, bursts and sustained, normal inputs
+    (tests/data/h100-tune-f64-8192, an H100, 2026-11-27).  Read by hand from its sustained rows:
+    STAGES=5 51 725 GFLOP/s, STAGES=3 (the 4096 row) 51 537, DGEMM 52 105: 99.27% of it."""
+    t = pd.read_csv(DATA / "h100-tune-f64-8192" / "timings.csv")
+    assert (t.verification == "PASS").all() and len(t) == 34
+    row = ladder.tuned(t).set_index("variant").loc["ws_f64"]
+    assert row.params == "BM=256 BN=64 WM=64 WN=32 STAGES=5 BLOCKS=1"
+    assert (row.m, row.n, row.k) == (8192, 8192, 8192) and row.instantiations == 16
+    assert row.percent_of_reference == pytest.approx(99.27, abs=0.01)

@@ -53,6 +53,10 @@ def main() -> None:
     if a.sizes:
         config["sizes"] = [int(x) for x in names(a.sizes)]
         config["shapes"] = []
+        if "sustained_sizes" in config:  # those of the kept sizes only
+            config["sustained_sizes"] = [
+                x for x in config["sustained_sizes"] if x in config["sizes"]
+            ]
     profile = config.get("profile") or {}
     if a.no_profile:
         config["profile"] = {"enabled": False}
