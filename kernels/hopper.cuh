@@ -3,7 +3,7 @@
 //   mbarrier     a barrier in shared memory that a thread waits on by phase parity; the copy
 //                engine completes a stage's barrier once the bytes it was told to expect landed
 //   tma_load     one box of a 2-D tensor map into shared memory (cp.async.bulk.tensor), the
-//                part of the box past the matrix filled with zeros
+//                part of the box past the matrix filled with zeros; tma_store the reverse
 //   descriptor   the 64-bit matrix descriptor wgmma reads a shared-memory operand through: the
 //                tile's address, the byte distance between its 8-row groups and between its
 //                swizzle atoms, and the swizzle (128-byte here: the layout the copy engine
@@ -110,6 +110,45 @@ __device__ __forceinline__ void tma_load_multicast(void *dst, const CUtensorMap 
         "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(col), "r"(row),
         "h"(mask)
         : "memory");
+}
+
+// the reverse: a box of shared memory (this block's) to (column, row) of a 2-D tensor map, the
+// part of the box past the matrix not written; `tma_reduce_add` adds it to what is there (C +=
+// A.B).  Asynchronous, in bulk groups: `bulk_commit` closes the group of the stores issued
+// since the last, `bulk_wait_read<N>` waits until at most N groups have not yet read their
+// shared memory (so a buffer can be written again), `bulk_wait<N>` until at most N have not
+// finished writing global memory.  The issuing thread waits; the shared memory must have been
+// written before with plain stores fenced by proxy_fence_async in each writing thread.
+__device__ __forceinline__ void tma_store(const void *src, const CUtensorMap *map, int col,
+                                          int row) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+            reinterpret_cast<uint64_t>(map)),
+        "r"(smem_addr(src)), "r"(col), "r"(row)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_reduce_add(const void *src, const CUtensorMap *map, int col,
+                                               int row) {
+    asm volatile(
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group"
+        " [%0, {%2, %3}], [%1];" ::"l"(reinterpret_cast<uint64_t>(map)),
+        "r"(smem_addr(src)), "r"(col), "r"(row)
+        : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ unsigned cluster_rank() {
