@@ -482,3 +482,43 @@ def test_the_renderers_imports_are_made_on_a_thread_of_their_own():
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "workflow" / "scripts"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.split() == ["False", "True", "True", "mmbench-render-imports"], out.stderr
+
+
+def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(monkeypatch):
+    """The recorded ladder run (five classes, 23 profiles) once drew the four lower classes in
+    one row too narrow for their legends (TF32's ran into BF16's panel) and the roofline's
+    legend of 28 entries down over the note under the figure.  Drawn from the recorded run as
+    the report draws them: each legend within its own panel's box, no two panels overlapping,
+    and the roofline's legend above the note."""
+    from mmbench.core.row import upgraded
+    from mmbench.report import figures
+
+    drawn = {}
+
+    def keep(fig, stem):
+        fig.canvas.draw()
+        drawn[Path(stem).name] = fig
+        return []
+
+    monkeypatch.setattr(figures, "save", keep)
+    tables = DATA / "h100-ladder" / "results" / "ladder" / "tables"
+    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    figures.roofline(pd.read_csv(tables / "roofline.csv"), pd.read_csv(tables / "ceilings.csv"),
+                     Path("roofline"), "")  # fmt: skip
+    fig = drawn["ladder"]
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    assert len(panels) == 5  # FP32, TF32, BF16, FP8, FP64
+    boxes = [ax.get_window_extent(renderer) for ax in panels]
+    for ax, box in zip(panels, boxes, strict=True):
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert box.x0 - 1 <= legend.x0 and legend.x1 <= box.x1 + 1, ax.get_title()
+        assert box.y0 - 1 <= legend.y0 and legend.y1 <= box.y1 + 1, ax.get_title()
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+    roof = drawn["roofline"]
+    renderer = roof.canvas.get_renderer()
+    legend = roof.axes[0].get_legend().get_window_extent(renderer)
+    note = next(t for t in roof.texts if t.get_text().startswith("This run"))
+    assert note.get_window_extent(renderer).y1 <= legend.y0

@@ -359,17 +359,30 @@ def ladder_rungs(timings, stem, condition=""):
     classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
     sizes = sorted(k.m.unique())
     _setup()
-    # the class with the most rungs across the top, the others side by side below: a figure
-    # about as wide as the report shows it, so its labels stay readable there
+    # the class with the most rungs across the top, the others side by side below in rows of
+    # at most as many rungs as the top one shows: a figure about as wide as the report shows
+    # it, each panel as wide as its rungs need (at least 2.5 rungs' width), so that its labels
+    # and legend stay readable there (five classes in one row below were too narrow for them)
     widest = max(classes, key=lambda c: k[k.precision == c].variant.nunique())
     rest = [c for c in classes if c != widest]
-    fig = plt.figure(figsize=(9.5, 4.2 if not rest else 8.2))
-    # the lower panels as wide as their rungs need (at least two rungs' width each)
-    width = [max(2, k[k.precision == c].variant.nunique()) for c in rest] or [1]
-    grid_ = fig.add_gridspec(1 if not rest else 2, max(1, len(rest)), width_ratios=width)
-    axes = {widest: fig.add_subplot(grid_[0, :])}
-    for i, c in enumerate(rest):
-        axes[c] = fig.add_subplot(grid_[1, i])
+    span = max(7, k[k.precision == widest].variant.nunique())
+    width = {c: max(2.5, k[k.precision == c].variant.nunique()) for c in rest}
+    rows: list[list[str]] = []
+    for c in rest:
+        if rows and sum(width[x] for x in rows[-1]) + width[c] <= span:
+            rows[-1].append(c)
+        else:
+            rows.append([c])
+    fig = plt.figure(figsize=(9.5, 4.2 + 3.9 * len(rows)))
+    outer = fig.add_gridspec(1 + len(rows), 1)
+    axes = {widest: fig.add_subplot(outer[0, 0])}
+    for i, row in enumerate(rows):
+        ratios = [width[c] for c in row]
+        spare = span - sum(ratios)  # an empty column keeps the panels to the rows' scale
+        inner = outer[i + 1, 0].subgridspec(1, len(row) + (spare > 0), wspace=0.35,
+                                            width_ratios=ratios + ([spare] if spare else []))  # fmt: skip
+        for j, c in enumerate(row):
+            axes[c] = fig.add_subplot(inner[0, j])
     # one clearly different colour per size (colour-blind safe), the same in every panel
     cb = sns.color_palette("colorblind")
     order = (1, 0, 2, 4, 3, 5, 6, 7, 8, 9)  # a sweep may hold more sizes than five
@@ -413,7 +426,12 @@ def ladder_rungs(timings, stem, condition=""):
         top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
         legend_rows = 2 + len(sizes) if len(rungs) < 4 else 2
         ax.set_ylim(0, (1.2 + 0.12 * legend_rows) * top)  # the legend above the lines
-        ax.set(title=f"{cls} (vs {reference})", ylabel="kernel TFLOP/s")
+        # a rung with a reference of its own (its layout of B: persistent_tf32_tn) is named
+        # with it; the lines drawn are the class's first reference
+        own = [f"{v} vs {r}" for v, r in part.groupby("variant", sort=False).reference.first()
+               .items() if r != reference]  # fmt: skip
+        ax.set(title=f"{cls} (vs {reference}{'; ' + ', '.join(own) if own else ''})",
+               ylabel="kernel TFLOP/s")  # fmt: skip
         ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
         best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
         best_rows.append(best)
@@ -606,7 +624,7 @@ def ladder_load(timings, stem, condition=""):
 
 
 # a tensor-core point's marker, by element type (a CUDA-core point is a circle)
-TENSOR_MARKERS = {"bfloat16": "^", "float32": "v", "float64": "s", "float16": "D"}
+TENSOR_MARKERS = {"bfloat16": "^", "float32": "v", "float64": "s", "float16": "D", "float8_e4m3": "P"}
 
 
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
@@ -622,7 +640,11 @@ def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
     # kernel's line is the load bandwidth it reached: a point is only ever drawn with its roof
     beside = len(roof) > 6 and not has_l1  # many kernels: the legend beside the axes
     width = 12 if has_l1 else 10.5 if beside else 7
-    fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(width, 5), squeeze=False)
+    # a legend beside the axes as tall as its entries (a kernel each, the two roofs, a marker
+    # per kind of placement): the ladder's 23 profiles ran past the axes into the note below
+    entries = len(roof) + 3 + (roof["dtype"].nunique() if "dtype" in roof else 0)
+    height = max(5.0, 0.18 * entries + 1.3) if beside else 5.0
+    fig, axes = plt.subplots(1, 2 if has_l1 else 1, figsize=(width, height), squeeze=False)
     if beside:  # the figure holds the legend, so the note below wraps to the whole width
         fig.subplots_adjust(left=0.08, right=0.64)
     ax = axes[0][0]
