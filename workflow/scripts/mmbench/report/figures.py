@@ -624,7 +624,13 @@ def ladder_load(timings, stem, condition=""):
 
 
 # a tensor-core point's marker, by element type (a CUDA-core point is a circle)
-TENSOR_MARKERS = {"bfloat16": "^", "float32": "v", "float64": "s", "float16": "D", "float8_e4m3": "P"}
+TENSOR_MARKERS = {
+    "bfloat16": "^",
+    "float32": "v",
+    "float64": "s",
+    "float16": "D",
+    "float8_e4m3": "P",
+}
 
 
 def roofline(roof: pd.DataFrame, ceilings: pd.DataFrame, stem, condition=""):
