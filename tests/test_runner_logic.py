@@ -310,12 +310,23 @@ def test_phases_split_wall_time_and_the_gpu_busy_time_of_their_passes(monkeypatc
                              "timed passes": [100.0, 96.0]}  # fmt: skip
 
 
-def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, monkeypatch):
+@pytest.fixture
+def bench(monkeypatch):
+    """benchmarks/harness_phases.py as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
+    monkeypatch.syspath_prepend(str(path.parent))  # its shared helper, _snakemake
+    spec = importlib.util.spec_from_file_location("harness_phases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, bench):
     """Two samples files, ids from a recorded run: host time is wall less GPU, summed by phase:
     placement 30 + 10 ms, timed passes (1000 - 990) + (500 - 480) ms; a record without phases
     (a run made before them) adds nothing."""
-    import importlib.util
-
     from mmbench.core.tables import read_samples, write_samples
 
     recorded = read_samples(
@@ -330,27 +341,15 @@ def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, m
     write_samples(tmp_path / "runs" / "b.samples.json.gz", [
         dict(id=ids[2], kernel_ms=[1.0], host_phases_ms={"placement": [10.0, 0.0],
                                                          "timed passes": [500.0, 480.0]})])  # fmt: skip
-    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
-    monkeypatch.syspath_prepend(str(path.parent))  # its shared helper, _snakemake
-    spec = importlib.util.spec_from_file_location("harness_phases", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     got = bench.host_phases(tmp_path)
     assert got == pytest.approx({"placement": 0.040, "timed passes": 0.030})
 
 
-def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(monkeypatch):
+def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(bench):
     """A Snakemake log recorded here (tests/data/phases/snakemake-overlap.log), read by hand from
     its stamps, seconds from 21:07:49: compiles 0-2, 2-4, 4-6; measurements 2-5, 6-9, 9-12; the
     timings table 12-14.  The GPU ran 2-5 and 6-12, so the compiles count 0-2 and 5-6 (3 s), the
     table 2 s, no render job."""
-    import importlib.util
-
-    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
-    monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location("harness_phases", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     stamped = bench.job_intervals(DATA / "phases" / "snakemake-overlap.log")
     t0 = min(a for _, a, _ in stamped)  # the stamps are seconds since the epoch
     jobs = [(r, a - t0, b - t0) for r, a, b in stamped]
@@ -360,27 +359,20 @@ def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(m
     assert bench.beside_the_gpu(jobs) == {"compile": 3, "aggregate": 2, "render": 0}
 
 
-def test_the_phases_benchmark_counts_settling_with_the_passes(monkeypatch):
+def test_the_phases_benchmark_counts_settling_with_the_passes(bench):
     """The ladder preset's target counts what its sampling rules keep the GPU busy: the passes
     (gpu_busy_ms) and, under sustained load, the settling before the windows (settle_s), which
     gpu_busy_ms leaves out.  By hand: bursts of 100 and 40 ms, a sustained row of 2000 ms of
     passes after 3 s of settling: 2.14 s of passes, 3 s of settling; a table without the column
     (older runs) settles nothing."""
-    import importlib.util
-
     import pandas as pd
 
-    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
-    monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location("harness_phases", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     rows = pd.DataFrame({"gpu_busy_ms": [100.0, 40.0, 2000.0], "settle_s": [None, None, 3.0]})
     assert bench.sampling_busy(rows) == pytest.approx((2.14, 3.0))
     assert bench.sampling_busy(rows.drop(columns="settle_s")) == pytest.approx((2.14, 0.0))
 
 
-def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(monkeypatch):
+def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
     """The recorded ladder run (tests/data/h100-ladder) went over three calls: the first was
     stopped at 12:41:09, two measurement jobs failing with it, the second found the lock, the
     third finished.  Read by hand from its logs: persistent_fp8's job ran 12:40:41 to 12:41:10
@@ -389,16 +381,10 @@ def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(monkeypatch
     before the first call's last end.  The sustained windows' untimed time, by hand for
     tiled_guarded at 8192 (normal inputs): 25 batches of one launch of 124.6 ms, each after
     one warm launch: about 25 x 124.6 ms = 3.1 s of its 6.1 s window."""
-    import importlib.util
     from datetime import datetime
 
     import pandas as pd
 
-    path = DATA.parents[1] / "benchmarks" / "harness_phases.py"
-    monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location("harness_phases", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     logs = sorted((DATA / "h100-ladder" / ".snakemake" / "log").glob("*.snakemake.log"))
     first, last = bench.job_intervals(logs[0]), bench.job_intervals(logs[-1])
 

@@ -42,9 +42,9 @@ here=$PWD
 site=$(python3 -c "import os, snakemake; print(os.path.dirname(os.path.dirname(snakemake.__file__)))")
 python3 -m compileall -q -j 0 "$site" > /dev/null 2>&1
 unset PYTHONDONTWRITEBYTECODE
-since() {  # START [DIGITS]: the seconds since START (date +%s.%N), rounded
+since() {  # START [DIGITS [END]]: the seconds from START to END (date +%s.%N; END: now), rounded
   python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), int(sys.argv[3])))" \
-    "$1" "$(date +%s.%N)" "${2:-2}"
+    "$1" "${3:-$(date +%s.%N)}" "${2:-2}"
 }
 for stage in "$@"; do
   case $stage in
@@ -132,10 +132,8 @@ PY
         echo $? > "$2/rc"; date +%s.%N > "$2/ended"' _ "$here" "$work" "${CORES:-16}" \
         > /dev/null 2>&1 < /dev/null &
     fi
-    call=$(date +%s.%N)
-    while [ ! -f "$work/ended" ] && \
-      python3 -c "import sys, time; sys.exit(time.time() - float(sys.argv[1]) > float(sys.argv[2]))" \
-        "$call" "${LIMIT:-540}"; do
+    deadline=$((SECONDS + ${LIMIT:-540}))
+    while [ ! -f "$work/ended" ] && [ "$SECONDS" -lt "$deadline" ]; do
       sleep 2
     done
     cp "$work/run.log" "$out/ladder.log" 2>/dev/null
@@ -146,8 +144,7 @@ PY
       exit 0
     fi
     rc=$(cat "$work/rc")
-    total=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" \
-      "$(cat "$work/started")" "$(cat "$work/ended")")
+    total=$(since "$(cat "$work/started")" 2 "$(cat "$work/ended")")
     if [ "$rc" -ne 0 ]; then
       echo "ladder preset: exit $rc after $total s (its log: OUT/ladder.log)"
       tail -20 "$work/run.log"
