@@ -13,8 +13,12 @@
 //   - everything else is persistent_bf16's: one block per multiprocessor walking the tiles in
 //     groups of GROUP tile rows, a producer warpgroup and two consumer warpgroups on a ring of
 //     STAGES stages, CLUSTER blocks sharing each B tile by multicast, split-K where the tiles
-//     are fewer than the clusters.  The copy engine writes no element past the matrix, so any
-//     m, n, k work; C's rows are 16-byte aligned (registry `align`) as its tensor map needs.
+//     are fewer than the clusters.  The copy engine writes whole 16-byte units of a row (it
+//     writes past n up to the next multiple of 4 columns: triton-lang/triton#11583, seen here
+//     as writes into C's padding at n = 31, 33 and 4097), so where n % 4 != 0 the chunk
+//     holding a row's last, partial unit is stored by the consumer's threads, bounds-checked,
+//     and any m, n, k work; C's rows are 16-byte aligned (registry `align`) as its tensor map
+//     needs.
 #include <cuda_bf16.h>
 
 #include "hopper.cuh"
@@ -50,8 +54,8 @@ __device__ __forceinline__ int chunk_offset(int row, int col) {
 
 template <bool SPLIT>
 __device__ __forceinline__ void tmastore_bf16_body(
-    const CUtensorMap *mapA, const CUtensorMap *mapB, const CUtensorMap *mapC, int M, int N,
-    int K, int accumulate, int split_count, void *workspace) {
+    const CUtensorMap *mapA, const CUtensorMap *mapB, const CUtensorMap *mapC, out_t *C, int ldc,
+    int M, int N, int K, int accumulate, int split_count, void *workspace) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
@@ -172,13 +176,30 @@ __device__ __forceinline__ void tmastore_bf16_body(
                         }
                     proxy_fence_async();  // the stores, before the copy engine reads them
                     named_barrier_sync(2 + c, 128);
+                    const int row = row0 + c * WM + 64 * i, col = col0 + CHUNK_COLS * cc;
+                    const bool by_threads = N % 4 != 0 && col + CHUNK_COLS > N;
+                    if (by_threads) {
+                        // the copy engine writes whole 16-byte units of a row, so past column N
+                        // up to the next multiple of 4 it would write C's padding: the chunk
+                        // holding the row's last, partial unit is stored by the threads
+#pragma unroll 4
+                        for (int e = t0; e < 64 * CHUNK_COLS; e += 128) {
+                            const int r = e / CHUNK_COLS, j = e % CHUNK_COLS;
+                            if (row + r < M && col + j < N) {
+                                const float v =
+                                    *reinterpret_cast<const float *>(buf + chunk_offset(r, j));
+                                out_t *dst = C + size_t(row + r) * ldc + col + j;
+                                *dst = accumulate ? *dst + v : v;
+                            }
+                        }
+                    }
                     if (t0 == 0) {
-                        const int row = row0 + c * WM + 64 * i, col = col0 + CHUNK_COLS * cc;
-                        if (accumulate)
+                        if (!by_threads && accumulate)
                             tma_reduce_add(buf, mapC, col, row);
-                        else
+                        else if (!by_threads)
                             tma_store(buf, mapC, col, row);
-                        bulk_commit();
+                        bulk_commit();  // (an empty group for a chunk the threads stored: the
+                                        // buffer waits above count one group a chunk)
                     }
                 }
         }
@@ -194,15 +215,16 @@ __device__ __forceinline__ void tmastore_bf16_body(
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     tmastore_bf16(const __grid_constant__ CUtensorMap mapA,
                   const __grid_constant__ CUtensorMap mapB,
-                  const __grid_constant__ CUtensorMap mapC, int M, int N, int K, int accumulate,
-                  int splits, void *workspace) {
-    tmastore_bf16_body<false>(&mapA, &mapB, &mapC, M, N, K, accumulate, 1, workspace);
+                  const __grid_constant__ CUtensorMap mapC, out_t *C, int ldc, int M, int N,
+                  int K, int accumulate, int splits, void *workspace) {
+    tmastore_bf16_body<false>(&mapA, &mapB, &mapC, C, ldc, M, N, K, accumulate, 1, workspace);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     tmastore_bf16_split(const __grid_constant__ CUtensorMap mapA,
                         const __grid_constant__ CUtensorMap mapB,
-                        const __grid_constant__ CUtensorMap mapC, int M, int N, int K,
-                        int accumulate, int splits, void *workspace) {
-    tmastore_bf16_body<true>(&mapA, &mapB, &mapC, M, N, K, accumulate, splits, workspace);
+                        const __grid_constant__ CUtensorMap mapC, out_t *C, int ldc, int M,
+                        int N, int K, int accumulate, int splits, void *workspace) {
+    tmastore_bf16_body<true>(&mapA, &mapB, &mapC, C, ldc, M, N, K, accumulate, splits,
+                             workspace);
 }

@@ -309,6 +309,29 @@ def test_the_fp8_rung_is_measured_against_cublaslt_and_meets_its_target():
     assert "FP8 (>= 90%) met" in note and "(2 of 2 class-size pairs met)" in note
 
 
+def test_the_tma_store_rung_passes_persistent_bf16_in_the_same_recorded_run():
+    """The ladder preset for tmastore_bf16, persistent_bf16 and cuBLAS bfloat16 only, at 4096 and
+    8192, each in its tuned instantiation (tests/data/h100-tmastore, an H100, 2026-11-27).  By
+    hand from its normal, sustained rows (GFLOP/s): tmastore_bf16 631 860 and 666 383,
+    persistent_bf16 604 923 and 651 768, cuBLAS 639 312 and 658 013: 98.84% and 101.27% of
+    cuBLAS against 94.62% and 99.05%, a gain of x1.04 and x1.02."""
+    t = pd.read_csv(DATA / "h100-tmastore" / "ladder_timings.csv")
+    assert (t.verification == "PASS").all() and len(t) == 24
+    tab = ladder.table(t).set_index("rung")
+    assert tab.loc["tmastore_bf16", "4096: % of ref"] == pytest.approx(98.8, abs=0.05)
+    assert tab.loc["tmastore_bf16", "8192: % of ref"] == pytest.approx(101.3, abs=0.05)
+    assert tab.loc["persistent_bf16", "4096: % of ref"] == pytest.approx(94.6, abs=0.05)
+    assert tab.loc["persistent_bf16", "8192: % of ref"] == pytest.approx(99.1, abs=0.05)
+    # the new rung follows the one it builds on: its gain is over persistent_bf16
+    assert list(tab.index) == ["persistent_bf16", "tmastore_bf16", "cublas"]
+    assert tab.loc["tmastore_bf16", "4096: gain"] == "x1.04"
+    assert tab.loc["tmastore_bf16", "8192: gain"] == "x1.02"
+    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    assert set(tuned[tuned.variant == "tmastore_bf16"].params) == {
+        "BM=128 BN=256 STAGES=4 CLUSTER=2 GROUP=8"
+    }
+
+
 def test_tuning_at_8192_takes_the_fastest_sustained_instantiation_of_the_recorded_tune():
     """ws_f64's 16 instantiations and DGEMM at 8192, bursts and sustained, normal inputs
     (tests/data/h100-tune-f64-8192, an H100, 2026-11-27).  Read by hand from its sustained rows:
