@@ -2,7 +2,8 @@
 
 Batches of sampling.sustained_batch_ms back to back, the next queued while one runs, until the
 settle rule holds (measure/telemetry.settled, asked of the telemetry observer), then timed
-batches back to back for at least sampling.sustained_window_s.  The samples are the launch's
+batches back to back for at least sampling.sustained_window_s; none is queued after the batch
+expected to complete the window (as long as the one before it).  The samples are the launch's
 time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
 core/sampling.Load.statistic); copies are not timed (their host work would let the GPU cool),
 so the copy and global columns are empty.  Batches take the placements in turn, from the first
@@ -51,17 +52,19 @@ class Sustained:
         obs.before_start(busy, self.load)
         timed, window_start, window_end = False, math.nan, math.nan
         gpu_ms = 0.0
+        last_queued = False  # the batch in flight will complete the window: none after it
         try:
             while True:
-                site = sites[queued % len(sites)]
-                queued += 1
-                batcher = site.batcher or k.batcher
-                # after the batch before, which may be on another placement's stream
-                after = flight[-1][1] if flight and len(sites) > 1 else None
-                events = batcher.queue(site.launch, count, warm=len(sites) > 1, after=after)
-                flight.append((*events, timed, batcher))
-                if len(flight) < 2:
-                    continue
+                if not last_queued:
+                    site = sites[queued % len(sites)]
+                    queued += 1
+                    batcher = site.batcher or k.batcher
+                    # after the batch before, which may be on another placement's stream
+                    after = flight[-1][1] if flight and len(sites) > 1 else None
+                    events = batcher.queue(site.launch, count, warm=len(sites) > 1, after=after)
+                    flight.append((*events, timed, batcher))
+                    if len(flight) < 2:
+                        continue
                 start, end, was_timed, batcher = flight[0]
                 end.synchronize()  # still in flight while it runs: busy() sees it
                 flight.popleft()
@@ -77,12 +80,21 @@ class Sustained:
                     n = len(out.kernel)
                     if (gpu_ms >= window_ms and n >= s.min_samples) or n >= most:
                         break
+                    # a timed batch in flight as long as this one completes the window: nothing
+                    # is queued after it (a batch that would run out untimed, about
+                    # sustained_batch_ms of GPU a configuration, 9 s in the ladder preset); if
+                    # it falls short, the next is queued after it as before
+                    last_queued = (
+                        len(flight) == 1
+                        and flight[0][2]
+                        and ((gpu_ms + ms >= window_ms and n + 1 >= s.min_samples) or n + 1 >= most)
+                    )
                 elif not timed:
                     waited = now - t0
                     done = telemetry is not None and telemetry.settled(t0)
                     if done or waited >= s.settle_max_s or telemetry is None:
                         timed, out.settle_s, out.settled = True, waited, bool(done)
-            for _start, end, _, _ in flight:  # the batch queued last runs out untimed
+            for _start, end, _, _ in flight:  # a batch queued past the window runs out
                 end.synchronize()
             out.placements = min(len(sites), queued)
         finally:
