@@ -485,7 +485,7 @@ def test_the_renderers_imports_are_made_on_a_thread_of_their_own():
 
 
 def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(monkeypatch):
-    """The recorded ladder run (five classes, 23 profiles) once drew the four lower classes in
+    """The recorded ladder run (five classes) once drew the four lower classes in
     one row too narrow for their legends (TF32's ran into BF16's panel) and the roofline's
     legend of 28 entries down over the note under the figure.  Drawn from the recorded run as
     the report draws them: each legend within its own panel's box, no two panels overlapping,

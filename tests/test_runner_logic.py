@@ -373,7 +373,8 @@ def test_the_phases_benchmark_counts_settling_with_the_passes(bench):
 
 
 def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
-    """The recorded ladder run (tests/data/h100-ladder) went over three calls: the first was
+    """The ladder run recorded before the one now in tests/data/h100-ladder
+    (tests/data/h100-ladder-resumed: its logs and timings) went over three calls: the first was
     stopped at 12:41:09, two measurement jobs failing with it, the second found the lock, the
     third finished.  Read by hand from its logs: persistent_fp8's job ran 12:40:41 to 12:41:10
     (its error's stamp), cublaslt_fp8's 12:41:09 to 12:41:10; the first log finished 94 jobs
@@ -385,7 +386,7 @@ def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
 
     import pandas as pd
 
-    logs = sorted((DATA / "h100-ladder" / ".snakemake" / "log").glob("*.snakemake.log"))
+    logs = sorted((DATA / "h100-ladder-resumed" / ".snakemake" / "log").glob("*.snakemake.log"))
     first, last = bench.job_intervals(logs[0]), bench.job_intervals(logs[-1])
 
     def at(hms: str) -> float:
@@ -396,7 +397,7 @@ def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
     assert (at("12:41:09"), at("12:41:10")) in measured  # cublaslt_fp8, failed with the stop
     assert len(first) == 94 + 2 and len(last) == 19
     assert max(b for _, _, b in first) <= min(a for _, a, _ in last)
-    t = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    t = pd.read_csv(DATA / "h100-ladder-resumed" / "results" / "ladder" / "tables" / "timings.csv")
     row = t[(t.variant == "tiled_guarded") & (t.m == 8192) & (t.load == "sustained")
             & (t.distribution == "normal")]  # fmt: skip
     assert row.batch_size.iloc[0] == 1 and row.samples.iloc[0] == 25
