@@ -46,12 +46,6 @@ constexpr int CHUNK_BYTES = 64 * 128;            // a chunk: 64 rows of C
 static_assert(BN % CHUNK_COLS == 0, "whole chunks across a tile");
 static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
 
-// the byte of a chunk buffer holding (row, col): 16-byte unit col / 4 of the row's 128 bytes,
-// XORed with row % 8 (CU_TENSOR_MAP_SWIZZLE_128B, the buffer 1024-byte aligned)
-__device__ __forceinline__ int chunk_offset(int row, int col) {
-    return row * 128 + (((col / 4) ^ (row % 8)) << 4) + (col % 4) * 4;
-}
-
 template <bool SPLIT>
 __device__ __forceinline__ void tmastore_bf16_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, const CUtensorMap *mapC, out_t *C, int ldc,

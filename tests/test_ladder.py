@@ -332,6 +332,31 @@ def test_the_tma_store_rung_passes_persistent_bf16_in_the_same_recorded_run():
     }
 
 
+def test_the_tf32_tma_store_rung_passes_persistent_tf32_tn_in_the_same_recorded_run():
+    """The ladder preset for tmastore_tf32_tn, persistent_tf32_tn, cuBLAS TF32 and cuBLAS TF32
+    TN only, at 4096 and 8192, each in its tuned instantiation (tests/data/h100-tmastore-tf32,
+    an H100, 2026-11-27).  By hand from its normal, sustained rows (kernel_ms, 2 n^3 / t):
+    tmastore_tf32_tn 340 311 and 350 547 GFLOP/s, persistent_tf32_tn 331 164 and 347 642,
+    cublas_tf32_tn 350 801 and 356 005, cublas_tf32 330 906 and 356 561: 97.0% and 98.5% of the
+    TN reference against 94.4% and 97.7%, and 102.8% and 98.3% of cuBLAS TF32."""
+    t = pd.read_csv(DATA / "h100-tmastore-tf32" / "ladder_timings.csv")
+    assert (t.verification == "PASS").all() and len(t) == 32
+    tab = ladder.table(t).set_index("rung")
+    assert tab.loc["tmastore_tf32_tn", "reference"] == "cublas_tf32_tn"
+    assert tab.loc["tmastore_tf32_tn", "4096: % of ref"] == pytest.approx(97.0, abs=0.05)
+    assert tab.loc["tmastore_tf32_tn", "8192: % of ref"] == pytest.approx(98.5, abs=0.05)
+    assert tab.loc["persistent_tf32_tn", "4096: % of ref"] == pytest.approx(94.4, abs=0.05)
+    assert tab.loc["persistent_tf32_tn", "8192: % of ref"] == pytest.approx(97.7, abs=0.05)
+    assert tab.loc["tmastore_tf32_tn", "4096: gain"] == "x1.03"
+    s = t[(t.load == "sustained") & (t.distribution == "normal")].set_index(["variant", "m"])
+    against = s.kernel_ms[("cublas_tf32", 4096)] / s.kernel_ms[("tmastore_tf32_tn", 4096)]
+    assert against == pytest.approx(1.028, abs=5e-4)
+    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    assert set(tuned[tuned.variant == "tmastore_tf32_tn"].params) == {
+        "BM=128 BN=256 STAGES=3 CLUSTER=1 GROUP=16"
+    }
+
+
 def test_tuning_at_8192_takes_the_fastest_sustained_instantiation_of_the_recorded_tune():
     """ws_f64's 16 instantiations and DGEMM at 8192, bursts and sustained, normal inputs
     (tests/data/h100-tune-f64-8192, an H100, 2026-11-27).  Read by hand from its sustained rows:

@@ -82,7 +82,9 @@ def test_the_settle_rule_holds_where_the_run_started_its_timed_window():
     for v, rows in t[t.load == "sustained"].groupby("variant"):
         samples = read_samples(LADDER / "runs" / f"{v}.samples.json.gz")
         for _, row in rows.iterrows():
-            held = tm.settle_time(tm.Trace.from_kept(samples[config_id(row)]["trace"]), 0.0, s, 15.0)
+            held = tm.settle_time(
+                tm.Trace.from_kept(samples[config_id(row)]["trace"]), 0.0, s, 15.0
+            )
             assert held is not None and held <= row.settle_s + 1e-6, (v, row.m)
             lags.append(row.settle_s - held)
     assert len(lags) == 96
