@@ -82,8 +82,10 @@ elif [ "$stage" = memcheck ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
   start=$(date +%s)
-  python3 tools/memcheck.py tiled_guarded coarsened blocktile_1d blocktile_2d blocktile_vec \
-    warptile warptile_db mma_tf32 wgmma_tf32 persistent_tf32 ws_bf16 persistent_bf16 mma_f64 ws_f64 --first 1 --tuned "$tuned" --gpu "$gpu" \
+  # every rung of the ladder (registry `ladder:`), as the ladder preset's `variants: [ladder]`
+  rungs=$(python3 -c 'from mmbench.core.registry import load_registry
+print(" ".join(n for n, v in load_registry().items() if v.ladder and v.compiled))')
+  python3 tools/memcheck.py $rungs --first 1 --tuned "$tuned" --gpu "$gpu" \
     > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
   cat "$out/memcheck.log"
