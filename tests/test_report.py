@@ -511,6 +511,37 @@ def test_the_ladder_figure_measures_each_class_target_against_the_class_referenc
     assert lines == [333.1, 354.5]  # cublas_tf32's TFLOP/s at 4096 and 8192
 
 
+def test_the_ladder_figure_of_a_run_of_many_sizes_draws_the_largest_four(monkeypatch):
+    """E3c's recorded run (tests/data/h100-e3c, N = 128 to 3200 in steps of 32) has 18 of the
+    ladder's sizes (square, multiples of 128 from 1024: 1024 to 3200), and the ladder figure drew
+    a bar and a reference line for each, a legend of 36 entries taller than the figure.  Now the four largest, 2816, 2944, 3072 and 3200, each
+    legend within its panel, and the note names the 14 left out."""
+    from mmbench.core.row import upgraded
+    from mmbench.report import figures
+
+    drawn = {}
+
+    def keep(fig, stem):
+        fig.canvas.draw()
+        drawn[Path(stem).name] = fig
+        return []
+
+    monkeypatch.setattr(figures, "save", keep)
+    tables = DATA / "h100-e3c" / "results" / "e3c" / "tables"
+    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    fig = drawn["ladder"]
+    renderer = fig.canvas.get_renderer()
+    (panel,) = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    labels = panel.get_legend_handles_labels()[1]
+    assert [x for x in labels if x.startswith("N = ")] == [
+        "N = 2816", "N = 2944", "N = 3072", "N = 3200"]  # fmt: skip
+    box, legend = panel.get_window_extent(renderer), panel.get_legend().get_window_extent(renderer)
+    assert box.y0 - 1 <= legend.y0 and legend.y1 <= box.y1 + 1
+    note = " ".join(x.get_text() for x in fig.texts).replace("\n", " ")
+    left = ", ".join(str(n) for n in range(1024, 2816, 128))
+    assert f"The 4 largest of the run's 18 sizes are drawn (N = {left} left out" in note
+
+
 def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(monkeypatch):
     """The recorded ladder run (five classes) once drew the four lower classes in
     one row too narrow for their legends (TF32's ran into BF16's panel) and the roofline's

@@ -220,9 +220,11 @@ FIGURES: dict[str, Output] = {
             "tensor-core rung, bfloat16 GemmEx for BF16, DGEMM for FP64, cuBLASLt's FP8 matmul "
             "for FP8. docs/ladder.md tells the story rung by rung. "
             "Where the run measured normal inputs under sustained load, those are shown. "
-            "docs/ladder.md sets each class a target on those inputs (best rung at least 90% of "
-            "its reference in FP32, TF32 and FP8, 100% in BF16, 80% in FP64); the note says "
-            "which this run meets.",
+            "docs/ladder.md sets each class a target on those inputs (the best rung at least "
+            + ", ".join(f"{v:.0%} in {c}" for c, v in ladder.TARGETS.items())
+            + " of the class's reference, the line its panel draws); the note says which this "
+            f"run meets. At most {ladder.FIGURE_SIZES} sizes are drawn, the largest (the "
+            "ladder_by_size figure draws every size).",
         ),
         _fig(
             "ladder_by_size",

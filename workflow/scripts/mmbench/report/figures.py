@@ -358,6 +358,12 @@ def ladder_rungs(timings, stem, condition=""):
     k = lad.under(k, head)
     classes = [c for c in lad.CLASS_ORDER if c in set(k.precision)]
     sizes = sorted(k.m.unique())
+    # a bar and a reference line per size: beyond lad.FIGURE_SIZES sizes (E3c's 18 sizes from
+    # 1024 drew a legend taller than the figure) the largest ones, and the note says so; the
+    # ladder_by_size figure draws every size
+    left_out = sizes[: -lad.FIGURE_SIZES] if len(sizes) > lad.FIGURE_SIZES else []
+    sizes = sizes[-lad.FIGURE_SIZES :]
+    k = k[k.m.isin(sizes)]
     _setup()
     # the class with the most rungs across the top, the others side by side below in rows of
     # at most as many rungs as the top one shows: a figure about as wide as the report shows
@@ -457,7 +463,14 @@ def ladder_rungs(timings, stem, condition=""):
     fig.tight_layout()
     targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_ON_H100,
                              lad.condition_words(head), lad.condition_words(lad.HEADLINE))  # fmt: skip
-    verdict(fig, f"{'; '.join(notes)}. {targets}".strip(), condition)
+    shown = ""
+    if left_out:
+        shown = (
+            f" The {len(sizes)} largest of the run's {len(sizes) + len(left_out)} sizes are "
+            f"drawn (N = {', '.join(map(str, left_out))} left out; the ladder_by_size figure "
+            "draws every size)."
+        )
+    verdict(fig, f"{'; '.join(notes)}. {targets}{shown}".strip(), condition)
     return save(fig, stem)
 
 

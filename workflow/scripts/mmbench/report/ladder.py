@@ -37,6 +37,9 @@ def ladder_rank(variants) -> list[int]:
     return [order.get(v, len(order)) for v in variants]
 
 
+# the most sizes the ladder figure draws side by side (a bar and a reference line each)
+FIGURE_SIZES = 4
+
 # what a rate was measured under: the inputs and the load (core/distributions.py, core/sampling.py)
 CONDITION = ["distribution", "load"]
 # the ladder's headline condition where the run has it (real data, a steady workload), and the
