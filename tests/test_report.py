@@ -484,51 +484,59 @@ def test_the_renderers_imports_are_made_on_a_thread_of_their_own():
     assert out.stdout.split() == ["False", "True", "True", "mmbench-render-imports"], out.stderr
 
 
-def test_the_ladder_figure_measures_each_class_target_against_the_class_reference(monkeypatch):
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures a test draws, by name, each drawn on its canvas: figures.save keeps them
+    here instead of writing files."""
+    from mmbench.report import figures
+
+    kept = {}
+
+    def keep(fig, stem):
+        fig.canvas.draw()
+        kept[Path(stem).name] = fig
+        return []
+
+    monkeypatch.setattr(figures, "save", keep)
+    return kept
+
+
+def draw_ladder(tables: Path) -> None:
+    """The ladder figure from a recorded run's tables, as the report draws it."""
+    from mmbench.core.row import upgraded
+    from mmbench.report import figures
+
+    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+
+
+def note_of(fig) -> str:
+    """The sentences a figure prints under it, on one line."""
+    return " ".join(x.get_text() for x in fig.texts).replace("\n", " ")
+
+
+def test_the_ladder_figure_measures_each_class_target_against_the_class_reference(drawn):
     """The issue's TF32 target is a fraction of cuBLAS TF32, the line the TF32 panel draws;
     persistent_tf32_tn, the class's best rung, has a reference of its own (cuBLAS TF32 with B
     transposed).  By hand from the recorded ladder's normal, sustained rows (2 n^3 / kernel_ms):
     persistent_tf32_tn 329 537 and 343 619 GFLOP/s, cublas_tf32 333 059 and 354 487: 98.9% and
     96.9%, missed by 1.1 and 3.1 points (against its own reference, 351 003 at 4096: 6.1), as
     docs/ladder.md's verdict table says."""
-    from mmbench.core.row import upgraded
-    from mmbench.report import figures
-
-    drawn = {}
-
-    def keep(fig, stem):
-        drawn[Path(stem).name] = fig
-        return []
-
-    monkeypatch.setattr(figures, "save", keep)
-    tables = DATA / "h100-ladder" / "results" / "ladder" / "tables"
-    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    draw_ladder(DATA / "h100-ladder" / "results" / "ladder" / "tables")
     fig = drawn["ladder"]
-    note = " ".join(x.get_text() for x in fig.texts).replace("\n", " ")
+    note = note_of(fig)
     assert "TF32 (>= 100%) missed at N = 4096 by 1.1 points, at N = 8192 by 3.1 points" in note
     tf32 = next(ax for ax in fig.axes if ax.get_title().startswith("TF32"))
     lines = sorted(round(ln.get_ydata()[0], 1) for ln in tf32.get_lines())
     assert lines == [333.1, 354.5]  # cublas_tf32's TFLOP/s at 4096 and 8192
 
 
-def test_the_ladder_figure_of_a_run_of_many_sizes_draws_the_largest_four(monkeypatch):
+def test_the_ladder_figure_of_a_run_of_many_sizes_draws_the_largest_four(drawn):
     """E3c's recorded run (tests/data/h100-e3c, N = 128 to 3200 in steps of 32) has 18 of the
     ladder's sizes (square, multiples of 128 from 1024: 1024 to 3200), and the ladder figure drew
-    a bar and a reference line for each, a legend of 36 entries taller than the figure.  Now the four largest, 2816, 2944, 3072 and 3200, each
-    legend within its panel, and the note names the 14 left out."""
-    from mmbench.core.row import upgraded
-    from mmbench.report import figures
-
-    drawn = {}
-
-    def keep(fig, stem):
-        fig.canvas.draw()
-        drawn[Path(stem).name] = fig
-        return []
-
-    monkeypatch.setattr(figures, "save", keep)
-    tables = DATA / "h100-e3c" / "results" / "e3c" / "tables"
-    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    a bar and a reference line for each, a legend of 36 entries taller than the figure.  Now the
+    four largest, 2816, 2944, 3072 and 3200, each legend within its panel, and the note names
+    the 14 left out."""
+    draw_ladder(DATA / "h100-e3c" / "results" / "e3c" / "tables")
     fig = drawn["ladder"]
     renderer = fig.canvas.get_renderer()
     (panel,) = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
@@ -537,30 +545,21 @@ def test_the_ladder_figure_of_a_run_of_many_sizes_draws_the_largest_four(monkeyp
         "N = 2816", "N = 2944", "N = 3072", "N = 3200"]  # fmt: skip
     box, legend = panel.get_window_extent(renderer), panel.get_legend().get_window_extent(renderer)
     assert box.y0 - 1 <= legend.y0 and legend.y1 <= box.y1 + 1
-    note = " ".join(x.get_text() for x in fig.texts).replace("\n", " ")
+    note = note_of(fig)
     left = ", ".join(str(n) for n in range(1024, 2816, 128))
     assert f"The 4 largest of the run's 18 sizes are drawn (N = {left} left out" in note
 
 
-def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(monkeypatch):
+def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(drawn):
     """The recorded ladder run (five classes) once drew the four lower classes in
     one row too narrow for their legends (TF32's ran into BF16's panel) and the roofline's
     legend of 28 entries down over the note under the figure.  Drawn from the recorded run as
     the report draws them: each legend within its own panel's box, no two panels overlapping,
     and the roofline's legend above the note."""
-    from mmbench.core.row import upgraded
     from mmbench.report import figures
 
-    drawn = {}
-
-    def keep(fig, stem):
-        fig.canvas.draw()
-        drawn[Path(stem).name] = fig
-        return []
-
-    monkeypatch.setattr(figures, "save", keep)
     tables = DATA / "h100-ladder" / "results" / "ladder" / "tables"
-    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    draw_ladder(tables)
     figures.roofline(pd.read_csv(tables / "roofline.csv"), pd.read_csv(tables / "ceilings.csv"),
                      Path("roofline"), "")  # fmt: skip
     fig = drawn["ladder"]

@@ -84,7 +84,9 @@ elif [ "$stage" = memcheck ]; then
   start=$(date +%s)
   # every rung of the ladder (registry `ladder:`), as the ladder preset's `variants: [ladder]`
   rungs=$(python3 -c 'from mmbench.core.registry import load_registry
-print(" ".join(n for n, v in load_registry().items() if v.ladder and v.compiled))')
+from mmbench.plan.config import ladder_variants
+r = load_registry()
+print(" ".join(n for n in ladder_variants(r) if r[n].compiled))')
   python3 tools/memcheck.py $rungs --first 1 --tuned "$tuned" --gpu "$gpu" \
     > "$out/memcheck.log" 2>&1
   echo "memcheck: exit $? after $(($(date +%s) - start)) s"
