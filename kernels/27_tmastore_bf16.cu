@@ -1,28 +1,20 @@
 // persistent_bf16 with its tiles stored by the copy engine (TMA stores), the step of the
 // public H100 kernel series that passed cuBLAS with a space-filling tile order:
-//   - each consumer warpgroup writes its part of a finished tile to shared memory in chunks of
-//     64 rows x 32 columns (8 KiB, one 128-byte row of floats per row of C, in the 128-byte
-//     swizzle the copy engine reads, so that a warp's stores meet no bank twice), two chunk
-//     buffers a consumer in turn, and one thread hands each chunk to the copy engine
-//     (cp.async.bulk.tensor; cp.reduce.async.bulk.tensor .add for C += A.B), which writes it to
-//     C in the background: the consumers go on to the next tile's wgmmas while the last
-//     chunks of this one are written, where persistent_bf16's threads store their accumulators
-//     to global memory themselves, 64 8-byte stores each a tile;
-//   - a chunk buffer is written again only once the copy engine has read the chunk before it
-//     (bulk wait_group.read), and no block leaves before its stores are done;
+//   - each consumer warpgroup hands its part of a finished tile to the copy engine in 64 x 32
+//     chunks through two shared-memory buffers (kernels/tma_store.cuh, store_tile), which
+//     writes them to C in the background: the consumers go on to the next tile's wgmmas while
+//     the last chunks of this one are written, where persistent_bf16's threads store their
+//     accumulators to global memory themselves, 64 8-byte stores each a tile;
+//   - where n % 4 != 0 the chunk holding a row's last, partial 16-byte unit is stored by the
+//     threads (the copy engine would write C's padding), so any m, n, k work;
 //   - everything else is persistent_bf16's: one block per multiprocessor walking the tiles in
 //     groups of GROUP tile rows, a producer warpgroup and two consumer warpgroups on a ring of
 //     STAGES stages, CLUSTER blocks sharing each B tile by multicast, split-K where the tiles
-//     are fewer than the clusters.  The copy engine writes whole 16-byte units of a row (it
-//     writes past n up to the next multiple of 4 columns: triton-lang/triton#11583, seen here
-//     as writes into C's padding at n = 31, 33 and 4097), so where n % 4 != 0 the chunk
-//     holding a row's last, partial unit is stored by the consumer's threads, bounds-checked,
-//     and any m, n, k work; C's rows are 16-byte aligned (registry `align`) as its tensor map
-//     needs.
+//     are fewer than the clusters.
 #include <cuda_bf16.h>
 
-#include "hopper.cuh"
-#include "split_k.cuh"
+#include "tma_store.cuh"  // hopper.cuh and the store epilogue
+#include "split_k.cuh"  // SplitK
 
 // The parameters (BM, BN, STAGES, CLUSTER, GROUP) and what the launch shares with the kernel
 // (BK, CONSUMERS, THREADS, A_BYTES, B_BOX, B_BYTES, STAGE_BYTES) come from the registry entry.
@@ -38,14 +30,11 @@ static_assert(BOXES % CLUSTER == 0, "the B boxes divide among the cluster's bloc
 static_assert(sizeof(elem_t) == 2 && sizeof(out_t) == 4, "bfloat16 in, float32 out");
 static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
 
+static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
+
 // The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
 // the tiles, and the k-loop and tile walk compile as they did before split-K existed), true for
 // several; each is an entry point of its own (below).
-constexpr int CHUNK_COLS = 128 / sizeof(out_t);  // a chunk's row: one 128-byte swizzle row
-constexpr int CHUNK_BYTES = 64 * 128;            // a chunk: 64 rows of C
-static_assert(BN % CHUNK_COLS == 0, "whole chunks across a tile");
-static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
-
 template <bool SPLIT>
 __device__ __forceinline__ void tmastore_bf16_body(
     const CUtensorMap *mapA, const CUtensorMap *mapB, const CUtensorMap *mapC, out_t *C, int ldc,
@@ -99,7 +88,7 @@ __device__ __forceinline__ void tmastore_bf16_body(
     } else {  // consumers
         setmaxnreg_inc<232>();
         const int c = wg - 1;
-        const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
+        const int t0 = threadIdx.x % 128;
         auto release = [&](int s) {  // the wgmmas that read stage s are done
             if (t0 == 0) {
                 if (CLUSTER > 1)
@@ -149,55 +138,10 @@ __device__ __forceinline__ void tmastore_bf16_body(
                     continue;
                 part.sum_into(&d[0][0]);
             }
-            // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]:
-            // chunk cc of row block i holds columns 32 cc .. 32 cc + 31, j = 4 cc .. 4 cc + 3
-#pragma unroll
-            for (int i = 0; i < WM / 64; ++i)
-#pragma unroll
-                for (int cc = 0; cc < BN / CHUNK_COLS; ++cc, ++chunk) {
-                    unsigned char *buf = buffers + (chunk % 2) * CHUNK_BYTES;
-                    if (t0 == 0) bulk_wait_read<1>();  // the chunk two before has left buf
-                    named_barrier_sync(2 + c, 128);
-#pragma unroll
-                    for (int jj = 0; jj < CHUNK_COLS / 8; ++jj)
-#pragma unroll
-                        for (int h = 0; h < 2; ++h) {
-                            const int j = CHUNK_COLS / 8 * cc + jj;
-                            float2 v = make_float2(d[i][4 * j + 2 * h], d[i][4 * j + 2 * h + 1]);
-                            if (kt1 == kt0) v = make_float2(0.f, 0.f);
-                            *reinterpret_cast<float2 *>(
-                                buf + chunk_offset(16 * w + g + 8 * h, 8 * jj + 2 * q)) = v;
-                        }
-                    proxy_fence_async();  // the stores, before the copy engine reads them
-                    named_barrier_sync(2 + c, 128);
-                    const int row = row0 + c * WM + 64 * i, col = col0 + CHUNK_COLS * cc;
-                    const bool by_threads = N % 4 != 0 && col + CHUNK_COLS > N;
-                    if (by_threads) {
-                        // the copy engine writes whole 16-byte units of a row, so past column N
-                        // up to the next multiple of 4 it would write C's padding: the chunk
-                        // holding the row's last, partial unit is stored by the threads
-#pragma unroll 4
-                        for (int e = t0; e < 64 * CHUNK_COLS; e += 128) {
-                            const int r = e / CHUNK_COLS, j = e % CHUNK_COLS;
-                            if (row + r < M && col + j < N) {
-                                const float v =
-                                    *reinterpret_cast<const float *>(buf + chunk_offset(r, j));
-                                out_t *dst = C + size_t(row + r) * ldc + col + j;
-                                *dst = accumulate ? *dst + v : v;
-                            }
-                        }
-                    }
-                    if (t0 == 0) {
-                        if (!by_threads && accumulate)
-                            tma_reduce_add(buf, mapC, col, row);
-                        else if (!by_threads)
-                            tma_store(buf, mapC, col, row);
-                        bulk_commit();  // (an empty group for a chunk the threads stored: the
-                                        // buffer waits above count one group a chunk)
-                    }
-                }
+            store_tile<WM, BN>(d, kt1 == kt0, buffers, chunk, 2 + c, mapC, C, ldc, M, N,
+                               row0 + c * WM, col0, accumulate);
         }
-        if (t0 == 0) bulk_wait<0>();  // every chunk written before the block's memory goes
+        store_tile_drain();  // every chunk written before the block's memory goes
     }
     if (CLUSTER > 1) {  // no block leaves while another may still write to its shared memory
         __syncwarp();

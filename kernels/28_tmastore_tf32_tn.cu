@@ -1,22 +1,15 @@
 // persistent_tf32_tn with its tiles stored by the copy engine (TMA stores), as tmastore_bf16
 // does for persistent_bf16 (docs/ladder.md, "TMA stores of C for TF32"):
-//   - each consumer warpgroup writes its part of a finished tile to shared memory in chunks of
-//     64 rows x 32 columns (8 KiB, one 128-byte row of floats per row of C, in the 128-byte
-//     swizzle the copy engine reads), two chunk buffers a consumer in turn, and one thread hands
-//     each chunk to the copy engine (cp.async.bulk.tensor; cp.reduce.async.bulk.tensor .add for
-//     C += A.B), which writes it while the consumers go on to the next tile's wgmmas;
-//   - the copy engine writes whole 16-byte units of a row (past n up to the next multiple of 4
-//     columns), so where n % 4 != 0 the chunk holding a row's last, partial unit is stored by
-//     the consumer's threads, bounds-checked;
-//   - a chunk buffer is written again only once the copy engine has read the chunk before it,
-//     and no block leaves before its stores are done;
+//   - each consumer warpgroup hands its part of a finished tile to the copy engine in 64 x 32
+//     chunks through two shared-memory buffers (kernels/tma_store.cuh, store_tile), which
+//     writes them while the consumers go on to the next tile's wgmmas; where n % 4 != 0 the
+//     chunk holding a row's last, partial 16-byte unit is stored by the threads;
 //   - everything else is persistent_tf32_tn's: B handed over transposed (n x k), both TF32
 //     operands by TMA into shared memory in 128-byte swizzle and read by wgmma through
 //     descriptors, one block per multiprocessor walking the tiles in groups of GROUP tile rows,
 //     CLUSTER blocks sharing each Bt tile by multicast; its reference is cuBLAS's TF32 SGEMM on
 //     the same transposed B (cublas_tf32_tn).
-#include "hopper.cuh"
-#include "split_k.cuh"  // named_barrier_sync: one consumer warpgroup's barrier
+#include "tma_store.cuh"  // hopper.cuh and the store epilogue
 
 #ifndef STAGE_BYTES
 #error "BM, BN, STAGES, CLUSTER, GROUP and the registry's derived facts must be defined"
@@ -33,10 +26,6 @@ static_assert(WM / 64 * BN <= 256, "at most 128 accumulators a consumer thread")
 static_assert(BN % (8 * CLUSTER) == 0, "the Bt rows divide among the cluster in 8-row groups");
 static_assert(sizeof(elem_t) == 4 && sizeof(out_t) == 4, "float32 in and out");
 static_assert(BK * sizeof(elem_t) == 128, "a k-tile is one 128-byte swizzle row");
-
-constexpr int CHUNK_COLS = 128 / sizeof(out_t);  // a chunk's row: one 128-byte swizzle row
-constexpr int CHUNK_BYTES = 64 * 128;            // a chunk: 64 rows of C
-static_assert(BN % CHUNK_COLS == 0, "whole chunks across a tile");
 static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -87,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     } else {  // consumers
         setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
-        const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
+        const int t0 = threadIdx.x % 128;
         auto release = [&](int s) {  // the wgmmas that read stage s are done
             if (t0 == 0) {
                 if (CLUSTER > 1)
@@ -126,52 +115,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
             for (int i = 0; i < WM / 64; ++i) accumulators_fence<BN / 2>(d[i]);
             if (ktiles > 0) release((it - 1) % STAGES);
-            // d[i][4 j + e] = C[row0 + c WM + 64 i + 16 w + g + 8 (e / 2)][col0 + 8 j + 2 q + e % 2]:
-            // chunk cc of row block i holds columns 32 cc .. 32 cc + 31, j = 4 cc .. 4 cc + 3
-#pragma unroll
-            for (int i = 0; i < WM / 64; ++i)
-#pragma unroll
-                for (int cc = 0; cc < BN / CHUNK_COLS; ++cc, ++chunk) {
-                    unsigned char *buf = buffers + (chunk % 2) * CHUNK_BYTES;
-                    if (t0 == 0) bulk_wait_read<1>();  // the chunk two before has left buf
-                    named_barrier_sync(2 + c, 128);
-#pragma unroll
-                    for (int jj = 0; jj < CHUNK_COLS / 8; ++jj)
-#pragma unroll
-                        for (int h = 0; h < 2; ++h) {
-                            const int j = CHUNK_COLS / 8 * cc + jj;
-                            float2 v = make_float2(d[i][4 * j + 2 * h], d[i][4 * j + 2 * h + 1]);
-                            if (ktiles == 0) v = make_float2(0.f, 0.f);
-                            *reinterpret_cast<float2 *>(
-                                buf + chunk_offset(16 * w + g + 8 * h, 8 * jj + 2 * q)) = v;
-                        }
-                    proxy_fence_async();  // the stores, before the copy engine reads them
-                    named_barrier_sync(2 + c, 128);
-                    const int row = row0 + c * WM + 64 * i, col = col0 + CHUNK_COLS * cc;
-                    const bool by_threads = N % 4 != 0 && col + CHUNK_COLS > N;
-                    if (by_threads) {  // the row's last, partial 16-byte unit: not the copy engine
-#pragma unroll 4
-                        for (int e = t0; e < 64 * CHUNK_COLS; e += 128) {
-                            const int r = e / CHUNK_COLS, jc = e % CHUNK_COLS;
-                            if (row + r < M && col + jc < N) {
-                                const float v =
-                                    *reinterpret_cast<const float *>(buf + chunk_offset(r, jc));
-                                out_t *dst = C + static_cast<long long>(row + r) * ldc + col + jc;
-                                *dst = accumulate ? *dst + v : v;
-                            }
-                        }
-                    }
-                    if (t0 == 0) {
-                        if (!by_threads && accumulate)
-                            tma_reduce_add(buf, &mapC, col, row);
-                        else if (!by_threads)
-                            tma_store(buf, &mapC, col, row);
-                        bulk_commit();  // (an empty group for a chunk the threads stored: the
-                                        // buffer waits above count one group a chunk)
-                    }
-                }
+            store_tile<WM, BN>(d, ktiles == 0, buffers, chunk, 2 + c, &mapC, C, ldc, M, N,
+                               row0 + c * WM, col0, accumulate);
         }
-        if (t0 == 0) bulk_wait<0>();  // every chunk written before the block's memory goes
+        store_tile_drain();  // every chunk written before the block's memory goes
     }
     if (CLUSTER > 1) {  // no block leaves while another may still write to its shared memory
         __syncwarp();

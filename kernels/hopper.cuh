@@ -151,14 +151,6 @@ __device__ __forceinline__ void bulk_wait() {
     asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// the byte of a store's chunk buffer (rows of 128 bytes, 4-byte elements: 32 columns of C)
-// holding (row, col): 16-byte unit col / 4 of the row, XORed with row % 8, the layout the copy
-// engine reads with CU_TENSOR_MAP_SWIZZLE_128B from a 1024-byte-aligned buffer, so that a
-// warp's 8-byte stores of its accumulators meet each bank at most twice (the TMA-store rungs)
-__device__ __forceinline__ int chunk_offset(int row, int col) {
-    return row * 128 + (((col / 4) ^ (row % 8)) << 4) + (col % 4) * 4;
-}
-
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
