@@ -411,6 +411,8 @@ def ladder_rungs(timings, stem, condition=""):
         # the references of the sizes as one line where they agree within 2%
         if max(refs.values()) <= 1.02 * min(refs.values()):
             label = f"{reference}, N = {' and '.join(map(str, sizes))}"
+            if len(sizes) > 2:  # three sizes ran past a panel's edge (the sweep preset's FP32)
+                label = f"{reference}, all {len(sizes)} sizes"
             ax.axhline(np.mean(list(refs.values())), color="0.25", ls="--", lw=1.6, label=label)
         else:
             for j, n in enumerate(sizes):
