@@ -17,7 +17,7 @@
 //
 // The headers in layers: common.cuh (types, signature) <- ptx.cuh (small PTX helpers) <-
 // tile_copy.cuh (cp.async tiles) <- hopper.cuh (this file; wgmma.cuh holds the wgmma wrappers,
-// one per shape).
+// one per shape) <- tma_store.cuh (the TMA-store epilogue).
 #pragma once
 #include <cuda.h>
 #include <stdint.h>

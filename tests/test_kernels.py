@@ -67,12 +67,14 @@ def test_every_helper_is_defined_once_in_the_kernels_folder():
 
 
 def test_the_headers_are_layers():
-    """common.cuh <- ptx.cuh <- tile_copy.cuh <- hopper.cuh (wgmma.cuh beside it)."""
+    """common.cuh <- ptx.cuh <- tile_copy.cuh <- hopper.cuh (wgmma.cuh beside it) <-
+    tma_store.cuh (the TMA-store epilogue, with split_k.cuh's named barrier)."""
     includes = {p.name: INCLUDE.findall(p.read_text()) for p in KERNELS.glob("*.cuh")}
     assert includes["ptx.cuh"] == ["common.cuh"]
     assert includes["tile_copy.cuh"] == ["ptx.cuh"]
     assert includes["hopper.cuh"] == ["tile_copy.cuh", "wgmma.cuh"]
     assert includes["wgmma.cuh"] == [] and includes["common.cuh"] == []
+    assert includes["tma_store.cuh"] == ["hopper.cuh", "split_k.cuh"]
     # every tensor-core kernel includes a header of this line, none copies its helpers
     for path in sorted(KERNELS.glob("1[5-9]_*.cu")) + sorted(KERNELS.glob("2[0-9]_*.cu")):
         used = {p.name for p in kernel_dependencies(path)}

@@ -110,8 +110,8 @@ def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(ti
 
 def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
     t = ladder.profile_table(pd.read_csv(RUN / "metrics.csv"))
-    # 18 rungs; cuBLAS SGEMM, DGEMM, bfloat16, TF32 and TF32 with B transposed; cuBLASLt FP8
-    assert len(t) == 24
+    # 19 rungs; cuBLAS SGEMM, DGEMM, bfloat16, TF32 and TF32 with B transposed; cuBLASLt FP8
+    assert len(t) == 25
     assert t["limiter (Nsight Compute)"].str.contains("stall cycles/issue").all()
     mma = t[t.rung.str.startswith("mma_tf32")].iloc[0]
     assert mma["shared memory (B)"] > 48 * 1024  # dynamic shared memory counted
@@ -126,11 +126,11 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_each_ladder_size(tim
     assert (t.n == t.m).all() and (t.k == t.m).all()
     assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
                               "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "wgmma_tf32",
-                              "persistent_tf32", "persistent_tf32_tn", "ws_bf16",
-                              "persistent_bf16", "deep_bf16", "tmastore_bf16", "persistent_fp8",
+                              "persistent_tf32", "persistent_tf32_tn", "tmastore_tf32_tn",
+                              "ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16", "persistent_fp8",
                               "mma_f64", "ws_f64"}  # fmt: skip
     assert (t.instantiations == 1).all()  # the ladder run measured only the tuned ones
-    assert len(t) == 2 * 18
+    assert len(t) == 2 * 19
 
 
 def test_the_ladder_doc_table_quotes_the_tuned_parameters():
