@@ -529,6 +529,10 @@ def test_the_ladder_figure_measures_each_class_target_against_the_class_referenc
     tf32 = next(ax for ax in fig.axes if ax.get_title().startswith("TF32"))
     lines = sorted(round(ln.get_ydata()[0], 1) for ln in tf32.get_lines())
     assert lines == [332.7, 356.3]  # cublas_tf32's TFLOP/s at 4096 and 8192
+    # the two rungs of cuBLAS TF32 TN's layout named with it once
+    assert tf32.get_title() == (
+        "TF32 (vs cublas_tf32; persistent_tf32_tn and tmastore_tf32_tn vs cublas_tf32_tn)"
+    )
 
 
 def test_the_ladder_figure_of_a_run_of_many_sizes_draws_the_largest_four(drawn):

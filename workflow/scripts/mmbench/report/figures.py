@@ -442,9 +442,11 @@ def ladder_rungs(timings, stem, condition=""):
         legend_rows = 2 + len(sizes) if len(rungs) < 4 else 2
         ax.set_ylim(0, (1.2 + 0.12 * legend_rows) * top)  # the legend above the lines
         # a rung with a reference of its own (its layout of B: persistent_tf32_tn) is named
-        # with it; the lines drawn are the class's first reference
-        own = [f"{v} vs {r}" for v, r in part.groupby("variant", sort=False).reference.first()
-               .items() if r != reference]  # fmt: skip
+        # with it, the rungs of one such reference together; the lines drawn are the class's
+        # first reference
+        first = part.groupby("variant", sort=False).reference.first()
+        own = [f"{' and '.join(vs.index)} vs {r}"
+               for r, vs in first[first != reference].groupby(first, sort=False)]  # fmt: skip
         ax.set(title=f"{cls} (vs {reference}{'; ' + ', '.join(own) if own else ''})",
                ylabel="kernel TFLOP/s")  # fmt: skip
         ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
