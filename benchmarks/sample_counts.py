@@ -50,7 +50,8 @@ def main() -> int:
     args = ap.parse_args()
     t = upgraded(pd.read_csv(args.run / "tables" / "timings.csv"))
     s = Sampling(stop="noise")
-    capped = t[t.samples >= Sampling().max_samples]
+    cap = s.max_samples  # the preset's (the default's) cap
+    capped = t[t.samples >= cap]
     rows = []
     for variant, g in capped.groupby("variant"):
         kept = read_samples(args.run / "runs" / f"{variant}.samples.json.gz")
@@ -64,13 +65,13 @@ def main() -> int:
                 "wall_s": r.config_wall_ms / 1e3,
             })  # fmt: skip
     if not rows:
-        print(f"{args.run}: no configuration took {Sampling().max_samples} samples")
+        print(f"{args.run}: no configuration took {cap} samples")
         return 1
     d = pd.DataFrame(rows)
     moved = d.moved_pct.abs()
-    print(f"{len(d)} of {len(t)} configurations took {Sampling().max_samples} samples "
+    print(f"{len(d)} of {len(t)} configurations took {cap} samples "
           f"({d.wall_s.sum():.1f} s of wall time in all)")  # fmt: skip
-    print(f"noise of the mean at {Sampling().max_samples} samples: median {d.noise_pct.median():.2f}%,"
+    print(f"noise of the mean at {cap} samples: median {d.noise_pct.median():.2f}%,"
           f" {(d.noise_pct <= 100 * s.max_noise).sum()} of {len(d)} at most "
           f"{100 * s.max_noise:.1f}%; the noise rule would stop "
           f"{d.noise_stops_at.notna().sum()} of them early")  # fmt: skip

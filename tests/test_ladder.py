@@ -127,8 +127,8 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_each_ladder_size(tim
     assert set(t.variant) == {"tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d",
                               "blocktile_vec", "warptile", "warptile_db", "mma_tf32", "wgmma_tf32",
                               "persistent_tf32", "persistent_tf32_tn", "tmastore_tf32_tn",
-                              "ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16", "persistent_fp8",
-                              "mma_f64", "ws_f64"}  # fmt: skip
+                              "ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16",
+                              "persistent_fp8", "mma_f64", "ws_f64"}  # fmt: skip
     assert (t.instantiations == 1).all()  # the ladder run measured only the tuned ones
     assert len(t) == 2 * 19
 
