@@ -91,15 +91,8 @@ __device__ __forceinline__ void persistent_bf16_body(
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
-        auto release = [&](int s) {  // the wgmmas that read stage s are done
-            if (t0 == 0) {
-                if (CLUSTER > 1)
-#pragma unroll
-                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
-                else
-                    barrier_arrive(&empty[s]);
-            }
-        };
+        // the wgmmas that read stage s are done
+        auto release = [&](int s) { ring_release<CLUSTER>(&empty[s], t0 == 0); };
         // float2 stores of column pairs: C 8-byte aligned with an even leading dimension
         const bool pairs = (reinterpret_cast<uintptr_t>(C) & 7) == 0 && ldc % 2 == 0;
         float d[WM / 64][BN / 2];

@@ -122,15 +122,8 @@ __device__ __forceinline__ void persistent_tf32_body(
                 a[kk][3] = to_tf32(*reinterpret_cast<const float *>(b + frag[1][1] + kk * 1024));
             }
         };
-        auto release = [&](int s) {  // the wgmmas that read stage s are done
-            if (t0 == 0) {
-                if (CLUSTER > 1)
-#pragma unroll
-                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
-                else
-                    barrier_arrive(&empty[s]);
-            }
-        };
+        // the wgmmas that read stage s are done
+        auto release = [&](int s) { ring_release<CLUSTER>(&empty[s], t0 == 0); };
         float d[BM / 2];
         unsigned a0[BK / 8][4], a1[BK / 8][4];
         unsigned it = 0;

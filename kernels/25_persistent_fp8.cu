@@ -89,15 +89,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
-        auto release = [&](int s) {  // the wgmmas that read stage s are done
-            if (t0 == 0) {
-                if (CLUSTER > 1)
-#pragma unroll
-                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
-                else
-                    barrier_arrive(&empty[s]);
-            }
-        };
+        // the wgmmas that read stage s are done
+        auto release = [&](int s) { ring_release<CLUSTER>(&empty[s], t0 == 0); };
         const bool pairs = (reinterpret_cast<uintptr_t>(C) & 7) == 0 && ldc % 2 == 0;
         float d[WM / 64][BN / 2];  // the tile's sums, FP32 on the CUDA cores
         // one k-tile's sums each, in the tensor cores' narrower sums: in a chain the next

@@ -89,15 +89,8 @@ __device__ __forceinline__ void tmastore_bf16_body(
         setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128;
-        auto release = [&](int s) {  // the wgmmas that read stage s are done
-            if (t0 == 0) {
-                if (CLUSTER > 1)
-#pragma unroll
-                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
-                else
-                    barrier_arrive(&empty[s]);
-            }
-        };
+        // the wgmmas that read stage s are done
+        auto release = [&](int s) { ring_release<CLUSTER>(&empty[s], t0 == 0); };
         float d[WM / 64][BN / 2];
         unsigned it = 0;
         unsigned chunk = 0;  // chunks this consumer has handed over: its buffer is chunk % 2

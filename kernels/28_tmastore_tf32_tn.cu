@@ -77,15 +77,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int t0 = threadIdx.x % 128;
-        auto release = [&](int s) {  // the wgmmas that read stage s are done
-            if (t0 == 0) {
-                if (CLUSTER > 1)
-#pragma unroll
-                    for (int r = 0; r < CLUSTER; ++r) barrier_arrive_cluster(&empty[s], r);
-                else
-                    barrier_arrive(&empty[s]);
-            }
-        };
+        // the wgmmas that read stage s are done
+        auto release = [&](int s) { ring_release<CLUSTER>(&empty[s], t0 == 0); };
         float d[WM / 64][BN / 2];
         unsigned it = 0;     // k-tiles taken from the ring so far
         unsigned chunk = 0;  // chunks this consumer has handed over: its buffer is chunk % 2

@@ -1,7 +1,8 @@
 // Hopper's own road (sm_90a): the pieces the TMA + wgmma rungs share, one small function each.
 //
 //   mbarrier     a barrier in shared memory that a thread waits on by phase parity; the copy
-//                engine completes a stage's barrier once the bytes it was told to expect landed
+//                engine completes a stage's barrier once the bytes it was told to expect landed;
+//                ring_init and ring_release set up a ring of stages and hand one back
 //   tma_load     one box of a 2-D tensor map into shared memory (cp.async.bulk.tensor), the
 //                part of the box past the matrix filled with zeros; tma_store the reverse
 //   descriptor   the 64-bit matrix descriptor wgmma reads a shared-memory operand through: the
@@ -182,6 +183,21 @@ __device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty, int s
     }
     if (ctas > 1) cluster_sync();  // every block's barriers exist before any remote use
     else __syncthreads();
+}
+
+// A consumer warpgroup is done with ring stage `empty` belongs to (the wgmmas that read it have
+// completed): its first thread (`leader`) arrives on that stage's empty barrier in each of the
+// cluster's CTAS blocks, whose producers all wait for it before loading the stage again (B is
+// multicast into every block).
+template <int CTAS>
+__device__ __forceinline__ void ring_release(uint64_t *empty, bool leader) {
+    if (leader) {
+        if (CTAS > 1)
+#pragma unroll
+            for (int r = 0; r < CTAS; ++r) barrier_arrive_cluster(empty, r);
+        else
+            barrier_arrive(empty);
+    }
 }
 
 // -- persistent kernels ----------------------------------------------------------------------
