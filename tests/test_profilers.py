@@ -200,6 +200,88 @@ def test_a_batch_report_whose_ranges_do_not_match_the_target_gives_no_rows(mappi
     assert set(batch_rows(report, skipped, specs, mapping, "e3f", "v")) == {"a", "b"}
 
 
+BATCH = P / "h100_ladder_batch"
+
+
+def test_the_ladders_batch_runs_each_library_configuration_between_two_of_its_own():
+    """The ladder's 25 profiled configurations: 19 of the pipeline's kernels, each filtered by
+    its own name, and 6 of the libraries' (cuBLAS, cuBLASLt: one expression for all their
+    kernels).  Run one library configuration after each of the first six own ones, and
+    deep_bf16 (persistent_bf16's kernel) away from persistent_bf16, no range needs a MARKER:
+    the order and flags the pipeline used on the H100 (tests/data/profilers/h100_ladder_batch)."""
+    import json
+
+    from mmbench.core.registry import load_registry
+    from mmbench.profile.profiling import batch_plan
+
+    ran = json.loads((BATCH / "batch-done.json").read_text())
+    assert [d["marker"] for d in ran] == [False] * 25
+    reg = load_registry()
+    for stems in (sorted(d["stem"] for d in ran), sorted(d["stem"] for d in ran)[::-1]):
+        variants = [s.split("/")[0] for s in stems]
+        order, marks = batch_plan([reg[v].profile_kernel or v for v in variants])
+        assert sorted(order) == list(range(25)) and marks == [False] * 25
+        ran_as = [variants[i] for i in order]
+        library = {"cublas", "cublas_tf32", "cublas_tf32_tn", "cublaslt_fp8"}
+        for a, b in zip(ran_as, ran_as[1:], strict=False):
+            assert not (a in library and b in library), ran_as
+            assert {a, b} != {"deep_bf16", "persistent_bf16"}, ran_as
+    # two cuBLAS configurations with nothing between them cannot be told apart
+    assert batch_plan(["regex:gemm|sm90", "regex:gemm|sm90"])[1] == [False, True]
+    # nor one kernel of the pipeline's twice in a row (its name is the same)
+    assert batch_plan(["regex:^ws_f64(_split)?$", "ws_f64"])[1] == [False, True]
+
+
+def test_a_batch_report_without_markers_gives_each_configuration_its_own_launch(mapping):
+    """The H100 run of the ladder's batch, no range opened by a MARKER: each configuration
+    takes the launch of its range.  Read by hand from the report, in order: tiled_guarded,
+    then cuBLAS SGEMM (an sm80 FFMA kernel), coarsened, DGEMM (an sm90 f64 kernel),
+    blocktile_1d, the bfloat16 GEMM (nvjet), ... and the FP8 matmul (nvjet qqsss)."""
+    import json
+
+    from mmbench.profile.profiling import batch_rows
+
+    ran = json.loads((BATCH / "batch-done.json").read_text())
+    launches = profilers.parse_ncu_raw((BATCH / "ncu_raw.csv").read_text())
+    specs = {d["stem"]: {"kernel_name": d["kernel_name"]} for d in ran}
+    rows = batch_rows(launches, ran, specs, mapping, "ladder", "2025.3.1")
+    assert len(rows) == 25
+    by_hand = {
+        "tiled_guarded/float32_TILE32_4096x4096x4096": 15707008.0,
+        "cublas/float32_4096x4096x4096": 2664576.0,  # sm80_xmma_gemm_f32f32_f32f32_f32_nn
+        "cublas/float64_4096x4096x4096": 2176960.0,  # sm90_xmma_gemm_f64f64
+        "cublas/bfloat16_4096x4096x4096": 173888.0,  # nvjet_sm90_tss_256x128
+        "cublas_tf32_tn/float32_4096x4096x4096": 321248.0,  # sm90_xmma_gemm_..._tf32f32_f32_tn
+        "cublaslt_fp8/float8_e4m3_4096x4096x4096": 105344.0,  # nvjet_sm90_qqsss
+        "ws_f64/float64_BM256_BN64_WM64_WN32_STAGES3_BLOCKS1_4096x4096x4096": 2256128.0,
+    }
+    for stem, ns in by_hand.items():
+        got = {r["metric"]: r for r in rows[stem]}
+        assert got["duration"]["value"] == pytest.approx(ns / 1e6), stem
+
+
+def test_launches_two_neighbours_filters_both_match_are_not_split(mapping):
+    """Two library configurations in a row with no MARKER between them: the first launch
+    matches both filters, so the report cannot say whose it is, and no rows are taken (each
+    configuration's job then profiles it alone).  With a MARKER opening the second range they
+    split."""
+    from mmbench.profile.profiling import split_by_config
+
+    sgemm = {"ID": "1", "Kernel Name": "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n"}
+    dgemm = {"ID": "3", "Kernel Name": "sm90_xmma_gemm_f64f64_f64f64_f64_nn_n"}
+    marker = {"ID": "2", "Kernel Name": "mmbench_profile_marker"}
+    lib = "regex:gemm|xmma|cutlass|sm90"
+    assert split_by_config([sgemm, dgemm], [(lib, False), (lib, False)]) is None
+    assert split_by_config([sgemm, marker, dgemm], [(lib, False), (lib, True)]) == [
+        [sgemm],
+        [dgemm],
+    ]
+    # a range that held no launch of its kernel (it failed inside): the next one's launch
+    # goes to the next configuration whose filter names it
+    own = {"ID": "4", "Kernel Name": "ws_f64"}
+    assert split_by_config([own], [("coarsened", False), ("ws_f64", False)]) == [[], [own]]
+
+
 def test_a_configurations_batch_rows_are_kept_under_what_made_them(tmp_path):
     """The journal's key: the same cubin bytes at another path keep it; other bytes, another
     launch or another profiler version change it."""

@@ -200,6 +200,10 @@ if done and "started" in done[0]:
     for d in sorted(done, key=lambda d: d["started"] - d["ended"])[:5]:
         print(f"  {d['stem'][:70]:70s} {d['ended'] - d['started']:5.2f} s, range {d['range_s']:5.2f} s")
 PY
+    # the batch's Nsight Compute run again, its first configurations, in several ways: what the
+    # MARKER's profiling, the kernels' replays and the interception cost
+    python3 benchmarks/ncu_batch_split.py results/ladder/profile/ncu_batch --first "${FIRST:-8}" \
+      ${WAYS:+--ways "$WAYS"}
     for f in $(ls results/ladder/logs/profile/*/*.log | head -3); do
       echo "== $f"; grep -E "measuring on|\\$ |target runs|GPU released" "$f" | cut -c1-150
     done

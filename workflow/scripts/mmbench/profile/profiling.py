@@ -227,10 +227,20 @@ def ncu_export(ncu, select, target, rep, mapping, mset, env, timeout=1800) -> li
 
 
 # -- one Nsight Compute run for every configuration of a profile section -------------------------
-def kernel_filter(names: list[str]) -> str:
-    """One `--kernel-name` filter for a batch: the target's MARKER and each configuration's
-    kernel (the registry's profile_kernel: a name, or `regex:` and an expression)."""
-    parts = [f"^{MARKER}$"] + [
+# The report of one run is a list of launches in the order they ran, without the profiler range
+# each came from.  Where a configuration's kernel names cannot be told from the previous one's
+# (two cuBLAS configurations: both filters match the library's kernels), its range opens with a
+# launch of the target's MARKER, an empty kernel, so that the report's launches split there.
+# The MARKER is profiled like any kernel (14 passes of the ladder's metric set, 0.76 s each on
+# an H100, 2026-11-27: benchmarks/ncu_batch_split.py), so it opens a range only where it is
+# needed: the batch runs the configurations whose filters match library kernels between those of
+# the pipeline's own kernels, whose names are their own.
+def kernel_filter(names: list[str], marker: bool = True) -> str:
+    """One `--kernel-name` filter for a batch: each configuration's kernel (the registry's
+    profile_kernel: a name, or `regex:` and an expression) and, where any range opens with one,
+    the target's MARKER."""
+    parts = [f"^{MARKER}$"] if marker else []
+    parts += [
         n.removeprefix("regex:") if n.startswith("regex:") else f"^{re.escape(n)}$" for n in names
     ]
     return "regex:" + "|".join(f"({p})" for p in dict.fromkeys(parts))
@@ -243,29 +253,111 @@ def matches(name_filter: str, kernel: str) -> bool:
     return kernel == name_filter
 
 
-def split_by_marker(launches: list[dict]) -> list[list[dict]]:
-    """A batch report's launches in one group per profiler range: those after each MARKER
-    launch, up to the next (the target opens each range with one)."""
-    groups: list[list[dict]] = []
+def named(name_filter: str) -> str | None:
+    """The kernel name a filter stands for, where it names one kernel of this pipeline's: a
+    plain name, or an anchored expression of a name with optional suffixes (`^ws_f64(_split)?$`
+    -> ws_f64).  None for an expression that matches names of many kernels (a library's)."""
+    if not name_filter.startswith("regex:"):
+        return name_filter
+    expr = name_filter.removeprefix("regex:")
+    if not (expr.startswith("^") and expr.endswith("$")):
+        return None
+    base = re.sub(r"\([^()]*\)\?", "", expr[1:-1])
+    return base if re.fullmatch(r"\w+", base) else None
+
+
+def told_apart(before: str, after: str) -> bool:
+    """Whether the launches of a configuration filtered by `after` can be told from those of the
+    one before it (filtered by `before`) without a MARKER between them: one of the two names a
+    single kernel of its own that the other's filter does not match.  (Where this is wrong, the
+    report's split finds a launch both filters match and takes no rows: split_by_config.)"""
+    a, b = named(before), named(after)
+    if a is None and b is None:
+        return False
+    if a is not None and b is not None:
+        return a != b and not matches(before, b) and not matches(after, a)
+    return not matches(before, b) if b is not None else not matches(after, a)
+
+
+def batch_plan(filters: list[str]) -> tuple[list[int], list[bool]]:
+    """The order to run a batch's configurations in (indices into `filters`) and, in that order,
+    whether each one's range opens with a MARKER: the library configurations (filters naming no
+    kernel of their own) each after one of the pipeline's own, while there are enough, so that
+    as few ranges as possible need one."""
+    own = [i for i, f in enumerate(filters) if named(f) is not None]
+    library = [i for i, f in enumerate(filters) if named(f) is None]
+    order: list[int] = []
+    while own or library:
+        if own:  # the next whose kernel is not the one just before it (deep_bf16's and
+            # persistent_bf16's are one kernel), where there is one
+            last = named(filters[order[-1]]) if order else None
+            pick = next((i for i in own if named(filters[i]) != last), own[0])
+            order.append(pick)
+            own.remove(pick)
+        if library:
+            order.append(library.pop(0))
+    marks = [i > 0 and not told_apart(filters[order[i - 1]], filters[j])
+             for i, j in enumerate(order)]  # fmt: skip
+    return order, marks
+
+
+def split_by_config(
+    launches: list[dict], ranged: list[tuple[str, bool]]
+) -> list[list[dict]] | None:
+    """A batch report's launches in one group per configuration whose range was opened
+    (`ranged`: its filter and whether a MARKER opened its range, in the order they ran): a
+    MARKER starts the next configuration that has one; otherwise a launch goes to the current
+    configuration where its filter matches it, else to the first of the following ones (up to
+    the next with a MARKER) whose filter does.  None where the launches cannot be told apart (a
+    launch two neighbours' filters both match, a MARKER more than the ranges opened): then no
+    configuration takes rows from the report, and each one's job profiles it alone."""
+    groups: list[list[dict]] = [[] for _ in ranged]
+    n, j = len(ranged), -1
+
+    def ambiguous(k: int, name: str) -> bool:
+        return k + 1 < n and not ranged[k + 1][1] and matches(ranged[k + 1][0], name)
+
     for launch in launches:
-        if launch.get("Kernel Name") == MARKER:
-            groups.append([])
-        elif groups:
-            groups[-1].append(launch)
+        name = launch.get("Kernel Name", "")
+        if name == MARKER:
+            j = next((k for k in range(j + 1, n) if ranged[k][1]), n)
+            if j == n:
+                log.warning("the batch report holds a MARKER more than the ranges that had one")
+                return None
+            continue
+        k = j if j >= 0 and matches(ranged[j][0], name) else None
+        if k is None:
+            k = j + 1
+            while k < n and not ranged[k][1] and not matches(ranged[k][0], name):
+                k += 1
+            if k == n or ranged[k][1]:  # no configuration's filter names it: never a hit
+                if j >= 0:
+                    groups[j].append(launch)
+                continue
+        if ambiguous(k, name):
+            log.warning("launch %s (%s) matches the filters of two configurations in a row with "
+                        "no MARKER between them", launch.get("ID"), name)  # fmt: skip
+            return None
+        j = k
+        groups[j].append(launch)
     return groups
 
 
 def record_ncu_batch(ncu, entries, workdir, mapping, mset, env) -> tuple[list[dict] | Path, list]:
     """Nsight Compute on the target in batch (target.batch; on the GPU): each configuration of
-    `entries` ((stem, spec path), in order) profiled in its own range of one process.  The
-    report's path (or the rows saying why there is none), and the target's account of each
-    configuration (its range opened, its exit code, its error)."""
+    `entries` ((stem, spec path)) profiled in its own range of one process, in batch_plan's
+    order.  The report's path (or the rows saying why there is none), and the target's account of
+    each configuration in the order they ran (its range opened, with a MARKER or not, its exit
+    code, its error)."""
     workdir.mkdir(parents=True, exist_ok=True)
     list_path, done_path = workdir / "batch.json", workdir / "batch-done.json"
-    list_path.write_text(json.dumps([dict(stem=s, spec=str(path)) for s, path in entries]))
-    done_path.unlink(missing_ok=True)
     names = [json.loads(Path(path).read_text())["kernel_name"] for _, path in entries]
-    select = ["--profile-from-start", "off", "--kernel-name", kernel_filter(names)]
+    order, marks = batch_plan(names)
+    listed = [dict(stem=entries[i][0], spec=str(entries[i][1]), marker=m)
+              for i, m in zip(order, marks, strict=True)]  # fmt: skip
+    list_path.write_text(json.dumps(listed))
+    done_path.unlink(missing_ok=True)
+    select = ["--profile-from-start", "off", "--kernel-name", kernel_filter(names, any(marks))]
     target = paths.child_command("profile.target", "--batch", str(list_path), str(done_path))
     timeout = 300 + 120 * len(entries)
     rep = ncu_export(ncu, select, target, workdir / "ncu", mapping, mset, env, timeout)
@@ -284,17 +376,14 @@ def read_ncu_batch(ncu, recorded, done, specs, workdir, mapping, mset, env, vers
 
 def batch_rows(launches, done, specs, mapping, mset, version) -> dict:
     """stem -> metric rows of a batch report's launches, for each configuration whose range
-    the report holds (the first launch in it that its own filter names) and whose result
-    verified; the others get none (their profile jobs then run Nsight Compute alone, and say
-    why where it fails again).  Where the report's ranges and the target's account of them
-    (`done`, target.batch) disagree in number, none is taken."""
-    groups = split_by_marker(launches)
+    the report holds (the first launch of its group that its own filter names: split_by_config)
+    and whose result verified; the others get none (their profile jobs then run Nsight Compute
+    alone, and say why where it fails again).  Where the report's launches cannot be split by
+    configuration, none is taken."""
     ranged = [d for d in done if d.get("ranged")]
-    if len(groups) != len(ranged):
-        log.warning(
-            "the batch report holds %d profiler ranges, the target opened %d: none is taken",
-            len(groups), len(ranged),
-        )  # fmt: skip
+    filters = [(specs[d["stem"]]["kernel_name"], d.get("marker", True)) for d in ranged]
+    groups = split_by_config(launches, filters)
+    if groups is None:
         return {}
     out = {}
     for d, group in zip(ranged, groups, strict=True):

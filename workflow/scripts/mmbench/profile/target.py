@@ -18,9 +18,11 @@ result did not verify.
 
 runs several configurations one after another in one process, for one Nsight Compute run
 (`--profile-from-start off`: profiling.record_ncu_batch): each one's timed pass runs between
-cudaProfilerStart and cudaProfilerStop, after a launch of an empty kernel named MARKER, so that
-the report's launches fall into one group per configuration.  LIST.json names the spec files
-in order; OUT.json says, for each, whether its range was opened, its exit code and its error.
+cudaProfilerStart and cudaProfilerStop, after a launch of an empty kernel named MARKER where the
+list says so (`marker`: where the configuration's kernel names cannot be told from the one's
+before it), so that the report's launches split into one group per configuration
+(profiling.split_by_config).  LIST.json names the spec files in order; OUT.json says, for each,
+whether its range was opened (and with a MARKER), its exit code and its error.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def sampling_of(spec: dict, timed_run: bool):
 def batch(list_path: str, out_path: str) -> int:
     """Each spec of LIST.json profiled in turn, in one process and one session (the inputs'
     references shared where their shapes are): its timed pass in a profiler range of its own,
-    opened by a MARKER launch.  OUT.json is written after each, so what ran is said even where
+    opened by a MARKER launch where the list asks for one.  OUT.json is written after each, so what ran is said even where
     a later one ends the process; a lost context ends the batch (the rest is left to the
     profile jobs' own runs)."""
     import contextlib
@@ -119,13 +121,16 @@ def batch(list_path: str, out_path: str) -> int:
         ranged: list[bool] = []
         in_range: list[float] = []  # seconds inside the range: the profiler's replays
 
+        marked = bool(item.get("marker", True))
+
         @contextlib.contextmanager
-        def profiled(ranged=ranged, in_range=in_range):
+        def profiled(ranged=ranged, in_range=in_range, marked=marked):
             cp.cuda.runtime.deviceSynchronize()
             opened = time.time()
             cp.cuda.runtime.profilerStart()
             try:
-                marker((1,), (1,), ())
+                if marked:
+                    marker((1,), (1,), ())
                 ranged.append(True)
                 yield
             finally:
@@ -135,7 +140,7 @@ def batch(list_path: str, out_path: str) -> int:
 
         # when each configuration began and ended, and its time in its range (tools/gpu.sh
         # speed OUT profiles: where a batch's time goes, the profiler's replays or the rest)
-        entry = dict(stem=item["stem"], code=None, error="", started=time.time())
+        entry = dict(stem=item["stem"], marker=marked, code=None, error="", started=time.time())
         lost = False
         try:
             entry["code"] = run([item["spec"]], session=session, timed_range=profiled)
