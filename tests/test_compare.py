@@ -175,6 +175,30 @@ def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # no
     assert len(lines) == 14 and all(line.endswith(" SLOWER") for line in lines)
 
 
+def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(
+    workdir, monkeypatch
+):  # noqa: F811
+    """A fresh clone's run: each variant archived once, under its own source.  The summary's
+    before -> after is empty without a table or samples file read (they took 4 s after the
+    ladder's last measurement); with a second source archived for one variant it reads them."""
+    _copy_run(workdir, "h100-b")
+    res = workdir / "results" / "compare"
+    sha = pd.read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
+    (res / "archive" / "tiled_guarded" / sha).mkdir(parents=True)
+    for f in (RUNS / "h100-b" / "runs").glob("tiled_guarded.*"):
+        shutil.copy(f, res / "archive" / "tiled_guarded" / sha / f.name)
+    read = []
+    monkeypatch.setattr(compare, "load_tables", lambda *a: read.append(a) or 1 / 0)
+    tables = sorted((res / "runs").glob("*.csv"))
+    assert compare.edits(res, tables) == "" and read == []
+    other = res / "archive" / "tiled_guarded" / "0123456789abcdef"
+    other.mkdir()
+    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.csv", other / "tiled_guarded.csv")
+    with pytest.raises(ZeroDivisionError):
+        compare.edits(res, tables)
+    assert len(read) == 1
+
+
 def test_a_baseline_that_holds_no_run_is_refused_before_any_job(workdir):  # noqa: F811
     out = snakemake("-n", "--config", "arch=sm_90", "baseline=no/such/run", cwd=workdir)
     assert out.returncode != 0

@@ -178,12 +178,29 @@ def header(base: Run, new: Run) -> dict:
     return dict(baseline=bf, this_run=nf, same_gpu=bf["gpu"] == nf["gpu"])
 
 
+def several_sources(results: str | Path) -> bool:
+    """Whether some variant's archive holds the measurements of more than one kernel source
+    (archive/<variant>/<source hash>/<variant>.csv): the only way one has an earlier source, as
+    each measurement job archives its own.  Read from the folders' names alone: in a run of a
+    fresh clone there is none, and the edit loop's comparison then reads no table or samples
+    file (reading them all took 4 s after the ladder preset's last measurement, on an H100
+    machine, 2026-11-27, while the timings table waited for its turn)."""
+    root = Path(results) / "archive"
+    if not root.is_dir():
+        return False
+    return any(
+        sum((d / f"{v.name}.csv").is_file() for d in v.iterdir()) > 1
+        for v in root.iterdir()
+        if v.is_dir()
+    )
+
+
 def edits(
     results: str | Path, tables: list[Path], preset: str = "default", tolerance: float = TOLERANCE
 ) -> str:
     """For the end-of-run summary: each variant whose kernel source changed since an archived
     measurement, before -> after per configuration with the verdicts ('' if none)."""
-    if not tables:
+    if not tables or not several_sources(results):
         return ""
     new = load_tables(tables, "this run")
     try:
