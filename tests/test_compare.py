@@ -175,9 +175,7 @@ def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # no
     assert len(lines) == 14 and all(line.endswith(" SLOWER") for line in lines)
 
 
-def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(
-    workdir, monkeypatch
-):  # noqa: F811
+def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(workdir, monkeypatch):  # noqa: F811
     """A fresh clone's run: each variant archived once, under its own source.  The summary's
     before -> after is empty without a table or samples file read (they took 4 s after the
     ladder's last measurement); with a second source archived for one variant it reads them."""
