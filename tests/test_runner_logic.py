@@ -291,6 +291,47 @@ def test_inputs_are_drawn_once_per_run_and_read_back_bit_for_bit(tmp_path, monke
     assert not input_cache.enabled()
 
 
+def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkeypatch):
+    """draw_ahead (a job's groups, drawn by a program of its own while the job waits for the
+    GPU): two groups among three configurations are kept, each bit for bit what make_inputs
+    draws, and the list file is gone.  A worker that needs a group while another holds its
+    lock waits, then maps what the other kept rather than drawing it."""
+    import threading
+
+    from mmbench.measure import input_cache, oracle
+
+    monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    one, two = conf(m=64, n=48, k=32), conf(dtype="float64", m=40, n=30, k=20)
+    proc = input_cache.draw_ahead([one.as_dict(), two.as_dict(), one.as_dict()], processes=2)
+    assert proc.wait(timeout=120) == 0
+    assert sorted(p.name.split(".", 1)[1] for p in (tmp_path / "cache").glob("*.npy")) == [
+        "a.npy",
+        "a.npy",
+        "b.npy",
+        "b.npy",
+    ]
+    assert not list((tmp_path / "cache").glob("draw-*.json"))
+    for c in (one, two):
+        kept = input_cache.load(c, {"a": c.element.input.np_dtype, "b": c.element.input.np_dtype},
+                                {"a": (c.m, c.k), "b": (c.k, c.n)})  # fmt: skip
+        fresh = oracle.make_inputs(c)
+        assert kept["a"].tobytes() == fresh[0].tobytes()
+        assert kept["b"].tobytes() == fresh[1].tobytes()
+    three = conf(m=24, n=16, k=8)
+    drawn = oracle.make_inputs(three)
+    got = []
+    with input_cache.drawing(three):  # another drawer holds the group
+        waiter = threading.Thread(target=lambda: got.append(oracle.shared_inputs(three)))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive()  # it waits for the lock
+        input_cache.keep(three, {"a": drawn[0], "b": drawn[1]})
+        monkeypatch.setattr(oracle, "make_inputs", lambda c: 1 / 0)  # it must not draw
+    waiter.join(10)
+    assert got and got[0][0].tobytes() == drawn[0].tobytes()
+
+
 # -- where a configuration's wall time goes (runner.Phases, benchmarks/harness_phases.py) --------
 
 

@@ -13,10 +13,12 @@ local run (`serve`), the worker is the run's: it stays for the next job on its G
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -30,7 +32,7 @@ from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
-from mmbench.measure import served
+from mmbench.measure import input_cache, served
 from mmbench.measure.gpus import GPU_KEY_VAR
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
 
@@ -111,6 +113,11 @@ def run_job(
         ahead = _start_worker(spec_path)
     elif not served.serving():
         ahead = served.spawn()
+    # the job's groups drawn into the inputs cache while the job waits for the GPU (the job
+    # before it measuring there), largest first as the runner takes them (input_cache.py)
+    drawn = input_cache.draw_ahead(
+        sorted(confs, key=lambda c: -(c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"]))
+    )
     times["asked"] = time.time()
     try:
         with gpus.acquire(log=log) as gpu_env:
@@ -143,6 +150,10 @@ def run_job(
             served.end_unused(ahead)
         else:
             _tell(ahead, None)  # never told to go (no GPU, an error, nothing to do): it ends
+        if drawn is not None and drawn.poll() is None:  # what it has not drawn is not needed
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(drawn.pid, signal.SIGKILL)  # its pool's processes with it
+            drawn.wait()
     # the table: the workers' measurements, and the rates derived from them (core/rates.py)
     done = [rows[k] if baseline else with_rates(rows[k]) for k, _ in keyed]
     samples = [dict(id=config_id(r), **r[SAMPLES]) for r in done if r.get(SAMPLES)]

@@ -51,8 +51,12 @@ def shared_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     kept = input_cache.load(conf, dtypes, shapes)
     if kept is not None:
         return kept["a"], kept["b"], kept.get("c0")
-    a, b, c0 = make_inputs(conf)
-    input_cache.keep(conf, {"a": a, "b": b} | ({"c0": c0} if c0 is not None else {}))
+    with input_cache.drawing(conf):  # one drawer at a time; a second finds the arrays kept
+        kept = input_cache.load(conf, dtypes, shapes)
+        if kept is not None:
+            return kept["a"], kept["b"], kept.get("c0")
+        a, b, c0 = make_inputs(conf)
+        input_cache.keep(conf, {"a": a, "b": b} | ({"c0": c0} if c0 is not None else {}))
     return a, b, c0
 
 
