@@ -730,6 +730,22 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
     assert [d["marker"] for d in done] == [False, False]
     raw = (tmp_path / "batch" / "ncu_raw.csv").read_text()
     assert raw.count("mmbench_profile_marker") == 0
+    # each configuration's event-timed run, in the batch (record_targets): its kernel's time,
+    # verified; a profile job given it and the batch's rows asks for no GPU
+    from mmbench.profile.profiling import profile, record_targets
+
+    with gpus.acquire() as env:
+        targets = record_targets(entries, tmp_path / "batch", env, False, False)
+    assert set(targets) == {"ng", "cb"}
+    for stem in targets:
+        assert targets[stem]["event"]["status"] == "ok" and targets[stem]["event"]["value"] > 0
+
+    def no_gpu():
+        raise AssertionError("the GPU was asked for")
+
+    got = profile(specs["ng"], tmp_path / "ng-job", dict(ncu=ncu, nsys="off", cupti=False),
+                  no_gpu, False, rows["ng"], targets["ng"])  # fmt: skip
+    assert got[0] == targets["ng"]["event"] and got[1:] == rows["ng"]
 
 
 def test_out_of_memory_at_run_time_is_a_row_not_a_lost_job(registry, arch, tmp_path):

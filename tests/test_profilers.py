@@ -260,6 +260,32 @@ def test_a_batch_report_without_markers_gives_each_configuration_its_own_launch(
         assert got["duration"]["value"] == pytest.approx(ns / 1e6), stem
 
 
+def test_a_profile_job_with_the_batchs_rows_and_target_does_not_hold_the_gpu(tmp_path):
+    """A profile job whose Nsight Compute rows and event-timed run the batch made (and no
+    Nsight Systems): its rows are the batch's, the target's files are copied beside its reports,
+    and it never asks for the GPU (hold raises here)."""
+    import json
+
+    from mmbench.profile.profiling import profile
+
+    folder = tmp_path / "batch" / "targets" / "3"
+    folder.mkdir(parents=True)
+    (folder / "event.json").write_text(json.dumps(dict(event_kernel_ms=1.25, samples=20,
+                                                       verified=True)))  # fmt: skip
+    event = dict(metric="event_time", value=1.25, unit="ms", tool="cuda_events", status="ok")
+    ncu_rows = [dict(metric="duration", value=1.3, unit="ms", tool="ncu", status="ok")]
+
+    def hold():
+        raise AssertionError("the GPU was asked for")
+
+    spec = dict(metric_set="ladder", kernel_name="warptile")
+    tools = dict(ncu="off", nsys="off", cupti=False)
+    rows = profile(spec, tmp_path / "job", tools, hold, False, ncu_rows,
+                   dict(event=event, folder=str(folder)))  # fmt: skip
+    assert rows[0] == event and rows[1] == ncu_rows[0]
+    assert json.loads((tmp_path / "job" / "event.json").read_text())["event_kernel_ms"] == 1.25
+
+
 def test_launches_two_neighbours_filters_both_match_are_not_split(mapping):
     """Two library configurations in a row with no MARKER between them: the first launch
     matches both filters, so the report cannot say whose it is, and no rows are taken (each

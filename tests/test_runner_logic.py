@@ -298,12 +298,12 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
     lock waits, then maps what the other kept rather than drawing it."""
     import threading
 
-    from mmbench.measure import input_cache, oracle
+    from mmbench.measure import input_cache, oracle, predraw
 
     monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     one, two = conf(m=64, n=48, k=32), conf(dtype="float64", m=40, n=30, k=20)
-    proc = input_cache.draw_ahead([one.as_dict(), two.as_dict(), one.as_dict()], processes=2)
+    proc = predraw.draw_ahead([one.as_dict(), two.as_dict(), one.as_dict()], processes=2)
     assert proc.wait(timeout=120) == 0
     assert sorted(p.name.split(".", 1)[1] for p in (tmp_path / "cache").glob("*.npy")) == [
         "a.npy",

@@ -4,7 +4,8 @@
 
 rule profile_ncu:
     """Nsight Compute on every configuration of the profile section in one run of the
-    profiler (profile_batch.py): their metric rows, by configuration, for profile_kernel.
+    profiler, and each one's event-timed run (profile_batch.py): their rows, by configuration,
+    for profile_kernel.
     """
     input:
         profile_cubins,
@@ -24,6 +25,8 @@ rule profile_ncu:
         entries=lambda w: ncu_batch_entries(),
         metric_set=config["profile"]["metric_set"],
         ncu=config["profile"]["ncu"],
+        cupti=mmplan.cupti_wanted(config),
+        serve=SERVE_WORKER,
     script:
         "../scripts/profile_batch.py"
 
@@ -46,7 +49,9 @@ rule profile_kernel:
         "../envs/gpu.yaml"
     threads: gpu_job_threads
     resources:
-        gpu=1,
+        # none where the batch gives it everything (a local run, no Nsight Systems): it takes
+        # the batch's rows, and holds the GPU's lock (measure/gpus.py) where it must run more
+        gpu=profile_job_gpus,
     params:
         spec=profile_spec,
         tools={k: config["profile"][k] for k in ("ncu", "nsys")}

@@ -10,6 +10,11 @@ report's ranges did not match) is left out of the table: its profile job profile
 before.  The journal beside the table keeps each configuration's rows under the key of what made
 them (its spec, its cubin, its launch, the profiler's version, the GPU), so that after one
 kernel's edit only its configurations are profiled again; deleting it profiles them all.
+
+While it holds the GPU, the job also runs every configuration's event-timed target (and CUPTI's
+recording, where the run wants it) in the run's worker (profiling.record_targets): the profile
+jobs then take their rows from here and hold the GPU only for what is left (a configuration the
+batch could not profile, Nsight Systems).
 """
 
 import json
@@ -19,9 +24,14 @@ from pathlib import Path
 
 from mmbench.core.registry import load_registry
 from mmbench.core.tables import atomic_write_text
-from mmbench.measure import gpus
+from mmbench.measure import gpus, served
 from mmbench.profile import profilers
-from mmbench.profile.profiling import batch_key, read_ncu_batch, record_ncu_batch
+from mmbench.profile.profiling import (
+    batch_key,
+    read_ncu_batch,
+    record_ncu_batch,
+    record_targets,
+)
 
 log = logging.getLogger("mmbench.profile.batch")
 
@@ -29,46 +39,52 @@ log = logging.getLogger("mmbench.profile.batch")
 def main(sm) -> None:
     logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(asctime)s %(message)s")
     sys.stderr = open(sm.log[0], "a", buffering=1)
+    served.end_on_sigterm()  # stopped, the job ends the worker running its targets
     out = Path(sm.output[0])
     workdir = out.with_suffix("")  # the batch's specs, report and logs
     journal_path = out.with_name(out.stem + ".journal.json")
     workdir.mkdir(parents=True, exist_ok=True)
     ncu = profilers.find_tool("ncu", sm.params.ncu)
-    rows: dict[str, list[dict]] = {}
-    if ncu is None:  # each profile job says so in its rows
-        log.info("no Nsight Compute (profile.ncu: %s): nothing profiled here", sm.params.ncu)
-        atomic_write_text(out, json.dumps(rows))
-        return
-    version = profilers.tool_version(ncu)
+    version = profilers.tool_version(ncu) if ncu else None
     try:
         journal = json.loads(journal_path.read_text())
     except (OSError, json.JSONDecodeError):
         journal = {}
     specs = {e["stem"]: e["spec"] for e in sm.params.entries}  # common.smk target_spec
+    paths = {}
+    for i, (stem, spec) in enumerate(specs.items()):
+        paths[stem] = workdir / f"spec-{i}.json"
+        paths[stem].write_text(json.dumps(spec))
     mapping = profilers.load_mapping()
+    rows: dict[str, list[dict]] = {}
+    targets: dict[str, dict] = {}
     keys, todo = {}, []
+    if ncu is None:  # each profile job says so in its rows
+        log.info("no Nsight Compute (profile.ncu: %s): nothing profiled here", sm.params.ncu)
     try:
         with gpus.acquire(log=log) as gpu_env:
             env = dict(gpu_env)
             # rows are kept for the GPU that made them (its host and UUID), as measurements are
             gpu = env.get(gpus.GPU_KEY_VAR, "")
-            for i, (stem, spec) in enumerate(specs.items()):
+            for stem, spec in specs.items() if ncu else ():
                 variant = load_registry(spec["registry"])[spec["configuration"]["variant"]]
                 launch = variant.launch_sha()
                 keys[stem] = batch_key(spec, launch, f"{version} {gpu}")
                 if journal.get(stem, {}).get("key") == keys[stem]:
                     rows[stem] = journal[stem]["rows"]
                     continue
-                spec_path = workdir / f"spec-{i}.json"
-                spec_path.write_text(json.dumps(spec))
-                todo.append((stem, spec_path))
+                todo.append((stem, paths[stem]))
             recorded, done = [], []
             if todo:
                 recorded, done = record_ncu_batch(
                     ncu, todo, workdir, mapping, sm.params.metric_set, env
                 )
+            # every configuration's event-timed run (CUPTI's too, where wanted), while the GPU
+            # is held: its profile job then needs no GPU of its own
+            targets = record_targets(list(paths.items()), workdir, env, sm.params.cupti,
+                                     served.for_this_job(sm.params.serve))  # fmt: skip
         got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
-                             sm.params.metric_set, env, version)  # fmt: skip
+                             sm.params.metric_set, env, version) if todo else {}  # fmt: skip
         for d in done:
             if d["stem"] not in got:
                 log.warning("%s: not profiled in the batch (exit code %s%s); its profile job "
@@ -80,12 +96,15 @@ def main(sm) -> None:
         atomic_write_text(journal_path, json.dumps(journal))
     except gpus.NoGpuVisible as err:  # the profile jobs fail with the same cause
         log.warning("no GPU for the batch: %s", err)
+    except served.Terminated:
+        raise
     except Exception:  # noqa: BLE001 - the profile jobs profile their configurations alone
         log.exception("the batch failed; each profile job profiles its configuration alone")
     kept = len(keys) - len(todo)
     log.info("%d of %d configurations profiled here (%d in this run of Nsight Compute, %d kept "
-             "from an earlier one)", len(rows), len(specs), len(rows) - kept, kept)  # fmt: skip
-    atomic_write_text(out, json.dumps(rows))
+             "from an earlier one); %d targets run here", len(rows), len(specs),
+             len(rows) - kept, kept, len(targets))  # fmt: skip
+    atomic_write_text(out, json.dumps(dict(ncu=rows, targets=targets)))
 
 
 main(snakemake)  # noqa: F821

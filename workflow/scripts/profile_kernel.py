@@ -24,7 +24,9 @@ def main(sm) -> None:
     out = Path(sm.output.table)
     # this configuration's rows from the batch (rule profile_ncu), where it has them
     batch = json.loads(Path(sm.input.ncu_batch[0]).read_text()) if sm.input.ncu_batch else {}
-    ncu_rows = batch.get(str(sm.output.table).removesuffix(".csv"))
+    stem = str(sm.output.table).removesuffix(".csv")
+    ncu_rows = batch.get("ncu", {}).get(stem)
+    target = batch.get("targets", {}).get(stem)  # its event-timed run, made by the batch
     visible = detect_gpus()
     try:
         # the GPU is held while the target and the profilers run on it, not while their
@@ -32,7 +34,7 @@ def main(sm) -> None:
         # the run's worker, where a local run has one (common.smk SERVE_WORKER)
         rows = profile(spec, Path(sm.output.reports), sm.params.tools,
                        lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")),
-                       served.for_this_job(sm.params.serve), ncu_rows)  # fmt: skip
+                       served.for_this_job(sm.params.serve), ncu_rows, target)  # fmt: skip
     except served.Terminated as err:
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)
         raise SystemExit(served.TERMINATED_EXIT) from None

@@ -16,8 +16,8 @@ a folder: a compute node's shared memory is not this run's to fill, and the work
 the login node, could not empty it.
 
 Drawn ahead: a measurement job starts while the one before it holds the GPU, and waits for it.
-Meanwhile its groups are drawn into the cache by processes of their own (`draw_ahead`, started
-by jobs.run_job; `python -m mmbench.measure.input_cache LIST.json`), so that its worker maps
+Meanwhile its groups are drawn into the cache by processes of their own (predraw.py, started
+by jobs.run_job), so that its worker maps
 them rather than drawing them with the GPU held.  Whoever draws a group holds its lock file
 (`drawing`) while it does: a worker that needs a group being drawn waits for that draw rather
 than drawing it again.  On the ladder preset (H100, 2026-11-27) the inputs and references the
@@ -30,11 +30,8 @@ import contextlib
 import fcntl
 import functools
 import hashlib
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,58 +138,7 @@ def drawing(conf) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def draw_ahead(confs: list[dict], processes: int = 4) -> subprocess.Popen | None:
-    """Draws the groups of `confs` (configuration dicts, in the order the runner needs them)
-    into the cache, in `processes` processes of a program of its own, and returns it (None
-    where nothing is kept: enabled()).  Nothing waits for it: a group it has not drawn yet is
-    drawn by whoever needs it first."""
-    if not enabled() or not confs:
-        return None
-    from mmbench.core import paths
-
-    where = folder()
-    where.mkdir(parents=True, exist_ok=True)
-    fd, listed = tempfile.mkstemp(prefix="draw-", suffix=".json", dir=where)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(confs, fh)
-    cmd = paths.child_command("measure.input_cache", listed, str(processes))
-    env = paths.child_env(dict(os.environ))
-    return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-
-
-def _draw_one(conf_dict: dict) -> None:
-    from mmbench.core.axes import Configuration
-    from mmbench.measure.oracle import shared_inputs
-
-    shared_inputs(Configuration.from_dict(conf_dict))
-
-
-def main(argv: list[str]) -> int:
-    """`python -m mmbench.measure.input_cache LIST.json [PROCESSES]`: each group of the
-    configurations listed drawn into the cache once (draw_ahead), the list file removed."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    listed = Path(argv[0])
-    try:
-        confs = json.loads(listed.read_text())
-    finally:
-        listed.unlink(missing_ok=True)
-    from mmbench.core.axes import Configuration
-
-    firsts: dict[str, dict] = {}  # one configuration per group, in the list's order
-    for c in confs:
-        firsts.setdefault(key(Configuration.from_dict(c)), c)
-    with ProcessPoolExecutor(max(1, int(argv[1]) if len(argv) > 1 else 4)) as pool:
-        list(pool.map(_draw_one, firsts.values()))
-    return 0
-
-
 def clear() -> None:
     """Empties the cache (the workflow's onsuccess and onerror); a job that still maps a file
     keeps its pages until it ends."""
     shutil.rmtree(folder(), ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

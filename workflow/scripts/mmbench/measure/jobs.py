@@ -32,7 +32,7 @@ from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
-from mmbench.measure import input_cache, served
+from mmbench.measure import predraw, served
 from mmbench.measure.gpus import GPU_KEY_VAR
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
 
@@ -115,7 +115,7 @@ def run_job(
         ahead = served.spawn()
     # the job's groups drawn into the inputs cache while the job waits for the GPU (the job
     # before it measuring there), largest first as the runner takes them (input_cache.py)
-    drawn = input_cache.draw_ahead(
+    drawn = predraw.draw_ahead(
         sorted(confs, key=lambda c: -(c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"]))
     )
     times["asked"] = time.time()

@@ -1,0 +1,66 @@
+"""A measurement job's inputs drawn ahead into the inputs cache (input_cache.py) while the job
+waits for the GPU: `draw_ahead` starts `python -m mmbench.measure.predraw LIST.json PROCESSES`,
+which draws each group of the listed configurations once, in a pool of processes, under the
+group's lock (input_cache.drawing), as oracle.shared_inputs would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mmbench.measure import input_cache
+
+
+def draw_ahead(confs: list[dict], processes: int = 4) -> subprocess.Popen | None:
+    """Draws the groups of `confs` (configuration dicts, in the order the runner needs them)
+    into the cache, in `processes` processes of a program of its own, and returns it (None
+    where nothing is kept: enabled()).  Nothing waits for it: a group it has not drawn yet is
+    drawn by whoever needs it first."""
+    if not input_cache.enabled() or not confs:
+        return None
+    from mmbench.core import paths
+
+    where = input_cache.folder()
+    where.mkdir(parents=True, exist_ok=True)
+    fd, listed = tempfile.mkstemp(prefix="draw-", suffix=".json", dir=where)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(confs, fh)
+    cmd = paths.child_command("measure.predraw", listed, str(processes))
+    env = paths.child_env(dict(os.environ))
+    return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+
+def _draw_one(conf_dict: dict) -> None:
+    from mmbench.core.axes import Configuration
+    from mmbench.measure.oracle import shared_inputs
+
+    shared_inputs(Configuration.from_dict(conf_dict))
+
+
+def main(argv: list[str]) -> int:
+    """`python -m mmbench.measure.predraw LIST.json [PROCESSES]`: each group of the
+    configurations listed drawn into the cache once (draw_ahead), the list file removed."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    listed = Path(argv[0])
+    try:
+        confs = json.loads(listed.read_text())
+    finally:
+        listed.unlink(missing_ok=True)
+    from mmbench.core.axes import Configuration
+
+    firsts: dict[str, dict] = {}  # one configuration per group, in the list's order
+    for c in confs:
+        firsts.setdefault(input_cache.key(Configuration.from_dict(c)), c)
+    with ProcessPoolExecutor(max(1, int(argv[1]) if len(argv) > 1 else 4)) as pool:
+        list(pool.map(_draw_one, firsts.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
