@@ -603,3 +603,33 @@ def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(dra
     legend = roof.axes[0].get_legend().get_window_extent(renderer)
     note = next(t for t in roof.texts if t.get_text().startswith("This run"))
     assert note.get_window_extent(renderer).y1 <= legend.y0
+
+
+def test_figures_and_tables_drawn_in_the_drawing_processes_are_the_ones_drawn_here(tmp_path):
+    """render.warm_up(2) starts two drawing processes; a table drawn there is, file for file,
+    the table drawn in this process, and a figure is written; a job whose input is missing
+    fails with its name and leaves its traceback in its log."""
+    from mmbench.report import render
+
+    timings = str(MAIN / "tables" / "timings.csv")
+    render.in_process("table", "verification", {"timings": timings},
+                      tmp_path / "here" / "verification.html", None, str(tmp_path / "here.log"))  # fmt: skip
+    render.warm_up(2)
+    try:
+        render.in_process("table", "verification", {"timings": timings},
+                          tmp_path / "there" / "verification.html", None,
+                          str(tmp_path / "there.log"))  # fmt: skip
+        render.in_process("figure", "ladder", {"timings": timings},
+                          tmp_path / "fig" / "ladder.png", None, str(tmp_path / "fig.log"))  # fmt: skip
+        with pytest.raises(RuntimeError, match="table verification: TableError: .*none.csv: missing"):
+            render.in_process("table", "verification", {"timings": str(tmp_path / "none.csv")},
+                              tmp_path / "bad" / "verification.html", None,
+                              str(tmp_path / "bad.log"))  # fmt: skip
+    finally:
+        render._POOL.shutdown()
+        render._POOL = None
+    for suffix in (".csv", ".md", ".html", ".tex"):
+        here = (tmp_path / "here" / f"verification{suffix}").read_text()
+        assert here == (tmp_path / "there" / f"verification{suffix}").read_text(), suffix
+    assert (tmp_path / "fig" / "ladder.png").stat().st_size > 10_000
+    assert "Traceback" in (tmp_path / "bad.log").read_text()

@@ -620,4 +620,5 @@ def check_before_jobs(wf):
         # the figures' imports while the GPU measures, not after it (render.warm_up)
         from mmbench.report import render
 
-        render.warm_up()
+        # figures and tables side by side where the run has the cores for it
+        render.warm_up(min(4, workflow.cores or 1))

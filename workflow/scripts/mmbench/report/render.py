@@ -23,21 +23,40 @@ from pathlib import Path
 _TURN = threading.Lock()
 
 
-def warm_up() -> threading.Thread:
+# processes that draw the figures and tables side by side (warm_up), where the run has cores
+# for it; None: each is drawn in Snakemake's own process, one at a time (_TURN)
+_POOL = None
+
+
+def _imports() -> None:
+    with contextlib.suppress(Exception):
+        import mmbench.report.catalogue  # noqa: F401
+        import mmbench.report.figures  # noqa: F401
+        import mmbench.report.report_tables  # noqa: F401
+
+
+def warm_up(processes: int = 1) -> threading.Thread:
     """Imports the figures' and tables' modules (Matplotlib, seaborn and SciPy, pandera) on a
     thread of Snakemake's process, started while the GPU jobs run: the first figure and the
     input functions that split the outputs by their data, after the timings checkpoint, then
     find them imported (their first import took 1.8 s of that split here, and part of the 4 s
     between the last measurement and the first figure on an H100 machine).  A module that
-    fails to import fails its job later, with its traceback there."""
+    fails to import fails its job later, with its traceback there.
 
-    def imports() -> None:
-        with contextlib.suppress(Exception):
-            import mmbench.report.catalogue  # noqa: F401
-            import mmbench.report.figures  # noqa: F401
-            import mmbench.report.report_tables  # noqa: F401
+    With `processes` > 1 (a run given that many cores), that many processes are started too,
+    each importing the same modules now, and the figure and table jobs are drawn in them side
+    by side (in_process): in Snakemake's process they took turns, about 8 s one after another
+    after the ladder preset's last measurement (H100, 2026-11-27)."""
+    global _POOL
+    if processes > 1 and _POOL is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    thread = threading.Thread(target=imports, name="mmbench-render-imports", daemon=True)
+        _POOL = ProcessPoolExecutor(processes, multiprocessing.get_context("spawn"),
+                                    initializer=_imports)  # fmt: skip
+        for _ in range(processes):  # started (and importing) now, not at the first figure
+            _POOL.submit(int)
+    thread = threading.Thread(target=_imports, name="mmbench-render-imports", daemon=True)
     thread.start()
     return thread
 
@@ -90,16 +109,33 @@ def script_in_process(script: str | Path, snakemake, log: str) -> None:
 
 
 def in_process(kind: str, name: str, inputs: dict, first: str, gpu_model, log: str) -> None:
-    """A figure or table job run in Snakemake's own process: its warnings and, where it fails,
-    its traceback in its log (the error itself goes on to Snakemake, which reports the job)."""
+    """A figure or table job run in Snakemake's own process, or in one of the processes
+    warm_up started: its warnings and, where it fails, its traceback in its log (the error
+    itself goes on to Snakemake, which reports the job)."""
+    if _POOL is not None:
+        plain = {k: (str(v) if isinstance(v, str | Path) else [str(x) for x in v])
+                 for k, v in dict(inputs).items()}  # fmt: skip
+        _POOL.submit(_drawn, kind, name, plain, str(first), gpu_model, log, True).result()
+        return
+    with _TURN:
+        _drawn(kind, name, inputs, first, gpu_model, log)
+
+
+def _drawn(kind: str, name: str, inputs: dict, first: str, gpu_model, log: str,
+           elsewhere: bool = False) -> None:  # fmt: skip
+    """The job's figure or table; `elsewhere`: in a drawing process, whose error must pickle."""
     make = figure if kind == "figure" else table
-    with _TURN, open(log, "w") as f, warnings.catch_warnings(record=True) as caught:
+    with open(log, "w") as f, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         try:
             make(name, inputs, first, gpu_model)
-        except BaseException:
+        except BaseException as err:
             f.write(traceback.format_exc())
-            raise
+            if not elsewhere:  # in Snakemake's process: the error as it is
+                raise
+            # from a drawing process: an error that pickles, whatever the original was
+            why = f"{kind} {name}: {type(err).__name__}: {err} (traceback: {log})"
+            raise RuntimeError(why) from None
         finally:
             for w in caught:
                 f.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
