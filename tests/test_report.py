@@ -621,7 +621,9 @@ def test_figures_and_tables_drawn_in_the_drawing_processes_are_the_ones_drawn_he
                           str(tmp_path / "there.log"))  # fmt: skip
         render.in_process("figure", "ladder", {"timings": timings},
                           tmp_path / "fig" / "ladder.png", None, str(tmp_path / "fig.log"))  # fmt: skip
-        with pytest.raises(RuntimeError, match="table verification: TableError: .*none.csv: missing"):
+        with pytest.raises(
+            RuntimeError, match="table verification: TableError: .*none.csv: missing"
+        ):
             render.in_process("table", "verification", {"timings": str(tmp_path / "none.csv")},
                               tmp_path / "bad" / "verification.html", None,
                               str(tmp_path / "bad.log"))  # fmt: skip

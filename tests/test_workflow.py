@@ -372,7 +372,8 @@ def _gpu_rules() -> set[str]:
         text = smk.read_text()
         for block in re.split(r"^(?=(?: {4})?(?:rule|checkpoint) \w+:)", text, flags=re.M)[1:]:
             name = re.match(r"\s*(?:rule|checkpoint) (\w+):", block).group(1)
-            if re.search(r"^\s+resources:\n\s+gpu=1", block, re.M):
+            # gpu=1, or (profile_kernel) a function: 1 where its job may have to hold it
+            if re.search(r"^\s+resources:\n(?:\s+#.*\n)*\s+gpu=(1|profile_job_gpus),", block, re.M):
                 found.add(name)
     return found
 
@@ -388,6 +389,7 @@ def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_before_it_measures(
     )
     assert out.returncode == 0, out.stderr
     seen: dict[str, set[str]] = {}
+    gpus: dict[str, set[str]] = {}
     rule = None
     for line in out.stdout.splitlines():
         if line.startswith(("rule ", "localrule ", "checkpoint ")):
@@ -395,7 +397,13 @@ def test_a_local_run_gives_its_gpu_jobs_no_core_and_profiles_before_it_measures(
             seen.setdefault(rule, set())
         elif rule and line.strip().startswith(("threads:", "priority:")):
             seen[rule].add(line.strip())
+        elif rule and line.strip().startswith("resources:") and "gpu=" in line:
+            gpus.setdefault(rule, set()).add(line.split("gpu=")[1].split(",")[0])
     gpu = _gpu_rules() & set(seen)
+    # the measurement, the batch and the ceilings take the GPU's slot; a profile job, whose
+    # rows the batch makes (no Nsight Systems here), does not
+    assert gpus["measure_variant"] == gpus["profile_ncu"] == gpus["device_ceilings"] == {"1"}
+    assert gpus["profile_kernel"] == {"0"}
     # the main command's GPU jobs, by hand: 7 measurements, one Nsight Compute run for the 2
     # profiles, their event-timed runs, ceilings
     assert gpu == {"measure_variant", "profile_ncu", "profile_kernel", "device_ceilings"}
