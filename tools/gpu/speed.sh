@@ -23,8 +23,10 @@
 #       run kept whole (OUT/ladder.tgz)
 #   tools/gpu.sh speed OUT profiles        the ladder preset's profile section alone: its one
 #       Nsight Compute run (profile_ncu) and its profile jobs, timed, with the first jobs' logs
-#       (when the target's runs and any Nsight Compute run of their own began); then warptile's
-#       target under cProfile, bare and under Nsight Compute (OUT/target-*.prof)
+#       (when the target's runs and any Nsight Compute run of their own began); the batch's
+#       first FIRST (8) configurations again in the ways of benchmarks/ncu_batch_split.py (WAYS:
+#       their numbers, default all); then warptile's target under cProfile, bare and under
+#       Nsight Compute (OUT/target-*.prof)
 #   tools/gpu.sh speed OUT dag             Snakemake's own time before the first job: nvidia-smi's
 #       query, then the main command's dry run under cProfile (OUT/dag.txt, by cumulative time)
 #   (each run's Snakemake log goes with its tables: the split counts compile, aggregate and
