@@ -303,7 +303,8 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
     monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     one, two = conf(m=64, n=48, k=32), conf(dtype="float64", m=40, n=30, k=20)
-    proc = predraw.draw_ahead([one.as_dict(), two.as_dict(), one.as_dict()], processes=2)
+    proc = predraw.draw_ahead([one.as_dict(), two.as_dict(), one.as_dict()], processes=2,
+                              vectors=2)  # fmt: skip
     assert proc.wait(timeout=120) == 0
     assert sorted(p.name.split(".", 1)[1] for p in (tmp_path / "cache").glob("*.npy")) == [
         "a.npy",
@@ -311,6 +312,27 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
         "b.npy",
         "b.npy",
     ]
+    # and each group's Freivalds probes (integers 0-9: exact, two vectors), the very probes
+    # a worker computes with no cache at all (a SLURM job's)
+    assert len(list((tmp_path / "cache").glob("*.probes2x.npz"))) == 2
+    for c in (one, two):
+        cached = oracle.Inputs.draw(c, 2).probes()
+        with monkeypatch.context() as m:
+            m.setenv("SLURM_JOB_ID", "1")
+            m.delenv("MMBENCH_INPUTS_CACHE")
+            fresh = oracle.Inputs.draw(c, 2)
+            assert fresh.kept is None
+            fresh = fresh.probes()
+        for p, q in zip(cached, fresh, strict=True):
+            assert p.x.tobytes() == q.x.tobytes() and p.expected.tobytes() == q.expected.tobytes()
+            assert p.tolerance.tobytes() == q.tolerance.tobytes()
+    # normal inputs (not exact: the bound kept too), kept by the first worker that needs them
+    four = conf(distribution="normal", m=40, n=24, k=16)
+    first = oracle.Inputs.draw(four, 1).probes()
+    assert len(list((tmp_path / "cache").glob("*.probes1r.npz"))) == 1
+    again = oracle.Inputs.draw(four, 1).probes()
+    assert first[0].tolerance.tobytes() == again[0].tolerance.tobytes()
+    assert (first[0].tolerance > 0).all()
     assert not list((tmp_path / "cache").glob("draw-*.json"))
     for c in (one, two):
         kept = input_cache.load(c, {"a": c.element.input.np_dtype, "b": c.element.input.np_dtype},

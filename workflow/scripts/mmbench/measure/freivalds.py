@@ -44,29 +44,43 @@ class Probe:
     tolerance: np.ndarray
 
 
-def probes(a, b, c0, vectors: int, exact: bool, gamma: float, seed: int) -> list[Probe]:
+def probes(a, b, c0, vectors: int, exact: bool, gamma: float, seed: int,
+           made: dict | None = None) -> list[Probe]:  # fmt: skip
     """`vectors` probes, their x drawn one after another from the seed's generator; the
-    products of all of them computed side by side (matvec)."""
-    rng = np.random.default_rng([seed, 0xF5E1])
-    n = b.shape[1]
+    products of all of them computed side by side (matvec), or taken from `made` (products()
+    of the same inputs, vectors, exactness and seed: kept by the inputs cache)."""
     if vectors < 1:
         return []
+    made = products(a, b, c0, vectors, exact, seed) if made is None else made
+    x, expected = made["x"], made["expected"]
+    if exact:
+        tol = np.zeros_like(expected)
+    else:
+        k, n = a.shape[1], b.shape[1]
+        tol = (gamma + 4 * (k + n) * 2.0**-53) * made["bound"]
+    return [Probe(x[:, j], expected[:, j], tol[:, j]) for j in range(vectors)]
+
+
+def products(a, b, c0, vectors: int, exact: bool, seed: int) -> dict[str, np.ndarray]:
+    """What the probes cost, O(n^2) matrix-vector products in float64 that depend on the
+    inputs, the vectors and their kind alone: x (n x vectors), A.(B.x) + C0.x and, where the
+    comparison is not exact, its bound |A|.(|B|.|x|) + |C0|.|x| (m x vectors)."""
+    rng = np.random.default_rng([seed, 0xF5E1])
+    n = b.shape[1]
     xs = [rng.integers(-8, 9, n).astype(np.float64) if exact else rng.uniform(0, 1, n)
           for _ in range(vectors)]  # fmt: skip
     x = np.stack(xs, axis=1)  # n x vectors
     expected = matvec(a, matvec(b, x))
     if c0 is not None:
         expected += matvec(c0, x)
-    if exact:
-        tol = np.zeros_like(expected)
-    else:
+    out = dict(x=x, expected=expected)
+    if not exact:
         ax = np.abs(x)
         bound = matvec(np.abs(a), matvec(np.abs(b), ax))
         if c0 is not None:
             bound += matvec(np.abs(c0), ax)
-        k = a.shape[1]
-        tol = (gamma + 4 * (k + n) * 2.0**-53) * bound
-    return [Probe(xs[j], expected[:, j], tol[:, j]) for j in range(vectors)]
+        out["bound"] = bound
+    return out
 
 
 def check(c: np.ndarray, checks: list[Probe]) -> tuple[bool, int]:

@@ -120,13 +120,46 @@ def keep(conf, arrays: dict[str, np.ndarray]) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def drawing(conf) -> Iterator[None]:
+def drawing(conf) -> contextlib.AbstractContextManager:
     """Held while conf's group is drawn and kept (a lock file beside its arrays): the one
     drawer of a group at a time; whoever comes second finds the arrays there when it gets it."""
+    return _locked(f"{key(conf)}.lock")
+
+
+def probe_products(stem: str, vectors: int, exact: bool, compute) -> dict:
+    """The Freivalds probes' products of a group's inputs (freivalds.products: x, A.(B.x) +
+    C0.x and its bound), for `vectors` vectors of the kind `exact` says: kept beside the
+    inputs by whoever computes them first (under their own lock), read back by the others
+    (`compute()` makes them where none are kept, or nothing can be)."""
+    path = folder() / f"{stem}.probes{vectors}{'x' if exact else 'r'}.npz"
+    for attempt in range(2):
+        try:
+            with np.load(path) as kept:
+                return {name: kept[name] for name in kept.files}
+        except (OSError, ValueError):
+            pass
+        if attempt:
+            break
+        with _locked(path.name + ".lock"):
+            if path.exists():
+                continue
+            made = compute()
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            try:
+                with open(tmp, "wb") as f:
+                    np.savez(f, **made)
+                os.replace(tmp, path)
+            except OSError:
+                tmp.unlink(missing_ok=True)
+            return made
+    return compute()
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
     try:
         folder().mkdir(parents=True, exist_ok=True)
-        fh = open(folder() / f"{key(conf)}.lock", "a")  # noqa: SIM115 - held across the yield
+        fh = open(folder() / name, "a")  # noqa: SIM115 - held across the yield
     except OSError:  # no cache folder to be had: nothing is kept either (keep), nor locked
         yield
         return

@@ -116,7 +116,9 @@ def run_job(
     # the job's groups drawn into the inputs cache while the job waits for the GPU (the job
     # before it measuring there), largest first as the runner takes them (input_cache.py)
     drawn = predraw.draw_ahead(
-        sorted(confs, key=lambda c: -(c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"]))
+        sorted(confs, key=lambda c: -(c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"])),
+        vectors=int(settings["freivalds_vectors"]),
+        promoted=load_registry(registry)[variant].sums_promoted_every,
     )
     times["asked"] = time.time()
     try:

@@ -116,6 +116,7 @@ class Inputs:
     gamma: float
     vectors: int  # Freivalds vectors; 0 for the sum, checked element by element
     seed: int
+    kept: str | None = None  # the inputs cache's name of the group (input_cache.key)
 
     @classmethod
     def draw(cls, conf, freivalds_vectors: int, promoted_every: int | None = None) -> Inputs:
@@ -126,7 +127,10 @@ class Inputs:
         exact = arith.exact_expected(*shape, promoted_every)
         gamma = arith.tolerance_scale(*shape, conf.math, promoted_every)
         vectors = freivalds_vectors if conf.operation != "add" else 0
-        return cls(a, b, c0, exact, gamma, vectors, conf.seed)
+        from mmbench.measure import input_cache
+
+        kept = input_cache.key(conf) if input_cache.enabled() else None
+        return cls(a, b, c0, exact, gamma, vectors, conf.seed, kept)
 
     @property
     def nonneg(self) -> bool:
@@ -134,10 +138,19 @@ class Inputs:
         return nonnegative(self.a, self.b, self.c0)
 
     def probes(self) -> list:
+        """The Freivalds probes; their matrix-vector products (the slow part) from the inputs
+        cache where a job's draw-ahead or an earlier job made them (predraw.py)."""
         if not self.vectors:
             return []
+        made = None
+        if self.kept is not None:
+            from mmbench.measure import input_cache
+
+            args = (self.a, self.b, self.c0, self.vectors, self.exact, self.seed)
+            made = input_cache.probe_products(self.kept, self.vectors, self.exact,
+                                              lambda: freivalds.products(*args))  # fmt: skip
         return freivalds.probes(
-            self.a, self.b, self.c0, self.vectors, self.exact, self.gamma, self.seed
+            self.a, self.b, self.c0, self.vectors, self.exact, self.gamma, self.seed, made
         )
 
 
