@@ -332,16 +332,17 @@ def ncu_batch_table(wildcards):
 
 
 def profile_job_gpus(wildcards):
-    """A profile job's share of the gpu resource: none in a local run where the batch makes
-    its rows (Nsight Compute's and the event-timed run's) and no Nsight Systems records it, so
-    that the profile jobs do not hold the slot in which the next measurement job starts up;
-    one elsewhere (under SLURM each job is an allocation of its own)."""
+    """A profile job's share of the gpu resource: none in a local run with the run's worker,
+    where the batch makes its rows (Nsight Compute's and the event-timed run's) and no Nsight
+    Systems records it, so that the profile jobs do not hold the slot in which the next
+    measurement job starts up; one elsewhere (under SLURM each job is an allocation of its
+    own)."""
     from mmbench.profile import profilers
 
     nsys = config["profile"]["nsys"]
     recorded = nsys != "off" and profilers.find_tool("nsys", nsys) is not None
     batched = config["profile"]["ncu"] != "off"
-    return 0 if workflow.local_exec and batched and not recorded else 1
+    return 0 if SERVE_WORKER and batched and not recorded else 1
 
 
 def profile_targets():

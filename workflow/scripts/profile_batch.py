@@ -79,10 +79,12 @@ def main(sm) -> None:
                 recorded, done = record_ncu_batch(
                     ncu, todo, workdir, mapping, sm.params.metric_set, env
                 )
-            # every configuration's event-timed run (CUPTI's too, where wanted), while the GPU
-            # is held: its profile job then needs no GPU of its own
-            targets = record_targets(list(paths.items()), workdir, env, sm.params.cupti,
-                                     served.for_this_job(sm.params.serve))  # fmt: skip
+            # every configuration's event-timed run (CUPTI's too, where wanted) in the run's
+            # worker, while the GPU is held: its profile job then needs no GPU of its own.  (Not
+            # under SLURM, where each profile job is an allocation of its own and would run its
+            # target there at once, while here each would be a process started in turn.)
+            if served.for_this_job(sm.params.serve):
+                targets = record_targets(list(paths.items()), workdir, env, sm.params.cupti, True)
         got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
                              sm.params.metric_set, env, version) if todo else {}  # fmt: skip
         for d in done:
