@@ -129,13 +129,13 @@ def test_a_row_is_the_configuration_axes_then_the_declared_columns():
 def test_a_groups_host_inputs_carry_its_tolerance_and_probes():
     """oracle.Inputs (drawn on the runner's inputs thread): the inputs of make_inputs, exactness
     and the tolerance of arith, and one Freivalds probe per vector; the sum has none."""
-    from mmbench.measure.oracle import Inputs
+    from mmbench.measure.oracle import Inputs, nonnegative
 
     c = conf(m=40, n=30, k=20, accumulate=True)
     h = Inputs.draw(c, 2)
     a, b, c0 = make_inputs(c)
     assert np.array_equal(h.a, a) and np.array_equal(h.b, b) and np.array_equal(h.c0, c0)
-    assert h.nonneg and h.exact and h.gamma == 0.0 and len(h.probes()) == 2
+    assert nonnegative(h.a, h.b, h.c0) and h.exact and h.gamma == 0.0 and len(h.probes()) == 2
     u = Inputs.draw(conf(m=40, n=30, k=20, distribution="uniform"), 1)
     assert not u.exact and len(u.probes()) == 1
     # Higham's gamma for k = 20 float32 products plus the two roundings of C0's addition and the

@@ -109,14 +109,22 @@ def keep(conf, arrays: dict[str, np.ndarray]) -> bool:
         if role not in arrays:
             continue
         a = np.ascontiguousarray(arrays[role])
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "wb") as f:
-                np.save(f, a.view(f"u{a.dtype.itemsize}"))
-            os.replace(tmp, path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        if not _written(path, lambda f, a=a: np.save(f, a.view(f"u{a.dtype.itemsize}"))):
             return False
+    return True
+
+
+def _written(path: Path, write) -> bool:
+    """`write(file)` into a temporary file beside `path`, then renamed to it: a reader never
+    maps a half-written file.  Whether it was written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False
     return True
 
 
@@ -132,27 +140,24 @@ def probe_products(stem: str, vectors: int, exact: bool, compute) -> dict:
     inputs by whoever computes them first (under their own lock), read back by the others
     (`compute()` makes them where none are kept, or nothing can be)."""
     path = folder() / f"{stem}.probes{vectors}{'x' if exact else 'r'}.npz"
-    for attempt in range(2):
-        try:
-            with np.load(path) as kept:
-                return {name: kept[name] for name in kept.files}
-        except (OSError, ValueError):
-            pass
-        if attempt:
-            break
-        with _locked(path.name + ".lock"):
-            if path.exists():
-                continue
-            made = compute()
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            try:
-                with open(tmp, "wb") as f:
-                    np.savez(f, **made)
-                os.replace(tmp, path)
-            except OSError:
-                tmp.unlink(missing_ok=True)
-            return made
-    return compute()
+    kept = _products_at(path)
+    if kept is not None:
+        return kept
+    with _locked(path.name + ".lock"):  # one maker at a time; a second finds them kept
+        kept = _products_at(path)
+        if kept is not None:
+            return kept
+        made = compute()
+        _written(path, lambda f: np.savez(f, **made))
+        return made
+
+
+def _products_at(path: Path) -> dict | None:
+    try:
+        with np.load(path) as kept:
+            return {name: kept[name] for name in kept.files}
+    except (OSError, ValueError):
+        return None
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_sampl
 from mmbench.measure import predraw, served
 from mmbench.measure.gpus import GPU_KEY_VAR
 from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
+from mmbench.measure.runner import footprint
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -115,10 +116,11 @@ def run_job(
         ahead = served.spawn()
     # the job's groups drawn into the inputs cache while the job waits for the GPU (the job
     # before it measuring there), largest first as the runner takes them (input_cache.py)
+    entry = load_registry(registry)[variant]
     drawn = predraw.draw_ahead(
-        sorted(confs, key=lambda c: -(c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"])),
+        sorted(confs, key=lambda c: -footprint(Configuration.from_dict(c))),
         vectors=int(settings["freivalds_vectors"]),
-        promoted=load_registry(registry)[variant].sums_promoted_every,
+        promoted=entry.sums_promoted_every,
     )
     times["asked"] = time.time()
     try:
@@ -127,7 +129,7 @@ def run_job(
             # a journal row is kept only where the configuration, its cubin, the kernel
             # sources, the sampling settings and the GPU (host and UUID) are unchanged
             gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
-            launch = load_registry(registry)[variant].launch_sha()
+            launch = entry.launch_sha()
             keyed = []
             for c in confs:
                 cub = shas.get(Configuration.from_dict(c).instance, "library")

@@ -132,11 +132,6 @@ class Inputs:
         kept = input_cache.key(conf) if input_cache.enabled() else None
         return cls(a, b, c0, exact, gamma, vectors, conf.seed, kept)
 
-    @property
-    def nonneg(self) -> bool:
-        """A, B and C0 have no negative element (the reference finds it on the device)."""
-        return nonnegative(self.a, self.b, self.c0)
-
     def probes(self) -> list:
         """The Freivalds probes; their matrix-vector products (the slow part) from the inputs
         cache where a job's draw-ahead or an earlier job made them (predraw.py)."""

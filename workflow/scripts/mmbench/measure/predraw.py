@@ -54,13 +54,13 @@ def main(argv: list[str]) -> int:
     configurations listed drawn into the cache once (draw_ahead), the list file removed."""
     from concurrent.futures import ProcessPoolExecutor
 
+    from mmbench.core.axes import Configuration
+
     listed = Path(argv[0])
     try:
         confs = json.loads(listed.read_text())
     finally:
         listed.unlink(missing_ok=True)
-    from mmbench.core.axes import Configuration
-
     firsts: dict[str, dict] = {}  # one configuration per group, in the list's order
     for item in confs:
         firsts.setdefault(input_cache.key(Configuration.from_dict(item["conf"])), item)
