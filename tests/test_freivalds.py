@@ -56,3 +56,21 @@ def test_large_product_is_checked_in_seconds():
     t = time.perf_counter()
     assert freivalds.check(c, p)[0]
     assert time.perf_counter() - t < 5
+
+
+def test_matvec_over_several_blocks_of_fp8_and_bfloat16_rows_is_exact():
+    """Blocks of 4 MiB of float64 rows (128 rows of 4096 columns here: 300 rows make three
+    blocks, the last one short); FP8 codes widened through their table, bfloat16 by its cast,
+    each with and without |.|.  Small signed integers are exact in every type and every product
+    sum here is an integer below 2^53, so NumPy's own float64 product is the expected value."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(5)
+    ints = rng.integers(-8, 9, (300, 4096)).astype(np.float32)
+    x = rng.integers(-4, 5, (4096, 2)).astype(np.float64)
+    for dtype in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.bfloat16):
+        mat = ints.astype(dtype)
+        wide = ints.astype(np.float64)
+        assert np.array_equal(freivalds.matvec(mat, x), wide @ x)
+        assert np.array_equal(freivalds.matvec(mat, x, absolute=True), np.abs(wide) @ x)
+        assert np.array_equal(freivalds.matvec(mat, x[:, 0]), wide @ x[:, 0])
