@@ -58,3 +58,28 @@ def test_a_preset_subset_runs_the_variants_named_in_their_ladder_types(tmp_path)
     assert config["sizes"] == [4096] and config["shapes"] == []
     assert config["profile"] == {"enabled": False}
     assert config["report"] == {"figures": [], "tables": ["verification"]}
+
+
+def test_the_profile_runner_plans_the_tuned_instantiations_as_the_workflow_does():
+    """tools/profile_runner.py measures one variant of a preset as its measurement job would:
+    the recorded H100 ladder run (tests/data/h100-ladder) measured warptile_db in 18
+    configurations of its tuned instantiations (counted from its timings table), not the whole
+    grid the registry declares."""
+    import importlib.util
+
+    import pandas as pd
+
+    from mmbench.core.registry import load_registry
+
+    spec = importlib.util.spec_from_file_location("profile_runner", TOOLS / "profile_runner.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    recorded = pd.read_csv(ROOT / "tests/data/h100-ladder/results/ladder/tables/timings.csv")
+    rows = recorded[recorded.variant == "warptile_db"]
+    plan, cfg = runner.plan_for(
+        str(ROOT / "config/presets/ladder.yaml"), "warptile_db", "sm_90",
+        [{"name": rows.gpu_name.iloc[0]}], load_registry(),
+    )  # fmt: skip
+    assert len(plan.runs["warptile_db"]) == len(rows) == 18
+    assert {c.instance for c in plan.runs["warptile_db"]} == set(rows.instance)
+    assert cfg["variants"] == ["warptile_db"]

@@ -25,6 +25,21 @@ from mmbench.measure.timing import Sampling
 from mmbench.plan import plan as mmplan
 from mmbench.plan.compile import nvcc_command
 from mmbench.plan.config import merge, validate
+from mmbench.plan.tuning import apply_tuned
+
+
+def plan_for(preset: str, variant: str, arch: str, gpus: list[dict], registry: dict):
+    """The preset's plan for `variant` alone and its config, as the workflow makes it (plan/experiment.py):
+    the tuned instantiations of this GPU's model where the preset names a tuning table.
+    Without the table the ladder preset's warptile_db was 67 instantiations and 1206
+    configurations, not 2 and 18 (a cut of it printed nothing in 200 s on an H100 machine,
+    compiling them one after another)."""
+    root = paths.data_dir("kernels").parent
+    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    cfg = validate(merge(base, yaml.safe_load(Path(preset).read_text())), registry)
+    cfg["variants"] = [variant]
+    cfg = apply_tuned(cfg, gpus, registry, root)
+    return mmplan.expand(cfg, registry, arch), cfg
 
 
 def main() -> int:
@@ -35,15 +50,13 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
     registry = load_registry()
-    root = paths.data_dir("kernels").parent
-    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    cfg = validate(merge(base, yaml.safe_load(Path(args.preset).read_text())), registry)
-    cfg["variants"] = [args.variant]
-    plan = mmplan.expand(cfg, registry, args.arch)
+    plan, cfg = plan_for(args.preset, args.variant, args.arch, mmplan.detect_gpus(), registry)
     confs = plan.runs[args.variant]
     work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
     v = registry[args.variant]
     cubins = {}
+    print(f"{args.variant}: compiling {len(plan.instantiations)} instantiations, then "
+          f"{len(confs)} configurations", flush=True)  # fmt: skip
     for _variant, params in plan.instantiations:
         out = work / f"{slug(params)}.cubin"
         src = paths.data_dir("kernels") / v.source
