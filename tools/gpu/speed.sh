@@ -158,9 +158,13 @@ PY
       # the run whole, as `tools/gpu.sh ladder OUT ladder` keeps it (tables, per-variant tables,
       # manifests and samples, report, figures): one run of the preset serves as the recorded
       # ladder (tests/data) and as the timed one
-      tar czf "$out/ladder.tgz" --exclude="*.journal*" -C /tmp ladderrun/results/ladder/tables \
-        ladderrun/results/ladder/runs ladderrun/results/ladder/report \
-        ladderrun/results/ladder/figures ladderrun/results/ladder/benchmarks \
+      # with the jobs' logs and the profile batch's account of each configuration (when its
+      # range and its event-timed run began and ended), for the split of the batch's time
+      tar czf "$out/ladder.tgz" --ignore-failed-read --exclude="*.journal*" -C /tmp \
+        ladderrun/results/ladder/tables ladderrun/results/ladder/runs \
+        ladderrun/results/ladder/report ladderrun/results/ladder/figures \
+        ladderrun/results/ladder/benchmarks ladderrun/results/ladder/logs \
+        ladderrun/results/ladder/profile/ncu_batch/batch-done.json \
         ladderrun/.snakemake/log ladderrun/started ladderrun/ended
       for t in ladder ladder_profile; do
         echo "== $t"
