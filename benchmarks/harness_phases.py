@@ -39,6 +39,7 @@ from _snakemake import ROOT, run_fresh  # noqa: E402 - the benchmarks' shared he
 
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
+from mmbench.core.row import config_id  # noqa: E402
 from mmbench.core.tables import read_samples  # noqa: E402
 
 TARGETS = {"main": 1.15, "e3c": 1.25, "ladder": 1.2}
@@ -178,6 +179,41 @@ def host_phases(results: Path) -> dict[str, float]:
     return out
 
 
+def host_by_group(results: Path, df: pd.DataFrame) -> tuple[dict, list]:
+    """Where the host time inside the configurations lies: by load and size, the seconds
+    outside the timed passes (inputs, placements, copies, checks, waits) and inside them, less
+    what the rows count as the sampling rules' GPU time there (settling, the windows' warm
+    launches); and the configurations with the most host time outside their passes, most
+    first, as (config id, seconds).  From the samples files' `host_phases_ms` joined to the
+    timings table's rows ({} and [] for a run made before they were recorded)."""
+    records = {}
+    for path in sorted((results / "runs").glob("*.samples.json.gz")):
+        records.update(read_samples(path))
+    groups: dict[str, dict[str, float]] = {}
+    outside_each = []
+    for row in df.to_dict("records"):
+        cid = config_id(row)
+        phases = records.get(cid, {}).get("host_phases_ms")
+        if not phases:
+            continue
+        host = {phase: (wall - gpu) / 1e3 for phase, (wall, gpu) in phases.items()}
+        inside = host.pop("timed passes", 0.0)
+        if pd.notna(row.get("settle_s")):
+            inside -= row["settle_s"]
+        if pd.notna(row.get("window_s")) and pd.notna(row.get("duty")):
+            inside -= max(0.0, row["window_s"] * (1 - row["duty"]))
+        outside = sum(host.values())
+        size = (f"{row['m']}" if row["m"] == row["n"] == row["k"]
+                else f"{row['m']}x{row['n']}x{row['k']}")  # fmt: skip
+        g = groups.setdefault(f"{row['load']} {size}",
+                              dict(configurations=0, outside_s=0.0, inside_s=0.0))  # fmt: skip
+        g["configurations"] += 1
+        g["outside_s"] += outside
+        g["inside_s"] += inside
+        outside_each.append((cid, outside))
+    return groups, sorted(outside_each, key=lambda item: -item[1])
+
+
 def job_start_up(results: Path) -> dict[str, float]:
     """The measurement jobs' own split (their manifests' `job_phases_s`: the job process, the
     GPU lock, each worker's start, configurations and exit, the tables), summed over the jobs;
@@ -280,6 +316,18 @@ def main() -> int:
         print("host time inside the configurations, by phase (wall less the GPU's passes):")
         for k, v in sorted(inside.items(), key=lambda kv: -kv[1]):
             print(f"  {k:72s} {v:8.1f} s  {100 * v / wall:5.1f}%")
+    groups, most = host_by_group(res, df)
+    if groups:
+        print("host time inside the configurations by load and size: outside their timed passes,")
+        print("and inside them less the settling and the windows' warm launches:")
+        for key, g in sorted(
+            groups.items(), key=lambda kv: -kv[1]["outside_s"] - kv[1]["inside_s"]
+        ):
+            label = f"{key} ({g['configurations']} configurations)"
+            print(f"  {label:56s} {g['outside_s']:8.1f} s outside {g['inside_s']:8.1f} s inside")
+        print("the configurations with the most host time outside their timed passes:")
+        for cid, seconds in most[:5]:
+            print(f"  {cid[:96]:96s} {seconds:6.2f} s")
     started = job_start_up(res)
     if started:
         print("the measurement jobs, by their own stamps (summed over the jobs; the rest of each")
@@ -316,6 +364,10 @@ def main() -> int:
             split["measurement_jobs_s"] = {k: round(v, 2) for k, v in started.items()}
         if inside:
             split["host_inside_configurations_s"] = {k: round(v, 2) for k, v in inside.items()}
+        if groups:
+            split["host_by_load_and_size_s"] = {
+                key: {k: round(v, 2) for k, v in g.items()} for key, g in groups.items()
+            }
         Path(args.json).write_text(json.dumps(split, indent=1) + "\n")
     return 0
 

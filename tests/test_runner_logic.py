@@ -466,3 +466,65 @@ def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
     assert row.batch_size.iloc[0] == 1 and row.samples.iloc[0] == 25
     assert bench.window_rest(row) == pytest.approx(25 * 0.1246, rel=0.05)
     assert bench.window_rest(row.drop(columns="duty")) == 0.0  # a run before the windows
+
+
+def test_the_phases_benchmark_splits_host_time_by_load_and_size(tmp_path, bench):
+    """Three rows of the recorded ladder run, their host phases written by hand: a burst at
+    4096 with 50 ms of inputs and 300 ms of timed passes of which 250 ms on the GPU (0.05 s
+    outside, 0.05 s inside); a sustained row at 8192 with 20 + 10 ms outside and 5500 ms of
+    passes of which 3000 on the GPU, after 2.0 s of settling and in a 3.0 s window 90% timed
+    (2.5 - 2.0 - 0.3 = 0.2 s inside); a third row without phases, which counts nowhere."""
+    import pandas as pd
+
+    from mmbench.core.row import config_id
+    from mmbench.core.tables import write_samples
+
+    t = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    pick = t[(t.variant == "warptile_db") & (t.distribution == "normal")]
+    burst = pick[(pick.m == 4096) & (pick.load == "burst")].iloc[[0]]
+    steady = (
+        pick[(pick.m == 8192) & (pick.load == "sustained")]
+        .iloc[[0]]
+        .assign(settle_s=2.0, window_s=3.0, duty=0.9)
+    )
+    other = pick[(pick.m == 31)].iloc[[0]]
+    rows = pd.concat([burst, steady, other])
+    (tmp_path / "runs").mkdir()
+    write_samples(tmp_path / "runs" / "warptile_db.samples.json.gz", [
+        dict(id=config_id(burst.iloc[0]), kernel_ms=[1.0],
+             host_phases_ms={"inputs and reference": [50.0, 0.0],
+                             "timed passes": [300.0, 250.0]}),
+        dict(id=config_id(steady.iloc[0]), kernel_ms=[1.0],
+             host_phases_ms={"placement": [20.0, 0.0], "wait for Freivalds": [10.0, 0.0],
+                             "timed passes": [5500.0, 3000.0]}),
+        dict(id=config_id(other.iloc[0]), kernel_ms=[1.0])])  # fmt: skip
+    groups, most = bench.host_by_group(tmp_path, rows)
+    assert set(groups) == {"burst 4096", "sustained 8192"}
+    assert groups["burst 4096"] == pytest.approx(
+        dict(configurations=1, outside_s=0.05, inside_s=0.05)
+    )
+    assert groups["sustained 8192"] == pytest.approx(
+        dict(configurations=1, outside_s=0.03, inside_s=0.2)
+    )
+    assert [cid for cid, _ in most] == [config_id(burst.iloc[0]), config_id(steady.iloc[0])]
+
+
+def test_the_host_split_by_load_and_size_agrees_with_the_rows_of_the_recorded_ladder(bench):
+    """Two records of one run that the runner keeps apart: each configuration's phase stamps
+    (samples files) and its row's wall time, GPU-busy time, settling and window (timings
+    table).  On the recorded H100 ladder run every one of its 440 configurations has phases,
+    and their host time, summed by load and size, is the rows' wall time less their sampling
+    GPU time within 0.1% (78.08 against 78.13 s: the row's wall time also covers its last
+    stamp to its end)."""
+    import pandas as pd
+
+    res = DATA / "h100-ladder" / "results" / "ladder"
+    t = pd.read_csv(res / "tables" / "timings.csv")
+    groups, most = bench.host_by_group(res, t)
+    assert sum(g["configurations"] for g in groups.values()) == len(t) == 440
+    split = sum(g["outside_s"] + g["inside_s"] for g in groups.values())
+    rows = (t.config_wall_ms.sum() - t.gpu_busy_ms.sum()) / 1e3
+    rows -= t.settle_s.fillna(0).sum() + bench.window_rest(t)
+    assert split == pytest.approx(rows, rel=1e-3)
+    assert split < rows
+    assert len(most) == 440 and most[0][1] >= most[-1][1]
