@@ -28,6 +28,7 @@ gpu_busy_s, the phases in seconds) for tests/data and docs/method.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -172,11 +173,20 @@ def host_phases(results: Path) -> dict[str, float]:
     GPU-busy time of the passes in it, summed over the configurations of every samples file
     (runner.Phases, `host_phases_ms`; {} for a run made before they were recorded)."""
     out: dict[str, float] = {}
-    for path in sorted((results / "runs").glob("*.samples.json.gz")):
-        for record in read_samples(path).values():
-            for phase, (wall, gpu) in record.get("host_phases_ms", {}).items():
-                out[phase] = out.get(phase, 0.0) + (wall - gpu) / 1e3
+    for record in samples_records(results).values():
+        for phase, (wall, gpu) in record.get("host_phases_ms", {}).items():
+            out[phase] = out.get(phase, 0.0) + (wall - gpu) / 1e3
     return out
+
+
+@functools.cache
+def samples_records(results: Path) -> dict[str, dict]:
+    """Every samples file of a run's results, config id -> record: read once for both splits
+    (host_phases, host_by_group)."""
+    records: dict[str, dict] = {}
+    for path in sorted((results / "runs").glob("*.samples.json.gz")):
+        records.update(read_samples(path))
+    return records
 
 
 def host_by_group(results: Path, df: pd.DataFrame) -> tuple[dict, list]:
@@ -186,9 +196,7 @@ def host_by_group(results: Path, df: pd.DataFrame) -> tuple[dict, list]:
     launches); and the configurations with the most host time outside their passes, most
     first, as (config id, seconds).  From the samples files' `host_phases_ms` joined to the
     timings table's rows ({} and [] for a run made before they were recorded)."""
-    records = {}
-    for path in sorted((results / "runs").glob("*.samples.json.gz")):
-        records.update(read_samples(path))
+    records = samples_records(results)
     groups: dict[str, dict[str, float]] = {}
     outside_each = []
     for row in df.to_dict("records"):

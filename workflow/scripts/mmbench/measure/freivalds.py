@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mmbench.core.elements import ML_DTYPES, code_values
+
 # widen to float64 a block of rows at a time, a block of about 4 MiB: each block is then still
 # in the CPU's caches when BLAS reads it (8192 x 8192 float32 times one vector: 62 ms in blocks
 # of 256 rows, 138 ms in blocks of 2048, on an H100 machine's host; 18 and 61 ms on this
@@ -25,11 +27,10 @@ BLOCK_BYTES = 4 << 20
 
 
 def widen(block: np.ndarray) -> np.ndarray:
-    """A block of rows in float64, exactly.  ml_dtypes' 8-bit types (FP8) through a table of
-    their 256 values: their own cast is about three times slower."""
-    if block.dtype.itemsize == 1 and block.dtype.kind == "V":
-        table = np.arange(256, dtype=np.uint8).view(block.dtype).astype(np.float64)
-        return table[block.view(np.uint8)]
+    """A block of rows in float64, exactly; ml_dtypes' 8-bit types (FP8) through the table of
+    their 256 values (elements.code_values), as the reference widens them on the device."""
+    if block.dtype.name in ML_DTYPES and block.dtype.itemsize == 1:
+        return code_values(block.dtype.name)[block.view(np.uint8)]
     return block.astype(np.float64)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from mmbench.core import arith
 from mmbench.core.axes import INPUTS_KEY
 from mmbench.core.distributions import distribution
-from mmbench.core.elements import ML_DTYPES
+from mmbench.core.elements import ML_DTYPES, code_values
 from mmbench.measure import freivalds
 from mmbench.measure.verify import Verification, verify_device
 
@@ -76,8 +76,7 @@ def widened(cp, host: np.ndarray):
     if host.dtype.name not in ML_DTYPES:
         return cp.asarray(host).astype(cp.float64)
     if host.dtype.itemsize == 1:
-        table = np.arange(256, dtype=np.uint8).view(host.dtype).astype(np.float64)
-        return cp.asarray(table)[cp.asarray(host.view(np.uint8))]
+        return cp.asarray(code_values(host.dtype.name))[cp.asarray(host.view(np.uint8))]
     assert host.dtype.itemsize == 2, host.dtype  # bfloat16: float32's sign, exponent, 7 bits
     bits = cp.asarray(host.view(np.uint16)).astype(cp.uint32) << 16
     return bits.view(cp.float32).astype(cp.float64)
