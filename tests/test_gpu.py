@@ -921,3 +921,31 @@ def test_cublaslt_fp8_verifies_where_it_has_an_algorithm_and_frees_its_descripto
     ]
     gc.collect()
     assert launch.lt_descriptors_alive == 0
+
+
+def test_inputs_widen_to_float64_exactly_subnormals_included():
+    """The device reference's widening (oracle.widened) against the host's own casts (NumPy,
+    ml_dtypes): every bfloat16 and FP8 code, and float32 subnormals, bit for bit, NaN where
+    NaN.  CuPy's float32 cast alone flushed the subnormals to zero (H100, 2026-11-28)."""
+    import cupy as cp
+    import ml_dtypes
+    import numpy as np
+
+    from mmbench.measure.oracle import widened
+
+    tiny = np.array([1, 2, 0x7FFFFF, 0x80000001, 0x807FFFFF, 0x00800000, 0], np.uint32)
+    cases = {
+        "float32": np.concatenate(
+            [tiny, np.arange(0, 1 << 32, 65521, dtype=np.uint64).astype(np.uint32)]
+        ).view(np.float32),  # fmt: skip
+        "bfloat16": np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16),
+        "float8_e4m3fn": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn),
+        "float8_e5m2": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2),
+    }
+    for name, host in cases.items():
+        with np.errstate(invalid="ignore"):
+            want = host.astype(np.float64)
+        got = widened(cp, host).get()
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan), name
+        assert np.array_equal(got[~nan].view(np.uint64), want[~nan].view(np.uint64)), name
