@@ -1,17 +1,20 @@
 """How a split-K rung's last wave should be split (issue "past cuBLAS in every precision class"):
-one instantiation of a variant whose launch reads `tail_splits` (kernels/registry.yaml), at each
-shape asked, launched with the tiles past its last whole wave split 1, 2, ... ways (the registry's
-own launch, its SPLITS forced), each timed back to back with cuBLAS of its class, and checked
-against the unsplit result.  It prints, per shape, each split's kernel median, its time against
-the unsplit launch's and against cuBLAS's, and the split the registry's rule picks: the data that
-sets the rule's UNIT_COST.  On the GPU machine:
+one instantiation of a variant that splits the tiles past its last whole wave (a TAIL shape
+fact in kernels/registry.yaml: persistent_tf32, ws_f64), at each shape asked, launched as the
+registry says with its SPLITS forced to 1, 2, ... ways (and its TAIL replaced, with --tail),
+each timed back to back with cuBLAS of its class and checked against the first split's result.
+It prints, per shape, each split's kernel median, its time against the first's and against
+cuBLAS's, and what the registry's own rule picks.  On the GPU machine:
 
-    python3 benchmarks/tail_split.py warptile_db --sizes 4096 8192 [--instance NAME]
-                                     [--splits 1 3 5 7 9 11 13 15 16] [--reps 30]
+    python3 benchmarks/tail_split.py ws_f64 --sizes 4096 8192 [--instance NAME]
+                                     [--splits 1 2 4 8 16] [--reps 30] [--tail EXPR]
 
 --tail EXPR tries another TAIL fact (e.g. "(TILES >= WAVE) * (TILES % WAVE)": the tiles past
-the last whole wave however many waves there are).  Without --instance, the instantiation the tuning table (kernels/tuned.csv) gives this GPU at the
-first size.  Needs a GPU (CuPy), nvcc and cuda-bindings.
+the last whole wave however many waves there are).  Without --instance, the instantiation the
+tuning table (kernels/tuned.csv) gives this GPU at the first size.  Needs a GPU (CuPy), nvcc and
+cuda-bindings; float32 and float64 rungs (it draws its inputs in those types).
+(Commit 36df8b5 gave warptile_db such a TAIL, measured with this: docs/ladder.md, "Tried and
+taken back: warptile_db's last wave".)
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from mmbench.plan.compile import compile_cubin  # noqa: E402
 def forced(v, splits: int, tail: str | None = None):
     """The variant with its SPLITS fact forced to `splits` where it has a TAIL to split (and
     its TAIL fact replaced by the expression `tail`, where given)."""
+    if "TAIL" not in dict(v.shape_facts):
+        sys.exit(f"{v.name}: no TAIL shape fact (its launch does not split a last wave)")
     given = {"SPLITS": f"max(1, (TAIL > 0) * {splits})"} | ({"TAIL": tail} if tail else {})
     facts = tuple((name, given.get(name, expr)) for name, expr in v.shape_facts)
     return dataclasses.replace(v, shape_facts=facts)

@@ -5,13 +5,10 @@
 // stage rather than cp.async, because the A tile is stored transposed, which a cp.async copy
 // cannot do.)  Loads are guarded like warptile's: any M, N, K and leading dimensions; blocks
 // wholly inside aligned matrices skip the checks until the last k-tile (a few percent of the
-// instructions of a k-tile, where FFMAs are the rest).  Block u of the one-dimensional grid is
-// work unit u (split_k.cuh's split_unit): the first `head` tiles whole, in rows of tiles, then
-// the other tiles' k-tiles split `splits` ways, each unit multiplying its share of A's columns
-// and B's rows, the unit that finishes a tile adding the others' partial sums from `workspace`
-// and storing it.  Every tile is split where the tiles are fewer than the multiprocessors; where
-// they fill whole waves of blocks and leave the last one short, only the tiles past the last
-// whole wave (so that the last wave lasts a share of a tile rather than a tile).
+// instructions of a k-tile, where FFMAs are the rest).  Where the tiles are fewer than the
+// multiprocessors, the grid's z splits each tile's k-tiles among gridDim.z blocks (split_k.cuh):
+// block z multiplies its share of A's columns and B's rows, and the block that finishes the tile
+// adds the others' partial sums from `workspace` and stores it.
 #include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
@@ -40,22 +37,18 @@ __device__ __forceinline__ float4 load4(const elem_t *__restrict__ p, long long 
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-    warptile_db(MM_PARAMS, void *workspace, int split_count, int split_head) {
+extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS, void *workspace) {
     __shared__ __align__(16) elem_t As[2][BK * BM];  // transposed: As[s][k * BM + row]
     __shared__ __align__(16) elem_t Bs[2][BK * BN];  // Bs[s][k * BN + col]
     const int tid = threadIdx.x;
     const int warp = tid / 32, lane = tid % 32;
     const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
     const int tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
-    const SplitUnit unit = split_unit(blockIdx.x, split_head, split_count);
-    const int tileCols = (N + BN - 1) / BN;
-    const long long row0 = (long long)(unit.tile / tileCols) * BM;
-    const long long col0 = (long long)(unit.tile % tileCols) * BN;
-    const int splits = unit.n;
+    const long long row0 = (long long)blockIdx.y * BM, col0 = (long long)blockIdx.x * BN;
+    const int splits = gridDim.z;
     if (splits > 1) {  // this block's k-tiles, from kt0 * BK on: a narrower A, a shorter B
         int kt0, kt1;
-        split_range((K + BK - 1) / BK, splits, unit.s, kt0, kt1);
+        split_range((K + BK - 1) / BK, splits, blockIdx.z, kt0, kt1);
         A += kt0 * BK;
         B += static_cast<long long>(kt0) * BK * ldb;
         K = min(K, kt1 * BK) - kt0 * BK;
@@ -158,9 +151,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         constexpr int N_ACC = WMITER * TM * WNITER * TN;
-        // (counts for every tile, partial sums for the split ones: first = head)
-        const SplitK<float, N_ACC> part(workspace, ((M + BM - 1) / BM) * tileCols, unit.tile,
-                                        unit.s, splits, tid, THREADS, split_head);
+        const SplitK<float, N_ACC> part(workspace, gridDim.x * gridDim.y,
+                                        blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z, splits,
+                                        tid, THREADS);
         part.put_all(&acc[0][0]);
         // (the A buffer is free: its last reads were before the k-loop's last barrier)
         if (!part.finish([] { __syncthreads(); }, reinterpret_cast<int *>(&As[0][0]))) return;

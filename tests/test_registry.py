@@ -290,38 +290,7 @@ def test_a_launch_that_splits_k_runs_the_split_entry_point(registry):
     huge = v.launch_spec(params, 6144, 6144, 6144, (6144, 6144, 6144), False, sms=132)
     assert dict(huge.facts)["TAIL"] == 0 and huge.symbol == "persistent_tf32"
     assert v.entry_points == ("persistent_tf32", "persistent_tf32_split")
-    # warptile_db declares one entry point: its split units run in the same kernel
+    # warptile_db declares one entry point: its split runs in the same kernel (grid z)
     w = registry["warptile_db"]
     p = w.instantiations()[-1]
     assert w.launch_spec(p, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132).symbol == w.symbol
-
-
-def test_the_last_wave_is_split_as_a_hand_count_finds_quickest(registry):
-    """4096^2 in 128 x 256 tiles is 512 tiles: 3 whole waves of 132 and 116 past them, each tile
-    256 k-tiles of 16.  By hand, with a unit's fixed cost of 2 k-tiles: whole, the last wave
-    is one unit of 256 + 2 = 258; split 9 ways, 1044 units over 132 blocks is at most 8 a
-    block, each of at most cdiv(256, 9) = 29 k-tiles, 8 x 31 = 248; split 10 ways, 9 x 28 =
-    252; 16 ways, 15 x 18 = 270.  8192^2 (2048 tiles, 68 past 15 waves, 512 k-tiles): 11 ways,
-    6 x (47 + 2) = 294 against 13 ways, 7 x (40 + 2) = 294 (a tie: the fewer) and 9 ways,
-    5 x (57 + 2) = 295."""
-    assert evaluate("tail_splits(116, 132, 256, 16, 2)") == 9
-    assert evaluate("tail_splits(68, 132, 512, 16, 2)") == 11
-    assert evaluate("tail_splits(0, 132, 256, 16, 2)") == 1  # no tail
-    assert evaluate("tail_splits(116, 132, 256, 0, 2)") == 1  # k too short to split
-    w = registry["warptile_db"]
-    p = w.instance("float32_BM128_BN256_BK16_WM64_WN64_WNITER2_TM8_TN4")
-    shape = (4096, 4096, 4096, (4096, 4096, 4096), False)
-    spec = w.launch_spec(p, *shape, sms=132, blocks_per_sm=1)
-    facts = dict(spec.facts)
-    assert (facts["HEAD"], facts["TAIL"], facts["SPLITS"]) == (396, 116, 9)
-    assert spec.grid == (396 + 116 * 9, 1, 1)
-    assert spec.args[-2].value == 9 and spec.args[-1].value == 396
-    # two blocks a multiprocessor: 512 tiles are one whole wave of 264 and 248 past it, which
-    # nearly fill a second (whole: 258; 2 ways: 2 x 130 = 260): not split
-    two = dict(w.launch_spec(p, *shape, sms=132, blocks_per_sm=2).facts)
-    assert (two["WAVE"], two["TAIL"], two["SPLITS"], two["HEAD"]) == (264, 248, 1, 512)
-    # fewer tiles than multiprocessors: every tile split, as before (16 tiles, 8 ways)
-    small = w.launch_spec(p, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132)
-    assert (dict(small.facts)["HEAD"], dict(small.facts)["SPLITS"]) == (0, 8)
-    assert small.grid == (128, 1, 1)
-    assert w.uses_occupancy and not registry["persistent_tf32"].uses_occupancy

@@ -15,9 +15,9 @@
 #   tune those only; TUNE_SUSTAINED=[8192] also tunes those sizes under sustained load;
 #   TUNE_EXPERIMENT=name writes results/name instead of results/tune_sizes)
 #   sweep     the sweep preset (results/sweep) with TUNED (default kernels/tuned.csv)
-#   tail      benchmarks/tail_split.py: TAIL_VARIANT's (default warptile_db) tuned instantiation
-#             at TAIL_SIZES (default "4096 8192") with its last wave split 1, 2, ... ways, each
-#             timed beside cuBLAS (the data behind the registry's UNIT_COST)
+#   tail      benchmarks/tail_split.py: TAIL_VARIANT's (default ws_f64) tuned instantiation at
+#             TAIL_SIZES (default "4096 8192") with its last wave split 1, 2, ... ways, each timed
+#             beside cuBLAS (TAIL_EXPR: another TAIL fact to try)
 #   sources   VARIANTS="a b" OLD_TREE=<an older checkout>: tools/gpu/paired.sh's side-by-side
 #             check of each variant's ladder instantiation against OLD_TREE's kernel file
 #             (SOURCES_SIZES, SOURCES_SHAPES: where)
@@ -84,8 +84,8 @@ for sub in "$@"; do
     ;;
   tail)
     # shellcheck disable=SC2086  # the sizes, one argument each
-    python3 benchmarks/tail_split.py "${TAIL_VARIANT:-warptile_db}" --sizes ${TAIL_SIZES:-4096 8192} \
-      2>&1 | tee "$out/tail.txt"
+    python3 benchmarks/tail_split.py "${TAIL_VARIANT:-ws_f64}" --sizes ${TAIL_SIZES:-4096 8192} \
+      ${TAIL_EXPR:+--tail "$TAIL_EXPR"} 2>&1 | tee "$out/tail.txt"
     ;;
   sources)
     "$here/paired.sh" "$out" sources

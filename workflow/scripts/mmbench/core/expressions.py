@@ -1,7 +1,7 @@
 """The registry's expression language: integer arithmetic over parameter names and m, n, k
 (``cdiv(n, TILE * COARSEN)``, ``BM * BK * 2``, ``k % 8 == 0 and BN <= 256``), evaluated by a
 whitelisting evaluator (names, integers, + - * // %, comparisons, and/or/not, ``cdiv``,
-``min``, ``max``, ``tail_splits``), never by ``eval``."""
+``min``, ``max``), never by ``eval``."""
 
 from __future__ import annotations
 
@@ -34,26 +34,7 @@ _CMPOPS = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-
-
-def tail_splits(tail: int, wave: int, ktiles: int, most: int, cost: int) -> int:
-    """The ways s (1 to `most`) to split each of `tail` tiles of `ktiles` k-tiles, so that the
-    blocks of one wave (`wave` at a time) finish them soonest: a block runs at most
-    cdiv(tail * s, wave) units one after another, each of at most cdiv(ktiles, s) k-tiles and a
-    unit's fixed cost (its first loads, its partial sums' stores), `cost` k-tiles' worth.  The
-    fewest splits where several are as quick; 1 where there is no tail.  At most 64 ways
-    (split_k.cuh's counts and partial sums are sized by the launch; more is never quicker)."""
-    if tail <= 0 or wave <= 0 or ktiles <= 0:
-        return 1
-    best, best_time = 1, None
-    for s in range(1, min(64, max(1, most)) + 1):
-        time = cdiv(tail * s, wave) * (cdiv(ktiles, s) + cost)
-        if best_time is None or time < best_time:
-            best, best_time = s, time
-    return best
-
-
-_FUNCS = {"cdiv": cdiv, "min": min, "max": max, "tail_splits": tail_splits}
+_FUNCS = {"cdiv": cdiv, "min": min, "max": max}
 
 
 # the longest registry expression accepted (a longer one is a mistake, and a deep one would
@@ -117,8 +98,7 @@ def evaluate(expr: str, **names: int) -> int | bool:
             return _FUNCS[node.func.id](*(ev(a) for a in node.args))
         raise RegistryError(
             f"unsupported construct in registry expression {expr!r} ({type(node).__name__}); "
-            "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max(), "
-            "tail_splits()"
+            "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max()"
         )
 
     try:

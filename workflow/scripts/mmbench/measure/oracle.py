@@ -72,30 +72,53 @@ def widened(cp, host: np.ndarray):
     inputs), which CuPy does not know, travel as their bits and are widened there too: an 8-bit
     code through a table of the 256 values ml_dtypes gives it, a bfloat16 as the upper half of
     a float32's bits.  (Widening them on the host cost 0.4-0.8 s per 8192 x 8192 FP8 matrix,
-    for each reference built, in the ladder's FP8 jobs.)  float32 values go through
-    `float32_widened`, which keeps their subnormals."""
-    if host.dtype.name not in ML_DTYPES:
-        dev = cp.asarray(host)
-        return float32_widened(cp, dev) if dev.dtype == np.float32 else dev.astype(cp.float64)
-    if host.dtype.itemsize == 1:
+    for each reference built, in the ladder's FP8 jobs.)  float32 and bfloat16 values go
+    through `float32_bits_widened`, which keeps their subnormals."""
+    if host.dtype.name in ML_DTYPES and host.dtype.itemsize == 1:
         return cp.asarray(code_values(host.dtype.name))[cp.asarray(host.view(np.uint8))]
-    assert host.dtype.itemsize == 2, host.dtype  # bfloat16: float32's sign, exponent, 7 bits
-    bits = cp.asarray(host.view(np.uint16)).astype(cp.uint32) << 16
-    return float32_widened(cp, bits.view(cp.float32))
+    if host.dtype.name in ML_DTYPES:  # bfloat16: float32's sign, exponent, 7 bits
+        assert host.dtype.itemsize == 2, host.dtype
+        return float32_bits_widened(cp, cp.asarray(host.view(np.uint16)), 16)
+    dev = cp.asarray(host)
+    if dev.dtype == np.float32:
+        return float32_bits_widened(cp, dev.view(cp.uint32), 0)
+    return dev.astype(cp.float64)
 
 
-def float32_widened(cp, x):
-    """A float32 device array in float64, subnormals included: CuPy's cast flushes float32
-    subnormals to zero (seen on an H100, 2026-11-28: 15 of 4096 random bfloat16 codes, every
-    one with a zero exponent, came out 0), so those are made again from their bits in float64
-    arithmetic, which flushes nothing: the significand times 2^-149."""
-    out = x.astype(cp.float64)
-    bits = x.view(cp.uint32)
-    tiny = ((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)
-    if bool(tiny.any()):
-        sign = cp.where(bits[tiny] >> 31, -1.0, 1.0)
-        out[tiny] = sign * (bits[tiny] & 0x007FFFFF).astype(cp.float64) * 2.0**-149
-    return out
+# float32 bits (shifted left by `shift` first: a bfloat16's 16) to float64, subnormals made from
+# their significand in float64 arithmetic, which flushes nothing (CuPy's float32 cast flushed
+# them to zero on an H100, 2026-11-28: 15 of 4096 random bfloat16 codes, every one with a zero
+# exponent, came out 0).  One kernel for the whole widening: each extra CuPy operation is a
+# kernel NVRTC compiles on a machine's first run, per array layout (the ladder run's first
+# configuration waited 24.7 s with five of them, 2026-11-28).
+_FLOAT32_BITS = r"""
+    const unsigned int b = (unsigned int)x << shift;
+    const unsigned int e = (b >> 23) & 0xFFu, m = b & 0x7FFFFFu;
+    if (e == 0) {
+        const double v = (double)m * 1.4012984643248170709e-45;  // 2^-149
+        y = (b >> 31) ? -v : v;
+    } else {
+        y = (double)__uint_as_float(b);
+    }
+"""
+
+
+def float32_bits_widened(cp, bits, shift: int):
+    """float64 values of float32 bit patterns (`bits`: uint32, or uint16 shifted by 16), exactly,
+    subnormals included."""
+    kernel = _widen_kernel(cp)
+    return kernel(cp.ascontiguousarray(bits), np.uint32(shift))
+
+
+_KERNELS: dict = {}
+
+
+def _widen_kernel(cp):
+    if "widen" not in _KERNELS:
+        _KERNELS["widen"] = cp.ElementwiseKernel(
+            "T x, uint32 shift", "float64 y", _FLOAT32_BITS, "mmbench_widen_float32_bits"
+        )
+    return _KERNELS["widen"]
 
 
 def nonnegative(*arrays) -> bool:
