@@ -1,8 +1,9 @@
 """How a split-K rung's last wave should be split (issue "past cuBLAS in every precision class"):
 one instantiation of a variant that splits the tiles past its last whole wave (a TAIL shape
-fact in kernels/registry.yaml: persistent_tf32, ws_f64), at each shape asked, launched as the
-registry says with its SPLITS forced to 1, 2, ... ways (and its TAIL replaced, with --tail),
-each timed back to back with cuBLAS of its class and checked against the first split's result.
+fact in kernels/registry.yaml: persistent_tf32, ws_f64; warptile_db's rows past HEAD_ROWS), at
+each shape asked, launched as the registry says with its SPLITS forced to 1, 2, ... ways (and
+its TAIL replaced, with --tail), each timed back to back with cuBLAS of its class and checked
+against the first split's result.
 It prints, per shape, each split's kernel median, its time against the first's and against
 cuBLAS's, and what the registry's own rule picks.  On the GPU machine:
 
@@ -13,8 +14,9 @@ cuBLAS's, and what the registry's own rule picks.  On the GPU machine:
 the last whole wave however many waves there are).  Without --instance, the instantiation the
 tuning table (kernels/tuned.csv) gives this GPU at the first size.  Needs a GPU (CuPy), nvcc and
 cuda-bindings; float32 and float64 rungs (it draws its inputs in those types).
-(Commit 36df8b5 gave warptile_db such a TAIL, measured with this: docs/ladder.md, "Tried and
-taken back: warptile_db's last wave".)
+The splits of one build are timed against each other: whether the build is as fast as the one
+before it is the side-by-side check's to say (tools/gpu.sh sizes OUT sources; docs/ladder.md,
+"Tried and taken back: warptile_db's last wave split", tells what that costs to forget).
 """
 
 from __future__ import annotations
@@ -37,13 +39,21 @@ from mmbench.plan.compile import compile_cubin  # noqa: E402
 
 
 def forced(v, splits: int, tail: str | None = None):
-    """The variant with its SPLITS fact forced to `splits` where it has a TAIL to split (and
-    its TAIL fact replaced by the expression `tail`, where given)."""
-    if "TAIL" not in dict(v.shape_facts):
-        sys.exit(f"{v.name}: no TAIL shape fact (its launch does not split a last wave)")
-    given = {"SPLITS": f"max(1, (TAIL > 0) * {splits})"} | ({"TAIL": tail} if tail else {})
-    facts = tuple((name, given.get(name, expr)) for name, expr in v.shape_facts)
-    return dataclasses.replace(v, shape_facts=facts)
+    """The variant with its SPLITS fact forced to `splits` where it has tiles past its last
+    whole wave (a TAIL fact, or warptile_db's rows past HEAD_ROWS), and its TAIL fact replaced by
+    the expression `tail`, where given."""
+    facts = dict(v.shape_facts)
+    if "TAIL" in facts:
+        has_tail = "TAIL > 0"
+    elif "HEAD_ROWS" in facts:
+        has_tail = "ROWS > HEAD_ROWS"
+    else:
+        sys.exit(f"{v.name}: no TAIL or HEAD_ROWS shape fact (its launch does not split a last "
+                 "wave)")  # fmt: skip
+    given = {"SPLITS": f"max(1, ({has_tail}) * {splits})"} | ({"TAIL": tail} if tail else {})
+    return dataclasses.replace(
+        v, shape_facts=tuple((name, given.get(name, expr)) for name, expr in v.shape_facts)
+    )
 
 
 def timed(cp, launch, reps: int) -> float:

@@ -5,10 +5,17 @@
 // stage rather than cp.async, because the A tile is stored transposed, which a cp.async copy
 // cannot do.)  Loads are guarded like warptile's: any M, N, K and leading dimensions; blocks
 // wholly inside aligned matrices skip the checks until the last k-tile (a few percent of the
-// instructions of a k-tile, where FFMAs are the rest).  Where the tiles are fewer than the
-// multiprocessors, the grid's z splits each tile's k-tiles among gridDim.z blocks (split_k.cuh):
-// block z multiplies its share of A's columns and B's rows, and the block that finishes the tile
-// adds the others' partial sums from `workspace` and stores it.
+// instructions of a k-tile, where FFMAs are the rest).  Split-K (split_k.cuh): the tile rows
+// from `split_rows` on are split `split_count` ways along k, each tile row of them a run of
+// split_count rows of blocks, block s of a tile multiplying its share of A's columns and B's
+// rows, the block that finishes the tile adding the others' partial sums from `workspace` and
+// storing it.  Every row is split where the tiles are fewer than the multiprocessors; where they
+// fill whole waves and leave the last one short, the rows past the last whole wave's (so that
+// the last wave lasts a share of a tile).  The rows before split_rows run whole, with the same
+// machine code as before the split existed, but for 34 of the 2048 FFMAs' register numbers
+// (nvdisasm, CUDA 13.0, sm_90, the tuned 128 x 256 instantiation): taking the tile from a
+// one-dimensional unit number instead renumbered the registers of every FFMA and ran 7-9%
+// slower on an H100 (docs/ladder.md, "Tried and taken back").
 #include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
@@ -37,18 +44,21 @@ __device__ __forceinline__ float4 load4(const elem_t *__restrict__ p, long long 
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS, void *workspace) {
+extern "C" __global__ void __launch_bounds__(THREADS)
+    warptile_db(MM_PARAMS, void *workspace, int split_rows, int split_count) {
     __shared__ __align__(16) elem_t As[2][BK * BM];  // transposed: As[s][k * BM + row]
     __shared__ __align__(16) elem_t Bs[2][BK * BN];  // Bs[s][k * BN + col]
     const int tid = threadIdx.x;
     const int warp = tid / 32, lane = tid % 32;
     const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
     const int tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
-    const long long row0 = (long long)blockIdx.y * BM, col0 = (long long)blockIdx.x * BN;
-    const int splits = gridDim.z;
+    const bool split = blockIdx.y >= split_rows;
+    const int splits = split ? split_count : 1;
+    const int tileRow = split ? split_rows + (blockIdx.y - split_rows) / splits : blockIdx.y;
+    const long long row0 = (long long)tileRow * BM, col0 = (long long)blockIdx.x * BN;
     if (splits > 1) {  // this block's k-tiles, from kt0 * BK on: a narrower A, a shorter B
         int kt0, kt1;
-        split_range((K + BK - 1) / BK, splits, blockIdx.z, kt0, kt1);
+        split_range((K + BK - 1) / BK, splits, (blockIdx.y - split_rows) % splits, kt0, kt1);
         A += kt0 * BK;
         B += static_cast<long long>(kt0) * BK * ldb;
         K = min(K, kt1 * BK) - kt0 * BK;
@@ -151,9 +161,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) warptile_db(MM_PARAMS, voi
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         constexpr int N_ACC = WMITER * TM * WNITER * TN;
-        const SplitK<float, N_ACC> part(workspace, gridDim.x * gridDim.y,
-                                        blockIdx.y * gridDim.x + blockIdx.x, blockIdx.z, splits,
-                                        tid, THREADS);
+        // (a count for every tile, partial sums for the split ones: first = the whole ones)
+        const int tiles = (split_rows + (gridDim.y - split_rows) / splits) * gridDim.x;
+        const SplitK<float, N_ACC> part(workspace, tiles, tileRow * gridDim.x + blockIdx.x,
+                                        (blockIdx.y - split_rows) % splits, splits, tid, THREADS,
+                                        split_rows * gridDim.x);
         part.put_all(&acc[0][0]);
         // (the A buffer is free: its last reads were before the k-loop's last barrier)
         if (!part.finish([] { __syncthreads(); }, reinterpret_cast<int *>(&As[0][0]))) return;

@@ -268,7 +268,9 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
     v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
     shapes = [(128, 4096, 4096), (129, 1001, 3001), (1, 33, 5000), (1000, 1100, 37)]
-    tail = "HEAD" in dict(v.shape_facts)
+    # HEAD: the persistent kernels' whole tiles; SPLIT_ROWS: warptile_db's whole rows
+    head = next((f for f in ("HEAD", "SPLIT_ROWS") if f in dict(v.shape_facts)), None)
+    tail = head is not None
     if tail:
         shapes += [(3001, 3001, 1000), (1500, 1999, 3001)]
     confs = [
@@ -289,8 +291,8 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
     assert all(s > 1 for (_, m, _, _), s in splits.items() if m == 1), splits
     assert all(s == 1 for (_, _, _, k), s in splits.items() if k == 37), splits
     if tail:  # a last wave split behind whole tiles (HEAD > 0) ran and verified
-        heads = [r for r in rows if "HEAD=" in r["launch_facts"]
-                 and int(r["launch_facts"].split("HEAD=")[1].split()[0]) > 0
+        heads = [r for r in rows if f"{head}=" in r["launch_facts"]
+                 and int(r["launch_facts"].split(f"{head}=")[1].split()[0]) > 0
                  and int(r["launch_facts"].split("SPLITS=")[1].split()[0]) > 1]  # fmt: skip
         assert heads, splits
     for key, s in sorted(splits.items()):

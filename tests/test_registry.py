@@ -290,7 +290,46 @@ def test_a_launch_that_splits_k_runs_the_split_entry_point(registry):
     huge = v.launch_spec(params, 6144, 6144, 6144, (6144, 6144, 6144), False, sms=132)
     assert dict(huge.facts)["TAIL"] == 0 and huge.symbol == "persistent_tf32"
     assert v.entry_points == ("persistent_tf32", "persistent_tf32_split")
-    # warptile_db declares one entry point: its split runs in the same kernel (grid z)
+    # warptile_db declares one entry point: its split rows run in the same kernel
     w = registry["warptile_db"]
     p = w.instantiations()[-1]
     assert w.launch_spec(p, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132).symbol == w.symbol
+
+
+def test_the_last_wave_is_split_as_a_hand_count_finds_quickest(registry):
+    """warptile_db's tuned 128 x 256 tiles, one block a multiprocessor, 132 at a time, a unit's
+    own cost 4 k-tiles.  8192^2: 64 rows of 32 tiles, 2048 in all; 15 whole waves are 1980
+    tiles, 61 whole rows (1952); the 3 rows past them (96 tiles) are the tail; a tile is 512
+    k-tiles.  By hand: the head keeps 104 blocks busy until 15 x 516 = 7740 and 28 until
+    14 x 516 = 7224.  Whole, the tail's 96 tiles: 28 end at 7740, the other 68 at 8256.  Split 9
+    ways, 864 units of cdiv(512, 9) + 4 = 61, the 104 blocks having run j each by 7740 + 61 j and
+    the 28 floor((t - 7224) / 61) by t: by 7984 (j = 4), 416 + 28 x 12 = 752; by 8017 (the 28's
+    13th), 416 + 364 = 780; by 8045 (j = 5), 520 + 364 = 884 >= 864: it ends at 8045.
+    4096^2 (512 tiles, 24 whole rows, 8 past them, 256 k-tiles): whole, 4 x 260 = 1040; split 9
+    ways (units of 33) the 12 early blocks and the 120 late ones have run 192 + 960 = 1152 only
+    by 520 + 16 x 33 = 1048: not split (a side-by-side run measured 9 ways 1% slower there)."""
+    from mmbench.core.expressions import last_wave_end
+
+    assert last_wave_end(1952, 96, 132, 512, 1, 4) == 8256
+    assert last_wave_end(1952, 96, 132, 512, 9, 4) == 8045
+    assert last_wave_end(384, 128, 132, 256, 1, 4) == 1040
+    assert last_wave_end(384, 128, 132, 256, 9, 4) == 1048
+    assert evaluate("tail_splits(384, 128, 132, 256, 16, 4)") == 1
+    assert evaluate("tail_splits(1952, 96, 132, 512, 16, 4)") == 9
+    assert evaluate("tail_splits(384, 0, 132, 256, 16, 4)") == 1  # no tail
+    assert evaluate("tail_splits(1952, 96, 132, 512, 0, 4)") == 1  # k too short to split
+    w = registry["warptile_db"]
+    p = w.instance("float32_BM128_BN256_BK16_WM64_WN64_WNITER2_TM8_TN4")
+    shape = (8192, 8192, 8192, (8192, 8192, 8192), False)
+    spec = w.launch_spec(p, *shape, sms=132, blocks_per_sm=1)
+    facts = dict(spec.facts)
+    assert (facts["SPLIT_ROWS"], facts["SPLITS"]) == (61, 9)
+    assert spec.grid == (32, 61 + 3 * 9, 1)
+    assert [a.value for a in spec.args[-2:]] == [61, 9]
+    at4096 = dict(w.launch_spec(p, 4096, 4096, 4096, (4096,) * 3, False, sms=132).facts)
+    assert (at4096["SPLITS"], at4096["SPLIT_ROWS"]) == (1, 32)
+    # fewer tiles than multiprocessors: every row split, as before (16 tiles, 132 // 16 = 8 ways)
+    small = w.launch_spec(p, 128, 4096, 4096, (4096, 4096, 4096), False, sms=132)
+    assert (dict(small.facts)["SPLIT_ROWS"], dict(small.facts)["SPLITS"]) == (0, 8)
+    assert small.grid == (16, 8, 1)
+    assert w.uses_occupancy and not registry["persistent_tf32"].uses_occupancy

@@ -46,7 +46,8 @@ from mmbench.core.launch_spec import (
 # is a pointer to that operand or a named integer.
 ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 # the names every expression sees besides the parameters (Variant.names and its callers)
-RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "lda", "ldb", "ldc", "accumulate")
+RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "blocks_per_sm", "lda", "ldb", "ldc",
+            "accumulate")  # fmt: skip
 label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
 __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
@@ -109,6 +110,15 @@ class Variant:
         return self.backend == "cubin"
 
     @property
+    def uses_occupancy(self) -> bool:
+        """Its launch reads `blocks_per_sm` (the blocks of its kernel a multiprocessor holds at
+        once, which only the compiled kernel can tell: measure/launch.py asks the occupancy
+        calculator)."""
+        exprs = [e for _, e in self.shape_facts] + [str(g) for g in self.grid]
+        exprs += [str(a) for a in self.args]
+        return any(re.search(r"\bblocks_per_sm\b", e) for e in exprs)
+
+    @property
     def b_transposed(self) -> bool:
         """The kernel takes B as its transpose, n x k (registry `b_layout: n_by_k`)."""
         return self.b_layout == "n_by_k"
@@ -162,6 +172,7 @@ class Variant:
         out |= shape
         if self.shape_facts and all(x in shape for x in ("m", "n", "k")):
             out.setdefault("sms", 1)
+            out.setdefault("blocks_per_sm", 1)
             for name, expr in self.shape_facts:
                 out[name] = int(evaluate(expr, **out))
         return out
@@ -284,14 +295,18 @@ class Variant:
         accumulate: bool,
         sms: int = 1,
         scale: float = 1.0,
+        blocks_per_sm: int = 1,
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
         memory and every argument by kind (core/launch_spec.py), from the registry entry;
-        `scale`: the inputs' per-tensor dequantisation scales multiplied (FP8)."""
+        `scale`: the inputs' per-tensor dequantisation scales multiplied (FP8); `blocks_per_sm`:
+        how many blocks of the kernel a multiprocessor holds at once (the occupancy calculator on
+        the loaded cubin, measure/launch.py; read only where `uses_occupancy`)."""
         lda, ldb, ldc = lds
         names = self.names(
-            params, m=m, n=n, k=k, sms=sms, lda=lda, ldb=ldb, ldc=ldc, accumulate=int(accumulate)
-        )
+            params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm, lda=lda, ldb=ldb,
+            ldc=ldc, accumulate=int(accumulate),
+        )  # fmt: skip
         grid, block = self._grid_and_block(names)
         b = (n, k) if self.b_transposed else (k, n)
         shapes = {"A": (m, k, lda), "B": (*b, ldb), "C": (m, n, ldc)}

@@ -12,6 +12,7 @@ leading dimension, and cuLaunchKernelEx launches with the cluster dimension as a
 from __future__ import annotations
 
 import ctypes
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,7 +73,11 @@ def launcher(
         go = cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle, v.b_transposed)
         return go, spec
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
-    spec = v.launch_spec(conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
+    shape = (conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
+    spec = v.launch_spec(*shape)
+    if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
+        resident = blocks_per_sm(modules.function(cubin, v.symbol), spec)
+        spec = v.launch_spec(*shape, blocks_per_sm=resident)
     fn = modules.function(cubin, spec.symbol or v.symbol)
     if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
         fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
@@ -89,6 +94,30 @@ def launcher(
 
     launch.workspaces = keep  # alive as long as the launch
     return launch, spec
+
+
+def blocks_per_sm(fn, spec: LaunchSpec) -> int:
+    """How many blocks of the kernel `fn` (a loaded RawKernel) one multiprocessor holds at once
+    at `spec`'s block and dynamic shared memory: the CUDA occupancy calculator, from the cubin's
+    registers and shared memory.  A launch whose block fits nowhere is refused here, not left to
+    fail in its first timed pass."""
+    from cuda.bindings import driver as cu
+
+    if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
+        fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
+    threads = math.prod(spec.block)
+    count = _check(
+        cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            cu.CUfunction(fn.kernel.ptr), threads, spec.dynamic_shared_bytes
+        ),
+        "the occupancy calculator",
+    )
+    if count < 1:
+        raise RuntimeError(
+            f"a block of {threads} threads and {spec.dynamic_shared_bytes} bytes of dynamic "
+            "shared memory does not fit on a multiprocessor of this GPU"
+        )
+    return int(count)
 
 
 def cupy_arguments(cp, spec: LaunchSpec, operands: dict[str, Operand], keep: list) -> tuple:
