@@ -13,9 +13,9 @@
 // fill whole waves and leave the last one short, the rows past the last whole wave's (so that
 // the last wave lasts a share of a tile).  The rows before split_rows run whole, with the same
 // machine code as before the split existed, but for 34 of the 2048 FFMAs' register numbers
-// (nvdisasm, CUDA 13.0, sm_90, the tuned 128 x 256 instantiation): taking the tile from a
-// one-dimensional unit number instead renumbered the registers of every FFMA and ran 7-9%
-// slower on an H100 (docs/ladder.md, "Tried and taken back").
+// (tools/same_cubins.py --loops, CUDA 13.0, sm_90, the tuned 128 x 256 instantiation): taking
+// the tile from a one-dimensional unit number instead renumbered the registers of every FFMA
+// and ran 7-9% slower on an H100 (docs/ladder.md, "Tried and taken back").
 #include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };

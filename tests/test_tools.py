@@ -5,8 +5,11 @@ stage is refused before anything runs)."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from .conftest import ROOT
 
@@ -83,3 +86,31 @@ def test_the_profile_runner_plans_the_tuned_instantiations_as_the_workflow_does(
     assert len(plan.runs["warptile_db"]) == len(rows) == 18
     assert {c.instance for c in plan.runs["warptile_db"]} == set(rows.instance)
     assert cfg["variants"] == ["warptile_db"]
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_same_cubins_counts_the_hot_loops_math_through_nvdisasm(tmp_path):
+    """tools/same_cubins.py --loops on tiled_guarded TILE=32 against a copy slowed by
+    tools/slowdown.py (a second pass over each shared-memory tile): by hand, the k-loop over the
+    tiles holds TILE = 32 FFMAs of the product, and the slowed copy 32 more, so its hot loop's
+    math goes from 32 to 64 and the order cannot be the same.  The unchanged source's cubin is
+    byte-identical (nothing to say about its loop).  Needs nvcc and nvdisasm (the test extra's
+    nvidia-cuda-nvdisasm)."""
+    sys.path.insert(0, str(TOOLS))
+    import same_cubins
+
+    if same_cubins.find_nvdisasm() is None:
+        pytest.fail("no nvdisasm: the test extra installs nvidia-cuda-nvdisasm")
+    old = tmp_path / "kernels"
+    shutil.copytree(ROOT / "kernels", old)
+    subprocess.run([sys.executable, str(TOOLS / "slowdown.py"), str(old / "05_tiled_guarded.cu")],
+                   check=True, capture_output=True)  # fmt: skip
+    run = [sys.executable, str(TOOLS / "same_cubins.py"), str(old), "tiled_guarded",
+           "--instance", "float32_TILE32", "--loops"]  # fmt: skip
+    out = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1, out.stderr
+    assert "hot loop" in out.stdout and "64 -> 32 of them math" in out.stdout, out.stdout
+    assert "the math instructions differ in kind or order" in out.stdout
+    same = subprocess.run([*run[:2], str(ROOT / "kernels"), *run[3:]], capture_output=True,
+                          text=True, cwd=ROOT)  # fmt: skip
+    assert same.returncode == 0 and "1 of 1 instantiations byte-identical" in same.stdout

@@ -4,16 +4,32 @@ this checkout's registry and without -lineinfo (line numbers move with any edit)
 the two cubins byte for byte.
 
     python tools/same_cubins.py OLD_KERNELS_DIR VARIANT... [--arch sm_90] [--jobs 2]
+                                [--instance NAME ...] [--loops]
 
 OLD_KERNELS_DIR is the other tree's kernels/ folder (e.g. from `git archive REV kernels | tar -x
 -C /tmp/old`); its own registry.yaml, where it has one, gives its -D flags (a fact the kernel
 once derived itself and the registry now passes is then compared as it was built), and only
-the instantiations both registries hold are compared.  Prints one line per variant and, for each cubin that differs, the instantiation;
-exits 1 if any differs.  Needs nvcc, no GPU."""
+the instantiations both registries hold are compared (--instance: only those named).  Prints
+one line per variant and, for each cubin that differs, the instantiation; exits 1 if any
+differs.  Needs nvcc, no GPU.
+
+--loops says, for each cubin that differs, how its hot loop changed (nvdisasm: the loop with
+the most math instructions, FFMA, DFMA, HMMA, HGMMA and their kin): its length and math count in
+both, whether the math runs in the same order, and how many math instructions name other
+registers, and how many of those a register in another bank (the register's number mod 2,
+which two operands of one instruction should not share).  warptile_db's tile taken from a
+one-dimensional unit number renumbered every FFMA of its loop, most into another bank, and ran
+7-9% slower on an H100; taken from the block's row as before, 34 of 2048 renumbered, 2 into
+another bank (docs/ladder.md).  nvdisasm comes with the CUDA toolkit, or from the
+test extra's nvidia-cuda-nvdisasm wheel.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,13 +53,94 @@ def build(folder: Path, source: str, arch: str, defines: dict, out: Path) -> byt
     return out.read_bytes()
 
 
+# the math instructions whose loop is a kernel's hot loop
+# (not HFMA2: ptxas also moves constants with HFMA2.MMA)
+MATH = {"FFMA", "DFMA", "HMMA", "HGMMA", "QGMMA", "DMMA", "IMMA", "IGMMA"}
+INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)([^;]*);")
+LABEL = re.compile(r"^(\.L_x_\d+):")
+BACK = re.compile(r"BRA[^`]*`\((\.L_x_\d+)\)")
+
+
+def find_nvdisasm() -> str | None:
+    """nvdisasm on PATH, else the one of the nvidia-cuda-nvdisasm wheel (nvidia/cu*/bin)."""
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    spec = importlib.util.find_spec("nvidia")
+    for root in spec.submodule_search_locations if spec else []:
+        for candidate in sorted(Path(root).glob("cu*/bin/nvdisasm")):
+            return str(candidate)
+    return None
+
+
+def hot_loop(sass: str) -> list[tuple[str, tuple[int, ...]]]:
+    """The instructions of the loop with the most math instructions in nvdisasm's listing
+    (`nvdisasm -c`): from a label to the last branch back to it, each as (opcode, the numbers of
+    the general registers it names, in order)."""
+    lines = sass.splitlines()
+    labels, best = {}, (0, 0, 0)
+    for i, line in enumerate(lines):
+        if m := LABEL.match(line):
+            labels[m.group(1)] = i
+        elif (m := BACK.search(line)) and m.group(1) in labels:
+            start = labels[m.group(1)]
+            math = sum(
+                1 for x in lines[start:i] if (o := INSTRUCTION.match(x)) and o.group(1) in MATH
+            )
+            if math > best[0]:
+                best = (math, start, i + 1)
+    out = []
+    for line in lines[best[1] : best[2]]:
+        if m := INSTRUCTION.match(line):
+            out.append((m.group(1), tuple(int(r) for r in re.findall(r"\bR(\d+)\b", m.group(2)))))
+    return out
+
+
+def compare_loops(old: list, new: list) -> dict:
+    """What changed between two hot loops (hot_loop): their lengths and math counts, whether
+    the math instructions run in the same order (ptxas may pick another of two equivalent
+    integer instructions around them, IADD3.X for IMAD.X, without that mattering), and of the
+    math instructions, how many name other registers and how many a register in another bank
+    (its number mod 2)."""
+    om, nm = ([x for x in loop if x[0] in MATH] for loop in (old, new))
+    same_order = [o for o, _ in om] == [o for o, _ in nm]
+    pairs = list(zip(om, nm, strict=True)) if same_order else []
+    return dict(
+        length=(len(old), len(new)),
+        math=(len(om), len(nm)),
+        same_order=same_order,
+        renumbered=sum(1 for (_, a), (_, b) in pairs if a != b),
+        other_bank=sum(1 for (_, a), (_, b) in pairs if [r % 2 for r in a] != [r % 2 for r in b]),
+    )
+
+
+def loop_line(nvdisasm: str, old: Path, new: Path) -> str:
+    """One line saying how the hot loop of `new` differs from that of `old` (two cubins)."""
+    loops = [hot_loop(subprocess.run([nvdisasm, "-c", str(c)], capture_output=True, text=True,
+                                     check=True).stdout) for c in (old, new)]  # fmt: skip
+    d = compare_loops(*loops)
+    head = (f"hot loop {d['length'][0]} -> {d['length'][1]} instructions, "
+            f"{d['math'][0]} -> {d['math'][1]} of them math")  # fmt: skip
+    if not d["same_order"]:
+        return f"{head}; the math instructions differ in kind or order"
+    return (f"{head}; the math in the same order, {d['renumbered']} naming other registers, "
+            f"{d['other_bank']} of them in another bank")  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old", type=Path, help="the other checkout's kernels/ folder")
     ap.add_argument("variants", nargs="+")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--instance", action="append", default=[], help="only this instantiation")
+    ap.add_argument(
+        "--loops", action="store_true", help="how the hot loop of each that differs changed"
+    )
     args = ap.parse_args()
+    nvdisasm = find_nvdisasm() if args.loops else None
+    if args.loops and nvdisasm is None:
+        sys.exit("--loops needs nvdisasm: the CUDA toolkit's, or pip install nvidia-cuda-nvdisasm")
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     old_file = args.old / "registry.yaml"
     old_registry = load_registry(old_file) if old_file.is_file() else registry
@@ -63,8 +160,12 @@ def main() -> int:
             sys.exit(f"{name}: not in {old_file}")
         old_slugs = {slug(p) for p in ov.instantiations() if not ov.rejected(p)}
         for params in v.instantiations():
-            if not v.rejected(params) and slug(params) in old_slugs:
+            wanted = not args.instance or slug(params) in args.instance
+            if wanted and not v.rejected(params) and slug(params) in old_slugs:
                 jobs.append((name, v, ov, params))
+    if not jobs:
+        sys.exit(f"no instantiation of {', '.join(args.variants)} to compare"
+                 + (f" named {', '.join(args.instance)}" if args.instance else ""))  # fmt: skip
 
     def one(job):
         name, v, ov, params = job
@@ -77,18 +178,20 @@ def main() -> int:
             ROOT / "kernels", Path(v.source).name, v.arch or args.arch, v.defines(params),
             tmp / f"{tag}.new",
         )  # fmt: skip
-        return name, slug(params), old == new
+        return name, slug(params), old == new, tmp / f"{tag}.old", tmp / f"{tag}.new"
 
     with ThreadPoolExecutor(args.jobs) as ex:
         results = list(ex.map(one, jobs))
     differ = 0
     for name in args.variants:
-        mine = [(s, same) for n, s, same in results if n == name]
-        bad = [s for s, same in mine if not same]
+        mine = [(s, same, o, n) for v, s, same, o, n in results if v == name]
+        bad = [(s, o, n) for s, same, o, n in mine if not same]
         differ += len(bad)
         print(f"{name}: {len(mine) - len(bad)} of {len(mine)} instantiations byte-identical")
-        for s in bad:
+        for s, o, n in bad:
             print(f"  differs: {s}")
+            if nvdisasm:
+                print(f"    {loop_line(nvdisasm, o, n)}")
     return 1 if differ else 0
 
 
