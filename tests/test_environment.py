@@ -13,7 +13,8 @@ import yaml
 from .conftest import ROOT
 
 # conda-forge name -> PyPI name where they differ
-CONDA_TO_PIP = {"snakemake-minimal": "snakemake", "cupy": "cupy-cuda13x", "ml_dtypes": "ml-dtypes"}
+CONDA_TO_PIP = {"snakemake-minimal": "snakemake", "cupy": "cupy-cuda13x", "ml_dtypes": "ml-dtypes",
+                "cuda-nvdisasm": "nvidia-cuda-nvdisasm"}  # fmt: skip
 
 
 def _split(req: str) -> tuple[str, str]:
