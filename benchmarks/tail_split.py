@@ -12,8 +12,9 @@ cuBLAS's, and what the registry's own rule picks.  On the GPU machine:
 
 --tail EXPR tries another TAIL fact (e.g. "(TILES >= WAVE) * (TILES % WAVE)": the tiles past
 the last whole wave however many waves there are).  Without --instance, the instantiation the
-tuning table (kernels/tuned.csv) gives this GPU at the first size.  Needs a GPU (CuPy), nvcc and
-cuda-bindings; float32 and float64 rungs (it draws its inputs in those types).
+tuning table (kernels/tuned.csv) gives this GPU at the first size, as the workflow picks it.
+Needs a GPU (CuPy), nvcc and cuda-bindings; float32 and float64 rungs (it draws its inputs in
+those types).
 The splits of one build are timed against each other: whether the build is as fast as the one
 before it is the side-by-side check's to say (tools/gpu.sh sizes OUT sources; docs/ladder.md,
 "Tried and taken back: warptile_db's last wave split", tells what that costs to forget).
@@ -33,9 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.elements import element_type  # noqa: E402
-from mmbench.core.registry import load_registry  # noqa: E402
+from mmbench.core.registry import load_registry, slug  # noqa: E402
 from mmbench.measure.launch import Modules, Operand, cublas_launcher, launcher  # noqa: E402
 from mmbench.plan.compile import compile_cubin  # noqa: E402
+from mmbench.plan.tuning import nearest, read_tuned, tuned_params, tuned_ranges  # noqa: E402
 
 
 def forced(v, splits: int, tail: str | None = None):
@@ -71,12 +73,17 @@ def timed(cp, launch, reps: int) -> float:
     return statistics.median(out)
 
 
-def tuned_instance(variant: str, dtype: str, gpu: str, m: int) -> str | None:
-    import pandas as pd
-
-    t = pd.read_csv(ROOT / "kernels" / "tuned.csv")
-    t = t[(t.variant == variant) & (t.dtype == dtype) & (t.gpu_name == gpu) & (t.m == m)]
-    return None if t.empty else str(t.instance.iloc[0])
+def tuned_instance(variant: str, dtype: str, gpu: str, m: int, registry: dict) -> dict:
+    """The instantiation the tuning table (kernels/tuned.csv) gives GPU model `gpu` at m^3, as
+    the workflow picks it (plan/tuning.py: the row tuned nearest to the shape, where a variant
+    has several); ConfigError, naming the table's models, where it has none for this GPU."""
+    path = str(ROOT / "kernels" / "tuned.csv")
+    table = read_tuned(path)
+    pinned = tuned_params(table, gpu, [variant], registry, path)[variant]
+    rows = tuned_ranges(table, gpu, [variant], registry, path).get(variant)
+    if rows:
+        return nearest(rows, dtype, m, m, m)["params"]
+    return {p: values[0] for p, values in pinned.items()}
 
 
 def main() -> int:
@@ -99,11 +106,9 @@ def main() -> int:
         sys.exit(f"{args.variant}: {e.input.name} inputs; this benchmark draws float32 and float64")
     gpu = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    instance = args.instance or tuned_instance(args.variant, dtype, gpu, args.sizes[0])
-    if instance is None:
-        sys.exit(f"no tuned instantiation of {args.variant} for {gpu} at {args.sizes[0]}: "
-                 "name one with --instance")  # fmt: skip
-    params = v.instance(instance)
+    params = (v.instance(args.instance) if args.instance
+              else tuned_instance(args.variant, dtype, gpu, args.sizes[0], registry))  # fmt: skip
+    instance = slug(params)
     tmp = tempfile.mkdtemp()
     cubin = str(Path(tmp) / "k.cubin")
     compile_cubin(ROOT / "kernels" / v.source, cubin, v.arch or "sm_90", v.defines(params),

@@ -78,9 +78,7 @@ def launcher(
     if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
         resident = blocks_per_sm(modules.function(cubin, v.symbol), spec)
         spec = v.launch_spec(*shape, blocks_per_sm=resident)
-    fn = modules.function(cubin, spec.symbol or v.symbol)
-    if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
-        fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
+    fn = allow_shared(modules.function(cubin, spec.symbol or v.symbol), spec)
     if spec.empty:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
         return (lambda: None), spec
     if spec.needs_driver:
@@ -96,6 +94,14 @@ def launcher(
     return launch, spec
 
 
+def allow_shared(fn, spec: LaunchSpec):
+    """`fn` (a loaded RawKernel), allowed `spec`'s dynamic shared memory where it is more than
+    CUDA grants without asking."""
+    if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
+        fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
+    return fn
+
+
 def blocks_per_sm(fn, spec: LaunchSpec) -> int:
     """How many blocks of the kernel `fn` (a loaded RawKernel) one multiprocessor holds at once
     at `spec`'s block and dynamic shared memory: the CUDA occupancy calculator, from the cubin's
@@ -103,12 +109,10 @@ def blocks_per_sm(fn, spec: LaunchSpec) -> int:
     fail in its first timed pass."""
     from cuda.bindings import driver as cu
 
-    if spec.dynamic_shared_bytes > CUPY_DYNAMIC_SHARED_DEFAULT:
-        fn.max_dynamic_shared_size_bytes = spec.dynamic_shared_bytes
     threads = math.prod(spec.block)
     count = _check(
         cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            cu.CUfunction(fn.kernel.ptr), threads, spec.dynamic_shared_bytes
+            cu.CUfunction(allow_shared(fn, spec).kernel.ptr), threads, spec.dynamic_shared_bytes
         ),
         "the occupancy calculator",
     )

@@ -12,6 +12,7 @@ and the operation, never on the kernel, so one reference serves every variant an
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,19 +109,14 @@ _FLOAT32_BITS = r"""
 def float32_bits_widened(cp, bits, shift: int):
     """float64 values of float32 bit patterns (`bits`: uint32, or uint16 shifted by 16), exactly,
     subnormals included."""
-    kernel = _widen_kernel(cp)
-    return kernel(cp.ascontiguousarray(bits), np.uint32(shift))
+    return _widen_kernel(cp)(cp.ascontiguousarray(bits), np.uint32(shift))
 
 
-_KERNELS: dict = {}
-
-
+@functools.cache
 def _widen_kernel(cp):
-    if "widen" not in _KERNELS:
-        _KERNELS["widen"] = cp.ElementwiseKernel(
-            "T x, uint32 shift", "float64 y", _FLOAT32_BITS, "mmbench_widen_float32_bits"
-        )
-    return _KERNELS["widen"]
+    return cp.ElementwiseKernel(
+        "T x, uint32 shift", "float64 y", _FLOAT32_BITS, "mmbench_widen_float32_bits"
+    )
 
 
 def nonnegative(*arrays) -> bool:
