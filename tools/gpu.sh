@@ -13,7 +13,9 @@
 #                                then a registry grid edit: what each rerun builds and measures
 #   builds WHICH TREE VARIANTS   the ladder preset for VARIANTS ([a,b:bfloat16,...]: each in its
 #                                ladder element types, or those after the colon, joined by +;
-#                                tuned as in kernels/tuned.csv, EXTRA_TUNED=<csv> adds rows),
+#                                tuned as in kernels/tuned.csv, EXTRA_TUNED=<csv> adds rows;
+#                                SIZES='[4096,8192]' keeps those square sizes only,
+#                                DISTRIBUTION='[normal]' those inputs only),
 #                                without profiling, with the checkout at TREE (WHICH=before) or
 #                                this one (WHICH=after); OUT/<WHICH>.csv is its timings table.
 #                                After both: tools/compare_times.py OUT/before.csv OUT/after.csv
@@ -84,16 +86,20 @@ PY
   ;;
 builds)
   which=$1 tree=$2 variants=$3
-  extra=()
+  extra=() more=()
   [ -n "${EXTRA_TUNED:-}" ] && extra=(--extra-tuned "$(realpath "$EXTRA_TUNED")")
+  [ -n "${SIZES:-}" ] && extra+=(--sizes "$SIZES")
+  [ -n "${DISTRIBUTION:-}" ] && more=("distribution=$DISTRIBUTION")
   [ "$which" = before ] && cd "$tree"
   export PYTHONPATH=$PWD/workflow/scripts:${PYTHONPATH:-}
   preset=$(python3 "$here/preset_subset.py" config/presets/ladder.yaml "$variants" \
     "/tmp/mmbench-$which-subset.yaml" --no-profile "${extra[@]}")
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete --configfile "$preset" \
-    --config experiment="$which" > "$out/$which.log" 2>&1
+    --config experiment="$which" "${more[@]}" > "$out/$which.log" 2>&1
   echo "$which ($PWD): exit $? after $(($(date +%s) - start)) s"
+  # each sustained configuration's time, clock and power (what a power limit does to a rung)
+  grep -hE " sustained [a-z0-9_]+: kernel" "$out/$which.log" | sed -E 's/^[0-9:]+ \[[^]]*\] //; s/, PASS.*/, PASS/' | cut -c1-220
   stats "$out/$which.log"
   grep -h "configurations:" "results/$which/tables/summary.txt" 2>/dev/null
   cp "results/$which/tables/timings.csv" "$out/$which.csv" 2>/dev/null
