@@ -109,11 +109,11 @@ class Variant:
     def compiled(self) -> bool:
         return self.backend == "cubin"
 
-    @property
+    @cached_property
     def uses_occupancy(self) -> bool:
         """Its launch reads `blocks_per_sm` (the blocks of its kernel a multiprocessor holds at
         once, which only the compiled kernel can tell: measure/launch.py asks the occupancy
-        calculator)."""
+        calculator).  Found once per entry, not on every launch."""
         exprs = [e for _, e in self.shape_facts] + [str(g) for g in self.grid]
         exprs += [str(a) for a in self.args]
         return any(re.search(r"\bblocks_per_sm\b", e) for e in exprs)

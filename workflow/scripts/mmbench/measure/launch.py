@@ -76,7 +76,7 @@ def launcher(
     shape = (conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
     spec = v.launch_spec(*shape)
     if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
-        resident = blocks_per_sm(modules.function(cubin, v.symbol), spec)
+        resident = blocks_per_sm(modules.function(cubin, spec.symbol or v.symbol), spec)
         spec = v.launch_spec(*shape, blocks_per_sm=resident)
     fn = allow_shared(modules.function(cubin, spec.symbol or v.symbol), spec)
     if spec.empty:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
