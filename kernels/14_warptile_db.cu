@@ -1,21 +1,24 @@
 // Warp tiling with double-buffered tiles, float32: warptile's math, but the A and B tiles of the
-// next step along K are loaded from global memory into registers *before* the math on the
-// current tile and written to the second shared-memory buffer after it, so the global loads'
-// latency hides behind the FMAs and each step needs one barrier instead of two.  (A register
-// stage rather than cp.async, because the A tile is stored transposed, which a cp.async copy
-// cannot do.)  Loads are guarded like warptile's: any M, N, K and leading dimensions; blocks
-// wholly inside aligned matrices skip the checks until the last k-tile (a few percent of the
-// instructions of a k-tile, where FFMAs are the rest).  Split-K (split_k.cuh): the tile rows
-// from `split_rows` on are split `split_count` ways along k, each tile row of them a run of
-// split_count rows of blocks, block s of a tile multiplying its share of A's columns and B's
-// rows, the block that finishes the tile adding the others' partial sums from `workspace` and
-// storing it.  Every row is split where the tiles are fewer than the multiprocessors; where they
-// fill whole waves and leave the last one short, the rows past the last whole wave's (so that
-// the last wave lasts a share of a tile).  The rows before split_rows run whole, with the same
-// machine code as before the split existed, but for 34 of the 2048 FFMAs' register numbers
-// (tools/same_cubins.py --loops, CUDA 13.0, sm_90, the tuned 128 x 256 instantiation): taking
-// the tile from a one-dimensional unit number instead renumbered the registers of every FFMA
-// and ran 7-9% slower on an H100 (docs/ladder.md, "Tried and taken back").
+// next step along K are loaded from global memory into registers *before* the math on the current
+// tile and written to the second shared-memory buffer after it, so the global loads' latency hides
+// behind the FMAs and each step needs one barrier instead of two.  (A register stage rather than
+// cp.async, because the A tile is stored transposed, which a cp.async copy cannot do.)  The
+// fragments a thread reads from shared memory for each step along k are double-buffered in
+// registers, across the barrier too: the next k-tile's first fragments are read right after it,
+// while the last step's FFMAs run, so no k-tile starts waiting on shared memory (1% faster on an
+// H100 at 4096 and 8192, docs/ladder.md).  Loads are guarded like warptile's: any M, N, K and
+// leading dimensions; blocks wholly inside aligned matrices skip the checks until the last k-tile
+// (a few percent of the instructions of a k-tile, where FFMAs are the rest).  Split-K
+// (split_k.cuh): the tile rows from `split_rows` on are split `split_count` ways along k, each tile
+// row of them a run of split_count rows of blocks, block s of a tile multiplying its share of A's
+// columns and B's rows, the block that finishes the tile adding the others' partial sums from
+// `workspace` and storing it.  Every row is split where the tiles are fewer than the
+// multiprocessors; where they fill whole waves and leave the last one short, the rows past the last
+// whole wave's (so that the last wave lasts a share of a tile).  The rows before split_rows run
+// whole; the split left their machine code as it was before it, but for 34 of the 2048 FFMAs'
+// register numbers (tools/same_cubins.py --loops, CUDA 13.0, sm_90, the tuned 128 x 256
+// instantiation): taking the tile from a one-dimensional unit number instead renumbered the
+// registers of every FFMA and ran 7-9% slower on an H100 (docs/ladder.md, "Tried and taken back").
 #include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
@@ -27,6 +30,7 @@ constexpr int THREADS = 32 * WARPS;
 constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
 constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
 static_assert(WMITER >= 1 && (WSUBN / TN) * (WSUBM / TM) == 32, "a sub-tile is one warp's");
+static_assert(BK % 2 == 0, "the last step's fragments and the next tile's first: two register sets");
 
 // Per thread, the float4s of the A and B tiles it loads (stage() fills them from global memory,
 // put() writes them to one of the two shared-memory buffers).
@@ -122,42 +126,54 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
         for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.f;
-    elem_t regM[WMITER * TM], regN[WNITER * TN];
+    // The fragments of one dot step, in two register sets: the next step's are loaded while the
+    // current step's FFMAs run, across the k-tiles' barrier too (the next tile's first
+    // fragments are read from the other buffer right after the barrier, before the last step's
+    // FFMAs), so that no k-tile starts by waiting on shared memory.
+    elem_t regM[2][WMITER * TM], regN[2][WNITER * TN];
+    auto four = [](elem_t *to, const elem_t *from) {  // one float4 of shared memory, as 4 values
+        const float4 v = *reinterpret_cast<const float4 *>(from);
+        to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
+    };
+    auto fragments = [&](int buf, int dot, int f) {  // shared buffer buf, step dot -> set f
+#pragma unroll
+        for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+            for (int i = 0; i < TM; i += 4)
+                four(&regM[f][wm * TM + i],
+                     &As[buf][dot * BM + warpRow * WM + wm * WSUBM + tRow * TM + i]);
+#pragma unroll
+        for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+            for (int j = 0; j < TN; j += 4)
+                four(&regN[f][wn * TN + j],
+                     &Bs[buf][dot * BN + warpCol * WN + wn * WSUBN + tCol * TN + j]);
+    };
+    auto product = [&](int f) {  // the FFMAs of one step, from set f
+#pragma unroll
+        for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += regM[f][i] * regN[f][j];
+    };
     stage(0);
     put(0);
     __syncthreads();
+    fragments(0, 0, 0);
     int s = 0;
     for (int k0 = 0; k0 < K; k0 += BK, s ^= 1) {
         const bool more = k0 + BK < K;
         if (more) stage(k0 + BK);  // the next tile's global loads are in flight during the math
 #pragma unroll
-        for (int dot = 0; dot < BK; ++dot) {
-#pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-                for (int i = 0; i < TM; i += 4) {
-                    const float4 a = *reinterpret_cast<const float4 *>(
-                        &As[s][dot * BM + warpRow * WM + wm * WSUBM + tRow * TM + i]);
-                    regM[wm * TM + i] = a.x, regM[wm * TM + i + 1] = a.y;
-                    regM[wm * TM + i + 2] = a.z, regM[wm * TM + i + 3] = a.w;
-                }
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int j = 0; j < TN; j += 4) {
-                    const float4 b = *reinterpret_cast<const float4 *>(
-                        &Bs[s][dot * BN + warpCol * WN + wn * WSUBN + tCol * TN + j]);
-                    regN[wn * TN + j] = b.x, regN[wn * TN + j + 1] = b.y;
-                    regN[wn * TN + j + 2] = b.z, regN[wn * TN + j + 3] = b.w;
-                }
-#pragma unroll
-            for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += regM[i] * regN[j];
+        for (int dot = 0; dot < BK - 1; ++dot) {  // step dot's fragments are in set dot % 2
+            fragments(s, dot + 1, (dot + 1) % 2);
+            product(dot % 2);
         }
         // the other buffer was last read before the previous barrier: safe to fill now
         if (more) put(s ^ 1);
         __syncthreads();
+        // the next tile's first fragments (after the last tile: unused), then the last step
+        fragments(s ^ 1, 0, 0);
+        product((BK - 1) % 2);
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         constexpr int N_ACC = WMITER * TM * WNITER * TN;
