@@ -233,10 +233,21 @@ def job_start_up(results: Path) -> dict[str, float]:
     return out
 
 
+def provided_cores(work: Path) -> int | None:
+    """The cores a run made earlier was given (Snakemake's log: "Provided cores: N"; the first
+    log of a run resumed over several calls), or None without a log that says."""
+    for log in sorted((work / ".snakemake" / "log").glob("*.snakemake.log")):
+        found = re.search(r"^Provided cores: (\d+)$", log.read_text(), re.MULTILINE)
+        if found:
+            return int(found.group(1))
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="")
-    ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--cores", type=int, default=None,
+                    help="cores for a fresh run (default 1); with --from, its log's")  # fmt: skip
     ap.add_argument("--workdir", default="/tmp/mmbench-phases")
     ap.add_argument("--from", dest="made", default="", help="a run already made in this workdir")
     ap.add_argument("--wall", type=float, default=None, help="its wall time, s (with --from)")
@@ -259,7 +270,9 @@ def main() -> int:
         config = ["sizes=[8000,10000,12000]", *args.config]
     if args.made:
         wall = args.wall
+        args.cores = args.cores or provided_cores(work) or 1
     else:
+        args.cores = args.cores or 1
         proc, wall = run_fresh(work, preset, args.cores, *config)
         if proc.returncode:
             print(proc.stderr[-4000:])

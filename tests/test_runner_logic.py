@@ -422,6 +422,14 @@ def test_the_phases_benchmark_counts_a_job_only_where_no_gpu_job_ran_beside_it(b
     assert bench.beside_the_gpu(jobs) == {"compile": 3, "aggregate": 2, "render": 0}
 
 
+def test_the_phases_benchmark_reads_a_recorded_runs_cores_from_its_log(bench, tmp_path):
+    """A run read with --from was labelled "--cores 1" whatever it had been given.  The recorded
+    ladder's Snakemake log says "Provided cores: 16" (line 22, read by hand); a folder without
+    a log says nothing."""
+    assert bench.provided_cores(DATA / "h100-ladder") == 16
+    assert bench.provided_cores(tmp_path) is None
+
+
 def test_the_phases_benchmark_counts_settling_with_the_passes(bench):
     """The ladder preset's target counts what its sampling rules keep the GPU busy: the passes
     (gpu_busy_ms) and, under sustained load, the settling before the windows (settle_s), which
