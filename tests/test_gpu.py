@@ -407,8 +407,16 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
         r["energy_power_w"] * r["kernel_ms"] / 1e3
     )
     assert r["global_ms_median"] != r["global_ms_median"]  # copies are not timed
+    kept = r[SAMPLES]
     # no clock probe after a sustained load: the clock leaves the power limit's once it stops
     assert r["sm_clock_probe_mhz"] != r["sm_clock_probe_mhz"]
+    # the window opens with the batch queued when the rule held: the load's wall time is its
+    # settling, its window and what the window's rows count as untimed, and less than one
+    # batch of sustained_batch_ms (100 ms) besides (the first pass that sizes the batches, the
+    # telemetry's end); the batch that ran out untimed after the settling was 100 ms more
+    wall, gpu = kept["host_phases_ms"]["timed passes"]
+    rest_s = (wall - gpu) / 1e3 - r["settle_s"] - r["window_s"] * (1 - r["duty"])
+    assert -0.02 < rest_s < s.sustained_batch_ms / 1e3, rest_s
 
 
 @pytest.mark.parametrize("serve", [False, True], ids=["own worker", "the run's worker"])

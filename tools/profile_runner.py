@@ -3,6 +3,7 @@ by the Runner in this process under cProfile (no Snakemake, no worker process). 
 wall time, the GPU-busy time and the functions with the most cumulative time.
 
     python3 tools/profile_runner.py config/presets/e3c.yaml tiled_guarded [--arch sm_90] [--top 25]
+                                    [--sort cumulative|tottime]
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def main() -> int:
     ap.add_argument("variant")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--sort", default="cumulative", help="pstats' order: cumulative, tottime, ...")
     args = ap.parse_args()
     registry = load_registry()
     plan, cfg = plan_for(args.preset, args.variant, args.arch, mmplan.detect_gpus(), registry)
@@ -76,7 +78,7 @@ def main() -> int:
     wall = time.perf_counter() - t0
     busy = sum(r.get("gpu_busy_ms", 0) or 0 for r in rows) / 1e3
     print(f"{args.variant}: {len(rows)} configurations, wall {wall:.1f} s, GPU busy {busy:.1f} s")
-    pstats.Stats(prof).sort_stats("cumulative").print_stats(args.top)
+    pstats.Stats(prof).sort_stats(args.sort).print_stats(args.top)
     return 0
 
 

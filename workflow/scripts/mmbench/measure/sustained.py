@@ -2,8 +2,9 @@
 
 Batches of sampling.sustained_batch_ms back to back, the next queued while one runs, until the
 settle rule holds (measure/telemetry.settled, asked of the telemetry observer), then timed
-batches back to back for at least sampling.sustained_window_s; none is queued after the batch
-expected to complete the window (as long as the one before it).  The samples are the launch's
+batches back to back for at least sampling.sustained_window_s, the first of them the batch
+already queued when the rule held (it starts as the batch the rule last saw ends); none is
+queued after the batch expected to complete the window (as long as the one before it).  The samples are the launch's
 time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
 core/sampling.Load.statistic); copies are not timed (their host work would let the GPU cool),
 so the copy and global columns are empty.  Batches take the placements in turn, from the first
@@ -36,8 +37,14 @@ class Sustained:
         cp = k.batcher.cp
         obs, telemetry = k.observers, k.observers.telemetry
         sites = [x for x in k.sites() if x.launch is not None]
-        # one launch's time from a pass, then batches of sustained_batch_ms (batch_max at most)
-        h2d, first, d2h = k.one_pass()
+        # one launch's time, then batches of sustained_batch_ms (batch_max at most); timed
+        # alone, as a batch of one, on operands already in place (the verified and warm-up
+        # passes put them there): the pass this was took its copies too, 40-60 ms of them at
+        # 8192 that no column counts (the copies are not timed under this load)
+        start, end = k.batcher.queue(k.launch, 1)
+        end.synchronize()
+        k.batcher.check()
+        first = cp.cuda.get_elapsed_time(start, end)
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
         count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
         most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
@@ -94,6 +101,12 @@ class Sustained:
                     done = telemetry is not None and telemetry.settled(t0)
                     if done or waited >= s.settle_max_s or telemetry is None:
                         timed, out.settle_s, out.settled = True, waited, bool(done)
+                        # the batch already queued behind this one starts where the rule
+                        # judged the load settled: it opens the window (left untimed, it ran
+                        # out as about sustained_batch_ms of GPU time a configuration that
+                        # neither the settling nor the window counted, 10 s in the ladder)
+                        for i, (a, b, _, bt) in enumerate(flight):
+                            flight[i] = (a, b, True, bt)
             for _start, end, _, _ in flight:  # a batch queued past the window runs out
                 end.synchronize()
             out.placements = min(len(sites), queued)
