@@ -412,7 +412,7 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
     assert r["sm_clock_probe_mhz"] != r["sm_clock_probe_mhz"]
     # the window opens with the batch queued when the rule held: the load's wall time is its
     # settling, its window and what the window's rows count as untimed, and less than one
-    # batch of sustained_batch_ms (100 ms) besides (the first pass that sizes the batches, the
+    # batch of sustained_batch_ms (100 ms) besides (the launch that sizes the batches, the
     # telemetry's end); the batch that ran out untimed after the settling was 100 ms more
     wall, gpu = kept["host_phases_ms"]["timed passes"]
     rest_s = (wall - gpu) / 1e3 - r["settle_s"] - r["window_s"] * (1 - r["duty"])

@@ -4,8 +4,8 @@ Batches of sampling.sustained_batch_ms back to back, the next queued while one r
 settle rule holds (measure/telemetry.settled, asked of the telemetry observer), then timed
 batches back to back for at least sampling.sustained_window_s, the first of them the batch
 already queued when the rule held (it starts as the batch the rule last saw ends); none is
-queued after the batch expected to complete the window (as long as the one before it).  The samples are the launch's
-time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
+queued after the batch expected to complete the window (as long as the one before it).  The
+samples are the launch's time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
 core/sampling.Load.statistic); copies are not timed (their host work would let the GPU cool),
 so the copy and global columns are empty.  Batches take the placements in turn, from the first
 settling batch on.  No clock probe: the moment the load stops, the clock leaves the power
@@ -39,8 +39,8 @@ class Sustained:
         sites = [x for x in k.sites() if x.launch is not None]
         # one launch's time, then batches of sustained_batch_ms (batch_max at most); timed
         # alone, as a batch of one, on operands already in place (the verified and warm-up
-        # passes put them there): the pass this was took its copies too, 40-60 ms of them at
-        # 8192 that no column counts (the copies are not timed under this load)
+        # passes put them there): the pass this was took its copies too, which no column of
+        # this load counts (3.7 ms at 4096, 14.7 ms at 8192 in the recorded ladder's bursts)
         start, end = k.batcher.queue(k.launch, 1)
         end.synchronize()
         k.batcher.check()
