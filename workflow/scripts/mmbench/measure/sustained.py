@@ -5,9 +5,9 @@ settle rule holds (measure/telemetry.settled, asked of the telemetry observer), 
 batches back to back for at least sampling.sustained_window_s, the first of them the batch
 already queued when the rule held (it starts as the batch the rule last saw ends); none is
 queued after the batch expected to complete the window (as long as the one before it).  The
-samples are the launch's time in those batches, the row's kernel_ms their mean (the window's GPU time over its launches:
-core/sampling.Load.statistic); copies are not timed (their host work would let the GPU cool),
-so the copy and global columns are empty.  Batches take the placements in turn, from the first
+samples are the launch's time in those batches, the row's kernel_ms their mean (the window's
+GPU time over its launches: core/sampling.Load.statistic); copies are not timed (their host
+work would let the GPU cool), so the copy and global columns are empty.  Batches take the placements in turn, from the first
 settling batch on.  No clock probe: the moment the load stops, the clock leaves the power
 limit's (H100: NVML read cuBLAS TF32 at 1425 MHz through the window, the probe right after
 measured 1650); the telemetry read during the window is its clock record.
