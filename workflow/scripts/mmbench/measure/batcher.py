@@ -72,6 +72,13 @@ class Batcher:
         self.words[0] = self.ticket  # release it
         return start, end
 
+    def run(self, launch: Callable[[], None], count: int, warm: bool = False) -> float:
+        """One batch queued (queue()), waited for and checked: its milliseconds."""
+        start, end = self.queue(launch, count, warm=warm)
+        end.synchronize()
+        self.check()
+        return self.cp.cuda.get_elapsed_time(start, end)
+
     def check(self) -> None:
         if self.words[1]:
             raise RuntimeError(

@@ -49,10 +49,7 @@ class Burst:
             while not stop.done():
                 site = sites[len(totals) % len(sites)]
                 batcher = site.batcher or k.batcher
-                start, end = batcher.queue(site.launch, count, warm=len(sites) > 1)
-                end.synchronize()
-                batcher.check()
-                ms = batcher.cp.cuda.get_elapsed_time(start, end)
+                ms = batcher.run(site.launch, count, warm=len(sites) > 1)
                 totals.append(ms)
                 stop.add(ms)
                 out.batch.append(ms / count)

@@ -119,11 +119,7 @@ def rounds(sites: list[dict[str, Placed]], sampling: Sampling, pairing: Pairing,
     def sample(site: Placed, count: int) -> float:
         if not repeatable:
             return site.one_pass()[1]
-        batcher = site.lane.batcher()
-        start, end = batcher.queue(site.launch, count, warm=True)
-        end.synchronize()
-        batcher.check()
-        return batcher.cp.cuda.get_elapsed_time(start, end) / count
+        return site.lane.batcher().run(site.launch, count, warm=True) / count
 
     # one launch of each, untimed in the result: its length sizes the batches
     first = sites[0]

@@ -7,10 +7,11 @@ already queued when the rule held (it starts as the batch the rule last saw ends
 queued after the batch expected to complete the window (as long as the one before it).  The
 samples are the launch's time in those batches, the row's kernel_ms their mean (the window's
 GPU time over its launches: core/sampling.Load.statistic); copies are not timed (their host
-work would let the GPU cool), so the copy and global columns are empty.  Batches take the placements in turn, from the first
-settling batch on.  No clock probe: the moment the load stops, the clock leaves the power
-limit's (H100: NVML read cuBLAS TF32 at 1425 MHz through the window, the probe right after
-measured 1650); the telemetry read during the window is its clock record.
+work would let the GPU cool), so the copy and global columns are empty.  Batches take the
+placements in turn, from the first settling batch on.  No clock probe: the moment the load
+stops, the clock leaves the power limit's (H100: NVML read cuBLAS TF32 at 1425 MHz through the
+window, the probe right after measured 1650); the telemetry read during the window is its clock
+record.
 """
 
 from __future__ import annotations
@@ -41,10 +42,7 @@ class Sustained:
         # alone, as a batch of one, on operands already in place (the verified and warm-up
         # passes put them there): the pass this was took its copies too, which no column of
         # this load counts (3.7 ms at 4096, 14.7 ms at 8192 in the recorded ladder's bursts)
-        start, end = k.batcher.queue(k.launch, 1)
-        end.synchronize()
-        k.batcher.check()
-        first = cp.cuda.get_elapsed_time(start, end)
+        first = k.batcher.run(k.launch, 1)
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
         count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
         most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
