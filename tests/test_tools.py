@@ -114,3 +114,38 @@ def test_same_cubins_counts_the_hot_loops_math_through_nvdisasm(tmp_path):
     same = subprocess.run([*run[:2], str(ROOT / "kernels"), *run[3:]], capture_output=True,
                           text=True, cwd=ROOT)  # fmt: skip
     assert same.returncode == 0 and "1 of 1 instantiations byte-identical" in same.stdout
+
+
+def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
+    """Two recorded ladder runs at size 1, compared on their batched samples' medians: the
+    configurations in both, and the median ratio over all and over cuBLAS's and the pipeline's
+    own kernels, each counted here from the two tables with the statistics module."""
+    import csv
+    import os
+    import statistics
+
+    runs = [ROOT / "tests" / "data" / x / "results" / "ladder" / "tables" / "timings.csv"
+            for x in ("h100-ladder", "h100-ladder-resumed")]  # fmt: skip
+    key = ("variant", "params", "dtype", "distribution")
+    tables = []
+    for path in runs:
+        with open(path) as fh:
+            tables.append({tuple(r[c] for c in key): float(r["batch_ms_median"])
+                           for r in csv.DictReader(fh)
+                           if r["m"] == "1" and r["batch_ms_median"] not in ("", "nan")})  # fmt: skip
+    both = sorted(set(tables[0]) & set(tables[1]))
+    ratio = {c: tables[1][c] / tables[0][c] for c in both}
+    mine = [ratio[c] for c in both if c[0].startswith("cublas")]
+    own = [ratio[c] for c in both if not c[0].startswith("cublas")]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "compare_times.py"), *map(str, runs),
+         "--column", "batch_ms_median", "--where", "m=1"],
+        capture_output=True, text=True, env=env,
+    ).stdout  # fmt: skip
+    assert f"{len(both)} configurations in both" in out
+    assert (
+        f"batch_ms_median median ratio after / before: all x{statistics.median(ratio.values()):.4f}"
+        f", cuBLAS x{statistics.median(mine):.4f} ({len(mine)}), own kernels "
+        f"x{statistics.median(own):.4f} ({len(own)})"
+    ) in out

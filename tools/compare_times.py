@@ -4,7 +4,10 @@ their mean under sustained load, core/sampling.Load.statistic), configuration by
 prints one line per configuration in both (variant, parameters, element type, shape, memory
 mode, inputs, load), the ratio after / before, the largest deviation and how many configurations
 deviate by more than PCT percent (default 2); exits 1 if any does.  --where keeps the rows whose
-column has that value (e.g. --where load=sustained distribution=normal)."""
+column has that value (e.g. --where load=sustained distribution=normal); --column compares
+another time column (batch_ms_median: the batched samples' median).  The last line also gives
+the median ratio, over all configurations and for cuBLAS's (the library's launch path) and the
+pipeline's own kernels apart."""
 
 from __future__ import annotations
 
@@ -24,11 +27,13 @@ def main() -> int:
     ap.add_argument("after")
     ap.add_argument("--within", type=float, default=2.0, help="percent")
     ap.add_argument("--where", nargs="*", default=[], help="COL=VALUE")
+    ap.add_argument("--column", default="kernel_ms", help="the time column (default kernel_ms)")
     a = ap.parse_args()
     tables = []
     for path in (a.before, a.after):
         t = upgraded(pd.read_csv(path, keep_default_na=False))
         t = t[t.verification != "ERROR"]
+        t = t[pd.to_numeric(t[a.column], errors="coerce") > 0]  # rows that have the column
         for cond in a.where:
             col, _, value = cond.partition("=")
             t = t[t[col].astype(str) == value]
@@ -39,7 +44,10 @@ def main() -> int:
     if both.empty:
         print("no configuration in both runs")
         return 1
-    both["ratio"] = both.kernel_ms_after / both.kernel_ms_before
+    col = a.column
+    for x in ("before", "after"):
+        both[f"t_{x}"] = pd.to_numeric(both[f"{col}_{x}"])
+    both["ratio"] = both.t_after / both.t_before
     both = both.sort_values(key)
     shown = [c for c in key if c not in ("n", "k")]
     # the SM clock of each: NVML's median while the timed kernels ran, the probe's after them
@@ -52,8 +60,8 @@ def main() -> int:
     print("  ".join(shown) + "  before_ms  after_ms  after/before  clocks (MHz)")
     for _, r in both.iterrows():
         cells = [str(r[c]) for c in shown]
-        print("  ".join(cells) + f"  {r.kernel_ms_before:.4f}  "
-              f"{r.kernel_ms_after:.4f}  {r.ratio:.4f}"
+        print("  ".join(cells) + f"  {r.t_before:.4f}  "
+              f"{r.t_after:.4f}  {r.ratio:.4f}"
               + "".join(mhz(r, c) for c in clocks))  # fmt: skip
     dev = (both.ratio - 1).abs()
     worst = both.loc[dev.idxmax()]
@@ -61,6 +69,13 @@ def main() -> int:
     print(f"{len(both)} configurations in both ({len(before)} before, {len(after)} after); "
           f"largest deviation {100 * dev.max():.2f}% ({' '.join(str(worst[c]) for c in shown)}); "
           f"{beyond} beyond {a.within:g}%")  # fmt: skip
+    library = both.variant.astype(str).str.startswith("cublas")
+    parts = [f"all x{both.ratio.median():.4f}"] + [
+        f"{name} x{both.ratio[which].median():.4f} ({int(which.sum())})"
+        for name, which in (("cuBLAS", library), ("own kernels", ~library))
+        if which.any()
+    ]
+    print(f"{col} median ratio after / before: " + ", ".join(parts))
     return 1 if beyond else 0
 
 
