@@ -191,55 +191,6 @@ def test_the_passes_take_the_placements_in_turn():
     assert got.columns()["placements"] == 1 and "placements" not in got.kept()
 
 
-def test_a_burst_queues_its_next_batch_while_one_runs_and_never_past_the_rule():
-    """Batches of 40 launches of 0.025 ms (1 ms each, the batch_min_ms), count rule, max_samples
-    10 and a minimum time of 1 s that 10 ms never reach: ten batches, the cap; each after the first
-    is queued before the one ahead of it has been waited for (two in flight), but none while the
-    last is in flight, since ten is the cap (counted by hand); the batches take the two
-    placements in turn, each opening with its warm launch."""
-    from types import SimpleNamespace
-
-    from mmbench.measure.burst import batches
-
-    log: list[tuple] = []
-    flight: list[int] = []
-
-    class Event:
-        def __init__(self, batch):
-            self.batch = batch
-
-        def synchronize(self):
-            log.append(("wait", self.batch, len(flight)))
-            flight.remove(self.batch)
-
-    class Batcher:
-        def __init__(self, place):
-            self.place, self.queued = place, 0
-            self.cp = SimpleNamespace(cuda=SimpleNamespace(get_elapsed_time=lambda a, b: 1.0))
-
-        def queue(self, launch, count, warm=False, after=None):
-            n = len(log)
-            log.append(("queue", n, self.place, count, warm, after is not None))
-            flight.append(n)
-            return Event(n), Event(n)
-
-        def check(self):
-            pass
-
-    places = [Batcher(0), Batcher(1)]
-    k = Kernel(lambda: (0.0, 0.025, 0.0), lambda: False, lambda: None, places[0],
-               more=[Site(lambda: (0.0, 0.025, 0.0), lambda: None, places[1])])  # fmt: skip
-    got = batches(k, 40, 1.0, Sampling(min_samples=5, max_samples=10, min_time_s=1.0))
-    assert got == [0.025] * 10
-    queued = [e for e in log if e[0] == "queue"]
-    assert [e[2] for e in queued] == [0, 1] * 5
-    assert all(e[3] == 40 and e[4] and e[5] == (i > 0) for i, e in enumerate(queued))
-    waits = [e for e in log if e[0] == "wait"]
-    assert [e[2] for e in waits] == [2] * 9 + [1]  # the tenth waited for alone
-    # queued two ahead at first, then one queued after each wait, none after the 10th's queue
-    assert [e[0] for e in log] == ["queue"] * 2 + ["wait", "queue"] * 8 + ["wait"] * 2
-
-
 def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_going():
     from mmbench.measure.stopping import noise
 
@@ -298,14 +249,6 @@ def test_the_stopping_rule_is_asked_after_each_sample_as_nvbench_asks_its_criter
         rule.add(30.0)
         taken += 1
     assert taken == 7
-    # asked ahead (a burst's batch queued while one runs): 5 x 30 ms + one more = 180 ms, not
-    # done; 6 x 30 + one more = 210 ms, done
-    ahead = stopping_rule(Sampling(min_samples=5, min_time_s=0.2))
-    for _ in range(5):
-        ahead.add(30.0)
-    assert not ahead.done_after([30.0]) and ahead.done_after([30.0, 30.0])
-    ahead.add(30.0)
-    assert ahead.done_after([30.0]) and not ahead.done() and len(ahead.samples_ms) == 6
     noise_rule = stopping_rule(Sampling(stop="noise", noise_min_samples=3, max_noise=0.005))
     assert isinstance(noise_rule, NoiseRule)
     for _ in range(3):

@@ -4,7 +4,6 @@ is done).  `sampling.stop` names the rule (STOPPING_RULES)."""
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -48,15 +47,6 @@ class StoppingRule:
 
     def enough(self, n: int, total_s: float) -> bool:
         raise NotImplementedError
-
-    def done_after(self, more_ms: list[float]) -> bool:
-        """Whether the rule would be done once the samples `more_ms` were added too (the burst's
-        batches: a batch is queued ahead, while the one before runs, only where the rule would
-        still want it given the batches in flight as long as the last: burst.py).  Samples
-        timed as a whole only: a rule watching kernel-only samples is asked by done()."""
-        other = copy.copy(self)
-        other.samples_ms = self.samples_ms + list(more_ms)
-        return other.done()
 
 
 class CountRule(StoppingRule):
