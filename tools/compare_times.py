@@ -33,7 +33,8 @@ def main() -> int:
     for path in (a.before, a.after):
         t = upgraded(pd.read_csv(path, keep_default_na=False))
         t = t[t.verification != "ERROR"]
-        t = t[pd.to_numeric(t[a.column], errors="coerce") > 0]  # rows that have the column
+        t[a.column] = pd.to_numeric(t[a.column], errors="coerce")
+        t = t[t[a.column] > 0]  # rows that have the column
         for cond in a.where:
             col, _, value = cond.partition("=")
             t = t[t[col].astype(str) == value]
@@ -45,9 +46,7 @@ def main() -> int:
         print("no configuration in both runs")
         return 1
     col = a.column
-    for x in ("before", "after"):
-        both[f"t_{x}"] = pd.to_numeric(both[f"{col}_{x}"])
-    both["ratio"] = both.t_after / both.t_before
+    both["ratio"] = both[f"{col}_after"] / both[f"{col}_before"]
     both = both.sort_values(key)
     shown = [c for c in key if c not in ("n", "k")]
     # the SM clock of each: NVML's median while the timed kernels ran, the probe's after them
@@ -60,8 +59,8 @@ def main() -> int:
     print("  ".join(shown) + "  before_ms  after_ms  after/before  clocks (MHz)")
     for _, r in both.iterrows():
         cells = [str(r[c]) for c in shown]
-        print("  ".join(cells) + f"  {r.t_before:.4f}  "
-              f"{r.t_after:.4f}  {r.ratio:.4f}"
+        print("  ".join(cells) + f"  {r[f'{col}_before']:.4f}  "
+              f"{r[f'{col}_after']:.4f}  {r.ratio:.4f}"
               + "".join(mhz(r, c) for c in clocks))  # fmt: skip
     dev = (both.ratio - 1).abs()
     worst = both.loc[dev.idxmax()]
