@@ -1,8 +1,13 @@
+import os
+from pathlib import Path
+
 import numpy as np
 
 from mmbench.core import arith
 from mmbench.core.elements import element_type
 from mmbench.measure import freivalds
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 
 
 def _case(m=300, n=200, k=150, dtype=np.float32, ints=True, acc=False, seed=0):
@@ -74,3 +79,22 @@ def test_matvec_over_several_blocks_of_fp8_and_bfloat16_rows_is_exact():
         assert np.array_equal(freivalds.matvec(mat, x), wide @ x)
         assert np.array_equal(freivalds.matvec(mat, x, absolute=True), np.abs(wide) @ x)
         assert np.array_equal(freivalds.matvec(mat, x[:, 0]), wide @ x[:, 0])
+
+
+def test_one_blas_pool_leaves_one_blas_thread_in_the_process():
+    """freivalds.one_blas_pool: the BLAS library numpy loaded (threadpoolctl's account of it)
+    runs one thread after it, in a process of its own here so that the tests' pool is kept."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy, threadpoolctl\n"
+        "from mmbench.measure import freivalds\n"
+        "freivalds.one_blas_pool()\n"
+        "print(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info()"
+        " if p['user_api'] == 'blas'}))\n"
+    )
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", PYTHONPATH=str(SCRIPTS))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    assert out.strip() == "[1]"

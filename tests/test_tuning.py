@@ -258,3 +258,37 @@ def test_a_recorded_run_tuned_by_range_agrees_with_the_nearest_rule_on_its_squar
     assert (
         tuning.nearest(ranges["warptile_db"], "float32", 2048, 2048, 2048)["shape"] == (2048,) * 3
     )
+
+
+def test_another_models_tuning_is_named_in_every_row_it_chose(tmp_path):
+    """On an H200 with a table tuned on an H100 only: refused with the tuned_gpu that borrows
+    the H100's; borrowed, every tuned rung's rows say whose tuning chose their instantiation,
+    the ranged rung's after its shape (LARGE at 4096, SMALL at 1024), the rung tuned once per
+    type with the model alone; the untuned cuBLAS rows nothing."""
+    from mmbench.plan.config import validate
+
+    path = _ranged(tmp_path, f"{GPU},warptile_db,float32,{SMALL},1024,1024,1024",
+                   f"{GPU},warptile_db,float32,{LARGE},4096,,",
+                   f"{GPU},coarsened,float32,TILE=32 COARSEN=4,,,")  # fmt: skip
+    registry = load_registry()
+    here = [dict(name="NVIDIA H200")]
+    raw = {"variants": ["warptile_db", "coarsened", "cublas"], "sizes": [1024, 4096],
+           "tuned": path}  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(validate(raw, registry), here, registry)
+    assert "for 'NVIDIA H200'" in str(err.value)
+    assert f'--config "tuned_gpu={GPU}"' in str(err.value)
+    cfg = validate(raw | {"tuned_gpu": GPU}, registry)
+    p = plan.expand(apply_tuned(cfg, here, registry), registry, "sm_90")
+    got = {(c.variant, c.m, c.tuned_for) for runs in p.runs.values() for c in runs}
+    assert got == {
+        ("warptile_db", 1024, f"tuned on {GPU}; tuned at 1024x1024x1024"),
+        ("warptile_db", 4096, f"tuned on {GPU}; tuned at 4096x4096x4096"),
+        ("coarsened", 1024, f"tuned on {GPU}"),
+        ("coarsened", 4096, f"tuned on {GPU}"),
+        ("cublas", 1024, ""),
+        ("cublas", 4096, ""),
+    }
+    # on the model the table was tuned on, the rows say the shape alone, as before
+    p = plan.expand(apply_tuned(cfg, [dict(name=GPU)], registry), registry, "sm_90")
+    assert {c.tuned_for for c in p.runs["coarsened"]} == {""}

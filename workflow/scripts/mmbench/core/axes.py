@@ -175,7 +175,8 @@ AXES: tuple[Axis, ...] = (
         "tuned_for",
         str,
         "the tuning row, the one tuned nearest to the shape, that chose this instantiation "
-        "(`tuned at 128x8192x8192`; plan/tuning.py; empty: the rung has one row per type)",
+        "(`tuned at 128x8192x8192`; plan/tuning.py; empty: the rung has one row per type), "
+        "after the GPU model it was tuned on where that is not this run's (config tuned_gpu)",
         "",
         identity=False,
         compare=False,

@@ -24,6 +24,21 @@ from mmbench.core.elements import ML_DTYPES, code_values
 # of 256 rows, 138 ms in blocks of 2048, on an H100 machine's host; 18 and 61 ms on this
 # project's 2-core machine, 2026-11-27)
 BLOCK_BYTES = 4 << 20
+# the BLAS pool of every process that checks or draws (the worker, the draw-ahead's processes,
+# the profilers' target): one thread.  These matrix-vector products are bound by memory: one
+# thread checks an 8192 x 8192 float32 result as fast as the library's default pool alone (64
+# and 65 ms on an H200 machine's host, 16 cores), and pools as large as the cores in the worker
+# and in four drawing processes at once made that check take 2.66 s, 67 ms with one thread each
+# (benchmarks/freivalds_beside.py, 2026-11-28)
+BLAS_THREADS = 1
+
+
+def one_blas_pool() -> None:
+    """Limits this process's BLAS pools to BLAS_THREADS threads (threadpoolctl: OpenBLAS, MKL
+    or BLIS alike), for the rest of the process."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=BLAS_THREADS, user_api="blas")
 
 
 def widen(block: np.ndarray) -> np.ndarray:

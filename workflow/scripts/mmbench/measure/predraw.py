@@ -64,7 +64,12 @@ def main(argv: list[str]) -> int:
     firsts: dict[str, dict] = {}  # one configuration per group, in the list's order
     for item in confs:
         firsts.setdefault(input_cache.key(Configuration.from_dict(item["conf"])), item)
-    with ProcessPoolExecutor(max(1, int(argv[1]) if len(argv) > 1 else 4)) as pool:
+    from mmbench.measure.freivalds import one_blas_pool
+
+    # one BLAS thread each: pools as large as the cores, four at once beside the worker's
+    # check, made each other's products many times slower (freivalds.BLAS_THREADS)
+    processes = max(1, int(argv[1]) if len(argv) > 1 else 4)
+    with ProcessPoolExecutor(processes, initializer=one_blas_pool) as pool:
         list(pool.map(_draw_one, firsts.values()))
     return 0
 

@@ -29,7 +29,7 @@ import traceback
 
 from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry
-from mmbench.measure import gpus, served
+from mmbench.measure import freivalds, gpus, served
 from mmbench.measure.device import device_properties
 from mmbench.measure.jobs import (
     CONTEXT_LOST_EXIT,
@@ -55,6 +55,7 @@ from mmbench.measure.timing import Sampling
 def main(spec_path: str, wait: bool = False) -> int:
     """One job's worker: its spec's configurations, then the process ends."""
     imported = time.time()  # the interpreter and this package's imports: from the process's start
+    freivalds.one_blas_pool()  # its checks beside the draw-ahead's processes
     if wait:  # the GPU this worker may use, once its job holds it: before any CUDA call
         line = sys.stdin.readline()
         if not line.strip():
@@ -213,6 +214,7 @@ def serve(sock_path: str) -> int:
     could not be measured."""
     imported = time.time()
     started = process_started_at()
+    freivalds.one_blas_pool()  # its checks beside the draw-ahead's processes
     # ended by its job (end_unused) or the run (stop): through the cleanup below
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -165,12 +165,18 @@ def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[t
 def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int, k: int) -> str | None:
     """Where the tuning table holds rows tuned at several shapes for this variant (cfg
     `tuned_ranges`, plan/tuning.py): the chosen row's words if `params` is the instantiation
-    tuned nearest to m x n x k, None if it is not; "" for a variant tuned once per type."""
+    tuned nearest to m x n x k, None if it is not; "" for a variant tuned once per type.  Where
+    the run borrows another GPU model's tuning (config `tuned_gpu`; apply_tuned's `tuned_on`),
+    the words begin with that model: `tuned on NVIDIA H100 80GB HBM3; tuned at 4096x4096x4096`."""
+    borrowed = cfg.get("tuned_on") or {}
+    whose = f"tuned on {borrowed['gpu']}" if name in borrowed.get("variants", ()) else ""
     ranges = (cfg.get("tuned_ranges") or {}).get(name)
     if not ranges:
-        return ""
+        return whose
     row = nearest(ranges, params[DTYPE_PARAM], m, n, k)
-    return row["words"] if row is not None and row["params"] == params else None
+    if row is None or row["params"] != params:
+        return None
+    return "; ".join(w for w in (whose, row["words"]) if w)
 
 
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:

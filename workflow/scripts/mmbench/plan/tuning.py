@@ -183,6 +183,9 @@ def tuned_params(
             f"config key 'tuned': {path} holds no tuned parameters of {', '.join(untuned)} for "
             f"{gpu!r} (GPU models in it: {have}); tune them on this GPU with `snakemake --cores "
             "16 --configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
+            ", or run another model's tuned parameters, named in the rows (each row's "
+            "`tuned_for` and the provenance table say whose), with --config "
+            f"\"tuned_gpu={sorted(set(table.gpu_name))[0] if have != 'none' else 'MODEL'}\""
         )
     return out
 
@@ -253,6 +256,9 @@ def apply_tuned(
     cfg = dict(cfg)
     pinned = tuned_params(table, gpu, list(cfg["variants"]), registry, path)
     cfg["params"] = {**(cfg.get("params") or {}), **pinned}
+    here = {g["name"] for g in gpus}
+    if pinned and here and gpu not in here:  # another model's tuning: each row says whose
+        cfg["tuned_on"] = dict(gpu=gpu, variants=sorted(pinned))
     ranges = tuned_ranges(table, gpu, list(cfg["variants"]), registry, path)
     if ranges:  # the plan picks each shape's instantiation (plan.expand)
         cfg["tuned_ranges"] = ranges

@@ -206,4 +206,7 @@ def run(argv: list[str], timed: dict | None = None, session=None, timed_range=No
 
 
 if __name__ == "__main__":
+    from mmbench.measure.freivalds import one_blas_pool
+
+    one_blas_pool()  # its checks beside other jobs' processes, as the worker's (freivalds.py)
     sys.exit(main(sys.argv[1:]))
