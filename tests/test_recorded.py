@@ -128,3 +128,31 @@ def test_batches_queued_ahead_ran_slower_than_batches_queued_alone():
     assert min(ratio) > 1.014 and 1.06 < statistics.median(ratio) < 1.07
     assert {before[c]["sm_clock_mhz"] for c in before} == {after[c]["sm_clock_mhz"] for c in after}
     assert all(r["verification"] == "PASS" for t in runs for r in t.values())
+
+
+def test_freivalds_checks_at_8192_ran_six_times_faster_with_one_blas_thread():
+    """The ladder preset whole before and after the processes that check and draw ran one BLAS
+    thread each (measure/freivalds.py BLAS_THREADS): the recorded H100 ladder (default pools,
+    16 threads each, tests/data/h100-ladder) against an H200 one (tests/data/phases/
+    h200-ladder-timings.csv; the same 132-SM chip, its host another machine's).  The 100
+    configurations at 8192 took a median 496.5 ms for their check, and 81.1 ms; the whole run's
+    checks 80.2 s and 11.9 s.  Counted here from the two tables; every row verified."""
+    import statistics
+
+    before = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    after = pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv")
+    assert set(before.gpu_name) == {"NVIDIA H100 80GB HBM3"} and set(after.gpu_name) == {
+        "NVIDIA H200"}  # fmt: skip
+    medians = [statistics.median(t.freivalds_ms[t.m == 8192]) for t in (before, after)]
+    assert [len(t[t.m == 8192]) for t in (before, after)] == [100, 100]
+    assert 496 < medians[0] < 497 and 81 < medians[1] < 81.2
+    assert medians[0] / medians[1] > 6
+    assert (
+        80 < before.freivalds_ms.sum() / 1e3 < 80.5 and 11.8 < after.freivalds_ms.sum() / 1e3 < 12
+    )
+    assert set(after.verification) == {"PASS"} and len(after) == 440
+    # the H200 ran the H100's tuning (config tuned_gpu): every row of a rung the table tunes
+    # says so, and the rest (deep_bf16, one instantiation; the libraries) nothing
+    rungs = set(pd.read_csv(ROOT / "kernels" / "tuned.csv").variant)
+    said = after.tuned_for.fillna("").str.startswith("tuned on NVIDIA H100 80GB HBM3")
+    assert (said == after.variant.isin(rungs)).all() and said.sum() > 300

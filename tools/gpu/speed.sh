@@ -20,7 +20,8 @@
 #       LIMIT s (default 540) and the next call on the same warm machine waits on the same run;
 #       once it has finished, its wall time (start to end), its phase split against its GPU time
 #       by the sampling rules (passes, settling, the windows whole), its ladder tables, and the
-#       run kept whole (OUT/ladder.tgz)
+#       run kept whole (OUT/ladder.tgz); TUNED_GPU='NVIDIA H100 80GB HBM3' runs that model's
+#       tuned parameters (`--config tuned_gpu=...`) on a GPU model kernels/tuned.csv lacks
 #   tools/gpu.sh speed OUT profiles        the ladder preset's profile section alone: its one
 #       Nsight Compute run (profile_ncu) and its profile jobs, timed, with the first jobs' logs
 #       (when the target's runs and any Nsight Compute run of their own began); the batch's

@@ -183,9 +183,9 @@ def tuned_params(
             f"config key 'tuned': {path} holds no tuned parameters of {', '.join(untuned)} for "
             f"{gpu!r} (GPU models in it: {have}); tune them on this GPU with `snakemake --cores "
             "16 --configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
-            ", or run another model's tuned parameters, named in the rows (each row's "
-            "`tuned_for` and the provenance table say whose), with --config "
-            f"\"tuned_gpu={sorted(set(table.gpu_name))[0] if have != 'none' else 'MODEL'}\""
+            ", or run another model's tuned parameters (each row's `tuned_for` then names "
+            "that model) with --config "
+            f'"tuned_gpu={sorted(set(table.gpu_name))[0] if have != "none" else "MODEL"}"'
         )
     return out
 
