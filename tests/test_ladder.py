@@ -367,3 +367,18 @@ def test_tuning_at_8192_takes_the_fastest_sustained_instantiation_of_the_recorde
     assert row.params == "BM=256 BN=64 WM=64 WN=32 STAGES=5 BLOCKS=1"
     assert (row.m, row.n, row.k) == (8192, 8192, 8192) and row.instantiations == 16
     assert row.percent_of_reference == pytest.approx(99.27, abs=0.01)
+
+
+def test_a_rung_run_with_another_models_tuning_says_so_in_the_ladder_table(timings):
+    """The H200 ladder (tests/data/phases/h200-ladder-timings.csv) ran the H100's tuned
+    parameters (config tuned_gpu): each tuned rung's parameters say so; deep_bf16 (one
+    instantiation, no tuning) and the references say nothing, nor does any rung of the H100's
+    own recorded ladder."""
+    h200 = ladder.table(pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv"))
+    h200 = h200.set_index(["precision", "rung"]).parameters
+    said = h200.str.endswith(" (tuned on NVIDIA H100 80GB HBM3)")
+    assert said[("FP32", "warptile_db")] and said[("TF32", "tmastore_tf32_tn")]
+    assert h200[("FP32", "warptile_db")].startswith("BM=128 BN=256 BK=16")
+    assert not said[("BF16", "deep_bf16")] and not said[("FP64", "cublas")]
+    assert said.sum() == 18  # the 19 rungs less deep_bf16
+    assert not ladder.table(timings).parameters.str.contains("tuned on").any()

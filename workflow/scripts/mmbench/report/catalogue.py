@@ -358,7 +358,8 @@ TABLES: dict[str, Output] = {
             "The ladder to cuBLAS: GFLOP/s, % of the reference, gain and GFLOP/s per watt per rung "
             "(each rung's fastest instantiation)",
             "Per precision class and rung: the idea (the first line of its kernel file), its "
-            "tuned parameters, and at each size, under the condition named in `measured on` "
+            "tuned parameters (followed by the GPU model they were tuned on where that is not "
+            "the run's: config tuned_gpu), and at each size, under the condition named in `measured on` "
             "(normal inputs, sustained load, where the run has it), its GFLOP/s, its percentage "
             "of the cuBLAS reference of its class, its gain over the rung before it and its "
             "GFLOP/s per watt (energy counter over the timed window); beside them the GFLOP/s "

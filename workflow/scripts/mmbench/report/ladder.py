@@ -246,7 +246,8 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
                 "precision": prec,
                 "rung": variant,
                 "idea": idea(variant),
-                "parameters": " / ".join(dict.fromkeys(mine.params.fillna("").astype(str))),
+                "parameters": " / ".join(dict.fromkeys(mine.params.fillna("").astype(str)))
+                + tuned_elsewhere(mine),
                 "reference": mine.reference.iloc[0],
                 "measured on": condition_words(head),
             }
@@ -291,6 +292,16 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
     # what the rung is
     words = ["reference", "measured on", "parameters", "idea"]
     return out[["precision", "rung", *[c for c in out.columns if c[:1].isdigit()], *words]]
+
+
+def tuned_elsewhere(rows: pd.DataFrame) -> str:
+    """ " (tuned on MODEL)" where the rows ran another GPU model's tuning (config tuned_gpu:
+    their `tuned_for` names it, plan.tuned_for), else ""."""
+    if "tuned_for" not in rows:
+        return ""
+    said = rows.tuned_for.dropna().astype(str).str.extract(r"^tuned on ([^;]+)")[0].dropna()
+    models = [m for m in dict.fromkeys(said) if m not in set(rows.gpu_name.astype(str))]
+    return f" (tuned on {', '.join(models)})" if models else ""
 
 
 def _round(r, col: str, scale: float = 1, digits: int = 0):
