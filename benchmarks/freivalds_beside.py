@@ -13,10 +13,10 @@ default size or limited (threadpoolctl, in the process that checks and in the dr
                                           [--switch 0.005,0.0005] [--draws 4]
 
 `--threads 0` is the BLAS library's default; `--switch` the interpreter's switch interval, how
-long a thread that holds its lock keeps it from one that waits (Python's default: 5 ms).  Prints one line per way: the median and the range
-of the check's milliseconds.  Needs no GPU; the runner's thread is imitated by a Python loop
-that never waits (the worst case for the lock) where no GPU is there, and by CuPy launches of a
-20 ms kernel, each waited for, where one is.
+long a thread that holds its lock keeps it from one that waits (Python's default: 5 ms).
+Prints one line per way: the median and the range of the check's milliseconds.  Needs no GPU;
+the runner's thread is imitated by a Python loop that never waits (the worst case for the lock)
+where no GPU is there, and by CuPy launches of a 20 ms kernel, each waited for, where one is.
 """
 
 from __future__ import annotations

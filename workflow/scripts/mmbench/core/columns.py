@@ -29,3 +29,14 @@ TUNED_COLUMNS = [
     "percent_of_reference",
     "instantiations",
 ]
+
+# how a row's `tuned_for` names another GPU model's tuning (config tuned_gpu): plan.tuned_for
+# writes it before the shape's words ("tuned on MODEL; tuned at 4096x4096x4096"), the ladder
+# table reads it back
+TUNED_ON = "tuned on "
+
+
+def tuned_on(tuned_for: str) -> str | None:
+    """The GPU model whose tuning a row's `tuned_for` says chose it, or None."""
+    head = tuned_for.split("; ")[0]
+    return head[len(TUNED_ON) :] if head.startswith(TUNED_ON) else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
+from mmbench.core.columns import TUNED_ON
 from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
@@ -169,7 +170,7 @@ def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int, k: int) -> str
     the run borrows another GPU model's tuning (config `tuned_gpu`; apply_tuned's `tuned_on`),
     the words begin with that model: `tuned on NVIDIA H100 80GB HBM3; tuned at 4096x4096x4096`."""
     borrowed = cfg.get("tuned_on") or {}
-    whose = f"tuned on {borrowed['gpu']}" if name in borrowed.get("variants", ()) else ""
+    whose = f"{TUNED_ON}{borrowed['gpu']}" if name in borrowed.get("variants", ()) else ""
     ranges = (cfg.get("tuned_ranges") or {}).get(name)
     if not ranges:
         return whose

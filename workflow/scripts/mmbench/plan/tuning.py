@@ -178,14 +178,15 @@ def tuned_params(
             "--configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
         )
     if untuned:
-        have = ", ".join(sorted(set(table.gpu_name))) or "none"
+        models = sorted(set(table.gpu_name))
+        have = ", ".join(models) or "none"
         raise ConfigError(
             f"config key 'tuned': {path} holds no tuned parameters of {', '.join(untuned)} for "
             f"{gpu!r} (GPU models in it: {have}); tune them on this GPU with `snakemake --cores "
             "16 --configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
             ", or run another model's tuned parameters (each row's `tuned_for` then names "
             "that model) with --config "
-            f'"tuned_gpu={sorted(set(table.gpu_name))[0] if have != "none" else "MODEL"}"'
+            f'"tuned_gpu={models[0] if models else "MODEL"}"'
         )
     return out
 

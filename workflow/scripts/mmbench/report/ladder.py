@@ -21,7 +21,7 @@ import re
 import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
-from mmbench.core.columns import TUNED_COLUMNS
+from mmbench.core.columns import TUNED_COLUMNS, tuned_on
 from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
 from mmbench.core.registry import load_registry
@@ -299,8 +299,9 @@ def tuned_elsewhere(rows: pd.DataFrame) -> str:
     their `tuned_for` names it, plan.tuned_for), else ""."""
     if "tuned_for" not in rows:
         return ""
-    said = rows.tuned_for.dropna().astype(str).str.extract(r"^tuned on ([^;]+)")[0].dropna()
-    models = [m for m in dict.fromkeys(said) if m not in set(rows.gpu_name.astype(str))]
+    said = [tuned_on(words) for words in rows.tuned_for.dropna().astype(str)]
+    here = set(rows[GPU_KEY].astype(str))
+    models = [m for m in dict.fromkeys(said) if m is not None and m not in here]
     return f" (tuned on {', '.join(models)})" if models else ""
 
 
