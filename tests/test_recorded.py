@@ -194,8 +194,9 @@ def test_the_main_command_beside_the_issues_code_on_one_h200_within_one_percent(
 def test_the_default_experiment_beside_the_issues_code_on_one_h200():
     """The default experiment with a05b4dd's code and then 5d55a65's on one H200 (GPU-8ea5a1b4,
     tests/data/phases/h200-default-pair*): 48.5 s against 73.8 s for the same 20.0 s of GPU
-    work.  Its short kernels' rows do not agree within 1% between the two runs: the pinned ones
-    within 6.1%, the pageable ones up to 36.5% (docs/method.md says so)."""
+    work.  Its short kernels' single-launch medians moved between the two runs (the pinned rows
+    within 6.1%, the pageable ones up to 36.5%); their batched medians within 1.58%, 2 of 82
+    beyond 1% (docs/method.md says so)."""
     import json
 
     phases = DATA / "phases"
@@ -208,3 +209,6 @@ def test_the_default_experiment_beside_the_issues_code_on_one_h200():
     assert len(both) == 116
     apart = (both.kernel_ms_n / both.kernel_ms_o - 1).abs().groupby(both.memory).max()
     assert 0.06 < apart["pinned"] < 0.061 and 0.365 < apart["pageable"] < 0.366
+    batched = both.dropna(subset=["batch_ms_median_o", "batch_ms_median_n"])
+    moved = (batched.batch_ms_median_n / batched.batch_ms_median_o - 1).abs()
+    assert len(batched) == 82 and 0.0158 < moved.max() < 0.0159 and (moved > 0.01).sum() == 2
