@@ -12,6 +12,9 @@ class PassTimer:
         e0 | h2d | e1 | [cold: L2 flush] | e1b | kernel | e2 | d2h | e3
 
     kernel = e1b..e2; global = h2d + kernel + d2h (seed 002's Tiempo Global), the flush excluded.
+    A copy from pageable memory returns to the host near its end, so the GPU waits for the
+    host's launch inside kernel (docs/method.md, "Known limit ..."): a few to tens of us, which
+    a sub-millisecond kernel's row shows; its batched median (batcher.py) does not.
     """
 
     def __init__(self, cp, stream, l2_bytes: int):
