@@ -5,6 +5,7 @@ measured; the code that reads and renders the runs is tested in the files of its
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,13 @@ from mmbench.core import schemas
 from mmbench.core.schemas import check_against_manifests, read_table
 
 from .conftest import DATA, ROOT
+
+
+def compare_times(before: Path, after: Path, within: str) -> subprocess.CompletedProcess:
+    """tools/compare_times.py on two recorded timings tables, as a user runs it."""
+    tool = [sys.executable, str(ROOT / "tools" / "compare_times.py"), str(before), str(after)]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")}
+    return subprocess.run([*tool, "--within", within], capture_output=True, text=True, env=env)
 
 
 def _kind(path: Path) -> str | None:
@@ -93,17 +101,11 @@ def test_two_sustained_runs_agree_within_one_percent_in_their_window_means():
     mean = abs(both.kernel_ms_b / both.kernel_ms_a - 1)
     median = abs(both.kernel_ms_median_b / both.kernel_ms_median_a - 1)
     assert mean.max() < 0.01 < median.max()
-    tool = [
-        sys.executable,
-        str(ROOT / "tools" / "compare_times.py"),
-        *(str(PAIR / x / "timings.csv") for x in "ab"),
-    ]
-    env = os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")}
-    ok = subprocess.run([*tool, "--within", "1"], capture_output=True, text=True, env=env)
+    ok = compare_times(PAIR / "a" / "timings.csv", PAIR / "b" / "timings.csv", "1")
     assert (
         ok.returncode == 0 and "largest deviation 0.78%" in ok.stdout and "0 beyond 1%" in ok.stdout
     )
-    strict = subprocess.run([*tool, "--within", "0.5"], capture_output=True, text=True, env=env)
+    strict = compare_times(PAIR / "a" / "timings.csv", PAIR / "b" / "timings.csv", "0.5")
     assert strict.returncode == 1, strict.stdout[-500:]
 
 
@@ -164,8 +166,6 @@ def test_the_main_command_beside_the_issues_code_on_one_h200_within_one_percent(
     configuration's kernel time within 1% (the largest 0.09%), the wall time 1.13 x the GPU-busy
     time against 1.34.  The same old code on another H200 (GPU-d9c94814) against the new run:
     24 of 88 beyond 1%, the machines' difference, which is why the pair is on one machine."""
-    import json
-
     phases = DATA / "phases"
     new, old, other = (phases / f"h200-main-{x}-timings.csv"
                        for x in ("pair", "pair-old", "old-other-machine"))  # fmt: skip
@@ -177,17 +177,11 @@ def test_the_main_command_beside_the_issues_code_on_one_h200_within_one_percent(
     assert [split[x]["configurations"] for x in split] == [88, 88]
     assert split["pair"]["wall_s"] <= 1.15 * split["pair"]["gpu_busy_s"]
     assert split["pair-old"]["wall_s"] > 1.3 * split["pair-old"]["gpu_busy_s"]
-    env = os.environ | {"PYTHONPATH": str(ROOT / "workflow" / "scripts")}
-
-    def compare(before):
-        tool = [sys.executable, str(ROOT / "tools" / "compare_times.py"), str(before), str(new)]
-        return subprocess.run([*tool, "--within", "1"], capture_output=True, text=True, env=env)
-
-    same = compare(old)
+    same = compare_times(old, new, "1")
     assert same.returncode == 0, same.stdout[-500:]
     assert "88 configurations in both" in same.stdout and "largest deviation 0.09%" in same.stdout
     assert "0 beyond 1%" in same.stdout
-    across = compare(other)
+    across = compare_times(other, new, "1")
     assert across.returncode == 1 and "24 beyond 1%" in across.stdout, across.stdout[-500:]
 
 
@@ -197,8 +191,6 @@ def test_the_default_experiment_beside_the_issues_code_on_one_h200():
     work.  Its short kernels' single-launch medians moved between the two runs (the pinned rows
     within 6.1%, the pageable ones up to 36.5%); their batched medians within 1.58%, 2 of 82
     beyond 1% (docs/method.md says so)."""
-    import json
-
     phases = DATA / "phases"
     split = {x: json.loads((phases / f"h200-default-{x}.json").read_text()) for x in ("pair", "pair-old")}  # fmt: skip
     assert 48 < split["pair"]["wall_s"] < 49 and 73 < split["pair-old"]["wall_s"] < 74

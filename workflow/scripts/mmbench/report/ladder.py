@@ -21,7 +21,7 @@ import re
 import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
-from mmbench.core.columns import TUNED_COLUMNS, tuned_on
+from mmbench.core.columns import TUNED_COLUMNS, TUNED_ON, tuned_on
 from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
 from mmbench.core.registry import load_registry
@@ -302,7 +302,7 @@ def tuned_elsewhere(rows: pd.DataFrame) -> str:
     said = [tuned_on(words) for words in rows.tuned_for.dropna().astype(str)]
     here = set(rows[GPU_KEY].astype(str))
     models = [m for m in dict.fromkeys(said) if m is not None and m not in here]
-    return f" (tuned on {', '.join(models)})" if models else ""
+    return f" ({TUNED_ON}{', '.join(models)})" if models else ""
 
 
 def _round(r, col: str, scale: float = 1, digits: int = 0):
