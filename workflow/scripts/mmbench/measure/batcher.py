@@ -53,24 +53,34 @@ class Batcher:
         one after another); returns its (start, end) events.  The launches run once the batch
         is released; the timed-out count is checked by `check()`."""
         cp, s = self.cp, self.stream
-        self.ticket += 1
         start, end = cp.cuda.Event(), cp.cuda.Event()
         if after is not None:
             s.wait_event(after)
+        ticket = self.hold()
         with s:
-            self.kernel(
-                (1,), (1,),
-                (self.released, np.uint64(self.ticket), np.uint64(int(BLOCK_TIMEOUT_S * 1e9)),
-                 self.timed_out),
-            )  # fmt: skip
             if warm:
                 launch()
             start.record(s)
             for _ in range(count):
                 launch()
             end.record(s)
-        self.words[0] = self.ticket  # release it
+        self.release(ticket)
         return start, end
+
+    def hold(self) -> int:
+        """Queues the blocking kernel alone: what the host queues on the stream after it waits
+        until release(ticket) (a timed pass's kernel: pass_timer.py).  Returns the ticket."""
+        self.ticket += 1
+        with self.stream:
+            self.kernel(
+                (1,), (1,),
+                (self.released, np.uint64(self.ticket), np.uint64(int(BLOCK_TIMEOUT_S * 1e9)),
+                 self.timed_out),
+            )  # fmt: skip
+        return self.ticket
+
+    def release(self, ticket: int) -> None:
+        self.words[0] = ticket
 
     def run(self, launch: Callable[[], None], count: int, warm: bool = False) -> float:
         """One batch queued (queue()), waited for and checked: its milliseconds."""
@@ -82,6 +92,7 @@ class Batcher:
     def check(self) -> None:
         if self.words[1]:
             raise RuntimeError(
-                f"a batch was not queued within {BLOCK_TIMEOUT_S:.0f} s (the launch queue is "
-                f"full?): lower sampling.batch_max"
+                f"launches held behind the blocking kernel were not queued within "
+                f"{BLOCK_TIMEOUT_S:.0f} s (a batch longer than the launch queue: lower "
+                f"sampling.batch_max; or a launch that waits for its stream)"
             )

@@ -443,7 +443,7 @@ class Lane:
     def __init__(self, cp, l2_bytes: int, first: bool = False):
         self.cp = cp
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.timer = PassTimer(cp, self.stream, l2_bytes)
+        self.timer = PassTimer(cp, self.stream, l2_bytes, hold=self.batcher)
         self.modules = Modules(cp)
         self._batcher: Batcher | None | bool = False  # made on first use (batcher())
         self._cublas: int | None = None
@@ -472,7 +472,10 @@ class Lane:
             try:
                 self._batcher = Batcher(self.cp, self.stream)
             except Exception as err:  # noqa: BLE001
-                log.warning("no batched samples: the blocking kernel failed to build (%s)", err)
+                log.warning(
+                    "no batched samples, and passes whose kernel segment holds the host's "
+                    "launch: the blocking kernel failed to build (%s)", err,
+                )  # fmt: skip
                 self._batcher = None
         return self._batcher
 
