@@ -4,6 +4,8 @@ host-memory mode)."""
 
 from __future__ import annotations
 
+import weakref
+
 
 class PassTimer:
     """Times one pass with CUDA events on one stream, in segments (placement.py says what each
@@ -27,6 +29,7 @@ class PassTimer:
         self.flush_bytes = 2 * int(l2_bytes)  # a memset of twice the L2, as nvbench
         self.scratch = None
         self.hold = hold  # () -> the stream's Batcher or None (made on first use)
+        self.launched = weakref.WeakSet()  # the launches that have run a pass
 
     def in_kernel(self) -> bool:
         """The pass's kernel is running now (asked from the telemetry thread)."""
@@ -45,7 +48,12 @@ class PassTimer:
         ev["e1"].record(s)
         if cold:
             cp.cuda.runtime.memsetAsync(self.scratch.data.ptr, 0, self.flush_bytes, s.ptr)
-        holder = self.hold() if self.hold is not None else None
+        # a launch's first pass is not held: a library's first call on a handle may wait for
+        # the device (cuBLAS's workspace), which the blocking kernel holds (the verified pass
+        # or a warm-up pass comes first)
+        first = launch not in self.launched
+        self.launched.add(launch)
+        holder = self.hold() if self.hold is not None and not first else None
         ticket = holder.hold() if holder is not None else None
         ev["e1b"].record(s)
         with s:
