@@ -72,11 +72,15 @@ class Runner:
         freivalds_vectors: int = 2,
         session: Session | None = None,
         observe: bool = True,
+        hold: bool = True,
     ):
         """`observe`: read NVML beside the samples (clocks, telemetry, the clock probe); off
         for a run whose times are not kept, the profilers' target under Nsight Compute (a
         configuration's telemetry thread took 0.66 s to end there, 0.01 s without it: the
-        target under cProfile on an H100, tools/gpu.sh speed OUT profiles)."""
+        target under cProfile on an H100, tools/gpu.sh speed OUT profiles).  `hold`: each timed
+        pass's kernel held behind the blocking kernel until its launch is queued (PassTimer);
+        off under Nsight Compute, which runs each launch to its end before the host goes on, so
+        that a held launch would never be queued (profile/target.py)."""
         import cupy as cp
 
         self.cp = cp
@@ -96,7 +100,9 @@ class Runner:
         )
         # where the samples run from, one lane per placement (sampling.placements); the first
         # also runs the verified pass, the warm-up and every untimed step
-        self.lanes = [Lane(cp, l2, first=i == 0) for i in range(max(1, sampling.placements))]
+        self.lanes = [
+            Lane(cp, l2, first=i == 0, hold=hold) for i in range(max(1, sampling.placements))
+        ]
         self.stream, self.timer = self.lanes[0].stream, self.lanes[0].timer
         device_id = cp.cuda.Device().id
         # what is read beside the samples (observers.py): NVML's clock after each, the
@@ -440,10 +446,10 @@ class Lane:
     10-50 us, and one process's runners (each with its stream, batcher and module loads) differ
     as much (benchmarks/run_to_run.py), so each placement has a lane of its own."""
 
-    def __init__(self, cp, l2_bytes: int, first: bool = False):
+    def __init__(self, cp, l2_bytes: int, first: bool = False, hold: bool = True):
         self.cp = cp
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.timer = PassTimer(cp, self.stream, l2_bytes, hold=self.batcher)
+        self.timer = PassTimer(cp, self.stream, l2_bytes, hold=self.batcher if hold else None)
         self.modules = Modules(cp)
         self._batcher: Batcher | None | bool = False  # made on first use (batcher())
         self._cublas: int | None = None

@@ -170,9 +170,13 @@ def run(argv: list[str], timed: dict | None = None, session=None, timed_range=No
     # the run's Freivalds vectors (its measurements' group key: measure/runner.py), so that a
     # served target's reference is the one the measurements of its shape take
     vectors = int(spec.get("freivalds_vectors", 2))
-    # under Nsight Compute (--batch, timed_range) the run's times are not kept: no NVML beside
+    # under Nsight Compute (--batch, timed_range) the run's times are not kept: no NVML beside;
+    # and no pass held behind the blocking kernel where a profiler serialises the launches (a
+    # run that is not timed: Nsight Compute runs each launch to its end before the host queues
+    # the next, so the held launch would wait for itself; the held passes timed the blocking
+    # kernel out after 10 s there, on an H200)
     runner = Runner(v, cubins, sampling_of(spec, timed_run), None, vectors, session,
-                    observe=timed_range is None)  # fmt: skip
+                    observe=timed_range is None, hold=timed_run)  # fmt: skip
     if timed_range is not None:  # --batch: the timed pass in its profiler range
         runner.timed_range = timed_range
     rows: list[dict] = []
