@@ -149,11 +149,20 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                 four(&regN[f][wn * TN + j],
                      &Bs[buf][dot * BN + warpCol * WN + wn * WSUBN + tCol * TN + j]);
     };
-    auto product = [&](int f) {  // the FFMAs of one step, from set f
+    // The FFMAs of one step, from set f, in a serpentine order: row i's B values in turn, then
+    // row i + 1's in reverse, so that two FFMAs in a row share a register (A's value along a row,
+    // B's where the rows meet) and ptxas can mark it for the operand reuse cache.  In the tuned
+    // 128 x 256 x 16 instantiation's k-loop (nvdisasm, CUDA 13.0): 2090 reuse flags on its 2048
+    // FFMAs against 1771 row by row, 413 FFMAs with two register-file operands in one bank (the
+    // register's number mod 2) against 963, the same 2589 instructions and 255 registers.
+    auto product = [&](int f) {
 #pragma unroll
         for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
-            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += regM[f][i] * regN[f][j];
+            for (int jj = 0; jj < WNITER * TN; ++jj) {
+                const int j = i % 2 ? WNITER * TN - 1 - jj : jj;
+                acc[i][j] += regM[f][i] * regN[f][j];
+            }
     };
     stage(0);
     put(0);

@@ -13,7 +13,7 @@
 #                                then a registry grid edit: what each rerun builds and measures
 #   builds WHICH TREE VARIANTS   the ladder preset for VARIANTS ([a,b:bfloat16,...]: each in its
 #                                ladder element types, or those after the colon, joined by +;
-#                                tuned as in kernels/tuned.csv, EXTRA_TUNED=<csv> adds rows;
+#                                tuned as in kernels/tuned.csv (TUNED_GPU=MODEL: that model's rows), EXTRA_TUNED=<csv> adds rows;
 #                                SIZES='[4096,8192]' keeps those square sizes only,
 #                                DISTRIBUTION='[normal]' those inputs only),
 #                                without profiling, with the checkout at TREE (WHICH=before) or
@@ -90,6 +90,8 @@ builds)
   [ -n "${EXTRA_TUNED:-}" ] && extra=(--extra-tuned "$(realpath "$EXTRA_TUNED")")
   [ -n "${SIZES:-}" ] && extra+=(--sizes "$SIZES")
   [ -n "${DISTRIBUTION:-}" ] && more=("distribution=$DISTRIBUTION")
+  # TUNED_GPU: another model's tuned parameters (a GPU model kernels/tuned.csv lacks)
+  [ -n "${TUNED_GPU:-}" ] && more+=("tuned_gpu=$TUNED_GPU")
   [ "$which" = before ] && cd "$tree"
   export PYTHONPATH=$PWD/workflow/scripts:${PYTHONPATH:-}
   preset=$(python3 "$here/preset_subset.py" config/presets/ladder.yaml "$variants" \

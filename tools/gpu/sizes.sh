@@ -55,7 +55,7 @@ for sub in "$@"; do
     for shape in "${shapes[@]}"; do
       # shellcheck disable=SC2046,SC2086  # one argument per variant, three per shape
       python3 tools/memcheck.py $(echo "${MEMCHECK_VARIANTS:-$rungs,deep_bf16}" | tr ',' ' ') \
-        "${sel[@]}" --tuned kernels/tuned.csv --gpu "$gpu" --shape $shape --show 20 2>&1 |
+        "${sel[@]}" --tuned kernels/tuned.csv --gpu "${TUNED_GPU:-$gpu}" --shape $shape --show 20 2>&1 |
         tee -a "$out/memcheck.log" | tail -12
     done
     ;;
