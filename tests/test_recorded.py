@@ -255,3 +255,31 @@ def test_a_held_pass_times_a_short_kernel_alike_after_pageable_and_pinned_copies
     old = before[before.memory == "pageable"].set_index(key).kernel_ms
     old = (old / before[before.memory == "pinned"].set_index(key).kernel_ms).dropna()
     assert old.max() > 2.16 and (old > 1.0041).sum() > 40
+
+
+def test_warptile_dbs_serpentine_ffmas_on_two_h200s():
+    """docs/ladder.md, the serpentine FFMA order: side by side x0.955 at 4096 and 8192 (95%
+    intervals inside x0.9535-x0.956), all PASS; sustained, normal inputs, SGEMM in the same run:
+    94.2% and 98.5% of SGEMM before, 98.7% and 102.8% after (one H200), and the FP32 part of the
+    ladder preset on another H200: 98.8% and 102.7%, 36 of 36 PASS."""
+    folder = DATA / "h200-fp32-serpentine"
+    paired = pd.read_csv(folder / "paired-compare.csv")
+    large = paired[paired.m >= 4096]
+    assert len(large) == 4 and (large.verdict == "FASTER").all()
+    assert (large.ratio_low > 0.9535).all() and (large.ratio_high < 0.956).all()
+    assert ((paired.base_verification == "PASS") & (paired.this_verification == "PASS")).all()
+
+    def share(name):  # % of SGEMM per size, normal inputs, sustained
+        t = pd.read_csv(folder / f"{name}.csv")
+        t = t[(t.load == "sustained") & (t.distribution == "normal")].set_index(["variant", "m"])
+        return (100 * t.kernel_ms.xs("cublas") / t.kernel_ms.xs("warptile_db")).round(1)
+
+    assert share("sustained-before").tolist() == [94.2, 98.5]
+    assert share("sustained-after").tolist() == [98.7, 102.8]
+    assert share("timings").tolist() == [98.8, 102.7]
+    ladder = pd.read_csv(folder / "ladder.csv").set_index("rung")
+    assert ladder.loc["warptile_db", ["4096: % of ref", "8192: % of ref"]].tolist() == [98.8, 102.7]
+    per_watt = ladder["4096: GFLOP/s per W"]
+    assert per_watt["warptile_db"] > per_watt["cublas"]
+    assert (pd.read_csv(folder / "timings.csv").verification == "PASS").sum() == 36
+    assert (folder / "memcheck.log").read_text().count("ERROR SUMMARY: 0 errors") == 22

@@ -103,3 +103,38 @@ def test_every_number_of_the_pivot_tables_is_one_configuration(folder):
             assert f"({r.kernel_gflops:.0f})" in cell
             cells += 1
         assert cells > 50
+
+
+def test_each_summary_cell_is_its_own_rows_time_where_a_variant_has_two_instantiations():
+    """The FP32 ladder subset recorded on an H200 (tests/data/h200-fp32-serpentine): warptile_db
+    in two instantiations (one for 1-1000 x 1100 x 37, one for 4096-8192) above cuBLAS.  Under
+    pandas 2.2 the summary gave cuBLAS's 4096 and 8192 cells to warptile_db's second row and
+    warptile_db's to cuBLAS (the table's rows built in one order and labelled in another): each
+    cell is checked against its own row of the recorded table."""
+    import re
+
+    timings = pd.read_csv(DATA / "h200-fp32-serpentine" / "timings.csv")
+    txt, _ = render(timings)
+    table = txt.split("\n\n")[0].splitlines()
+    assert table[0].endswith("float32, int09 inputs, burst load")
+    shapes = table[1].split()
+    part = timings[(timings.distribution == "int09") & (timings.load == "burst")]
+    part = part.assign(params=part.params.fillna("-"))
+    variant, checked = None, 0
+    for line in table[3:]:
+        if not line.startswith(" "):
+            variant = line.split()[0]
+        params = "-" if variant == "cublas" else re.search(r"(BM=.*TN=\d+)", line)[1]
+        cells = re.split(r"\s{2,}", line.strip())[-len(shapes) :]
+        for shape, cell in zip(shapes, cells, strict=True):
+            m, n, k = (int(x) for x in (shape.split("x") if "x" in shape else [shape] * 3))
+            rows = part[(part.variant == variant) & (part.params == params) & (part.m == m)
+                        & (part.n == n) & (part.k == k)]  # fmt: skip
+            if cell == "--":
+                assert rows.empty, (variant, params, shape)
+                continue
+            assert len(rows) == 1 and cell.startswith(significant(rows.kernel_ms.iloc[0]))
+            checked += 1
+    assert checked == 14  # 4 + 3 warptile_db cells, 7 cuBLAS ones
+    line = next(x for x in table if x.startswith("cublas"))
+    assert "2.665 (51571)" in line and "21.34 (51516)" in line  # the recorded cuBLAS rows
