@@ -77,9 +77,10 @@ def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd
             one = gs.iloc[0]
             row[shape] = _cell(one[value], one[gf] if gf else None, one["verification"])
         rows[key] = row
-    # each row's cells with its own key, in the order built: pandas 2.2's from_dict(orient=
-    # "index") reorders tuple keys (grouped by the first level), so that labelling its rows
-    # afterwards gave one variant's cells to another (an H200 run's summary, 2026-11-28)
+    # each row's cells with its own key, in the order built: pandas 2.2 and 3.0's from_dict(
+    # orient="index") reorders tuple keys (grouped by the first level; 3.1 keeps their order),
+    # so that labelling its rows afterwards gave one variant's cells to another (an H200 run's
+    # summary under the GPU machine's pandas 3.0.6, 2026-11-28)
     keys = list(rows)
     out = pd.DataFrame(
         [rows[key] for key in keys], index=pd.MultiIndex.from_tuples(keys, names=index)
