@@ -43,7 +43,7 @@ __device__ __forceinline__ void tmastore_bf16_body(
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ int split_last;  // split_k.cuh: whether this unit finishes its tile
     const int splits = SPLIT ? split_count : 1;
-    unsigned char *smem = align_1024(smem_raw);
+    unsigned char *smem = align_1024_shared(smem_raw);  // LDS and STS (hopper.cuh)
     unsigned char *As = smem;                     // STAGES x [BM][64] bfloat16
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x BOXES x [64][64] bfloat16
     // after the ring: CONSUMERS x 2 chunk buffers of [64][CHUNK_COLS] floats

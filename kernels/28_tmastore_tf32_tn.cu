@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                      int N, int K, int ldc, int accumulate) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    unsigned char *smem = align_1024(smem_raw);
+    unsigned char *smem = align_1024_shared(smem_raw);  // LDS and STS (hopper.cuh)
     unsigned char *As = smem;                     // STAGES x [BM][128 bytes]
     unsigned char *Bs = smem + STAGES * A_BYTES;  // STAGES x [BN][128 bytes]
     // after the ring: CONSUMERS x 2 chunk buffers of [64][CHUNK_COLS] floats

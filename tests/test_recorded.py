@@ -283,3 +283,25 @@ def test_warptile_dbs_serpentine_ffmas_on_two_h200s():
     assert per_watt["warptile_db"] > per_watt["cublas"]
     assert (pd.read_csv(folder / "timings.csv").verification == "PASS").sum() == 36
     assert (folder / "memcheck.log").read_text().count("ERROR SUMMARY: 0 errors") == 22
+
+
+def test_shared_memory_as_shared_side_by_side_on_an_h200():
+    """docs/ladder.md, align_1024_shared: with LDS and STS the tmastore rungs ran faster at 4096
+    and 8192 (x0.980-x0.991) and at 1000 x 1100 x 37 (x0.91, x0.925), ws_f64 slower at 4096
+    and 8192 (x1.009-x1.040); every row of both builds PASS.  So ws_f64 kept align_1024."""
+    folder = DATA / "h200-lds-sts"
+
+    def ratios(v):
+        t = pd.read_csv(folder / f"{v}-compare.csv")
+        assert ((t.base_verification == "PASS") & (t.this_verification == "PASS")).all()
+        assert len(t) == 6
+        return t.set_index(["m", "distribution"])
+
+    for v in ("tmastore_tf32_tn", "tmastore_bf16"):
+        t = ratios(v)
+        assert (t.verdict == "FASTER").all()
+        large = t.loc[[4096, 8192]]
+        assert (large.ratio_high < 0.992).all() and (large.ratio_low > 0.978).all()
+    f64 = ratios("ws_f64")
+    assert (f64.loc[[4096, 8192]].verdict == "SLOWER").all()
+    assert f64.loc[(4096, "int09"), "ratio_low"] > 1.039
