@@ -7,7 +7,8 @@
 #             tuning row's) at two odd shapes where they split k: 129 x 1001 x 3001 and
 #             1 x 33 x 5000 (MEMCHECK_VARIANTS, MEMCHECK_SHAPES="m n k;m n k": others;
 #             MEMCHECK_WHERE="STAGES > 4": the instantiations for which it holds, not the first;
-#             every variant named must have one)
+#             every variant named must have one; TUNED_GPU=MODEL: that model's tuned rows, on a
+#             GPU kernels/tuned.csv lacks)
 #   tune      the tune preset cut to the sweep's rungs, in bursts (results/tune_sizes): every
 #             instantiation at TUNE_SIZES (default [1024,1536,2048,3072,4096]) and TUNE_SHAPES
 #             (default the tune preset's three with one small side), its fastest per shape
