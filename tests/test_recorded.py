@@ -26,6 +26,13 @@ def compare_times(before: Path, after: Path, within: str) -> subprocess.Complete
     return subprocess.run([*tool, "--within", within], capture_output=True, text=True, env=env)
 
 
+def memory_modes(t: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A timings table's pageable and pinned rows, each indexed by the configuration they
+    share (variant, params, dtype, m)."""
+    key = ["variant", "params", "dtype", "m"]
+    return tuple(t[t.memory == mode].set_index(key) for mode in ("pageable", "pinned"))
+
+
 def _kind(path: Path) -> str | None:
     name = path.stem
     if path.parent.name == "runs" or name == "timings":
@@ -213,16 +220,7 @@ def test_a_pageable_pass_counted_the_hosts_launch_in_a_short_kernels_time_before
     H200 cuBLAS's pageable rows are 20-63 us above its pinned ones (+116% at 641, +17.5% at
     2048); its batched medians, queued behind the blocking kernel, lie below both.  In the main
     command (kernels of 20 ms and more) the two modes agree within 0.9%."""
-    phases = DATA / "phases"
-    key = ["variant", "params", "dtype", "m"]
-
-    def modes(name):
-        t = pd.read_csv(phases / f"h200-{name}-timings.csv")
-        pageable = t[t.memory == "pageable"].set_index(key)
-        pinned = t[t.memory == "pinned"].set_index(key)
-        return pageable, pinned
-
-    pageable, pinned = modes("default-pair")
+    pageable, pinned = memory_modes(pd.read_csv(DATA / "phases" / "h200-default-pair-timings.csv"))
     pg = pageable.xs("cublas", level="variant")
     pn = pinned.xs("cublas", level="variant")
     gap_us = ((pg.kernel_ms - pn.kernel_ms) * 1e3).droplevel(["params", "dtype"])
@@ -231,7 +229,7 @@ def test_a_pageable_pass_counted_the_hosts_launch_in_a_short_kernels_time_before
     assert 2.16 < ratio[641] < 2.17 and 1.17 < ratio[2048] < 1.18
     assert (pn.batch_ms_median < pn.kernel_ms).all() and (pg.batch_ms_median < pn.kernel_ms).all()
     for name in ("main-pair", "main-pair-old"):
-        pageable, pinned = modes(name)
+        pageable, pinned = memory_modes(pd.read_csv(DATA / "phases" / f"h200-{name}-timings.csv"))
         apart = (pageable.kernel_ms / pinned.kernel_ms - 1).abs()
         assert len(apart) == 44 and apart.max() < 0.009 and pinned.kernel_ms.min() > 20
 
@@ -244,16 +242,13 @@ def test_a_held_pass_times_a_short_kernel_alike_after_pageable_and_pinned_copies
     t = pd.read_csv(DATA / "phases" / "h200-default-held-timings.csv")
     assert list(t.gpu_uuid.unique()) == ["GPU-742d5d88-91e2-9768-0131-704cecf3d336"]
     assert (t.verification != t.expected).sum() == 0 and (t.verification == "FAIL").sum() == 4
-    key = ["variant", "params", "dtype", "m"]
-    pageable = t[t.memory == "pageable"].set_index(key).kernel_ms
-    pinned = t[t.memory == "pinned"].set_index(key).kernel_ms
-    ratio = (pageable / pinned).dropna()
+    pageable, pinned = memory_modes(t)
+    ratio = (pageable.kernel_ms / pinned.kernel_ms).dropna()
     assert len(ratio) == 58 and 0.997 < ratio.min() and ratio.max() < 1.0041
     cublas = ratio.xs("cublas", level="variant").droplevel(["params", "dtype"])
     assert abs(cublas[641] - 1) < 0.003
-    before = pd.read_csv(DATA / "phases" / "h200-default-pair-timings.csv")
-    old = before[before.memory == "pageable"].set_index(key).kernel_ms
-    old = (old / before[before.memory == "pinned"].set_index(key).kernel_ms).dropna()
+    pageable, pinned = memory_modes(pd.read_csv(DATA / "phases" / "h200-default-pair-timings.csv"))
+    old = (pageable.kernel_ms / pinned.kernel_ms).dropna()
     assert old.max() > 2.16 and (old > 1.0041).sum() > 40
 
 

@@ -108,9 +108,9 @@ def test_every_number_of_the_pivot_tables_is_one_configuration(folder):
 def test_each_summary_cell_is_its_own_rows_time_where_a_variant_has_two_instantiations():
     """The FP32 ladder subset recorded on an H200 (tests/data/h200-fp32-serpentine): warptile_db
     in two instantiations (one for 1-1000 x 1100 x 37, one for 4096-8192) above cuBLAS.  Under
-    pandas 2.2 and 3.0 (the GPU machine's 3.0.6) the summary gave cuBLAS's 4096 and 8192 cells to warptile_db's second row and
-    warptile_db's to cuBLAS (the table's rows built in one order and labelled in another): each
-    cell is checked against its own row of the recorded table."""
+    pandas 2.2 and 3.0 (the GPU machine's 3.0.6) the summary gave cuBLAS's 4096 and 8192 cells
+    to warptile_db's second row and warptile_db's to cuBLAS (the table's rows built in one order
+    and labelled in another): each cell is checked against its own row of the recorded table."""
     import re
 
     timings = pd.read_csv(DATA / "h200-fp32-serpentine" / "timings.csv")
