@@ -398,6 +398,49 @@ def test_a_short_kernels_time_is_the_same_after_a_pageable_copy_as_after_a_pinne
     assert pageable["h2d_ms_median"] > pinned["h2d_ms_median"]
 
 
+@pytest.mark.parametrize("where", ["one_pass", "queue"], ids=["held pass", "batch"])
+def test_a_launch_that_raises_behind_the_blocking_kernel_costs_only_its_configuration(
+    registry, monkeypatch, where
+):
+    """cuBLAS at 256 (~10 us, batched), the first configuration's launch raising in a held
+    timed pass (PassTimer.one_pass) or inside a batch (Batcher.queue): the blocking kernel
+    queued before it is released at once, so the second configuration PASSes without waiting
+    for its 10 s timeout and without the timed-out count that every later check raised on."""
+    import sys
+
+    from mmbench.measure import runner as runner_module
+
+    made = runner_module.launcher
+
+    def launcher(cp, variant, conf, *args, **kw):
+        go, spec = made(cp, variant, conf, *args, **kw)
+        if conf.seed != 1:
+            return go, spec
+        calls = []
+
+        def raising():
+            calls.append(sys._getframe(1).f_code.co_name)
+            # the verified pass (the launch's first) is not held: a later pass or a batch is
+            if calls[-1] == where and len(calls) > 1:
+                raise RuntimeError(f"launch {len(calls)} raised inside {where}")
+            go()
+
+        return raising, spec
+
+    monkeypatch.setattr(runner_module, "launcher", launcher)
+    s = Sampling(warmup=1, min_samples=3, max_samples=5, min_time_s=0.0, batch_min_ms=1.0)
+    rows = []
+    confs = [conf("cublas", 256, seed=1), conf("cublas", 256, seed=2)]
+    Runner(registry["cublas"], {}, s).run(confs, lambda c, row: rows.append(row))
+    failed, passed = rows
+    assert failed["verification"] == "ERROR"
+    assert f"raised inside {where}" in failed["error"], failed["error"]
+    assert passed["verification"] == "PASS", passed.get("error")
+    assert passed["batch_samples"] >= 3
+    # neither waited for the blocking kernel's timeout (10 s)
+    assert failed["config_wall_ms"] < 5000 and passed["config_wall_ms"] < 5000, rows
+
+
 def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, arch, tmp_path):
     """cuBLAS DGEMM at 4096 on normal inputs, sustained: settled within the bound, the window
     run back to back, power read during it, energy by the counter's rule."""

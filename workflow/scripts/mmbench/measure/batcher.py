@@ -57,14 +57,16 @@ class Batcher:
         if after is not None:
             s.wait_event(after)
         ticket = self.hold()
-        with s:
-            if warm:
-                launch()
-            start.record(s)
-            for _ in range(count):
-                launch()
-            end.record(s)
-        self.release(ticket)
+        try:
+            with s:
+                if warm:
+                    launch()
+                start.record(s)
+                for _ in range(count):
+                    launch()
+                end.record(s)
+        finally:  # a launch that raised: what was queued runs now, not after the timeout
+            self.release(ticket)
         return start, end
 
     def hold(self) -> int:
@@ -90,7 +92,10 @@ class Batcher:
         return self.cp.cuda.get_elapsed_time(start, end)
 
     def check(self) -> None:
+        """Raises if a blocking kernel gave up waiting since the last check (the count is then
+        reset: the configuration that timed out is the one whose row says so)."""
         if self.words[1]:
+            self.words[1] = 0
             raise RuntimeError(
                 f"launches held behind the blocking kernel were not queued within "
                 f"{BLOCK_TIMEOUT_S:.0f} s (a batch longer than the launch queue: lower "

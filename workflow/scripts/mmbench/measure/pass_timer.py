@@ -56,11 +56,13 @@ class PassTimer:
         holder = self.hold() if self.hold is not None and not first else None
         ticket = holder.hold() if holder is not None else None
         ev["e1b"].record(s)
-        with s:
-            launch()
-        ev["e2"].record(s)
-        if holder is not None:
-            holder.release(ticket)
+        try:
+            with s:
+                launch()
+            ev["e2"].record(s)
+        finally:  # a launch that raised: the stream goes on now, not after the timeout
+            if holder is not None:
+                holder.release(ticket)
         placement.d2h(s)
         ev["e3"].record(s)
         ev["e3"].synchronize()
