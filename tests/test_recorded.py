@@ -379,3 +379,30 @@ def test_the_ladder_preset_on_an_h200_with_serpentine_ffmas_and_shared_stores():
     assert "long scoreboard) 7.8 of 12.4" in limiter["tmastore_tf32_tn"]
     assert "(barrier) 8.1 of 13.9" in limiter["tmastore_bf16"]
     assert "(wait) 4.7 of 9.7" in limiter["ws_f64"]
+
+
+def test_the_missed_targets_profiled_at_8192_on_an_h200():
+    """docs/ladder.md: the ladder's profile alone at 8192 (tools/gpu.sh ladder OUT profile,
+    another H200, GPU-aea83523), int09 bursts, every row PASS.  Nsight Compute's clocks are
+    fixed, so its durations count cycles: tmastore_tf32_tn 2.0% and 3.6% more than cuBLAS TF32
+    and TF32 with B transposed for the same DRAM reads (2.45 GB against 2.44 and 2.33), ws_f64
+    6.4% more than DGEMM for 6.85 GB of DRAM reads against 10.53."""
+    folder = DATA / "h200-profile-8192"
+    t = pd.read_csv(folder / "timings.csv")
+    assert len(t) == 5 and set(t.verification) == {"PASS"} and set(t.m) == {8192}
+    m = pd.read_csv(folder / "metrics.csv")
+    assert set(m.gpu_name) == {"NVIDIA H200"}
+    m = m.set_index(["variant", "dtype", "metric"]).value
+    ms = m.xs("duration", level="metric")
+    dram = m.xs("dram_read_bytes", level="metric") / 1e9
+    tf32 = ms[("tmastore_tf32_tn", "float32")]
+    assert round(tf32 / ms[("cublas_tf32", "float32")], 3) == 1.020
+    assert round(tf32 / ms[("cublas_tf32_tn", "float32")], 3) == 1.036
+    assert [round(dram[(v, "float32")], 2) for v in ("tmastore_tf32_tn", "cublas_tf32",
+                                                     "cublas_tf32_tn")] == [2.45, 2.44, 2.33]  # fmt: skip
+    assert round(ms[("ws_f64", "float64")] / ms[("cublas", "float64")], 3) == 1.064
+    assert [round(dram[(v, "float64")], 2) for v in ("ws_f64", "cublas")] == [6.85, 10.53]
+    profile = pd.read_csv(folder / "ladder_profile.csv")
+    limiter = profile.set_index(profile.rung.str.split().str[0])["limiter (Nsight Compute)"]
+    assert "(SM 91%" in limiter["tmastore_tf32_tn"] and "7.9 of 12.3" in limiter["tmastore_tf32_tn"]
+    assert "(SM 91%" in limiter["ws_f64"] and "(wait) 4.7 of 9.7" in limiter["ws_f64"]

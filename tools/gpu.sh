@@ -22,7 +22,7 @@
 #   memcheck VARIANTS            compute-sanitizer memcheck of the first and the tuned
 #                                instantiation of each variant at 33 x 31 x 37 (tools/memcheck.py)
 # Stages in tools/gpu/<stage>.sh (their sub-stages follow OUT; each file's header lists them):
-#   ladder   tune | test | memcheck | ladder | again | pair | pair_a | pair_b
+#   ladder   tune | test | memcheck | ladder | profile | again | pair | pair_a | pair_b
 #   hopper   dev VARIANTS DTYPES [SIZES] | memcheck VARIANTS | sass VARIANT INSTANCE
 #   compare  cool | ab | edit | once      (two runs of the compare preset, the edit loop)
 #   paired   aa | calibrate | knob | edits | previous   (the paired comparison, side by side)

@@ -17,6 +17,12 @@
 #                                    at LIMIT seconds (default 560) and resumed by running the
 #                                    stage again on the same machine; VARIANTS=[a,b,cublas] for
 #                                    some rungs only
+#   tools/gpu.sh ladder OUT profile  the ladder's Nsight Compute profile alone at one size
+#                                    (PROFILE_SIZE, default 8192; the preset profiles at 4096),
+#                                    int09 inputs in bursts (results/prof<SIZE>): VARIANTS
+#                                    (default the best TF32 and FP64 rungs and their references;
+#                                    [a,cublas:float64] as builds takes them), TUNED_GPU=MODEL
+#                                    that model's tuned rows; its ladder_profile table and metrics
 #   tools/gpu.sh ladder OUT again    the ladder's normal-input, sustained configurations at 4096
 #                                    and 8192 once more (results/ladder_again), and each one's
 #                                    deviation from the ladder run (issue "numbers that hold on
@@ -76,6 +82,29 @@ merged.to_csv("results/tuned_merged.csv", index=False)
 merged.to_csv(f"{sys.argv[1]}/tuned_merged.csv", index=False)
 print(f"results/tuned_merged.csv: {len(kept)} rows kept, {len(new)} from this tune")
 PY
+elif [ "$stage" = profile ]; then
+  size=${PROFILE_SIZE:-8192} exp=prof${PROFILE_SIZE:-8192}
+  python3 "$(dirname "$0")/../preset_subset.py" config/presets/ladder.yaml \
+    "${VARIANTS:-[tmastore_tf32_tn,cublas_tf32,cublas_tf32_tn,ws_f64,cublas:float64]}" \
+    "results/$exp.yaml" --sizes "[$size]" > /dev/null || exit 1
+  python3 - "results/$exp.yaml" "$size" "$exp" <<'PY'
+import sys
+import yaml
+path, size, exp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+c = yaml.safe_load(open(path))
+c["profile"]["sizes"] = [size]  # what the profile batch profiles
+c.update(load=["burst"], distribution=["int09"], sustained_sizes=[], experiment=exp)
+c["report"] = {"figures": [], "tables": ["ladder_profile"]}
+yaml.safe_dump(c, open(path, "w"))
+PY
+  start=$(date +%s)
+  timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete --configfile "results/$exp.yaml" \
+    ${TUNED_GPU:+--config "tuned_gpu=$TUNED_GPU"} > "$out/$exp.log" 2>&1
+  echo "profile at $size: exit $? after $(($(date +%s) - start)) s"
+  grep -h "configurations:" "results/$exp/tables/summary.txt"
+  cat "results/$exp/report/ladder_profile.md"
+  cp "results/$exp/tables/metrics.csv" "results/$exp/tables/timings.csv" \
+    "results/$exp/report/ladder_profile.csv" "$out/"
 elif [ "$stage" = test ]; then
   python3 -m pytest -q -m gpu tests/test_gpu.py -k tensor_core_rungs 2>&1 | tail -25
 elif [ "$stage" = memcheck ]; then
