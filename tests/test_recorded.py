@@ -167,6 +167,46 @@ def test_freivalds_checks_at_8192_ran_six_times_faster_with_one_blas_thread():
     assert (said == after.variant.isin(rungs)).all() and said.sum() > 300
 
 
+def test_held_passes_made_the_ladders_short_batches_longer():
+    """docs/method.md, the held pass's cost: the ladder preset on an H200 before it (0fcd71b's
+    code, tests/data/phases/h200-ladder*) and after it (45ad733's, another H200,
+    tests/data/h200-ladder-serpentine-sts).  SGEMM at 1 x 1 x 1: its single launch 0.0190 ms,
+    then 0.0056 (the host's launch no longer in it), so its batches, sized from it, grew from 53
+    launches (0.23 ms of GPU time) to 180 (0.74 ms); in all bursts 1.12 M launches in batches
+    became 2.62 M, 12.5 s of batched GPU time 20.6 s, and the wall time of the bursts at 1, 31
+    and 33 grew by 23.5 s, of all bursts by 30.3 s; the run's wall time over its sampling GPU
+    time 1.16, then 1.21."""
+    before = pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv")
+    after = pd.read_csv(DATA / "h200-ladder-serpentine-sts" / "timings.csv")
+    key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
+    both = before.merge(after, on=key, suffixes=("_b", "_a"))
+    assert len(both) == 440
+    bursts = both[both.load == "burst"]
+    sgemm = bursts[(bursts.variant == "cublas") & (bursts.dtype == "float32") & (bursts.m == 1)
+                   & (bursts.distribution == "int09")].iloc[0]  # fmt: skip
+    assert (round(sgemm.kernel_ms_b, 4), round(sgemm.kernel_ms_a, 4)) == (0.0190, 0.0056)
+    assert (sgemm.batch_size_b, sgemm.batch_size_a) == (53, 180)
+    tiny = bursts[(bursts.variant == "cublas") & bursts.m.isin([1, 31, 33])]
+    assert (tiny.batch_size_b.median(), tiny.batch_size_a.median()) == (25, 143)
+    gpu = [round(sgemm[f"batch_size_{x}"] * sgemm[f"batch_ms_median_{x}"], 2) for x in "ba"]
+    assert gpu == [0.23, 0.74]
+    for x, launches, seconds in (("b", 1_123_000, 12.5), ("a", 2_615_900, 20.6)):
+        count = bursts[f"batch_samples_{x}"] * bursts[f"batch_size_{x}"]
+        assert count.sum() == launches
+        assert round((count * bursts[f"batch_ms_median_{x}"]).sum() / 1e3, 1) == seconds
+    grew = bursts.config_wall_ms_a - bursts.config_wall_ms_b
+    assert round(grew[bursts.m.isin([1, 31, 33])].sum() / 1e3, 1) == 23.5
+    assert round(grew.sum() / 1e3, 1) == 30.3
+    tiny = bursts[bursts.m.isin([1, 31, 33])]
+    added = tiny.batch_samples_a * tiny.batch_size_a - tiny.batch_samples_b * tiny.batch_size_b
+    per_launch_us = 1e3 * grew[tiny.index].groupby(tiny.variant).sum() / added.groupby(
+        tiny.variant).sum()  # fmt: skip
+    assert (round(per_launch_us.min()), round(per_launch_us.max())) == (8, 31)
+    ratios = [json.loads(p.read_text())["ratio"] for p in (
+        DATA / "phases" / "h200-ladder.json", DATA / "h200-ladder-serpentine-sts" / "phases.json")]  # fmt: skip
+    assert [round(r, 2) for r in ratios] == [1.16, 1.21]
+
+
 def test_the_main_command_beside_the_issues_code_on_one_h200_within_one_percent():
     """Issue 41's check, recorded (tests/data/phases/h200-main-pair*): the main command with
     a05b4dd's code, then with 5d55a65's, one after the other on one H200 (GPU-601ce105).  Every
