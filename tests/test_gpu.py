@@ -398,14 +398,10 @@ def test_a_short_kernels_time_is_the_same_after_a_pageable_copy_as_after_a_pinne
     assert pageable["h2d_ms_median"] > pinned["h2d_ms_median"]
 
 
-@pytest.mark.parametrize("where", ["one_pass", "queue"], ids=["held pass", "batch"])
-def test_a_launch_that_raises_behind_the_blocking_kernel_costs_only_its_configuration(
-    registry, monkeypatch, where
-):
-    """cuBLAS at 256 (~10 us, batched), the first configuration's launch raising in a held
-    timed pass (PassTimer.one_pass) or inside a batch (Batcher.queue): the blocking kernel
-    queued before it is released at once, so the second configuration PASSes without waiting
-    for its 10 s timeout and without the timed-out count that every later check raised on."""
+def fault_in_first_configuration(monkeypatch, where, fault):
+    """Makes the launch of configuration seed 1 call fault(n) at its n-th call where that call
+    comes from `where` (PassTimer.one_pass: a held timed pass, the launch's first pass being
+    neither held nor faulted; Batcher.queue: a batch), then launch as usual."""
     import sys
 
     from mmbench.measure import runner as runner_module
@@ -418,27 +414,62 @@ def test_a_launch_that_raises_behind_the_blocking_kernel_costs_only_its_configur
             return go, spec
         calls = []
 
-        def raising():
+        def faulty():
             calls.append(sys._getframe(1).f_code.co_name)
-            # the verified pass (the launch's first) is not held: a later pass or a batch is
             if calls[-1] == where and len(calls) > 1:
-                raise RuntimeError(f"launch {len(calls)} raised inside {where}")
+                fault(len(calls))
             go()
 
-        return raising, spec
+        return faulty, spec
 
     monkeypatch.setattr(runner_module, "launcher", launcher)
+
+
+def two_short_configurations(registry) -> list[dict]:
+    """cuBLAS at 256 (~10 us, batched), seeds 1 and 2, measured by one runner: their rows."""
     s = Sampling(warmup=1, min_samples=3, max_samples=5, min_time_s=0.0, batch_min_ms=1.0)
     rows = []
     confs = [conf("cublas", 256, seed=1), conf("cublas", 256, seed=2)]
     Runner(registry["cublas"], {}, s).run(confs, lambda c, row: rows.append(row))
-    failed, passed = rows
+    return rows
+
+
+@pytest.mark.parametrize("where", ["one_pass", "queue"], ids=["held pass", "batch"])
+def test_a_launch_that_raises_behind_the_blocking_kernel_costs_only_its_configuration(
+    registry, monkeypatch, where
+):
+    """The first configuration's launch raising in a held timed pass or inside a batch: the
+    blocking kernel queued before it is released at once, so the second configuration PASSes
+    without waiting for its 10 s timeout and without the timed-out count that every later check
+    raised on (9fcb95e's code: the second an ERROR row, 'not queued within 10 s')."""
+
+    def raising(n):
+        raise RuntimeError(f"launch {n} raised inside {where}")
+
+    fault_in_first_configuration(monkeypatch, where, raising)
+    failed, passed = two_short_configurations(registry)
     assert failed["verification"] == "ERROR"
     assert f"raised inside {where}" in failed["error"], failed["error"]
     assert passed["verification"] == "PASS", passed.get("error")
     assert passed["batch_samples"] >= 3
     # neither waited for the blocking kernel's timeout (10 s)
-    assert failed["config_wall_ms"] < 5000 and passed["config_wall_ms"] < 5000, rows
+    assert failed["config_wall_ms"] < 5000 and passed["config_wall_ms"] < 5000
+
+
+def test_a_blocking_kernel_that_timed_out_costs_only_its_configuration(registry, monkeypatch):
+    """The blocking kernel's timeout (0.5 s here) run out in the first configuration's held
+    pass (its launch queued 1 s late): that configuration is an ERROR row saying so, and the
+    second PASSes, since the timed-out count is reset once reported."""
+    import time
+
+    from mmbench.measure import batcher
+
+    monkeypatch.setattr(batcher, "BLOCK_TIMEOUT_S", 0.5)
+    fault_in_first_configuration(monkeypatch, "one_pass", lambda n: time.sleep(1.0))
+    failed, passed = two_short_configurations(registry)
+    assert failed["verification"] == "ERROR"
+    assert "not queued within" in failed["error"], failed["error"]
+    assert passed["verification"] == "PASS", passed.get("error")
 
 
 def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, arch, tmp_path):
