@@ -451,3 +451,49 @@ def test_the_missed_targets_profiled_at_8192_on_an_h200():
     limiter = limiters(folder / "ladder_profile.csv")
     assert "(SM 91%" in limiter["tmastore_tf32_tn"] and "7.9 of 12.3" in limiter["tmastore_tf32_tn"]
     assert "(SM 91%" in limiter["ws_f64"] and "(wait) 4.7 of 9.7" in limiter["ws_f64"]
+
+
+def test_four_chunk_buffers_changed_nothing_side_by_side():
+    """docs/ladder.md, "Tried, not kept: four chunk buffers": tmastore_tf32_tn's tuned
+    instantiation (128 x 256, 3 stages) with four chunk buffers a consumer against two, side by
+    side on an H200 (GPU-b2d14459): SAME at every shape, the ratios new / old 0.9984-1.0004 (read
+    by hand from the table), none of the 95% intervals past 0.9974-1.0012."""
+    t = pd.read_csv(DATA / "h200-chunk-bufs" / "compare.csv")
+    assert len(t) == 6 and set(t.verdict) == {"SAME"}
+    assert set(t.this_verification) == set(t.base_verification) == {"PASS"}
+    assert sorted(zip(t.m, t.distribution, strict=True)) == [
+        (1000, "int09"), (1000, "normal"), (4096, "int09"), (4096, "normal"),
+        (8192, "int09"), (8192, "normal")]  # fmt: skip
+    assert round(t.ratio_centre.min(), 4) == 0.9984 and round(t.ratio_centre.max(), 4) == 1.0004
+    assert t.ratio_low.min() > 0.9974 and t.ratio_high.max() < 1.0012
+
+
+def test_the_h200s_own_sustained_tuning_picks_the_h100s_instantiations():
+    """docs/ladder.md, "An H200's own tuning of the tmastore rungs": every instantiation of
+    tmastore_tf32_tn (12) and tmastore_bf16 (24) at 4096 and 8192 on normal inputs, bursts and
+    sustained (152 PASS, GPU-31b5a2eb).  Under sustained load the fastest are the rows
+    kernels/tuned.csv holds for the H100 (TF32: 128 x 256, 3 stages, single blocks; bfloat16:
+    128 x 256, 4 stages, clusters of 2, groups of 8); in bursts at 4096 TF32's 4 stages lead by
+    2.3%.  Against cuBLAS in the same run (sustained): TF32 98.9% / 97.9%, bfloat16 97.0% /
+    101.0% at 4096 / 8192."""
+    t = pd.read_csv(DATA / "h200-tune-tmastore" / "timings.csv")
+    assert len(t) == 152 and set(t.verification) == {"PASS"}
+    counts = t[(t.load == "sustained") & (t.m == 4096)].variant.value_counts().to_dict()
+    assert counts == {"tmastore_bf16": 24, "tmastore_tf32_tn": 12, "cublas": 1, "cublas_tf32": 1}
+    h100 = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    h100 = h100[h100.gpu_name == "NVIDIA H100 80GB HBM3"].set_index(["variant", "m"]).params
+    rungs = t[t.variant.str.startswith("tmastore")].sort_values("kernel_ms")
+    fastest = rungs.groupby(["load", "variant", "m"]).params.first().to_dict()
+    for v in ("tmastore_tf32_tn", "tmastore_bf16"):
+        for m in (4096, 8192):
+            assert fastest["sustained", v, m] == h100[(v, m)]
+    assert fastest["burst", "tmastore_tf32_tn", 4096] == "BM=128 BN=256 STAGES=4 CLUSTER=1 GROUP=16"
+    s = t[t.load == "sustained"].set_index(["variant", "m"]).kernel_ms
+    best = t[t.load == "sustained"].groupby(["variant", "m"]).kernel_ms.min()
+    shares = {
+        (v, m): round(100 * s[(ref, m)] / best[(v, m)], 1)
+        for v, ref in (("tmastore_tf32_tn", "cublas_tf32"), ("tmastore_bf16", "cublas"))
+        for m in (4096, 8192)
+    }
+    assert shares == {("tmastore_tf32_tn", 4096): 98.9, ("tmastore_tf32_tn", 8192): 97.9,
+                      ("tmastore_bf16", 4096): 97.0, ("tmastore_bf16", 8192): 101.0}  # fmt: skip
