@@ -13,7 +13,7 @@ taken), for every configuration that took max_samples, this prints:
 
 No GPU: it reads the recorded samples.
 
-    python3 benchmarks/sample_counts.py tests/data/h100-ladder/results/ladder [--first 20]
+    python3 benchmarks/sample_counts.py tests/data/h200-ladder/results/ladder [--first 20]
 """
 
 from __future__ import annotations

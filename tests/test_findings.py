@@ -129,15 +129,16 @@ def test_the_ladder_targets_met_and_missed_by_hand():
     documented = {("FP32", 4096): True, ("FP32", 8192): True, ("TF32", 4096): True,
                   ("TF32", 8192): False, ("BF16", 4096): False, ("BF16", 8192): True}  # fmt: skip
     note = findings.ladder_targets(best, targets, documented, "normal inputs, sustained",
-                                   "normal inputs, sustained")  # fmt: skip
+                                   "normal inputs, sustained", "H100")  # fmt: skip
     assert note == (
         "Against docs/ladder.md's targets: FP32 (>= 90%) met; TF32 (>= 90%) missed at N = 8192 "
         "by 0.2 points; BF16 (>= 100%) missed at N = 4096 by 5.6 points, at N = 8192 by 0.7 "
-        "points (3 of 6 class-size pairs met). Met or missed as in docs/ladder.md's H100 run in "
+        "points (3 of 6 class-size pairs met). Met or missed as in docs/ladder.md's recorded run "
+        "(H100) in "
         "5 of 6 class-size pairs: partly agrees with its verdicts."
     )
     other = findings.ladder_targets(best, targets, {}, "int09 inputs, burst",
-                                    "normal inputs, sustained")  # fmt: skip
+                                    "normal inputs, sustained", "H100")  # fmt: skip
     assert other.endswith(
         "; the targets are for normal inputs, sustained, this figure shows int09 inputs, burst. "
         "No class and size of docs/ladder.md's verdicts (4096, 8192) in this run."
@@ -204,7 +205,7 @@ def test_every_figure_of_the_recorded_runs_says_whether_it_agrees(monkeypatch, t
     runs = {"h100-main/results": "config/config.yaml",
             "h100-e3c/results/e3c": "config/presets/e3c.yaml",
             "h100-e3d/results/e3d": "config/presets/e3d.yaml",
-            "h100-ladder/results/ladder": "config/presets/ladder.yaml",
+            "h200-ladder/results/ladder": "config/presets/ladder.yaml",
             "h100-sweep/results/sweep": "config/presets/sweep.yaml"}  # fmt: skip
     tables = {"timings": "timings.csv", "roofline": "roofline.csv", "ceilings": "ceilings.csv"}
     made = set()

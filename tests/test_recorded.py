@@ -68,7 +68,7 @@ def test_recorded_summaries_are_gone_or_agree_with_their_table():
     assert not list(DATA.rglob("summary.txt"))
 
 
-LADDER = DATA / "h100-ladder" / "results" / "ladder" / "tables"
+LADDER = DATA / "h200-ladder" / "results" / "ladder" / "tables"
 PAIR = DATA / "h100-sustained-pair"
 # the ladder run of 2026-11-23 and its sustained configurations measured again right after
 AGAIN = DATA / "h100-ladder-again"
@@ -141,14 +141,14 @@ def test_batches_queued_ahead_ran_slower_than_batches_queued_alone():
 
 def test_freivalds_checks_at_8192_ran_six_times_faster_with_one_blas_thread():
     """The ladder preset whole before and after the processes that check and draw ran one BLAS
-    thread each (measure/freivalds.py BLAS_THREADS): the recorded H100 ladder (default pools,
-    16 threads each, tests/data/h100-ladder) against an H200 one (tests/data/phases/
+    thread each (measure/freivalds.py BLAS_THREADS): the H100 ladder of 06:17 (default pools,
+    16 threads each, tests/data/h100-ladder-0617) against an H200 one (tests/data/phases/
     h200-ladder-timings.csv; the same 132-SM chip, its host another machine's).  The 100
     configurations at 8192 took a median 496.5 ms for their check, and 81.1 ms; the whole run's
     checks 80.2 s and 11.9 s.  Counted here from the two tables; every row verified."""
     import statistics
 
-    before = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    before = pd.read_csv(DATA / "h100-ladder-0617" / "timings.csv")
     after = pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv")
     assert set(before.gpu_name) == {"NVIDIA H100 80GB HBM3"} and set(after.gpu_name) == {
         "NVIDIA H200"}  # fmt: skip
@@ -170,14 +170,14 @@ def test_freivalds_checks_at_8192_ran_six_times_faster_with_one_blas_thread():
 def test_held_passes_made_the_ladders_short_batches_longer():
     """docs/method.md, the held pass's cost: the ladder preset on an H200 before it (0fcd71b's
     code, tests/data/phases/h200-ladder*) and after it (45ad733's, another H200,
-    tests/data/h200-ladder-serpentine-sts).  SGEMM at 1 x 1 x 1: its single launch 0.0190 ms,
+    the recorded ladder, tests/data/h200-ladder).  SGEMM at 1 x 1 x 1: its single launch 0.0190 ms,
     then 0.0056 (the host's launch no longer in it), so its batches, sized from it, grew from 53
     launches (0.23 ms of GPU time) to 180 (0.74 ms); in all bursts 1.12 M launches in batches
     became 2.62 M, 12.5 s of batched GPU time 20.6 s, and the wall time of the bursts at 1, 31
     and 33 grew by 23.5 s, of all bursts by 30.3 s; the run's wall time over its sampling GPU
     time 1.16, then 1.21."""
     before = pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv")
-    after = pd.read_csv(DATA / "h200-ladder-serpentine-sts" / "timings.csv")
+    after = pd.read_csv(LADDER / "timings.csv")
     key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
     both = before.merge(after, on=key, suffixes=("_b", "_a"))
     assert len(both) == 440
@@ -203,7 +203,7 @@ def test_held_passes_made_the_ladders_short_batches_longer():
         tiny.variant).sum()  # fmt: skip
     assert (round(per_launch_us.min()), round(per_launch_us.max())) == (8, 31)
     ratios = [json.loads(p.read_text())["ratio"] for p in (
-        DATA / "phases" / "h200-ladder.json", DATA / "h200-ladder-serpentine-sts" / "phases.json")]  # fmt: skip
+        DATA / "phases" / "h200-ladder.json", DATA / "phases" / "h200-ladder-sts.json")]  # fmt: skip
     assert [round(r, 2) for r in ratios] == [1.16, 1.21]
 
 
@@ -378,16 +378,17 @@ def limiters(path) -> pd.Series:
     return profile.set_index(profile.rung.str.split().str[0])["limiter (Nsight Compute)"]
 
 
-def test_the_ladder_preset_on_an_h200_with_serpentine_ffmas_and_shared_stores():
-    """docs/ladder.md, the ladder preset run whole on an H200 (GPU-1670f322) with the H100's
-    tuning, after the serpentine FFMAs and the tmastore rungs' STS: 440 of 440 PASS.  Each
+def test_the_recorded_ladder_an_h200_with_serpentine_ffmas_and_shared_stores():
+    """docs/ladder.md, the recorded ladder: the ladder preset run whole on an H200
+    (GPU-1670f322) with the H100's tuning, after the serpentine FFMAs and the tmastore rungs'
+    STS: 440 of 440 PASS.  Each
     class's best rung against its class's reference, normal inputs, sustained, by hand from the
     rows' kernel times: FP32 99.4% / 103.1%, TF32 98.7% / 97.6% (of cuBLAS TF32), bfloat16
     98.5% / 100.7%, FP8 94.6% / 92.5%, FP64 100.6% / 99.3% at 4096 / 8192; six of the ten meet
     the issue's targets.  The ladder table prints the same figures (TF32 against its TN
     reference)."""
-    folder = DATA / "h200-ladder-serpentine-sts"
-    t = pd.read_csv(folder / "timings.csv")
+    report = LADDER.parent / "report"
+    t = pd.read_csv(LADDER / "timings.csv")
     assert len(t) == 440 and set(t.verification) == {"PASS"}
     assert set(t.gpu_uuid) == {"GPU-1670f322-03df-4f24-5c2e-c6e200cd4335"}
     s = t[(t.load == "sustained") & (t.distribution == "normal")]
@@ -413,7 +414,7 @@ def test_the_ladder_preset_on_an_h200_with_serpentine_ffmas_and_shared_stores():
         ("FP64", 4096): 100.6, ("FP64", 8192): 99.3,
     }  # fmt: skip
     assert met == 6
-    table = pd.read_csv(folder / "ladder.csv").set_index(["precision", "rung"])
+    table = pd.read_csv(report / "ladder.csv").set_index(["precision", "rung"])
     cols = ["4096: % of ref", "8192: % of ref"]
     assert table.loc[("FP32", "warptile_db"), cols].tolist() == [99.4, 103.1]
     assert table.loc[("BF16", "tmastore_bf16"), cols].tolist() == [98.5, 100.7]
@@ -421,7 +422,7 @@ def test_the_ladder_preset_on_an_h200_with_serpentine_ffmas_and_shared_stores():
     tf32 = table.loc[("TF32", "tmastore_tf32_tn")]
     assert tf32.reference == "cublas_tf32_tn" and tf32[cols].tolist() == [96.3, 97.7]
     # the limiter quoted for each missed target, from the run's Nsight Compute profile
-    limiter = limiters(folder / "ladder_profile.csv")
+    limiter = limiters(report / "ladder_profile.csv")
     assert "long scoreboard) 7.8 of 12.4" in limiter["tmastore_tf32_tn"]
     assert "(barrier) 8.1 of 13.9" in limiter["tmastore_bf16"]
     assert "(wait) 4.7 of 9.7" in limiter["ws_f64"]

@@ -145,10 +145,11 @@ def test_report_opens_in_a_browser_with_every_figure(rendered):
     ],
 )
 def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
-    """E3c, E3d, the ladder and the ladder at every size recorded on an H100 render without a
-    GPU, notes computed from the data."""
+    """E3c, E3d and the ladder at every size recorded on an H100, and the ladder recorded on an
+    H200, render without a GPU, notes computed from the data."""
     work = tmp_path / "work"
-    shutil.copytree(DATA / f"h100-{preset}" / "results", work / "results")
+    recorded = {"ladder": "h200-ladder"}.get(preset, f"h100-{preset}")
+    shutil.copytree(DATA / recorded / "results", work / "results")
     out = snakemake(
         "-s",
         str(ROOT / "Snakefile"),
@@ -223,7 +224,7 @@ def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
     from mmbench.report.catalogue import TABLES, missing
 
     ladder = pd.read_csv(
-        ROOT / "tests" / "data" / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv"
+        ROOT / "tests" / "data" / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv"
     )
     why = missing(
         TABLES["unguarded_vs_guarded"], {"timings": ladder[ladder.variant != "tiled_guarded"]}
@@ -313,7 +314,7 @@ def test_html_titles_are_escaped(tmp_path):
     "folder",
     [
         MAIN,
-        pytest.param(DATA / "h100-ladder" / "results" / "ladder", marks=SLOW),
+        pytest.param(DATA / "h200-ladder" / "results" / "ladder", marks=SLOW),
         pytest.param(DATA / "h100-e3c" / "results" / "e3c", marks=SLOW),
     ],
 )
@@ -357,7 +358,7 @@ def test_every_report_table_row_or_cell_is_one_configuration(folder):
     "folder",
     [
         pytest.param(MAIN, marks=SLOW),  # 15-20 s: the notes are checked fast in test_findings
-        pytest.param(DATA / "h100-ladder" / "results" / "ladder", marks=SLOW),
+        pytest.param(DATA / "h200-ladder" / "results" / "ladder", marks=SLOW),
         pytest.param(DATA / "h100-e3c" / "results" / "e3c", marks=SLOW),
         pytest.param(DATA / "h100-e3d" / "results" / "e3d", marks=SLOW),
         # the ladder preset cut to the FP8 class: a roofline of tensor-core rungs only
@@ -387,7 +388,7 @@ def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
             continue
         drawn += 1
     assert drawn >= 2
-    if folder == DATA / "h100-ladder" / "results" / "ladder":  # cuBLAS in three element types:
+    if folder == DATA / "h200-ladder" / "results" / "ladder":  # cuBLAS in three element types:
         # three lines, not one zigzag
         from mmbench.report.catalogue import headline_rows
 
@@ -517,23 +518,26 @@ def note_of(fig) -> str:
 def test_the_ladder_figure_measures_each_class_target_against_the_class_reference(drawn):
     """The issue's TF32 target is a fraction of cuBLAS TF32, the line the TF32 panel draws;
     tmastore_tf32_tn, the class's best rung, has a reference of its own (cuBLAS TF32 with B
-    transposed).  By hand from the recorded ladder's normal, sustained rows (2 n^3 / kernel_ms):
-    tmastore_tf32_tn 334 945 and 345 877 GFLOP/s, cublas_tf32 343 599 and 355 889: 97.48% and
-    97.19%, missed at 4096 by 2.5 points and at 8192 by 2.8 (against its own reference, 348 515
-    and 354 404, 96.1% and 97.6%), as docs/ladder.md's verdict table says; BF16 (tmastore_bf16
-    628 515 against cuBLAS 642 936 at 4096, 97.76%; 667 015 against 663 964 at 8192, 100.46%)
-    met at 8192 only; FP32 (warptile_db 50 269 against SGEMM's 51 304 at 8192, 97.98%) met at
-    8192, FP8 at both, FP64 (ws_f64 51 778 against 51 560, 100.42%) at 4096: 5 of 10."""
-    draw_ladder(DATA / "h100-ladder" / "results" / "ladder" / "tables")
+    transposed).  By hand from the recorded ladder's normal, sustained rows (2 n^3 / kernel_ms;
+    an H200): tmastore_tf32_tn 327 548 and 336 128 GFLOP/s, cublas_tf32 331 858 and 344 500:
+    98.70% and 97.57%, missed at 4096 by 1.3 points and at 8192 by 2.4 (against its own
+    reference, 340 257 and 343 902, 96.3% and 97.7%), as docs/ladder.md's verdict table says;
+    BF16 (tmastore_bf16 618 532 against cuBLAS 628 019 at 4096, 98.49%; 652 234 against
+    647 532 at 8192, 100.73%) met at 8192 only; FP32 (warptile_db 50 898 and 52 545 against
+    SGEMM's 51 197 and 50 947, 99.42% and 103.14%) met at both, FP8 at both, FP64 (ws_f64
+    51 521 against 51 211, 100.61%; 51 913 against 52 302, 99.26%) at 4096: 6 of 10."""
+    draw_ladder(DATA / "h200-ladder" / "results" / "ladder" / "tables")
     fig = drawn["ladder"]
     note = note_of(fig)
-    assert "TF32 (>= 100%) missed at N = 4096 by 2.5 points, at N = 8192 by 2.8 points;" in note
-    assert "BF16 (>= 100%) missed at N = 4096 by 2.2 points;" in note
-    assert "FP32 (>= 97%) missed at N = 4096 by 2.0 points;" in note
-    assert "(5 of 10 class-size pairs met)" in note
+    assert "TF32 (>= 100%) missed at N = 4096 by 1.3 points, at N = 8192 by 2.4 points;" in note
+    assert "BF16 (>= 100%) missed at N = 4096 by 1.5 points;" in note
+    assert "FP32 (>= 97%) met;" in note and "FP8 (>= 90%) met;" in note
+    assert "FP64 (>= 100%) missed at N = 8192 by 0.7 points" in note
+    assert "(6 of 10 class-size pairs met)" in note
+    assert "as in docs/ladder.md's recorded run (H200) in 10 of 10 class-size pairs" in note
     tf32 = next(ax for ax in fig.axes if ax.get_title().startswith("TF32"))
     lines = sorted(round(ln.get_ydata()[0], 1) for ln in tf32.get_lines())
-    assert lines == [343.6, 355.9]  # cublas_tf32's TFLOP/s at 4096 and 8192
+    assert lines == [331.9, 344.5]  # cublas_tf32's TFLOP/s at 4096 and 8192
     # the two rungs of cuBLAS TF32 TN's layout named with it once
     assert tf32.get_title() == (
         "TF32 (vs cublas_tf32; persistent_tf32_tn and tmastore_tf32_tn vs cublas_tf32_tn)"
@@ -544,15 +548,16 @@ def test_the_ladder_figure_labels_a_bar_at_its_reference_to_a_tenth_of_a_point(d
     """A target is judged to a tenth of a point, and a bar that ends near its reference line
     once said "97%" for warptile_db at 8192 (96.73%) beside a note that said "missed by 0.3
     points".  By hand from the recorded ladder's normal, sustained rows (2 n^3 / kernel_ms):
-    warptile_db 49 007 and 50 269 against SGEMM's 51 611 and 51 304 GFLOP/s, 94.95% and 97.98%;
-    tmastore_bf16 667 015 against cuBLAS bfloat16's 663 964 at 8192, 100.46%.  Bars far from the
-    line keep whole percents (tiled_guarded 8 773 against 51 611 at 4096: 17.00%)."""
-    draw_ladder(DATA / "h100-ladder" / "results" / "ladder" / "tables")
+    warptile_db 50 898 and 52 545 against SGEMM's 51 197 and 50 947 GFLOP/s, 99.42% and
+    103.14%; tmastore_bf16 652 234 against cuBLAS bfloat16's 647 532 at 8192, 100.73%.  Bars
+    far from the line keep whole percents (tiled_guarded 8 515 against 51 197 at 4096:
+    16.63%)."""
+    draw_ladder(DATA / "h200-ladder" / "results" / "ladder" / "tables")
     fig = drawn["ladder"]
     texts = {ax.get_title().split(" ")[0]: [x.get_text() for x in ax.texts] for ax in fig.axes}
-    assert "95.0%" in texts["FP32"] and "95%" not in texts["FP32"]
-    assert "98.0%" in texts["FP32"] and "98%" not in texts["FP32"]
-    assert "100.5%" in texts["BF16"]
+    assert "99.4%" in texts["FP32"] and "99%" not in texts["FP32"]
+    assert "103.1%" in texts["FP32"] and "103%" not in texts["FP32"]
+    assert "100.7%" in texts["BF16"]
     assert "17%" in texts["FP32"]
 
 
@@ -603,7 +608,7 @@ def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(dra
     and the roofline's legend above the note."""
     from mmbench.report import figures
 
-    tables = DATA / "h100-ladder" / "results" / "ladder" / "tables"
+    tables = DATA / "h200-ladder" / "results" / "ladder" / "tables"
     draw_ladder(tables)
     figures.roofline(pd.read_csv(tables / "roofline.csv"), pd.read_csv(tables / "ceilings.csv"),
                      Path("roofline"), "")  # fmt: skip

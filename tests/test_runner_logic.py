@@ -426,7 +426,7 @@ def test_the_phases_benchmark_reads_a_recorded_runs_cores_from_its_log(bench, tm
     """A run read with --from was labelled "--cores 1" whatever it had been given.  The recorded
     ladder's Snakemake log says "Provided cores: 16" (line 22, read by hand); a folder without
     a log says nothing."""
-    assert bench.provided_cores(DATA / "h100-ladder") == 16
+    assert bench.provided_cores(DATA / "h200-ladder") == 16
     assert bench.provided_cores(tmp_path) is None
 
 
@@ -444,8 +444,8 @@ def test_the_phases_benchmark_counts_settling_with_the_passes(bench):
 
 
 def test_the_phases_benchmark_reads_a_run_resumed_over_several_calls(bench):
-    """The ladder run recorded before the one now in tests/data/h100-ladder
-    (tests/data/h100-ladder-resumed: its logs and timings) went over three calls: the first was
+    """An earlier recorded ladder run (tests/data/h100-ladder-resumed: its logs and timings,
+    2026-11-27 on an H100) went over three calls: the first was
     stopped at 12:41:09, two measurement jobs failing with it, the second found the lock, the
     third finished.  Read by hand from its logs: persistent_fp8's job ran 12:40:41 to 12:41:10
     (its error's stamp), cublaslt_fp8's 12:41:09 to 12:41:10; the first log finished 94 jobs
@@ -487,7 +487,7 @@ def test_the_phases_benchmark_splits_host_time_by_load_and_size(tmp_path, bench)
     from mmbench.core.row import config_id
     from mmbench.core.tables import write_samples
 
-    t = pd.read_csv(DATA / "h100-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    t = pd.read_csv(DATA / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv")
     pick = t[(t.variant == "warptile_db") & (t.distribution == "normal")]
     burst = pick[(pick.m == 4096) & (pick.load == "burst")].iloc[[0]]
     steady = (
@@ -520,13 +520,13 @@ def test_the_phases_benchmark_splits_host_time_by_load_and_size(tmp_path, bench)
 def test_the_host_split_by_load_and_size_agrees_with_the_rows_of_the_recorded_ladder(bench):
     """Two records of one run that the runner keeps apart: each configuration's phase stamps
     (samples files) and its row's wall time, GPU-busy time, settling and window (timings
-    table).  On the recorded H100 ladder run every one of its 440 configurations has phases,
-    and their host time, summed by load and size, is the rows' wall time less their sampling
-    GPU time within 0.1% (78.08 against 78.13 s: the row's wall time also covers its last
-    stamp to its end)."""
+    table).  On the recorded ladder run (an H200) every one of its 440 configurations has
+    phases, and their host time, summed by load and size, is the rows' wall time less their
+    sampling GPU time within 0.1% (61.51 against 61.56 s: the row's wall time also covers its
+    last stamp to its end)."""
     import pandas as pd
 
-    res = DATA / "h100-ladder" / "results" / "ladder"
+    res = DATA / "h200-ladder" / "results" / "ladder"
     t = pd.read_csv(res / "tables" / "timings.csv")
     groups, most = bench.host_by_group(res, t)
     assert sum(g["configurations"] for g in groups.values()) == len(t) == 440

@@ -65,9 +65,10 @@ def test_a_preset_subset_runs_the_variants_named_in_their_ladder_types(tmp_path)
 
 def test_the_profile_runner_plans_the_tuned_instantiations_as_the_workflow_does():
     """tools/profile_runner.py measures one variant of a preset as its measurement job would:
-    the recorded H100 ladder run (tests/data/h100-ladder) measured warptile_db in 18
-    configurations of its tuned instantiations (counted from its timings table), not the whole
-    grid the registry declares."""
+    the recorded ladder run (tests/data/h200-ladder, an H200 with the H100's tuning: its rows'
+    tuned_for) measured warptile_db in 18 configurations of its tuned instantiations (counted
+    from its timings table), not the whole grid the registry declares; without the H100's
+    tuning named, an H200 has no tuned parameters and the plan is refused."""
     import importlib.util
 
     import pandas as pd
@@ -77,15 +78,19 @@ def test_the_profile_runner_plans_the_tuned_instantiations_as_the_workflow_does(
     spec = importlib.util.spec_from_file_location("profile_runner", TOOLS / "profile_runner.py")
     runner = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(runner)
-    recorded = pd.read_csv(ROOT / "tests/data/h100-ladder/results/ladder/tables/timings.csv")
+    recorded = pd.read_csv(ROOT / "tests/data/h200-ladder/results/ladder/tables/timings.csv")
     rows = recorded[recorded.variant == "warptile_db"]
-    plan, cfg = runner.plan_for(
-        str(ROOT / "config/presets/ladder.yaml"), "warptile_db", "sm_90",
-        [{"name": rows.gpu_name.iloc[0]}], load_registry(),
-    )  # fmt: skip
+    assert rows.tuned_for.str.startswith("tuned on NVIDIA H100 80GB HBM3;").all()
+    args = (str(ROOT / "config/presets/ladder.yaml"), "warptile_db", "sm_90",
+            [{"name": rows.gpu_name.iloc[0]}], load_registry())  # fmt: skip
+    plan, cfg = runner.plan_for(*args, tuned_gpu="NVIDIA H100 80GB HBM3")
     assert len(plan.runs["warptile_db"]) == len(rows) == 18
     assert {c.instance for c in plan.runs["warptile_db"]} == set(rows.instance)
     assert cfg["variants"] == ["warptile_db"]
+    from mmbench.plan.config import ConfigError
+
+    with pytest.raises(ConfigError, match="no tuned parameters of warptile_db for 'NVIDIA H200'"):
+        runner.plan_for(*args)
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
@@ -125,7 +130,7 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
     import statistics
 
     runs = [ROOT / "tests" / "data" / x / "results" / "ladder" / "tables" / "timings.csv"
-            for x in ("h100-ladder", "h100-ladder-resumed")]  # fmt: skip
+            for x in ("h200-ladder", "h100-ladder-resumed")]  # fmt: skip
     key = ("variant", "params", "dtype", "distribution")
     tables = []
     for path in runs:

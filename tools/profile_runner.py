@@ -29,9 +29,12 @@ from mmbench.plan.config import merge, validate
 from mmbench.plan.tuning import apply_tuned
 
 
-def plan_for(preset: str, variant: str, arch: str, gpus: list[dict], registry: dict):
+def plan_for(
+    preset: str, variant: str, arch: str, gpus: list[dict], registry: dict, tuned_gpu: str = ""
+):
     """The preset's plan for `variant` alone and its config, as the workflow makes it (plan/experiment.py):
-    the tuned instantiations of this GPU's model where the preset names a tuning table.
+    the tuned instantiations of this GPU's model where the preset names a tuning table (of
+    `tuned_gpu`'s where given: config tuned_gpu, another model's tuning).
     Without the table the ladder preset's warptile_db was 67 instantiations and 1206
     configurations, not 2 and 18 (a cut of it printed nothing in 200 s on an H100 machine,
     compiling them one after another)."""
@@ -39,6 +42,8 @@ def plan_for(preset: str, variant: str, arch: str, gpus: list[dict], registry: d
     base = yaml.safe_load((root / "config" / "config.yaml").read_text())
     cfg = validate(merge(base, yaml.safe_load(Path(preset).read_text())), registry)
     cfg["variants"] = [variant]
+    if tuned_gpu:
+        cfg["tuned_gpu"] = tuned_gpu
     cfg = apply_tuned(cfg, gpus, registry, root)
     return mmplan.expand(cfg, registry, arch), cfg
 
@@ -48,11 +53,14 @@ def main() -> int:
     ap.add_argument("preset")
     ap.add_argument("variant")
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--tuned-gpu", default="", help="another GPU model's tuning (config tuned_gpu)")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--sort", default="cumulative", help="pstats' order: cumulative, tottime, ...")
     args = ap.parse_args()
     registry = load_registry()
-    plan, cfg = plan_for(args.preset, args.variant, args.arch, mmplan.detect_gpus(), registry)
+    plan, cfg = plan_for(
+        args.preset, args.variant, args.arch, mmplan.detect_gpus(), registry, args.tuned_gpu
+    )
     confs = plan.runs[args.variant]
     work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
     v = registry[args.variant]

@@ -468,8 +468,9 @@ def ladder_rungs(timings, stem, condition=""):
         f"{lad.condition_words(head)}"
     )
     fig.tight_layout()
-    targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_ON_H100,
-                             lad.condition_words(head), lad.condition_words(lad.HEADLINE))  # fmt: skip
+    targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_RECORDED,
+                             lad.condition_words(head), lad.condition_words(lad.HEADLINE),
+                             lad.RECORDED_ON)  # fmt: skip
     shown = ""
     if left_out:
         shown = (

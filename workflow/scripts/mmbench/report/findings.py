@@ -259,11 +259,17 @@ def course_far_from_cublas(d: pd.DataFrame) -> str:
 
 
 def ladder_targets(
-    best: pd.DataFrame, targets: dict[str, float], documented: dict, shown: str, headline: str
+    best: pd.DataFrame,
+    targets: dict[str, float],
+    documented: dict,
+    shown: str,
+    headline: str,
+    recorded_on: str,
 ) -> str:
     """Each class's best rung per size against docs/ladder.md's target for the class (a
     fraction of its cuBLAS reference): met, or missed by how many points; then whether this run
-    agrees with the verdicts docs/ladder.md recorded (`documented`: (class, size) -> met).
+    agrees with the verdicts docs/ladder.md recorded (`documented`: (class, size) -> met, in
+    its recorded run on the GPU `recorded_on`).
     `best`: one row per class and size (precision, m, variant, fraction); `shown` the condition
     drawn, `headline` the one the targets are set for."""
     parts, met, total, same, known = [], 0, 0, 0, 0
@@ -294,7 +300,8 @@ def ladder_targets(
         text += f"; the targets are for {headline}, this figure shows {shown}"
     if known:
         text += (
-            f". Met or missed as in docs/ladder.md's H100 run in {same} of {known} class-size "
+            f". Met or missed as in docs/ladder.md's recorded run ({recorded_on}) in {same} of "
+            f"{known} class-size "
             f"pairs: {_agree(same / known, 'its verdicts')}"
         )
     else:
