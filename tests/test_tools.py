@@ -154,3 +154,23 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
         f", cuBLAS x{statistics.median(mine):.4f} ({len(mine)}), own kernels "
         f"x{statistics.median(own):.4f} ({len(own)})"
     ) in out
+
+
+def test_the_launch_paths_benchmark_takes_the_presets_cupy_launched_rungs():
+    """benchmarks/launch_paths.py compares the batches' two launch paths where there are two:
+    the ladder's rungs that CuPy launches, the ten from tiled_guarded to wgmma_tf32 in the
+    registry's order (counted by hand in kernels/registry.yaml: the rungs after them take
+    tensor maps or clusters and launch through the driver everywhere; the cuBLAS and cuBLASLt
+    references call their libraries)."""
+    import importlib.util
+
+    from mmbench.core.registry import load_registry
+
+    spec = importlib.util.spec_from_file_location(
+        "launch_paths", ROOT / "benchmarks" / "launch_paths.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.cupy_launched(str(ROOT / "config/presets/ladder.yaml"), load_registry()) == [
+        "tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec", "warptile",
+        "warptile_db", "mma_tf32", "mma_f64", "wgmma_tf32"]  # fmt: skip

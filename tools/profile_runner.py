@@ -48,6 +48,23 @@ def plan_for(
     return mmplan.expand(cfg, registry, arch), cfg
 
 
+def compile_plan(plan, v, arch: str) -> dict[str, str]:
+    """The plan's instantiations of variant `v` built by nvcc as the compile rule builds them,
+    into a temporary folder: instantiation slug -> cubin path."""
+    work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
+    cubins = {}
+    for _variant, params in plan.instantiations:
+        out = work / f"{slug(params)}.cubin"
+        src = paths.data_dir("kernels") / v.source
+        subprocess.run(
+            nvcc_command(src, out, v.arch or arch, v.defines(params)),
+            check=True,
+            capture_output=True,
+        )
+        cubins[slug(params)] = str(out)
+    return cubins
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("preset")
@@ -62,20 +79,10 @@ def main() -> int:
         args.preset, args.variant, args.arch, mmplan.detect_gpus(), registry, args.tuned_gpu
     )
     confs = plan.runs[args.variant]
-    work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
     v = registry[args.variant]
-    cubins = {}
     print(f"{args.variant}: compiling {len(plan.instantiations)} instantiations, then "
           f"{len(confs)} configurations", flush=True)  # fmt: skip
-    for _variant, params in plan.instantiations:
-        out = work / f"{slug(params)}.cubin"
-        src = paths.data_dir("kernels") / v.source
-        subprocess.run(
-            nvcc_command(src, out, v.arch or args.arch, v.defines(params)),
-            check=True,
-            capture_output=True,
-        )
-        cubins[slug(params)] = str(out)
+    cubins = compile_plan(plan, v, args.arch)
     runner = Runner(v, cubins, Sampling(**cfg["sampling"]), {}, cfg["freivalds_vectors"])
     rows = []
     prof = cProfile.Profile()

@@ -63,6 +63,13 @@ class ContextLost(RuntimeError):
 class Runner:
     """Runs configurations of one variant in one CUDA context."""
 
+    # how the batches launch a kernel that CuPy launches in its timed passes: "driver", through
+    # cuLaunchKernelEx with the arguments packed once (launch.py, DriverLaunch: 8.8 against
+    # 13.9 us of host time a launch on an H200's host, the same GPU time within 0.12%), or
+    # "cupy", CuPy's call as the passes (benchmarks/launch_paths.py measures the two side by
+    # side; docs/method.md)
+    batch_launch = "driver"
+
     def __init__(
         self,
         variant: Variant,
@@ -349,7 +356,9 @@ class Runner:
             lane.stream, lane.cublas_handle() if self.variant.backend == "cublas" else None,
         )  # fmt: skip
         cold = conf.cache == "cold"
-        return Placed(lambda: lane.timer.one_pass(p, go, cold), go, spec, lane)
+        # the batches' launch: the same one, packed once where CuPy launches it (launch.py)
+        batched = getattr(go, "batched", go) if self.batch_launch == "driver" else go
+        return Placed(lambda: lane.timer.one_pass(p, go, cold), batched, spec, lane)
 
     def verified_pass(self, conf: Configuration, pl, ref: Reference, first: Placed) -> Checks:
         """The verified pass from fresh operands: its writes outside C counted, its result
