@@ -383,6 +383,55 @@ def test_a_short_kernel_gets_batched_samples_beside_its_single_launches(registry
     assert kept["nvml_clock_at_probe_mhz"] > 0
 
 
+@pytest.mark.parametrize("variant,shape", [("tiled_guarded", (33, 33, 33)),
+                                           ("warptile_db", (1, 33, 5000))])  # fmt: skip
+def test_a_batch_launched_through_the_driver_writes_what_cupys_launch_writes(
+    registry, arch, tmp_path, variant, shape
+):
+    """The batches launch a CuPy-launched kernel through cuLaunchKernelEx, its arguments packed
+    once (Runner.batch_launch, launch.DriverLaunch), where the verified pass checks CuPy's
+    launch.  Three launches back to back each way on the same placed operands (mapped host
+    memory: the kernel reads and writes the host's matrices, no copy between) write the same C,
+    bit for bit (integer inputs: exact sums in any order), and not zeros; warptile_db at 1 x 33
+    x 5000 splits k (one output tile) through a workspace the two launches share, whose
+    counters each launch must leave as it found them."""
+    v = registry[variant]
+    m, n, k = shape
+    params = v.instantiations()[0]
+    c = Configuration.of(variant, params, m=m, n=n, k=k, accumulate=False, memory="mapped",
+                         distribution="int09",
+                         seed=7, math=v.math)  # fmt: skip
+    cubin = tmp_path / "k.cubin"
+    subprocess.run(nvcc_command(ROOT / "kernels" / v.source, cubin, v.arch or arch,
+                                v.defines(c.instance_params)), check=True, capture_output=True)  # fmt: skip
+
+    class BothPaths(Runner):
+        def measure(self, conf, state):
+            ref = self.reference(conf, state)
+            pl = self.placement(conf, state, ref)
+            out = pl.result_matrix().inner
+            found = {}
+            for how in ("cupy", "driver"):
+                self.batch_launch = how
+                site = self.site(conf, pl, self.lanes[0])
+                out.fill(0)
+                site.lane.batcher().run(site.launch, 3)
+                workspace = sum(a.nbytes for a in site.spec.args if type(a).__name__ == "Workspace")
+                found[how] = (type(site.launch).__name__, workspace, self.cp.asnumpy(out).copy())
+            return {"found": found}
+
+        def describe(self, row):
+            return f"{variant}: both launch paths"
+
+    rows = []
+    BothPaths(v, {c.instance: str(cubin)}, FAST).run([c], lambda conf, row: rows.append(row))
+    assert "found" in rows[0], rows[0].get("error")
+    (cupy_kind, ws, cupy_c), (driver_kind, ws_driver, driver_c) = rows[0]["found"].values()
+    assert driver_kind == "DriverLaunch" and cupy_kind != "DriverLaunch"
+    assert ws == ws_driver and (ws > 0) == (variant == "warptile_db")
+    assert (cupy_c != 0).any() and (cupy_c == driver_c).all()
+
+
 def test_a_short_kernels_time_is_the_same_after_a_pageable_copy_as_after_a_pinned_one(registry):
     """cuBLAS at 641 (~30 us): the kernel segment is held behind the blocking kernel until the
     launch is queued, so the host's launch after a pageable copy (which returns near its end)
