@@ -10,6 +10,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES
+from mmbench.measure.launch import Workspace
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
@@ -416,7 +417,7 @@ def test_a_batch_launched_through_the_driver_writes_what_cupys_launch_writes(
                 site = self.site(conf, pl, self.lanes[0])
                 out.fill(0)
                 site.lane.batcher().run(site.launch, 3)
-                workspace = sum(a.nbytes for a in site.spec.args if type(a).__name__ == "Workspace")
+                workspace = sum(a.nbytes for a in site.spec.args if isinstance(a, Workspace))
                 found[how] = (type(site.launch).__name__, workspace, self.cp.asnumpy(out).copy())
             return {"found": found}
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,9 +23,17 @@ from mmbench.core.registry import load_registry, slug
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan as mmplan
-from mmbench.plan.compile import nvcc_command
+from mmbench.plan.compile import compile_cubin
 from mmbench.plan.config import merge, validate
 from mmbench.plan.tuning import apply_tuned
+
+
+def preset_config(preset: str, registry: dict) -> dict:
+    """The preset over the defaults (config/config.yaml), validated as the workflow does: its
+    variant groups expanded to the registry's names."""
+    root = paths.data_dir("kernels").parent
+    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    return validate(merge(base, yaml.safe_load(Path(preset).read_text())), registry)
 
 
 def plan_for(
@@ -39,8 +46,7 @@ def plan_for(
     configurations, not 2 and 18 (a cut of it printed nothing in 200 s on an H100 machine,
     compiling them one after another)."""
     root = paths.data_dir("kernels").parent
-    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    cfg = validate(merge(base, yaml.safe_load(Path(preset).read_text())), registry)
+    cfg = preset_config(preset, registry)
     cfg["variants"] = [variant]
     if tuned_gpu:
         cfg["tuned_gpu"] = tuned_gpu
@@ -49,19 +55,17 @@ def plan_for(
 
 
 def compile_plan(plan, v, arch: str) -> dict[str, str]:
-    """The plan's instantiations of variant `v` built by nvcc as the compile rule builds them,
-    into a temporary folder: instantiation slug -> cubin path."""
+    """The plan's instantiations of variant `v` built as the compile rule builds them
+    (plan/compile.compile_cubin: no path of this machine reaching a shell), into a temporary
+    folder: instantiation slug -> cubin path."""
     work = Path(tempfile.mkdtemp(prefix="profile-runner-"))
+    src = paths.data_dir("kernels") / v.source
     cubins = {}
     for _variant, params in plan.instantiations:
-        out = work / f"{slug(params)}.cubin"
-        src = paths.data_dir("kernels") / v.source
-        subprocess.run(
-            nvcc_command(src, out, v.arch or arch, v.defines(params)),
-            check=True,
-            capture_output=True,
-        )
-        cubins[slug(params)] = str(out)
+        name = slug(params)
+        out = work / f"{name}.cubin"
+        compile_cubin(src, out, v.arch or arch, v.defines(params), work / f"{name}.log", name)
+        cubins[name] = str(out)
     return cubins
 
 
