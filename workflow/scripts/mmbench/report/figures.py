@@ -348,6 +348,7 @@ def ladder_rungs(timings, stem, condition=""):
     and up, multiples of 128) in TFLOP/s with its percentage of the cuBLAS reference of its
     precision class (FP32, TF32, FP64 panels; the reference as the dashed line to beat)."""
     from mmbench.report import ladder as lad
+    from mmbench.report import standing
 
     k = lad.ladder_sizes(lad.best_per_rung(timings)).dropna(subset=["reference_gflops"])
     if k.empty:
@@ -403,11 +404,8 @@ def ladder_rungs(timings, stem, condition=""):
         # the class's reference (a rung with one of its own, persistent_tf32_tn's cuBLAS TF32
         # TN, is named in the title): the lines, and what the class's target is measured against
         # (any rung's reference where the class's was not measured at a size)
-        refs = {}
-        for n in sizes:
-            at = part[part.m == n]
-            own = at[at.reference == reference]
-            refs[n] = (own if len(own) else at).reference_gflops.median() / 1e3
+        class_refs = standing.class_references(part, sizes)
+        refs = {n: g / 1e3 for n, g in class_refs.items()}
         # the references of the sizes as one line where they agree within 2%
         if max(refs.values()) <= 1.02 * min(refs.values()):
             label = f"{reference}, N = {' and '.join(map(str, sizes))}"
@@ -451,11 +449,8 @@ def ladder_rungs(timings, stem, condition=""):
         ax.set(title=f"{cls} (vs {reference}{'; ' + ', '.join(own) if own else ''})",
                ylabel="kernel TFLOP/s")  # fmt: skip
         ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
-        best = part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
-        # the target is a fraction of the class's reference (the issue: TF32 >= 100% of cuBLAS
-        # TF32), whatever reference the best rung is drawn against
-        of_class = best.kernel_gflops / (best.m.map(refs) * 1e3)
-        best_rows.append(best.assign(fraction=of_class.fillna(best.fraction)))
+        best = standing.best_of(part)
+        best_rows.append(standing.of_class(best, class_refs))
         notes.append(
             f"{cls}: best rung "
             + ", ".join(
@@ -468,9 +463,10 @@ def ladder_rungs(timings, stem, condition=""):
         f"{lad.condition_words(head)}"
     )
     fig.tight_layout()
-    targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, lad.MET_RECORDED,
+    documented, recorded_on = standing.recorded_ladder()
+    targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, documented,
                              lad.condition_words(head), lad.condition_words(lad.HEADLINE),
-                             lad.RECORDED_ON)  # fmt: skip
+                             recorded_on)  # fmt: skip
     shown = ""
     if left_out:
         shown = (
@@ -488,6 +484,7 @@ def ladder_by_size(timings, stem, condition=""):
     square size N (one line per rung; filled markers where the size was measured under
     sustained load, open where in bursts), the target of each size range dashed."""
     from mmbench.report import ladder as lad
+    from mmbench.report import standing
 
     k = lad.sweep_rows(timings)
     k = k[(k.m == k.n) & (k.n == k.k)] if not k.empty else k
@@ -556,7 +553,7 @@ def ladder_by_size(timings, stem, condition=""):
     )
     fig.tight_layout()
     off = table[table["% of ref"] > 150]
-    text = sweep_targets(table, lad.documented_sweep()) + "."
+    text = sweep_targets(table, *standing.recorded_sweep()) + "."
     if len(off):
         text += " Off the scale (above 150%): " + ", ".join(
             f"{p} at {sh} ({pct:.0f}%, cuBLAS {ref / 1e3:.0f} TFLOP/s, rows {read.split(',')[0]})"

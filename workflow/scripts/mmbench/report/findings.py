@@ -268,8 +268,8 @@ def ladder_targets(
 ) -> str:
     """Each class's best rung per size against docs/ladder.md's target for the class (a
     fraction of its cuBLAS reference): met, or missed by how many points; then whether this run
-    agrees with the verdicts docs/ladder.md recorded (`documented`: (class, size) -> met, in
-    its recorded run on the GPU `recorded_on`).
+    agrees with the verdicts of the recorded ladder run (`documented`: (class, size) -> met, on
+    the GPU `recorded_on`: report/standing.recorded_ladder).
     `best`: one row per class and size (precision, m, variant, fraction); `shown` the condition
     drawn, `headline` the one the targets are set for."""
     parts, met, total, same, known = [], 0, 0, 0, 0
@@ -387,11 +387,14 @@ def transfer_fades(d: pd.DataFrame) -> str:
     )
 
 
-def sweep_targets(table: pd.DataFrame, documented: dict | None = None) -> str:
+def sweep_targets(
+    table: pd.DataFrame, documented: dict | None = None, recorded_on: str = ""
+) -> str:
     """The sweep's verdict per precision class (report/ladder.sweep's table: precision, shape,
     `% of ref`, `target %`, met): how many shapes meet their target, and each miss with its
     percentage against the target, smallest share first; then whether this run meets or misses
-    as docs/ladder.md's H100 sweep did (`documented`: (class, shape) -> met)."""
+    as the recorded sweep did (`documented`: (class, shape) -> met, on the GPU `recorded_on`:
+    report/standing.recorded_sweep)."""
     if table.empty:
         return ""
     parts, met = [], 0
@@ -422,7 +425,7 @@ def sweep_targets(table: pd.DataFrame, documented: dict | None = None) -> str:
     if known:
         same = sum(ok == documented[key] for key, ok in known)
         text += (
-            f". Met or missed as in docs/ladder.md's H100 sweep in {same} of {len(known)} "
+            f". Met or missed as in docs/ladder.md's {recorded_on} sweep in {same} of {len(known)} "
             f"class-shape pairs: {_agree(same / len(known), 'its verdicts')}"
         )
     return text

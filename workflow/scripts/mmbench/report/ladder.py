@@ -54,14 +54,6 @@ BESIDE = ("int09", BURST.name)
 # figure says which this run meets (findings.ladder_targets).  The earlier issue "Hopper's own
 # road" set FP32 0.90, TF32 0.90, BF16 1.00, FP64 0.80.
 TARGETS = {"FP32": 0.97, "TF32": 1.00, "BF16": 1.00, "FP64": 1.00, "FP8": 0.90}
-# and its verdicts in the recorded ladder run (tests/data/h200-ladder: the ladder preset run whole
-# on an H200 with the H100's tuning, 2026-11-28, 17:58; docs/ladder.md, "Where it stands"): met or
-# not per class and size; RECORDED_ON names its GPU in the figure's note
-RECORDED_ON = "H200"
-MET_RECORDED = {("FP32", 4096): True, ("FP32", 8192): True, ("TF32", 4096): False,
-                ("TF32", 8192): False, ("BF16", 4096): False, ("BF16", 8192): True,
-                ("FP64", 4096): True, ("FP64", 8192): False, ("FP8", 4096): True,
-                ("FP8", 8192): True}  # fmt: skip
 
 
 def condition_words(cond: tuple) -> str:
@@ -391,31 +383,6 @@ def profile_table(metrics: pd.DataFrame | None) -> pd.DataFrame:
 # "The ladder at every size"): square sizes from 2048 up and the odd sizes 90%, 1024 and 1536 75%,
 # rectangular products with one small side 80%
 SWEEP_TARGETS = {"square from 2048": 0.90, "square below 2048": 0.75, "one small side": 0.80}
-
-# docs/ladder.md's H100 sweep (2026-11-26, "The ladder at every size": tuned by shape, at 8192
-# and at n = k = 4096 too, k split where the tiles fill no wave and the last wave's tiles split
-# where they fill fewer than 8, persistent_bf16's rings of 6 and 8 stages for small tiles): the
-# shapes it measured, each class at each, and the class-shape pairs that missed their target
-# there (its bold cells: none in that run)
-SWEEP_SHAPES_ON_H100 = [(s, s, s) for s in (1024, 1536, 2048, 3001, 3072, 4096, 6144, 7001, 8192,
-                                            12288, 16384)] + [
-    (m, n, n) for n in (4096, 8192, 16384) for m in (128, 256, 512)]  # fmt: skip
-SWEEP_MISSED_ON_H100 = {
-    "FP32": [],
-    "TF32": [],
-    "BF16": [],
-    "FP64": [],
-}  # fmt: skip
-
-
-def documented_sweep() -> dict[tuple[str, str], bool]:
-    """(class, shape words) -> met, as docs/ladder.md's H100 sweep found."""
-    out = {}
-    for cls, missed in SWEEP_MISSED_ON_H100.items():
-        gone = {(x, x, x) if isinstance(x, int) else (x[0], x[1], x[1]) for x in missed}
-        for shape in SWEEP_SHAPES_ON_H100:
-            out[(cls, shape_words(*shape))] = shape not in gone
-    return out
 
 
 def sweep_target(m: int, n: int, k: int) -> tuple[str, float]:

@@ -1,0 +1,202 @@
+"""The ladder's standing as recorded: in the recorded ladder run, each precision class's best
+rung per size against its target (report/ladder.TARGETS), and in the recorded sweep each class's
+best rung per shape against its.  Kept as two small tables with the package
+(workflow/resources/standing/ladder.csv and sweep.csv), which the ladder figures' notes read at
+render time ("met or missed as in the recorded run"), and shown in docs/ladder.md as the table
+between its standing markers.  Recording a new run is a command, never an edit of source:
+
+    python -m mmbench.report.standing ladder RESULTS   # RESULTS: a ladder preset's results folder
+    python -m mmbench.report.standing sweep RESULTS    # a sweep preset's
+
+tests/test_repository.py checks that both tables and docs/ladder.md's are the recorded runs'.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mmbench.core.paths import data_dir
+from mmbench.report import ladder as lad
+
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "ladder.md"
+BEGIN, END = "<!-- standing:begin -->", "<!-- standing:end -->"
+LADDER_COLUMNS = ["precision", "size", "rung", "reference", "gflops", "reference_gflops",
+                  "fraction", "target", "met", "gpu", "measured_on"]  # fmt: skip
+SWEEP_COLUMNS = ["precision", "shape", "rung", "percent", "target_percent", "met", "gpu",
+                 "measured_on"]  # fmt: skip
+# the sizes the ladder's targets are set at (report/ladder.TARGETS)
+VERDICT_SIZES = {4096, 8192}
+# the columns of the run's ladder table that docs/ladder.md shows
+DOCS_COLUMNS = ["precision", "rung", "4096: GFLOP/s", "4096: % of ref", "8192: GFLOP/s",
+                "8192: % of ref", "reference", "parameters", "idea"]  # fmt: skip
+
+
+def path(kind: str) -> Path:
+    return data_dir("resources") / "standing" / f"{kind}.csv"
+
+
+def short_gpu(name: str) -> str:
+    """A GPU model as a note names it: without the vendor and the memory that follows the chip
+    ("NVIDIA H100 80GB HBM3" -> "H100"); the whole name where nothing is left."""
+    words = name.removeprefix("NVIDIA ").split()
+    cut = next((i for i, w in enumerate(words) if re.fullmatch(r"\d+GB", w)), len(words))
+    return " ".join(words[:cut]) or name
+
+
+def class_references(part: pd.DataFrame, sizes: list[int]) -> dict[int, float]:
+    """A precision class's reference GFLOP/s per size: its own reference's rows (the class's
+    first reference), any rung's reference where that one was not measured at a size."""
+    reference = part.reference.iloc[0]
+    refs = {}
+    for n in sizes:
+        at = part[part.m == n]
+        own = at[at.reference == reference]
+        refs[n] = (own if len(own) else at).reference_gflops.median()
+    return refs
+
+
+def best_of(part: pd.DataFrame) -> pd.DataFrame:
+    """A class's fastest rung per size, its `fraction` that of its own reference."""
+    return part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+
+
+def of_class(best: pd.DataFrame, refs: dict[int, float]) -> pd.DataFrame:
+    """The same rows with `fraction` of the class's reference (the targets are a fraction of
+    it, whatever reference the rung itself is drawn against)."""
+    of_class = best.kernel_gflops / best.m.map(refs)
+    return best.assign(fraction=of_class.fillna(best.fraction))
+
+
+def ladder_standing(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per precision class and ladder size: the best rung under the run's headline
+    condition against the class's reference and target."""
+    k = lad.ladder_sizes(lad.best_per_rung(timings)).dropna(subset=["reference_gflops"])
+    head = lad.conditions(k)[0]
+    k = lad.under(k, head)
+    rows = []
+    for cls in [c for c in lad.CLASS_ORDER if c in set(k.precision) and c in lad.TARGETS]:
+        part = k[k.precision == cls]
+        refs = class_references(part, sorted(part.m.unique()))
+        for r in of_class(best_of(part), refs).itertuples():
+            rows.append(dict(
+                precision=cls, size=int(r.m), rung=r.variant, reference=part.reference.iloc[0],
+                gflops=round(r.kernel_gflops, 1), reference_gflops=round(refs[r.m], 1),
+                fraction=round(r.fraction, 5), target=lad.TARGETS[cls],
+                met=bool(r.fraction >= lad.TARGETS[cls]), gpu=r.gpu_name,
+                measured_on=lad.condition_words(head)))  # fmt: skip
+    return pd.DataFrame(rows, columns=LADDER_COLUMNS)
+
+
+def sweep_standing(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per precision class and shape of the sweep table (report/ladder.sweep)."""
+    s = lad.sweep(timings)
+    gpu = timings.gpu_name.iloc[0]
+    return pd.DataFrame(dict(
+        precision=s.precision, shape=s["shape"], rung=s["best rung"], percent=s["% of ref"],
+        target_percent=s["target %"], met=s.met == "yes", gpu=gpu,
+        measured_on=s["measured on"]))[SWEEP_COLUMNS]  # fmt: skip
+
+
+def read(kind: str) -> pd.DataFrame:
+    columns = LADDER_COLUMNS if kind == "ladder" else SWEEP_COLUMNS
+    t = pd.read_csv(path(kind))
+    if list(t.columns) != columns or t.empty or t.met.dtype != bool:
+        raise ValueError(f"{path(kind)}: not a recorded standing table (columns {columns}, "
+                         "met true or false); write it with python -m mmbench.report.standing")  # fmt: skip
+    return t
+
+
+def recorded_ladder() -> tuple[dict[tuple[str, int], bool], str]:
+    """(class, size) -> met in the recorded ladder run, and its GPU as a note names it."""
+    t = read("ladder")
+    verdicts = {(p, int(s)): bool(m) for p, s, m in zip(t.precision, t["size"], t.met, strict=True)}
+    return verdicts, short_gpu(t.gpu.iloc[0])
+
+
+def recorded_sweep() -> tuple[dict[tuple[str, str], bool], str]:
+    """(class, shape words) -> met in the recorded sweep, and its GPU as a note names it."""
+    t = read("sweep")
+    verdicts = {
+        (p, str(s)): bool(m) for p, s, m in zip(t.precision, t["shape"], t.met, strict=True)
+    }
+    return verdicts, short_gpu(t.gpu.iloc[0])
+
+
+def docs_section(timings: pd.DataFrame) -> str:
+    """The Markdown docs/ladder.md shows between its standing markers: the run's ladder table
+    (each rung's fastest instantiation) and a line per class of its verdict."""
+    from mmbench.report.report_tables import for_people
+
+    table = lad.table(timings)
+    table = for_people(table[[c for c in DOCS_COLUMNS if c in table]]).fillna("")
+    s = ladder_standing(timings)
+    gpu = s.gpu.iloc[0]
+    verdicts = "; ".join(
+        f"{cls} (target {g.target.iloc[0]:.0%}): " + ", ".join(
+            f"{r.fraction:.1%} at {r.size} ({'met' if r.met else 'missed'})"
+            for r in g.itertuples())
+        for cls, g in s.groupby("precision", sort=False))  # fmt: skip
+    return (
+        f"Recorded on an {gpu}, {s.measured_on.iloc[0]}, {len(timings)} configurations "
+        f"(`python -m mmbench.report.standing ladder RESULTS` writes this section from a ladder "
+        f"run). Each class's best rung against its reference: {verdicts}.\n\n" + markdown(table)
+    )
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A Markdown table without padding (a docs page's source stays readable)."""
+    rows = [list(table.columns), ["---"] * len(table.columns), *table.astype(str).values.tolist()]
+    return "".join("| " + " | ".join(map(str, r)) + " |\n" for r in rows)
+
+
+def with_section(text: str, section: str) -> str:
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{section}{END}{tail}"
+
+
+def _timings(results: Path) -> pd.DataFrame:
+    from mmbench.core.schemas import check_against_manifests, read_table
+
+    table = results / "tables" / "timings.csv"
+    t = read_table(table, "timings")
+    manifests = sorted((results / "runs").glob("*.manifest.json"))
+    if manifests:
+        check_against_manifests(t, manifests, str(table))
+    return t
+
+
+def main(argv: list[str]) -> int:
+    from mmbench.core.columns import TableError
+
+    if len(argv) != 2 or argv[0] not in ("ladder", "sweep"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    kind, results = argv[0], Path(argv[1])
+    try:
+        t = _timings(results)
+    except TableError as err:
+        print(f"standing: {err}", file=sys.stderr)
+        return 2
+    table = ladder_standing(t) if kind == "ladder" else sweep_standing(t)
+    sizes = set(table["size"]) if kind == "ladder" else set()
+    if table.empty or (kind == "ladder" and not VERDICT_SIZES <= sizes):
+        print(f"standing: {results} holds no {kind} verdicts (each class's best rung against "
+              f"its reference{', at 4096 and 8192' if kind == 'ladder' else ''}); give the "
+              f"results folder of a {kind} preset run", file=sys.stderr)  # fmt: skip
+        return 2
+    path(kind).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path(kind), index=False)
+    print(f"{path(kind)}: {len(table)} rows, {int(table.met.sum())} met")
+    if kind == "ladder" and DOCS.exists():  # a checkout (an installed wheel has no docs)
+        DOCS.write_text(with_section(DOCS.read_text(), docs_section(t)))
+        print(f"{DOCS}: standing table written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
