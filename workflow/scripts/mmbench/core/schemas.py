@@ -16,6 +16,7 @@ The schemas come from the declarations they describe: the axes and their allowed
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from collections.abc import Callable
@@ -325,7 +326,7 @@ PAIRS = TableSchema(
     ),
 )
 
-# per-configuration margins for runs made apart (compare/margins.py, benchmarks/margins.py)
+# per-configuration margins for runs made apart (compare/margins.py, written by `mmbench margins`)
 MARGINS = TableSchema(
     "margins",
     "one row per configuration: the margin a comparison of runs made apart allows it, from the "
@@ -443,11 +444,21 @@ def check_frame(df: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
 def read_table(path: str | Path, kind: str, *, allow_empty: bool = True) -> pd.DataFrame:
     """The table at `path`, checked against the schema of `kind` (SCHEMAS).  A file that is
     empty, cut short (its last line unterminated), not CSV, or that breaks its schema raises
-    TableError naming the file and what is wrong.  A header with no rows is an empty table."""
+    TableError naming the file and what is wrong.  A header with no rows is an empty table.  A
+    table kept compressed (`timings.csv.gz`, as an archived or recorded run may hold it) is read
+    where the plain file is absent."""
     path = Path(path)
+    packed = path.with_name(path.name + ".gz")
+    if not path.exists() and packed.exists():
+        path = packed
     if not path.exists():
         raise TableError(f"{path}: missing (a {kind} table was expected here)")
     data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as err:
+            raise TableError(f"{path}: not a readable gzip file ({err})") from None
     if data and not data.strip():  # what an empty table is written as (a newline alone)
         return pd.DataFrame()
     if not data:

@@ -9,6 +9,7 @@ file, the line and the right form, and otherwise runs `python -m snakemake ARGS`
 workflow then checks every key and value: plan/config.py).
 
     mmbench --cores 1 --config sizes=[8000,10000,12000]
+    mmbench margins RESULTS_A RESULTS_B --out margins.csv   # compare.margins from repeated runs
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ def no_workflow_here(argv: list[str], cwd: Path) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["margins"]:  # the compare command's margins, from repeated runs
+        os.execv(sys.executable, [sys.executable, "-m", "mmbench.compare.margins", *argv[1:]])
     missing = no_workflow_here(argv, Path.cwd())
     if missing:
         print(f"mmbench: {missing}", file=sys.stderr)

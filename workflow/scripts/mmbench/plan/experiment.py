@@ -128,7 +128,7 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     if margins and not Path(margins).is_file():
         raise ConfigError(
             f"config key 'compare.margins': {margins!r} is not a file; give the table "
-            "benchmarks/margins.py wrote from repeated runs (or leave it empty for the tolerance)"
+            "`mmbench margins` wrote from repeated runs (or leave it empty for the tolerance)"
         )
     if isinstance(cfg["baseline"], dict):
         from mmbench.plan.pairs import check_build
