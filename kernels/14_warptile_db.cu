@@ -5,8 +5,8 @@
 // cp.async, because the A tile is stored transposed, which a cp.async copy cannot do.)  The
 // fragments a thread reads from shared memory for each step along k are double-buffered in
 // registers, across the barrier too: the next k-tile's first fragments are read right after it,
-// while the last step's FFMAs run, so no k-tile starts waiting on shared memory (1% faster on an
-// H100 at 4096 and 8192, docs/ladder.md).  Loads are guarded like warptile's: any M, N, K and
+// while the last step's FFMAs run, so no k-tile starts waiting on shared memory (lab notebook,
+// "warptile_db's fragments double-buffered across the barrier").  Loads are guarded like warptile's: any M, N, K and
 // leading dimensions; blocks wholly inside aligned matrices skip the checks until the last k-tile
 // (a few percent of the instructions of a k-tile, where FFMAs are the rest).  Split-K
 // (split_k.cuh): the tile rows from `split_rows` on are split `split_count` ways along k, each tile
@@ -18,7 +18,8 @@
 // whole; the split left their machine code as it was before it, but for 34 of the 2048 FFMAs'
 // register numbers (tools/same_cubins.py --loops, CUDA 13.0, sm_90, the tuned 128 x 256
 // instantiation): taking the tile from a one-dimensional unit number instead renumbered the
-// registers of every FFMA and ran 7-9% slower on an H100 (docs/ladder.md, "Tried and taken back").
+// registers of every FFMA and ran slower (lab notebook, "Tried and taken back: warptile_db's last
+// wave split").
 #include "split_k.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };

@@ -4,8 +4,5 @@
 // thread holds 96 accumulators instead of 128 (one m64n192k16 wgmma per k16 step).  The B tile is
 // three 64-column boxes, so its blocks are not clustered (CLUSTER 1).  The kernel is
 // persistent_bf16's, built with these parameters (kernels/20_persistent_bf16.cu).
-// Measured on an H100 (2026-11-25, against cuBLAS bfloat16 in the same run): 82-84% of cuBLAS at
-// 4096 and 95-97% at 8192, where persistent_bf16 (128 x 256, four stages, clusters of two) ran
-// at 92-95% and 98-100%: the deeper ring does not make up for the narrower tiles and the lost
-// multicast.
+// How it compares with persistent_bf16: lab/entries (code-choices, "deep_bf16").
 #include "20_persistent_bf16.cu"

@@ -4,7 +4,7 @@
 // that one warpgroup stores its tile while the other's wgmmas keep the tensor cores busy.  In
 // persistent_bf16 both warpgroups share each tile (BM / 2 rows each) and store it together, and
 // the tensor cores wait for the store: Nsight Compute had the tensor pipe idle 22.6% of the
-// elapsed cycles at 4096 and 11.2% at 8192 (docs/ladder.md, "what the profiler names").
+// elapsed cycles at 4096 and 11.2% at 8192 (lab notebook, "Past cuBLAS at 4096 and 8192: what the profiler names").
 //
 // The producer fills the ring in the order of the block's units, as in persistent_bf16, so a
 // consumer's first stage of a unit arrives only as the other consumer's unit is running out of

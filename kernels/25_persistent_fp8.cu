@@ -1,5 +1,5 @@
 // persistent_bf16 for FP8 (e4m3) inputs (wgmma k = 32), each k-tile's sums moved to FP32
-// registers while the next k-tile's wgmmas run: what the rung does, and docs/ladder.md's "An FP8
+// registers while the next k-tile's wgmmas run: what the rung does, and the lab notebook's "An FP8
 // rung" its measurements.
 //   - FP8 wgmma reads both operands K-major from shared memory: A (m x k) row-major as the other
 //     rungs, B given transposed, Bt (n x k) row-major, as cuBLASLt's FP8 matmul takes it

@@ -1,10 +1,10 @@
 // persistent_tf32 with B handed over transposed ("TN"): both TF32 operands in shared memory,
-// as wgmma reads them there (docs/ladder.md, "TF32 with both operands K-major").
+// as wgmma reads them there (lab notebook, "TF32 with both operands K-major").
 //   - wgmma takes TF32 operands from shared memory only K-major.  persistent_tf32 takes B as
 //     the other rungs do (k x n, row-major, N-major), so it computes C^T = B^T . A^T with B^T
 //     as wgmma's register operand: each consumer thread reads its fragment of B from shared
 //     memory and rounds it (cvt.rna) for every k8 step (its issue slots 26-30% busy at 4096
-//     and 8192 where persistent_bf16's are 19-20%, Nsight Compute, docs/ladder.md), which
+//     and 8192 where persistent_bf16's are 19-20%, Nsight Compute, in the lab notebook), which
 //     cuBLAS's TF32 kernels do not;
 //   - this rung takes B transposed, Bt (n x k) row-major, as persistent_fp8 and cuBLASLt's FP8
 //     matmul do: both tiles are rows of 128 bytes (BK = 32 floats) in 128-byte swizzle, loaded

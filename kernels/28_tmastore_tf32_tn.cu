@@ -1,5 +1,5 @@
 // persistent_tf32_tn with its tiles stored by the copy engine (TMA stores), as tmastore_bf16
-// does for persistent_bf16 (docs/ladder.md, "TMA stores of C for TF32"):
+// does for persistent_bf16 (lab notebook, "TMA stores of C for TF32"):
 //   - each consumer warpgroup hands its part of a finished tile to the copy engine in 64 x 32
 //     chunks through two shared-memory buffers (kernels/tma_store.cuh, store_tile), which
 //     writes them while the consumers go on to the next tile's wgmmas; where n % 4 != 0 the

@@ -35,10 +35,8 @@ __device__ __forceinline__ unsigned char *align_1024(unsigned char *p) {
 }
 // The same address as p plus an offset, not an integer made a pointer again: the result stays
 // known to point into shared memory, so its reads and writes compile to LDS and STS rather than
-// generic LD and ST.  Side by side on an H200 (docs/ladder.md, 2026-11-28): the tmastore rungs,
-// whose epilogues write C's chunks to shared memory, 0.9-2.0% faster at 4096 and 8192, 7-9% at
-// 1000 x 1100 x 37; ws_f64, whose fragments are read so, 0.9-4.0% slower at 4096 and 8192, so
-// it and the rungs not measured keep align_1024.
+// generic LD and ST.  The tmastore rungs use it; ws_f64 and the rungs not measured with it keep
+// align_1024 (lab: code-choices, "align_1024_shared").
 __device__ __forceinline__ unsigned char *align_1024_shared(unsigned char *p) {
     return p + ((1024 - reinterpret_cast<uintptr_t>(p) % 1024) % 1024);
 }

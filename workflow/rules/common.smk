@@ -93,12 +93,8 @@ SERVE_WORKER = workflow.local_exec and config["worker"] == "run"
 # among the GPU jobs ready at once, the profilers and the ceilings first, the measurements after
 # them: what only the profiles need (the metrics, nvprof-named and roofline tables) is made
 # while the GPU measures, and after the last measurement only what needs the timings is left.
-# Measured on H100s, main command: profilers after the measurements, 48 s of 432.7 s came after
-# the last one (2026-11-26); profilers first, 15 s of 361.3 s (2026-11-27); profilers last
-# again, 42 s of 381.9 s: every figure then waited for the roofline table, so nothing but the
-# profiles' own tables could be drawn while they ran (2026-11-27, docs/method.md).  The
-# figures that read no profile now wait for the timings alone (timing_targets); the profilers
-# last has not been timed since.
+# (lab: code-choices, "profilers first").  The figures that read no profile wait for the
+# timings alone (timing_targets).
 GPU_PRIORITY = dict(ceilings=20, profile=20, measure=10)
 
 

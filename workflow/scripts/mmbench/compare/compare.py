@@ -183,8 +183,7 @@ def several_sources(results: str | Path) -> bool:
     (archive/<variant>/<source hash>/<variant>.csv): the only way one has an earlier source, as
     each measurement job archives its own.  Read from the folders' names alone: in a run of a
     fresh clone there is none, and the edit loop's comparison then reads no table or samples
-    file (reading them all took 4 s after the ladder preset's last measurement, on an H100
-    machine, 2026-11-27, while the timings table waited for its turn)."""
+    file (lab: code-choices, "several_sources")."""
     root = Path(results) / "archive"
     if not root.is_dir():
         return False

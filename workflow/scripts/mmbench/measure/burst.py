@@ -11,10 +11,9 @@ with one untimed launch where there are several places, so its timed launches fi
 operands in L2 as a single place's do.  The telemetry watches the passes; NVML's clock is read
 after every sample; the clock probe runs after them all.
 
-The next batch is not queued while one runs: tried (81c415c), it hid the host's launches (6.6 s
-of the ladder preset) but made the batches themselves slower, the launches queued by the host
-while the GPU ran the batch before: on one H100, at 1, 31 and 33, all 18 batched medians slower,
-x1.015-x1.144 (median x1.067, cuBLAS's as much as the pipeline's own; tests/data/queued-ahead).
+The next batch is not queued while one runs: tried, it hid the host's launches but made the
+batches themselves slower, the launches queued by the host while the GPU ran the batch before
+(lab: code-choices, "queued ahead").
 """
 
 from __future__ import annotations

@@ -20,16 +20,13 @@ import numpy as np
 from mmbench.core.elements import ML_DTYPES, code_values
 
 # widen to float64 a block of rows at a time, a block of about 4 MiB: each block is then still
-# in the CPU's caches when BLAS reads it (8192 x 8192 float32 times one vector: 62 ms in blocks
-# of 256 rows, 138 ms in blocks of 2048, on an H100 machine's host; 18 and 61 ms on this
-# project's 2-core machine, 2026-11-27)
+# in the CPU's caches when BLAS reads it (lab: code-choices, "freivalds")
 BLOCK_BYTES = 4 << 20
 # the BLAS pool of every process that checks or draws (the worker, the draw-ahead's processes,
 # the profilers' target): one thread.  These matrix-vector products are bound by memory: one
-# thread checks an 8192 x 8192 float32 result as fast as the library's default pool alone (64
-# and 65 ms on an H200 machine's host, 16 cores), and pools as large as the cores in the worker
-# and in four drawing processes at once made that check take 2.66 s, 67 ms with one thread each
-# (benchmarks/freivalds_beside.py, 2026-11-28)
+# thread is as fast as the library's default pool alone, and pools as large as the cores in
+# the worker and in the drawing processes at once oversubscribe the host (lab: code-choices,
+# "freivalds"; lab/benchmarks/freivalds_beside.py)
 BLAS_THREADS = 1
 
 

@@ -87,13 +87,10 @@ def widened(cp, host: np.ndarray):
 
 
 # float32 bits (shifted left by `shift` first: a bfloat16's 16) to float64, subnormals made from
-# their significand in float64 arithmetic, which flushes nothing (CuPy's float32 cast flushed
-# them to zero on an H100, 2026-11-28: 15 of 4096 random bfloat16 codes, every one with a zero
-# exponent, came out 0).  One kernel for the whole widening: each CuPy operation is a kernel
-# NVRTC compiles on a machine's first run, per array layout; with the seven of a cast and masks
-# that found the subnormals, the ladder run's first configuration waited 24.7 s for its inputs
-# and reference (2026-11-28; my reading, not timed apart: the compiles shared the cores with
-# the run's nvcc jobs).
+# their significand in float64 arithmetic, which flushes nothing (CuPy's float32 cast flushes
+# subnormals to zero: lab: code-choices, "oracle").  One kernel for the whole widening: each
+# CuPy operation is a kernel NVRTC compiles on a machine's first run, per array layout, and a
+# cast with masks that found the subnormals took seven.
 _FLOAT32_BITS = r"""
     const unsigned int b = (unsigned int)x << shift;
     const unsigned int e = (b >> 23) & 0xFFu, m = b & 0x7FFFFFu;

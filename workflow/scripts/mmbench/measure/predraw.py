@@ -2,9 +2,8 @@
 waits for the GPU: `draw_ahead` starts `python -m mmbench.measure.predraw LIST.json PROCESSES`,
 which draws each group of the listed configurations once, in a pool of processes, under the
 group's lock (input_cache.drawing), as oracle.shared_inputs would, and computes its Freivalds
-probes' products (input_cache.probe_products), which the worker's Freivalds check waited for
-(12.3 s of the ladder preset on an H100, 2026-11-27, with the inputs drawn ahead but not
-those)."""
+probes' products (input_cache.probe_products), which the worker's Freivalds check would
+otherwise wait for (lab: code-choices, "predraw")."""
 
 from __future__ import annotations
 

@@ -64,10 +64,9 @@ class Runner:
     """Runs configurations of one variant in one CUDA context."""
 
     # how the batches launch a kernel that CuPy launches in its timed passes: "driver", through
-    # cuLaunchKernelEx with the arguments packed once (launch.py, DriverLaunch: 8.8 against
-    # 13.9 us of host time a launch on an H200's host, the same GPU time within 0.12%), or
-    # "cupy", CuPy's call as the passes (benchmarks/launch_paths.py measures the two side by
-    # side; docs/method.md)
+    # cuLaunchKernelEx with the arguments packed once (launch.py, DriverLaunch: less host time a
+    # launch, the same GPU time), or "cupy", CuPy's call as the passes
+    # (lab/benchmarks/launch_paths.py measures the two side by side)
     batch_launch = "driver"
 
     def __init__(
@@ -84,7 +83,7 @@ class Runner:
         """`observe`: read NVML beside the samples (clocks, telemetry, the clock probe); off
         for a run whose times are not kept, the profilers' target under Nsight Compute (a
         configuration's telemetry thread took 0.66 s to end there, 0.01 s without it: the
-        target under cProfile on an H100, tools/gpu.sh speed OUT profiles).  `hold`: each timed
+        target under cProfile on an H100, lab/gpu.sh speed OUT profiles).  `hold`: each timed
         pass's kernel held behind the blocking kernel until its launch is queued (PassTimer);
         off under Nsight Compute, which runs each launch to its end before the host goes on, so
         that a held launch would never be queued (profile/target.py)."""
@@ -453,7 +452,7 @@ class Lane:
     own cuBLAS handle (the first lane: CuPy's).
     Two processes measuring the same kernel on the same data differ by up to 3% on kernels of
     10-50 us, and one process's runners (each with its stream, batcher and module loads) differ
-    as much (benchmarks/run_to_run.py), so each placement has a lane of its own."""
+    as much (lab/benchmarks/run_to_run.py), so each placement has a lane of its own."""
 
     def __init__(self, cp, l2_bytes: int, first: bool = False, hold: bool = True):
         self.cp = cp
@@ -506,7 +505,7 @@ def clock_probe(cp, stream, nvml_clock) -> ClockProbe | None:
 
 
 class Phases:
-    """Where a configuration's wall time goes, phase by phase (benchmarks/harness_phases.py
+    """Where a configuration's wall time goes, phase by phase (lab/benchmarks/harness_phases.py
     reads them from the samples file): each phase's wall milliseconds and the GPU-busy
     milliseconds of the passes in it, so that wall - GPU is the host's part."""
 

@@ -3,8 +3,7 @@
 A measurement job is one variant (so that an edited kernel reruns only its variant), and a
 worker that serves one job pays, per job, its interpreter and imports, CuPy, a CUDA context,
 its inputs drawn or mapped, their float64 references built, its host buffers allocated and
-faulted in, and its exit; the main command's seven jobs spent about 12 s in start-up and exit
-and 15 s in inputs and references, of 125 s outside the GPU's work (H100, 2026-11-26).  Here
+faulted in, and its exit (lab: code-choices, "served").  Here
 the first job's worker stays: `python -m mmbench.measure.worker --serve SOCKET` listens on a
 Unix socket, and each later job that holds the same GPU's lock (gpus.py) sends it its spec and
 waits for the exit code, as it would wait for its own worker.  The worker keeps its context,

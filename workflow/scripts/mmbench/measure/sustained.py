@@ -41,8 +41,7 @@ class Sustained:
         # one launch's time, then batches of sustained_batch_ms (batch_max at most); timed
         # alone, as a batch of one, on operands already in place (the verified and warm-up
         # passes put them there): the pass this was took its copies too, which no column of
-        # this load counts (3.7 ms at 4096, 14.7 ms at 8192 in the bursts of an H100 ladder run,
-        # 2026-11-28 06:17)
+        # this load counts
         first = k.batcher.run(k.launch, 1)
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
         count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))

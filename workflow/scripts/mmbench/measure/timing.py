@@ -11,7 +11,7 @@ from its first settling batch, one after another).  Each place is a fresh alloca
 operands in GPU memory and a lane of the runner's (its own stream, blocking kernel and load of
 the kernels' code); the first is the verified one.  Two processes measuring the same short
 kernel differ by up to 3%, set when each starts, and one process's fresh runners differ as
-much (benchmarks/run_to_run.py); samples taken from several places let the interval cover part
+much (lab/benchmarks/run_to_run.py); samples taken from several places let the interval cover part
 of that, not all of it (docs/method.md).
 
 The runner and the profiler's target program (which runs the runner on one configuration) both

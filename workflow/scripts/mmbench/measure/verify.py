@@ -5,9 +5,8 @@ same code checks a result on the GPU and is unit-tested on the CPU in CI.  `veri
 what the runner calls: one fused pass on the GPU (`FUSED_SOURCE`) gives the counts, the largest
 error and both norms, and a result with mismatches gets one more pass per mismatch listed (the
 lowest failing index after the last one found).  CuPy would otherwise compile a dozen
-element-wise and reduction kernels with NVRTC (about 0.4 s each on a machine whose kernel cache
-is empty: 6.7 s for the main command's first failing result on an H100, 2026-11-26) and read
-the 8-byte arrays a dozen times.
+element-wise and reduction kernels with NVRTC (seconds on a machine whose kernel cache is
+empty; lab: code-choices, "verify") and read the 8-byte arrays a dozen times.
 """
 
 from __future__ import annotations

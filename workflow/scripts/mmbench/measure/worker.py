@@ -134,7 +134,7 @@ def _measure_spec(spec: dict, session: Session, stamps: dict, gone=None) -> int:
 
     properties = device_properties(cupy) | {"uuid": runner.facts["gpu_uuid"]}
     append_jsonl(journal, device_record(properties))
-    # where a job's start-up goes (benchmarks/harness_phases.py): CuPy's import, then the CUDA
+    # where a job's start-up goes (lab/benchmarks/harness_phases.py): CuPy's import, then the CUDA
     # context, the cubins, cuBLAS and the runner's checks (for a served worker's later jobs:
     # the runner alone, the rest was there)
     append_jsonl(journal, times_record(**stamps, cupy=cupy_at, ready=time.time()))

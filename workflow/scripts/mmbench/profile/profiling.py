@@ -176,9 +176,9 @@ TARGET_FILES = ("event.json", "cupti.json", "cupti.log", "target.log")
 def record_targets(entries, workdir: Path, env: dict, cupti_too: bool, serve: bool) -> dict:
     """The event-timed (and, with `cupti_too`, CUPTI-recorded) run of every configuration of
     `entries` ((stem, spec path)), one after another in the run's worker while the batch holds
-    the GPU: stem -> {event: its row, folder: its files}.  Each profile job held the GPU for its
-    own (0.3-0.4 s of runs and a handover each, 16.5 s for the ladder's 25 on an H100,
-    2026-11-27).  A configuration whose runs fail is left out: its job runs them again."""
+    the GPU: stem -> {event: its row, folder: its files}, so that no profile job holds the GPU
+    for its own (lab: code-choices, "record_targets").  A configuration whose runs fail is left
+    out: its job runs them again."""
     out = {}
     for i, (stem, spec_path) in enumerate(entries):
         folder = workdir / "targets" / str(i)
@@ -269,9 +269,8 @@ def ncu_export(ncu, select, target, rep, mapping, mset, env, timeout=1800) -> li
 # each came from.  Where a configuration's kernel names cannot be told from the previous one's
 # (two cuBLAS configurations: both filters match the library's kernels), its range opens with a
 # launch of the target's MARKER, an empty kernel, so that the report's launches split there.
-# The MARKER is profiled like any kernel (14 passes of the ladder's metric set, 0.76 s each on
-# an H100, 2026-11-27: benchmarks/ncu_batch_split.py), so it opens a range only where it is
-# needed: the batch runs the configurations whose filters match library kernels between those of
+# The MARKER is profiled like any kernel, at the cost of a profiled launch (lab: code-choices,
+# "kernel_filter"), so it opens a range only where it is needed: the batch runs the configurations whose filters match library kernels between those of
 # the pipeline's own kernels, whose names are their own.
 def kernel_filter(names: list[str], marker: bool = True) -> str:
     """One `--kernel-name` filter for a batch: each configuration's kernel (the registry's

@@ -138,7 +138,7 @@ def batch(list_path: str, out_path: str) -> int:
                 cp.cuda.runtime.profilerStop()
                 in_range.append(time.time() - opened)
 
-        # when each configuration began and ended, and its time in its range (tools/gpu.sh
+        # when each configuration began and ended, and its time in its range (lab/gpu.sh
         # speed OUT profiles: where a batch's time goes, the profiler's replays or the rest)
         entry = dict(stem=item["stem"], marker=marked, code=None, error="", started=time.time())
         lost = False

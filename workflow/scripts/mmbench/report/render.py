@@ -39,14 +39,12 @@ def warm_up(processes: int = 1) -> threading.Thread:
     """Imports the figures' and tables' modules (Matplotlib, seaborn and SciPy, pandera) on a
     thread of Snakemake's process, started while the GPU jobs run: the first figure and the
     input functions that split the outputs by their data, after the timings checkpoint, then
-    find them imported (their first import took 1.8 s of that split here, and part of the 4 s
-    between the last measurement and the first figure on an H100 machine).  A module that
-    fails to import fails its job later, with its traceback there.
+    find them imported (lab: code-choices, "render imports").  A module that fails to import
+    fails its job later, with its traceback there.
 
     With `processes` > 1 (a run given that many cores), that many processes are started too,
     each importing the same modules now, and the figure and table jobs are drawn in them side
-    by side (in_process): in Snakemake's process they took turns, about 8 s one after another
-    after the ladder preset's last measurement (H100, 2026-11-27)."""
+    by side (in_process): in Snakemake's process they take turns."""
     global _POOL
     if processes > 1 and _POOL is None:
         import multiprocessing

@@ -79,8 +79,8 @@ def _pivot(df: pd.DataFrame, index: list[str], value: str, gf: str | None) -> pd
         rows[key] = row
     # each row's cells with its own key, in the order built: pandas 2.2 and 3.0's from_dict(
     # orient="index") reorders tuple keys (grouped by the first level; 3.1 keeps their order),
-    # so that labelling its rows afterwards gave one variant's cells to another (an H200 run's
-    # summary under the GPU machine's pandas 3.0.6, 2026-11-28)
+    # so that labelling its rows afterwards would give one variant's cells to another
+    # (tests/test_summary.py, under the lowest pandas pyproject.toml allows)
     keys = list(rows)
     out = pd.DataFrame(
         [rows[key] for key in keys], index=pd.MultiIndex.from_tuples(keys, names=index)
