@@ -1,4 +1,4 @@
-"""The knob's calibration (tools/gpu/paired.sh calibrate): tiled_knob's slowdown at each WORK
+"""The knob's calibration (lab/gpu/paired.sh calibrate): tiled_knob's slowdown at each WORK
 over WORK = 1000, per size, from the kernel's own timings in one plain run (no comparison):
 the median of its single-launch samples and, where the kernel is short enough to be batched, of
 its batched samples.

@@ -1,5 +1,5 @@
 """A copy of a preset (config/presets/*.yaml) that runs some of its variants only, for the GPU
-checks (tools/gpu.sh builds, tools/gpu/ladder.sh):
+checks (lab/gpu.sh builds, lab/gpu/ladder.sh):
 
     python3 tools/preset_subset.py PRESET '[a,b,cublas:bfloat16]' OUT.yaml
         [--sizes '[4096]'] [--cublas '[bfloat16]'] [--no-profile] [--extra-tuned ROWS.csv]
@@ -20,7 +20,7 @@ import yaml
 
 try:
     from mmbench.core.registry import load_registry
-except ImportError:  # a checkout from before the registry moved to core/ (tools/gpu.sh builds)
+except ImportError:  # a checkout from before the registry moved to core/ (lab/gpu.sh builds)
     from mmbench.plan.registry import load_registry
 
 

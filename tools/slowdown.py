@@ -1,4 +1,4 @@
-"""A deliberate slowdown of tiled_guarded for the edit-loop check (tools/gpu.sh compare): a
+"""A deliberate slowdown of tiled_guarded for the edit-loop check (lab/gpu.sh compare): a
 second pass over each shared-memory tile into a second accumulator, which the result then adds
 and subtracts (exact for the finite inputs of the int09 distribution, so the kernel still
 verifies). Usage: python3 tools/slowdown.py kernels/05_tiled_guarded.cu"""

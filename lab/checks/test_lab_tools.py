@@ -1,0 +1,66 @@
+"""The notebook's tools: lab/gpu.sh dispatches every stage lab/README.md lists (the dispatch of
+an unknown stage is refused before anything runs), and the launch-paths benchmark takes the
+rungs it should."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from .conftest import LAB, ROOT
+
+
+def _table_names(text: str) -> set[str]:
+    return {m.split()[0] for m in re.findall(r"^\| `([^`]+)`", text, re.MULTILINE)}
+
+
+def test_the_notebook_lists_every_gpu_stage():
+    listed = _table_names((LAB / "README.md").read_text())
+    gpu = (LAB / "gpu.sh").read_text()
+    stages = set(re.findall(r"^([a-z-]+)\)$", gpu, re.MULTILINE))  # written in gpu.sh
+    assert {"tests", "main", "rebuild-check", "builds", "memcheck"} <= stages
+    scripts = {p.stem for p in (LAB / "gpu").glob("*.sh")}  # lab/gpu/<stage>.sh
+    for stage in scripts:
+        assert re.search(rf"\b{stage}\b[^\n]*\) exec", gpu), f"gpu.sh does not run {stage}"
+    missing = (stages | scripts) - listed
+    assert not missing, sorted(missing)
+
+
+def test_an_unknown_stage_is_refused_with_the_valid_ones(tmp_path):
+    out = subprocess.run(
+        ["bash", str(LAB / "gpu.sh"), "no-such-stage", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "unknown stage no-such-stage; valid: tests, main, rebuild-check, builds" in out.stderr
+
+
+def test_the_launch_paths_benchmark_takes_the_presets_cupy_launched_rungs():
+    """lab/benchmarks/launch_paths.py compares the batches' two launch paths where there are two:
+    the ladder's rungs that CuPy launches, the ten from tiled_guarded to wgmma_tf32 in the
+    registry's order (counted by hand in kernels/registry.yaml: the rungs after them take
+    tensor maps or clusters and launch through the driver everywhere; the cuBLAS and cuBLASLt
+    references call their libraries)."""
+    import importlib.util
+
+    from mmbench.core.registry import load_registry
+
+    spec = importlib.util.spec_from_file_location(
+        "launch_paths", LAB / "benchmarks" / "launch_paths.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.cupy_launched(str(ROOT / "config/presets/ladder.yaml"), load_registry()) == [
+        "tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec", "warptile",
+        "warptile_db", "mma_tf32", "mma_f64", "wgmma_tf32"]  # fmt: skip
+
+
+def test_the_index_lists_every_entry():
+    """lab/README.md's index is what lab/index.py writes from the entries: one line each."""
+    out = subprocess.run([sys.executable, str(LAB / "index.py"), "--check"], capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, out.stdout
+    entries = sorted((LAB / "entries").glob("*.md"))
+    index = (LAB / "README.md").read_text()
+    assert all(f"(entries/{e.name})" in index for e in entries) and len(entries) > 50

@@ -1,0 +1,471 @@
+"""What the recorded runs of the lab notebook show, read as data (lab/data, compressed): two
+sustained runs within 1%, the held pass's effect on pageable and pinned passes, the steps
+measured side by side on H200s, the recorded ladder's figures.  Each test's docstring names the
+entry and the figures it checks; none runs pipeline code the product's tests do not."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from .conftest import EVIDENCE as DATA
+from .conftest import ROOT, compare_times, memory_modes, open_text, read_csv, read_text
+
+LADDER = DATA / "h200-ladder" / "results" / "ladder" / "tables"
+PAIR = DATA / "h100-sustained-pair"
+# the ladder run of 2026-11-23 and its sustained configurations measured again right after
+AGAIN = DATA / "h100-ladder-again"
+
+
+def test_two_sustained_runs_on_normal_inputs_agree_within_one_percent_or_two():
+    """The ladder's normal-input, sustained configurations at 4096 and 8192 measured again
+    right after the ladder run (lab/gpu.sh ladder again), on the same H100: 33 of 36 agree
+    within 1% (the issue's target); three, each a few milliseconds or less, differ by 1.3-1.7%
+    (recorded as measured: the target is missed for them in this run)."""
+    timings = read_csv(AGAIN / "first" / "timings.csv")
+    again = read_csv(AGAIN / "again" / "timings.csv")
+    key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
+    first = timings[(timings.load == "sustained") & (timings.distribution == "normal")]
+    both = first.merge(again, on=key, suffixes=("", "_again"))
+    assert len(both) == 36  # 15 rungs and 3 references, at 4096 and 8192
+    off = abs(both.kernel_ms_median_again / both.kernel_ms_median - 1)
+    assert off.max() < 0.02
+    beyond = sorted(zip(both.variant[off >= 0.01], both.m[off >= 0.01], strict=True))
+    assert beyond == [("cublas_tf32", 8192), ("mma_f64", 4096), ("wgmma_tf32", 4096)]
+
+
+def test_two_sustained_runs_agree_within_one_percent_in_their_window_means():
+    """The same 36 configurations run twice on one H100 with the code that takes a sustained
+    row's kernel_ms as the window's mean (lab/gpu.sh ladder pair_a, then pair_b): every
+    configuration within 1%, the largest 0.78%; the medians of the same samples were up to 1.93%
+    apart (cuBLAS TF32 at 4096, its clock moving between 1335 and 1605 MHz within a second)."""
+    a, b = (read_csv(PAIR / x / "timings.csv") for x in "ab")
+    for t in (a, b):
+        assert set(t.load) == {"sustained"} and set(t.distribution) == {"normal"}
+        assert (t.kernel_ms == t.kernel_ms_mean).all()
+        flops = 2.0 * t.m * t.n * t.k
+        assert (abs(flops / (t.kernel_ms * 1e6) / t.kernel_gflops - 1) < 1e-9).all()
+    key = ["variant", "instance", "dtype", "m"]
+    both = a.merge(b, on=key, suffixes=("_a", "_b"))
+    assert len(both) == 36
+    mean = abs(both.kernel_ms_b / both.kernel_ms_a - 1)
+    median = abs(both.kernel_ms_median_b / both.kernel_ms_median_a - 1)
+    assert mean.max() < 0.01 < median.max()
+    ok = compare_times(PAIR / "a" / "timings.csv", PAIR / "b" / "timings.csv", "1")
+    assert (
+        ok.returncode == 0 and "largest deviation 0.78%" in ok.stdout and "0 beyond 1%" in ok.stdout
+    )
+    strict = compare_times(PAIR / "a" / "timings.csv", PAIR / "b" / "timings.csv", "0.5")
+    assert strict.returncode == 1, strict.stdout[-500:]
+
+
+def test_batches_queued_ahead_ran_slower_than_batches_queued_alone():
+    """The recorded pair behind measure/burst.py's note (tests/data/queued-ahead, one H100, one
+    run after the other): every burst's batched median at 1, 31 and 33 is slower with the next
+    batch queued while one runs, by 1.4% at least and 6.7% at the median, while NVML read the
+    same 1980 MHz in both.  Counted here from the two tables."""
+    import csv
+    import statistics
+
+    key = ("variant", "params", "dtype", "m", "distribution")
+    runs = []
+    for name in ("before", "after"):
+        with open_text(DATA / "queued-ahead" / name / "timings.csv") as fh:
+            runs.append({tuple(r[c] for c in key): r for r in csv.DictReader(fh)
+                         if r["load"] == "burst"})  # fmt: skip
+    before, after = runs
+    assert set(before) == set(after) and len(before) == 18
+    ratio = [float(after[c]["batch_ms_median"]) / float(before[c]["batch_ms_median"])
+             for c in before]  # fmt: skip
+    assert min(ratio) > 1.014 and 1.06 < statistics.median(ratio) < 1.07
+    assert {before[c]["sm_clock_mhz"] for c in before} == {after[c]["sm_clock_mhz"] for c in after}
+    assert all(r["verification"] == "PASS" for t in runs for r in t.values())
+
+
+def test_freivalds_checks_at_8192_ran_six_times_faster_with_one_blas_thread():
+    """The ladder preset whole before and after the processes that check and draw ran one BLAS
+    thread each (measure/freivalds.py BLAS_THREADS): the H100 ladder of 06:17 (default pools,
+    16 threads each, tests/data/h100-ladder-0617) against an H200 one (tests/data/phases/
+    h200-ladder-timings.csv; the same 132-SM chip, its host another machine's).  The 100
+    configurations at 8192 took a median 496.5 ms for their check, and 81.1 ms; the whole run's
+    checks 80.2 s and 11.9 s.  Counted here from the two tables; every row verified."""
+    import statistics
+
+    before = read_csv(DATA / "h100-ladder-0617" / "timings.csv")
+    after = read_csv(DATA / "phases" / "h200-ladder-timings.csv")
+    assert set(before.gpu_name) == {"NVIDIA H100 80GB HBM3"} and set(after.gpu_name) == {
+        "NVIDIA H200"}  # fmt: skip
+    medians = [statistics.median(t.freivalds_ms[t.m == 8192]) for t in (before, after)]
+    assert [len(t[t.m == 8192]) for t in (before, after)] == [100, 100]
+    assert 496 < medians[0] < 497 and 81 < medians[1] < 81.2
+    assert medians[0] / medians[1] > 6
+    assert (
+        80 < before.freivalds_ms.sum() / 1e3 < 80.5 and 11.8 < after.freivalds_ms.sum() / 1e3 < 12
+    )
+    assert set(after.verification) == {"PASS"} and len(after) == 440
+    # the H200 ran the H100's tuning (config tuned_gpu): every row of a rung the table tunes
+    # says so, and the rest (deep_bf16, one instantiation; the libraries) nothing
+    rungs = set(read_csv(ROOT / "kernels" / "tuned.csv").variant)
+    said = after.tuned_for.fillna("").str.startswith("tuned on NVIDIA H100 80GB HBM3")
+    assert (said == after.variant.isin(rungs)).all() and said.sum() > 300
+
+
+def test_held_passes_made_the_ladders_short_batches_longer():
+    """docs/method.md, the held pass's cost: the ladder preset on an H200 before it (0fcd71b's
+    code, tests/data/phases/h200-ladder*) and after it (45ad733's, another H200,
+    the recorded ladder, tests/data/h200-ladder).  SGEMM at 1 x 1 x 1: its single launch 0.0190 ms,
+    then 0.0056 (the host's launch no longer in it), so its batches, sized from it, grew from 53
+    launches (0.23 ms of GPU time) to 180 (0.74 ms); in all bursts 1.12 M launches in batches
+    became 2.62 M, 12.5 s of batched GPU time 20.6 s, and the wall time of the bursts at 1, 31
+    and 33 grew by 23.5 s, of all bursts by 30.3 s; the run's wall time over its sampling GPU
+    time 1.16, then 1.21."""
+    before = read_csv(DATA / "phases" / "h200-ladder-timings.csv")
+    after = read_csv(LADDER / "timings.csv")
+    key = ["variant", "instance", "dtype", "m", "n", "k", "distribution", "load"]
+    both = before.merge(after, on=key, suffixes=("_b", "_a"))
+    assert len(both) == 440
+    bursts = both[both.load == "burst"]
+    sgemm = bursts[(bursts.variant == "cublas") & (bursts.dtype == "float32") & (bursts.m == 1)
+                   & (bursts.distribution == "int09")].iloc[0]  # fmt: skip
+    assert (round(sgemm.kernel_ms_b, 4), round(sgemm.kernel_ms_a, 4)) == (0.0190, 0.0056)
+    assert (sgemm.batch_size_b, sgemm.batch_size_a) == (53, 180)
+    tiny = bursts[bursts.m.isin([1, 31, 33])]
+    cublas = tiny[tiny.variant == "cublas"]
+    assert (cublas.batch_size_b.median(), cublas.batch_size_a.median()) == (25, 143)
+    gpu = [round(sgemm[f"batch_size_{x}"] * sgemm[f"batch_ms_median_{x}"], 2) for x in "ba"]
+    assert gpu == [0.23, 0.74]
+    for x, launches, seconds in (("b", 1_123_000, 12.5), ("a", 2_615_900, 20.6)):
+        count = bursts[f"batch_samples_{x}"] * bursts[f"batch_size_{x}"]
+        assert count.sum() == launches
+        assert round((count * bursts[f"batch_ms_median_{x}"]).sum() / 1e3, 1) == seconds
+    grew = bursts.config_wall_ms_a - bursts.config_wall_ms_b
+    assert round(grew[tiny.index].sum() / 1e3, 1) == 23.5
+    assert round(grew.sum() / 1e3, 1) == 30.3
+    added = tiny.batch_samples_a * tiny.batch_size_a - tiny.batch_samples_b * tiny.batch_size_b
+    per_launch_us = 1e3 * grew[tiny.index].groupby(tiny.variant).sum() / added.groupby(
+        tiny.variant).sum()  # fmt: skip
+    assert (round(per_launch_us.min()), round(per_launch_us.max())) == (8, 31)
+    ratios = [json.loads(read_text(p))["ratio"] for p in (
+        DATA / "phases" / "h200-ladder.json", DATA / "phases" / "h200-ladder-sts.json")]  # fmt: skip
+    assert [round(r, 2) for r in ratios] == [1.16, 1.21]
+
+
+def test_the_main_command_beside_the_issues_code_on_one_h200_within_one_percent():
+    """Issue 41's check, recorded (tests/data/phases/h200-main-pair*): the main command with
+    a05b4dd's code, then with 5d55a65's, one after the other on one H200 (GPU-601ce105).  Every
+    configuration's kernel time within 1% (the largest 0.09%), the wall time 1.13 x the GPU-busy
+    time against 1.34.  The same old code on another H200 (GPU-d9c94814) against the new run:
+    24 of 88 beyond 1%, the machines' difference, which is why the pair is on one machine."""
+    phases = DATA / "phases"
+    new, old, other = (phases / f"h200-main-{x}-timings.csv"
+                       for x in ("pair", "pair-old", "old-other-machine"))  # fmt: skip
+    uuids = [set(read_csv(t).gpu_uuid) for t in (new, old, other)]
+    assert uuids[0] == uuids[1] == {"GPU-601ce105-c294-3955-42bd-437ed6d688c8"} != uuids[2]
+    split = {x: json.loads(read_text(phases / f"h200-main-{x}.json")) for x in ("pair", "pair-old")}
+    assert [split[x]["configurations"] for x in split] == [88, 88]
+    assert split["pair"]["wall_s"] <= 1.15 * split["pair"]["gpu_busy_s"]
+    assert split["pair-old"]["wall_s"] > 1.3 * split["pair-old"]["gpu_busy_s"]
+    same = compare_times(old, new, "1")
+    assert same.returncode == 0, same.stdout[-500:]
+    assert "88 configurations in both" in same.stdout and "largest deviation 0.09%" in same.stdout
+    assert "0 beyond 1%" in same.stdout
+    across = compare_times(other, new, "1")
+    assert across.returncode == 1 and "24 beyond 1%" in across.stdout, across.stdout[-500:]
+
+
+def test_the_default_experiment_beside_the_issues_code_on_one_h200():
+    """The default experiment with a05b4dd's code and then 5d55a65's on one H200 (GPU-8ea5a1b4,
+    tests/data/phases/h200-default-pair*): 48.5 s against 73.8 s for the same 20.0 s of GPU
+    work.  Its short kernels' single-launch medians moved between the two runs (the pinned rows
+    within 6.1%, the pageable ones up to 36.5%); their batched medians within 1.58%, 2 of 82
+    beyond 1% (docs/method.md says so)."""
+    phases = DATA / "phases"
+    split = {x: json.loads(read_text(phases / f"h200-default-{x}.json")) for x in ("pair", "pair-old")}  # fmt: skip
+    assert 48 < split["pair"]["wall_s"] < 49 and 73 < split["pair-old"]["wall_s"] < 74
+    assert all(19.9 < s["gpu_busy_s"] < 20.1 and s["configurations"] == 116 for s in split.values())
+    new, old = (read_csv(phases / f"h200-default-{x}-timings.csv") for x in ("pair", "pair-old"))
+    assert set(new.gpu_uuid) == set(old.gpu_uuid) == {"GPU-8ea5a1b4-5bf9-4e4a-6992-1fcb457114a6"}
+    both = old.merge(new, on=["variant", "params", "dtype", "m", "memory"], suffixes=("_o", "_n"))
+    assert len(both) == 116
+    apart = (both.kernel_ms_n / both.kernel_ms_o - 1).abs().groupby(both.memory).max()
+    assert 0.06 < apart["pinned"] < 0.061 and 0.365 < apart["pageable"] < 0.366
+    batched = both.dropna(subset=["batch_ms_median_o", "batch_ms_median_n"])
+    moved = (batched.batch_ms_median_n / batched.batch_ms_median_o - 1).abs()
+    assert len(batched) == 82 and 0.0158 < moved.max() < 0.0159 and (moved > 0.01).sum() == 2
+
+
+def test_a_pageable_pass_counted_the_hosts_launch_in_a_short_kernels_time_before_the_hold():
+    """docs/method.md's mended limit, from the tables recorded before it: after a pageable copy (which
+    returns to the host near its end) the kernel segment holds the host's launch, after a
+    pinned one (queued behind the running copy) it does not.  In the default experiment on one
+    H200 cuBLAS's pageable rows are 20-63 us above its pinned ones (+116% at 641, +17.5% at
+    2048); its batched medians, queued behind the blocking kernel, lie below both.  In the main
+    command (kernels of 20 ms and more) the two modes agree within 0.9%."""
+    pageable, pinned = memory_modes(read_csv(DATA / "phases" / "h200-default-pair-timings.csv"))
+    pg = pageable.xs("cublas", level="variant")
+    pn = pinned.xs("cublas", level="variant")
+    gap_us = ((pg.kernel_ms - pn.kernel_ms) * 1e3).droplevel(["params", "dtype"])
+    assert 19.8 < gap_us.min() < 20 and 63 < gap_us.max() < 63.2 and len(gap_us) == 4
+    ratio = (pg.kernel_ms / pn.kernel_ms).droplevel(["params", "dtype"])
+    assert 2.16 < ratio[641] < 2.17 and 1.17 < ratio[2048] < 1.18
+    assert (pn.batch_ms_median < pn.kernel_ms).all() and (pg.batch_ms_median < pn.kernel_ms).all()
+    for name in ("main-pair", "main-pair-old"):
+        pageable, pinned = memory_modes(read_csv(DATA / "phases" / f"h200-{name}-timings.csv"))
+        apart = (pageable.kernel_ms / pinned.kernel_ms - 1).abs()
+        assert len(apart) == 44 and apart.max() < 0.009 and pinned.kernel_ms.min() > 20
+
+
+def test_a_held_pass_times_a_short_kernel_alike_after_pageable_and_pinned_copies():
+    """The mend (each timed pass's kernel held behind the blocking kernel until its launch is
+    queued), from the default experiment recorded with it on an H200: every kernel's pageable
+    `kernel_ms` within 0.4% of its pinned one (up to 2.16 times before), cuBLAS at 641 0.0261
+    against 0.0260 ms; the seed's four FAIL rows and nothing else failed."""
+    t = read_csv(DATA / "phases" / "h200-default-held-timings.csv")
+    assert list(t.gpu_uuid.unique()) == ["GPU-742d5d88-91e2-9768-0131-704cecf3d336"]
+    assert (t.verification != t.expected).sum() == 0 and (t.verification == "FAIL").sum() == 4
+    pageable, pinned = memory_modes(t)
+    ratio = (pageable.kernel_ms / pinned.kernel_ms).dropna()
+    assert len(ratio) == 58 and 0.997 < ratio.min() and ratio.max() < 1.0041
+    cublas = ratio.xs("cublas", level="variant").droplevel(["params", "dtype"])
+    assert abs(cublas[641] - 1) < 0.003
+    pageable, pinned = memory_modes(read_csv(DATA / "phases" / "h200-default-pair-timings.csv"))
+    old = (pageable.kernel_ms / pinned.kernel_ms).dropna()
+    assert old.max() > 2.16 and (old > 1.0041).sum() > 40
+
+
+def test_warptile_dbs_serpentine_ffmas_on_two_h200s():
+    """docs/ladder.md, the serpentine FFMA order: side by side x0.955 at 4096 and 8192 (95%
+    intervals inside x0.9535-x0.956), all PASS; sustained, normal inputs, SGEMM in the same run:
+    94.2% and 98.5% of SGEMM before, 98.7% and 102.8% after (one H200), and the FP32 part of the
+    ladder preset on another H200: 98.8% and 102.7%, 36 of 36 PASS."""
+    folder = DATA / "h200-fp32-serpentine"
+    paired = read_csv(folder / "paired-compare.csv")
+    large = paired[paired.m >= 4096]
+    assert len(large) == 4 and (large.verdict == "FASTER").all()
+    assert (large.ratio_low > 0.9535).all() and (large.ratio_high < 0.956).all()
+    assert ((paired.base_verification == "PASS") & (paired.this_verification == "PASS")).all()
+
+    def share(name):  # % of SGEMM per size, normal inputs, sustained
+        t = read_csv(folder / f"{name}.csv")
+        t = t[(t.load == "sustained") & (t.distribution == "normal")].set_index(["variant", "m"])
+        return (100 * t.kernel_ms.xs("cublas") / t.kernel_ms.xs("warptile_db")).round(1)
+
+    assert share("sustained-before").tolist() == [94.2, 98.5]
+    assert share("sustained-after").tolist() == [98.7, 102.8]
+    assert share("timings").tolist() == [98.8, 102.7]
+    ladder = read_csv(folder / "ladder.csv").set_index("rung")
+    assert ladder.loc["warptile_db", ["4096: % of ref", "8192: % of ref"]].tolist() == [98.8, 102.7]
+    per_watt = ladder["4096: GFLOP/s per W"]
+    assert per_watt["warptile_db"] > per_watt["cublas"]
+    assert (read_csv(folder / "timings.csv").verification == "PASS").sum() == 36
+    assert read_text(folder / "memcheck.log").count("ERROR SUMMARY: 0 errors") == 22
+
+
+def test_shared_memory_as_shared_side_by_side_on_an_h200():
+    """docs/ladder.md, align_1024_shared: with LDS and STS the tmastore rungs ran faster at 4096
+    and 8192 (x0.980-x0.991) and at 1000 x 1100 x 37 (x0.91, x0.925), ws_f64 slower at 4096
+    and 8192 (x1.009-x1.040); every row of both builds PASS.  So ws_f64 kept align_1024."""
+    folder = DATA / "h200-lds-sts"
+
+    def ratios(v):
+        t = read_csv(folder / f"{v}-compare.csv")
+        assert ((t.base_verification == "PASS") & (t.this_verification == "PASS")).all()
+        assert len(t) == 6
+        return t.set_index(["m", "distribution"])
+
+    for v in ("tmastore_tf32_tn", "tmastore_bf16"):
+        t = ratios(v)
+        assert (t.verdict == "FASTER").all()
+        large = t.loc[[4096, 8192]]
+        assert (large.ratio_high < 0.992).all() and (large.ratio_low > 0.978).all()
+    f64 = ratios("ws_f64")
+    assert (f64.loc[[4096, 8192]].verdict == "SLOWER").all()
+    assert f64.loc[(4096, "int09"), "ratio_low"] > 1.039
+
+
+def test_shared_memory_as_shared_under_sustained_load_and_memcheck_on_an_h200():
+    """docs/ladder.md, align_1024_shared under sustained load (normal inputs, one H200,
+    GPU-d255f6f5; lab/gpu.sh builds before/after): the two tmastore rungs x0.990-x0.997, the
+    cuBLAS references in the same runs within 0.3%; after it TF32 98.8% and 98.3% of cuBLAS
+    TF32, bfloat16 97.7% and 100.0% of cuBLAS.  compute-sanitizer memcheck of the first and the
+    tuned instantiations at 129 x 1001 x 3001 and 3001 x 3001 x 1000: 12 runs, 0 errors."""
+    folder = DATA / "h200-lds-sts"
+
+    def sustained(name):
+        t = read_csv(folder / f"sustained-{name}.csv")
+        assert set(t.verification) == {"PASS"} and len(t) == 16
+        assert set(t.gpu_uuid) == {"GPU-d255f6f5-030b-daa3-748b-52b2aa0dcd35"}
+        t = t[(t.load == "sustained") & (t.distribution == "normal")]
+        return t.set_index(["variant", "m"]).kernel_ms
+
+    before, after = sustained("before"), sustained("after")
+    ratio = (after / before).round(4)
+    rungs = ratio[["tmastore_tf32_tn", "tmastore_bf16"]]
+    assert (rungs < 0.998).all() and (rungs > 0.989).all(), rungs
+    refs = ratio[["cublas", "cublas_tf32"]]
+    assert ((refs - 1).abs() < 0.003).all(), refs
+    share = (100 * after.xs("cublas_tf32") / after.xs("tmastore_tf32_tn")).round(1)
+    assert share.tolist() == [98.8, 98.3]
+    share = (100 * after.xs("cublas") / after.xs("tmastore_bf16")).round(1)
+    assert share.tolist() == [97.7, 100.0]
+    log = read_text(folder / "memcheck.log")
+    assert log.count("ERROR SUMMARY: 0 errors") == 12 and "ERROR SUMMARY: 1" not in log
+
+
+def limiters(path) -> pd.Series:
+    """A ladder_profile table's limiter column, indexed by the rung's name (its parameters
+    dropped)."""
+    profile = read_csv(path)
+    return profile.set_index(profile.rung.str.split().str[0])["limiter (Nsight Compute)"]
+
+
+def test_the_recorded_ladder_an_h200_with_serpentine_ffmas_and_shared_stores():
+    """docs/ladder.md, the recorded ladder: the ladder preset run whole on an H200
+    (GPU-1670f322) with the H100's tuning, after the serpentine FFMAs and the tmastore rungs'
+    STS: 440 of 440 PASS.  Each
+    class's best rung against its class's reference, normal inputs, sustained, by hand from the
+    rows' kernel times: FP32 99.4% / 103.1%, TF32 98.7% / 97.6% (of cuBLAS TF32), bfloat16
+    98.5% / 100.7%, FP8 94.6% / 92.5%, FP64 100.6% / 99.3% at 4096 / 8192; six of the ten meet
+    the issue's targets.  The ladder table prints the same figures (TF32 against its TN
+    reference)."""
+    report = LADDER.parent / "report"
+    t = read_csv(LADDER / "timings.csv")
+    assert len(t) == 440 and set(t.verification) == {"PASS"}
+    assert set(t.gpu_uuid) == {"GPU-1670f322-03df-4f24-5c2e-c6e200cd4335"}
+    s = t[(t.load == "sustained") & (t.distribution == "normal")]
+    ms = s.set_index(["variant", "dtype", "m"]).kernel_ms
+    classes = {  # rung, reference, element type, target (% of the reference)
+        "FP32": ("warptile_db", "cublas", "float32", 97),
+        "TF32": ("tmastore_tf32_tn", "cublas_tf32", "float32", 100),
+        "BF16": ("tmastore_bf16", "cublas", "bfloat16", 100),
+        "FP8": ("persistent_fp8", "cublaslt_fp8", "float8_e4m3", 90),
+        "FP64": ("ws_f64", "cublas", "float64", 100),
+    }
+    shares, met = {}, 0
+    for name, (rung, ref, dtype, target) in classes.items():
+        for m in (4096, 8192):
+            share = 100 * ms[(ref, dtype, m)] / ms[(rung, dtype, m)]
+            shares[name, m] = round(share, 1)
+            met += share >= target
+    assert shares == {
+        ("FP32", 4096): 99.4, ("FP32", 8192): 103.1,
+        ("TF32", 4096): 98.7, ("TF32", 8192): 97.6,
+        ("BF16", 4096): 98.5, ("BF16", 8192): 100.7,
+        ("FP8", 4096): 94.6, ("FP8", 8192): 92.5,
+        ("FP64", 4096): 100.6, ("FP64", 8192): 99.3,
+    }  # fmt: skip
+    assert met == 6
+    table = read_csv(report / "ladder.csv").set_index(["precision", "rung"])
+    cols = ["4096: % of ref", "8192: % of ref"]
+    assert table.loc[("FP32", "warptile_db"), cols].tolist() == [99.4, 103.1]
+    assert table.loc[("BF16", "tmastore_bf16"), cols].tolist() == [98.5, 100.7]
+    assert table.loc[("FP64", "ws_f64"), cols].tolist() == [100.6, 99.3]
+    tf32 = table.loc[("TF32", "tmastore_tf32_tn")]
+    assert tf32.reference == "cublas_tf32_tn" and tf32[cols].tolist() == [96.3, 97.7]
+    # the limiter quoted for each missed target, from the run's Nsight Compute profile
+    limiter = limiters(report / "ladder_profile.csv")
+    assert "long scoreboard) 7.8 of 12.4" in limiter["tmastore_tf32_tn"]
+    assert "(barrier) 8.1 of 13.9" in limiter["tmastore_bf16"]
+    assert "(wait) 4.7 of 9.7" in limiter["ws_f64"]
+
+
+def test_the_missed_targets_profiled_at_8192_on_an_h200():
+    """docs/ladder.md: the ladder's profile alone at 8192 (lab/gpu.sh ladder OUT profile,
+    another H200, GPU-aea83523), int09 bursts, every row PASS.  Nsight Compute's clocks are
+    fixed, so its durations count cycles: tmastore_tf32_tn 2.0% and 3.6% more than cuBLAS TF32
+    and TF32 with B transposed for the same DRAM reads (2.45 GB against 2.44 and 2.33), ws_f64
+    6.4% more than DGEMM for 6.85 GB of DRAM reads against 10.53."""
+    folder = DATA / "h200-profile-8192"
+    t = read_csv(folder / "timings.csv")
+    assert len(t) == 5 and set(t.verification) == {"PASS"} and set(t.m) == {8192}
+    m = read_csv(folder / "metrics.csv")
+    assert set(m.gpu_name) == {"NVIDIA H200"}
+    m = m.set_index(["variant", "dtype", "metric"]).value
+    ms = m.xs("duration", level="metric")
+    dram = m.xs("dram_read_bytes", level="metric") / 1e9
+    tf32 = ms[("tmastore_tf32_tn", "float32")]
+    assert round(tf32 / ms[("cublas_tf32", "float32")], 3) == 1.020
+    assert round(tf32 / ms[("cublas_tf32_tn", "float32")], 3) == 1.036
+    assert [round(dram[(v, "float32")], 2) for v in ("tmastore_tf32_tn", "cublas_tf32",
+                                                     "cublas_tf32_tn")] == [2.45, 2.44, 2.33]  # fmt: skip
+    assert round(ms[("ws_f64", "float64")] / ms[("cublas", "float64")], 3) == 1.064
+    assert [round(dram[(v, "float64")], 2) for v in ("ws_f64", "cublas")] == [6.85, 10.53]
+    limiter = limiters(folder / "ladder_profile.csv")
+    assert "(SM 91%" in limiter["tmastore_tf32_tn"] and "7.9 of 12.3" in limiter["tmastore_tf32_tn"]
+    assert "(SM 91%" in limiter["ws_f64"] and "(wait) 4.7 of 9.7" in limiter["ws_f64"]
+
+
+def test_four_chunk_buffers_changed_nothing_side_by_side():
+    """docs/ladder.md, "Tried, not kept: four chunk buffers": tmastore_tf32_tn's tuned
+    instantiation (128 x 256, 3 stages) with four chunk buffers a consumer against two, side by
+    side on an H200 (GPU-b2d14459): SAME at every shape, the ratios new / old 0.9984-1.0004 (read
+    by hand from the table), none of the 95% intervals past 0.9974-1.0012."""
+    t = read_csv(DATA / "h200-chunk-bufs" / "compare.csv")
+    assert len(t) == 6 and set(t.verdict) == {"SAME"}
+    assert set(t.this_verification) == set(t.base_verification) == {"PASS"}
+    assert sorted(zip(t.m, t.distribution, strict=True)) == [
+        (1000, "int09"), (1000, "normal"), (4096, "int09"), (4096, "normal"),
+        (8192, "int09"), (8192, "normal")]  # fmt: skip
+    assert round(t.ratio_centre.min(), 4) == 0.9984 and round(t.ratio_centre.max(), 4) == 1.0004
+    assert t.ratio_low.min() > 0.9974 and t.ratio_high.max() < 1.0012
+
+
+def test_the_h200s_own_sustained_tuning_picks_the_h100s_instantiations():
+    """docs/ladder.md, "An H200's own tuning of the tmastore rungs": every instantiation of
+    tmastore_tf32_tn (12) and tmastore_bf16 (24) at 4096 and 8192 on normal inputs, bursts and
+    sustained (152 PASS, GPU-31b5a2eb).  Under sustained load the fastest are the rows
+    kernels/tuned.csv holds for the H100 (TF32: 128 x 256, 3 stages, single blocks; bfloat16:
+    128 x 256, 4 stages, clusters of 2, groups of 8); in bursts at 4096 TF32's 4 stages lead by
+    2.3%.  Against cuBLAS in the same run (sustained): TF32 98.9% / 97.9%, bfloat16 97.0% /
+    101.0% at 4096 / 8192."""
+    t = read_csv(DATA / "h200-tune-tmastore" / "timings.csv")
+    assert len(t) == 152 and set(t.verification) == {"PASS"}
+    counts = t[(t.load == "sustained") & (t.m == 4096)].variant.value_counts().to_dict()
+    assert counts == {"tmastore_bf16": 24, "tmastore_tf32_tn": 12, "cublas": 1, "cublas_tf32": 1}
+    h100 = read_csv(ROOT / "kernels" / "tuned.csv")
+    h100 = h100[h100.gpu_name == "NVIDIA H100 80GB HBM3"]
+    h100 = dict(zip(zip(h100.variant, h100.m, strict=True), h100.params, strict=True))
+    rungs = t[t.variant.str.startswith("tmastore")].sort_values("kernel_ms")
+    fastest = rungs.groupby(["load", "variant", "m"]).params.first().to_dict()
+    for v in ("tmastore_tf32_tn", "tmastore_bf16"):
+        for m in (4096, 8192):
+            assert fastest["sustained", v, m] == h100[(v, m)]
+    assert fastest["burst", "tmastore_tf32_tn", 4096] == "BM=128 BN=256 STAGES=4 CLUSTER=1 GROUP=16"
+    # the fastest of each variant and size (cuBLAS has one row of each)
+    best = t[t.load == "sustained"].groupby(["variant", "m"]).kernel_ms.min().to_dict()
+    shares = {
+        (v, m): round(100 * best[(ref, m)] / best[(v, m)], 1)
+        for v, ref in (("tmastore_tf32_tn", "cublas_tf32"), ("tmastore_bf16", "cublas"))
+        for m in (4096, 8192)
+    }
+    assert shares == {("tmastore_tf32_tn", 4096): 98.9, ("tmastore_tf32_tn", 8192): 97.9,
+                      ("tmastore_bf16", 4096): 97.0, ("tmastore_bf16", 8192): 101.0}  # fmt: skip
+
+
+def test_the_two_launch_paths_time_a_batch_the_same_and_the_driver_costs_the_host_less():
+    """docs/method.md, "the batches' launch made cheaper": lab/benchmarks/launch_paths.py on an H200
+    (GPU-d41bdc87), the ladder's ten CuPy-launched rungs at 1, 31 and 33 on integers and normal
+    inputs.  Read here from each configuration's line: 60 of them, the driver's time a launch
+    over CuPy's within x0.9988 to x1.0012, every 95% interval at most +-0.04%; the host's time
+    to queue a launch a median 13.9 us through CuPy and 8.9 us through the driver from the lines'
+    rounded figures (8.8 in the summary line, from the unrounded ones), the driver's the less in
+    every one of the 60."""
+    import re
+    import statistics
+
+    text = read_text(DATA / "h200-launch-paths" / "launch_paths.txt")
+    line = re.compile(
+        r": CuPy ([\d.]+) us, driver ([\d.]+) us a launch, x([\d.]+) \+-([\d.]+)% "
+        r"\(\d+ rounds of \d+\); host ([\d.]+) against ([\d.]+) us a launch$"
+    )
+    rows = [m.groups() for m in map(line.search, text.splitlines()) if m]
+    rows = [tuple(map(float, r)) for r in rows]
+    assert len(rows) == 60
+    assert min(r[2] for r in rows) == 0.9988 and max(r[2] for r in rows) == 1.0012
+    assert max(r[3] for r in rows) == 0.04
+    cupy, driver = [r[4] for r in rows], [r[5] for r in rows]
+    assert (round(statistics.median(cupy), 1), round(statistics.median(driver), 1)) == (13.9, 8.9)
+    assert "host 13.9 against 8.8 us a launch (medians)" in text
+    assert all(d < c for c, d in zip(cupy, driver, strict=True))
+    assert "60 configurations of 10 variants" in text and "0 beyond +-0.5%" in text
