@@ -8,12 +8,35 @@ from pathlib import Path
 
 import pytest
 
+from .data_reads import DataReads
+
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY_PATH = ROOT / "kernels" / "registry.yaml"
 DATA = Path(__file__).resolve().parent / "data"
 # the default experiment recorded on an H100 (tests/data/README.md)
 MAIN = DATA / "h100-main" / "results"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+# which test reads which file of tests/data (tests/data_reads.py): a file no test reads fails the
+# last test of a whole run of the README's test command
+DATA_READS = DataReads(DATA)
+
+
+def pytest_configure(config):
+    DATA_READS.install()
+
+
+def pytest_runtest_setup(item):
+    DATA_READS.begin(item)
+
+
+def pytest_runtest_teardown(item):
+    DATA_READS.end()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("MMBENCH_DATA_READS"):
+        DATA_READS.dump(os.environ["MMBENCH_DATA_READS"])
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -32,6 +55,32 @@ def _inputs_cache_of_the_tests(tmp_path_factory):
 
 # what a copy of the workflow holds (never the user's results/ or .snakemake/)
 WORKFLOW_FILES = ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml")
+
+
+def recorded(path) -> Path:
+    """A recorded file by its plain name, or its `.gz` where tests/data keeps it compressed."""
+    path = Path(path)
+    packed = path.with_name(path.name + ".gz")
+    return packed if not path.exists() and packed.exists() else path
+
+
+def read_csv(path, **kw):
+    """pandas' read_csv of a recorded table, plain or compressed (recorded)."""
+    import pandas as pd
+
+    return pd.read_csv(recorded(path) if isinstance(path, (str, Path)) else path, **kw)
+
+
+def copy_recorded(src: Path, to: Path, **kw) -> Path:
+    """A recorded results folder copied to `to` as the pipeline wrote it: its tables kept
+    compressed in tests/data (`timings.csv.gz`) are written out plain (`timings.csv`)."""
+    import gzip
+
+    shutil.copytree(src, to, **kw)
+    for packed in to.rglob("*.csv.gz"):
+        packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
+        packed.unlink()
+    return to
 
 
 def copy_workflow(to: Path) -> Path:
@@ -83,7 +132,12 @@ def _gpu_reason() -> str | None:
     return None
 
 
+# the test that checks every file of tests/data was read runs after all the others
+LAST = "test_every_file_in_tests_data_is_read_by_a_test"
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.name == LAST)
     reason = _gpu_reason()
     if reason is None:
         return

@@ -1,5 +1,5 @@
 """Two runs compared (mmbench/compare.py and the `compare` target) on real recorded runs of
-config/presets/compare.yaml (tools/gpu.sh compare): tests/data/compare/h100-a and h100-b (the
+config/presets/compare.yaml (lab/gpu.sh compare): tests/data/compare/h100-a and h100-b (the
 same code measured twice on an H100), h100-slowed (tiled_guarded slowed down by
 tools/slowdown.py and re-measured, the other variants kept), h200-a (the same preset on an H200).
 """
@@ -14,7 +14,7 @@ import yaml
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
 
-from .conftest import DATA, ROOT, snakemake
+from .conftest import DATA, ROOT, copy_recorded, read_csv, snakemake
 
 RUNS = DATA / "compare"
 
@@ -99,7 +99,7 @@ def test_a_baseline_without_samples_is_unsure_not_judged():
 
 
 def _copy_run(workdir, name):  # noqa: F811
-    shutil.copytree(RUNS / name, workdir / "results" / "compare")
+    copy_recorded(RUNS / name, workdir / "results" / "compare")
 
 
 def _compare(workdir, *config):  # noqa: F811
@@ -121,7 +121,7 @@ def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(wo
     out = _compare(workdir, f"baseline={RUNS / 'h100-b'}")
     assert out.returncode == 0, out.stderr[-3000:]
     res = workdir / "results" / "compare"
-    table = pd.read_csv(res / "tables" / "compare.csv")
+    table = read_csv(res / "tables" / "compare.csv")
     assert (table.verdict == "SLOWER").sum() == 14
     assert (res / "figures" / "compare.png").stat().st_size > 10_000
     assert "SLOWER" in (res / "report" / "compare.html").read_text()
@@ -151,14 +151,14 @@ def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # no
     _copy_run(workdir, "h100-slowed")
     res = workdir / "results" / "compare"
     for name in ("h100-b", "h100-slowed"):
-        sha = pd.read_csv(RUNS / name / "runs" / "tiled_guarded.csv").source_sha256[0]
+        sha = read_csv(RUNS / name / "runs" / "tiled_guarded.csv").source_sha256[0]
         folder = res / "archive" / "tiled_guarded" / sha
         folder.mkdir(parents=True)
         for f in (RUNS / name / "runs").glob("tiled_guarded.*"):
             shutil.copy(f, folder / f.name)
     out = _compare(workdir, "baseline=previous")
     assert out.returncode == 0, out.stderr[-3000:]
-    table = pd.read_csv(res / "tables" / "compare.csv")
+    table = read_csv(res / "tables" / "compare.csv")
     assert compare.counts(table) | {} == dict(
         REGRESSED=0,
         SLOWER=14,
@@ -181,7 +181,7 @@ def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(work
     ladder's last measurement); with a second source archived for one variant it reads them."""
     _copy_run(workdir, "h100-b")
     res = workdir / "results" / "compare"
-    sha = pd.read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
+    sha = read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
     (res / "archive" / "tiled_guarded" / sha).mkdir(parents=True)
     for f in (RUNS / "h100-b" / "runs").glob("tiled_guarded.*"):
         shutil.copy(f, res / "archive" / "tiled_guarded" / sha / f.name)
@@ -245,7 +245,7 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
 
 
 # h100-probe-a, -b: the compare preset twice on a fresh H100 with the clock probe
-# (tools/gpu.sh compare, 2026-11-23); NVML read 1980 MHz throughout, the probe measured 1995 MHz
+# (lab/gpu.sh compare, 2026-11-23); NVML read 1980 MHz throughout, the probe measured 1995 MHz
 # in run B's cublas, naive_guarded and tiled_guarded jobs and in both runs' naive_xrow job
 def test_runs_with_the_clock_probe_are_judged_in_time_and_in_cycles():
     a, b = run("h100-probe-a"), run("h100-probe-b")
@@ -403,7 +403,7 @@ def _run_with(tmp_path, name: str, change) -> compare.Run:
     for p in (RUNS / name / "runs").iterdir():
         shutil.copy(p, folder / p.name)
     for p in folder.glob("*.csv"):
-        df = change(p.stem, pd.read_csv(p))
+        df = change(p.stem, read_csv(p))
         if df is None:
             p.unlink()
         else:
@@ -445,7 +445,7 @@ def test_a_variant_missing_from_this_run_fails_the_gate_unless_allowed(tmp_path)
 def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
     res = tmp_path / "results"
     for name in ("h100-a", "h100-b"):
-        sha = pd.read_csv(RUNS / name / "runs" / "cublas.csv").source_sha256[0]
+        sha = read_csv(RUNS / name / "runs" / "cublas.csv").source_sha256[0]
         entry = res / "archive" / "cublas" / f"{sha}-{name}"
         entry.mkdir(parents=True)
         for f in (RUNS / name / "runs").glob("cublas.*"):
@@ -463,7 +463,7 @@ def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
 def test_a_damaged_baseline_is_named_before_any_job(workdir, tmp_path):  # noqa: F811
     _copy_run(workdir, "h100-b")
     base = tmp_path / "base"
-    shutil.copytree(RUNS / "h100-a", base)
+    copy_recorded(RUNS / "h100-a", base)
     table = base / "runs" / "tiled_guarded.csv"
     table.write_bytes(table.read_bytes()[:3000])  # cut short, as an interrupted copy leaves it
     out = _compare(workdir, f"baseline={base}")
@@ -492,7 +492,7 @@ def test_a_baseline_without_samples_says_why_nothing_was_judged(workdir, tmp_pat
     _copy_run(workdir, "h100-b")
     base = tmp_path / "old" / "tables"
     base.mkdir(parents=True)
-    frames = [pd.read_csv(p) for p in sorted((RUNS / "h100-a" / "runs").glob("*.csv"))]
+    frames = [read_csv(p) for p in sorted((RUNS / "h100-a" / "runs").glob("*.csv"))]
     pd.concat(frames).to_csv(base / "timings.csv", index=False)
     out = _compare(workdir, f"baseline={base.parent}")
     assert out.returncode == 0, out.stderr[-2000:]
@@ -516,7 +516,7 @@ def test_two_runs_without_samples_are_said_to_lack_them_both(workdir, tmp_path):
     for p in (workdir / "results" / "compare" / "runs").glob("*.samples.json.gz"):
         p.unlink()
     base = tmp_path / "old"
-    shutil.copytree(RUNS / "h100-b", base)
+    copy_recorded(RUNS / "h100-b", base)
     for p in (base / "runs").glob("*.samples.json.gz"):
         p.unlink()
     out = _compare(workdir, f"baseline={base}")

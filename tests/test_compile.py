@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import DATA, ROOT
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
@@ -69,3 +69,21 @@ def test_ctrl_c_during_compilation_says_interrupted_not_failed(tmp_path):
     assert len(built) < len(cubins), "interrupted after every cubin was built"
     assert "nvcc failed" not in err, err
     assert "Terminating processes on user request" in err or "interrupted" in err, err
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_the_gpu_tests_fault_kernels_build_here(tmp_path):
+    """tests/data/fault_kernels (the kernels test_gpu.py makes fault and overreach on purpose)
+    load as a registry and build through the workflow's own build; each cubin holds the entry
+    point its registry entry names (the two symbols written in the .cu files)."""
+    from mmbench.core.registry import load_registry
+    from mmbench.plan.compile import compile_cubin
+
+    reg_path = DATA / "fault_kernels" / "registry.yaml"
+    registry = load_registry(reg_path)
+    assert sorted(registry) == ["faulty", "overreach"]
+    for name, v in registry.items():
+        cubin = tmp_path / f"{name}.cubin"
+        compile_cubin(reg_path.parent / v.source, cubin, "sm_90", {"dtype": "float32", "TILE": 16},
+                      tmp_path / f"{name}.log", name)  # fmt: skip
+        assert v.symbol.encode() in cubin.read_bytes()

@@ -31,6 +31,8 @@ from mmbench.plan.config import load_schema
 from mmbench.report import ladder, summary
 from mmbench.report.catalogue import MixedGpuModels, load_inputs
 
+from .conftest import read_csv
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -79,7 +81,7 @@ def test_the_config_schema_takes_its_allowed_values_from_the_declarations():
 
 
 def test_a_configuration_id_is_the_same_from_a_journal_row_and_a_table_row():
-    table = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    table = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     row = table.iloc[0]
     conf = Configuration.of(
         row.variant,
@@ -311,7 +313,7 @@ def _two_models(table: pd.DataFrame, factor: float) -> pd.DataFrame:
 
 
 def test_the_ladder_compares_each_kernel_with_cublas_on_its_own_gpu_model():
-    t = pd.read_csv(DATA / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv")
+    t = read_csv(DATA / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv")
     both = _two_models(t, 1.5)
     k = ladder.with_reference(both)
     recorded = k[k[GPU_KEY] == "NVIDIA H200"]  # the run's own model
@@ -328,7 +330,7 @@ def test_the_ladder_compares_each_kernel_with_cublas_on_its_own_gpu_model():
 
 
 def test_the_summary_has_a_section_per_gpu_model():
-    t = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    t = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     txt, md = summary.render(_two_models(t, 2.0))
     model = t[GPU_KEY].iloc[0]
     assert f"== {model}: {len(t)} configurations ==" in txt
@@ -338,7 +340,7 @@ def test_the_summary_has_a_section_per_gpu_model():
 
 
 def test_figures_and_tables_refuse_mixed_models_unless_one_is_named(tmp_path):
-    t = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    t = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     path = tmp_path / "timings.csv"
     _two_models(t, 2.0).to_csv(path, index=False)
     with pytest.raises(MixedGpuModels, match="2 GPU models.*gpu_model="):

@@ -3,13 +3,12 @@ an H100 (tests/data/profilers/cupti, see its README), and the profiler rows with
 
 import json
 
-import pandas as pd
 import pytest
 
 from mmbench.profile import cupti, profiling
 from mmbench.report import report_tables
 
-from .conftest import DATA
+from .conftest import DATA, read_csv
 
 REC = DATA / "profilers" / "cupti"
 
@@ -75,7 +74,7 @@ def test_records_without_timestamps_are_left_out_and_said():
 
 
 def test_report_tables_from_a_recorded_metrics_table():
-    metrics = pd.read_csv(REC / "e3f_metrics.csv")
+    metrics = read_csv(REC / "e3f_metrics.csv")
     acts = report_tables.gpu_activities(metrics)
     assert len(acts) == 15  # 5 kernels x (kernel, HtoD, DtoH)
     assert set(acts.Name) >= {"[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", "tiled_guarded"}
@@ -83,7 +82,7 @@ def test_report_tables_from_a_recorded_metrics_table():
     assert len(src) == 5 and src["CUPTI / events"].between(0.99, 1.01).all()
     none = report_tables.gpu_activities(None)
     assert none.CUPTI.tolist() == ["not collected: this run profiled nothing"]
-    old = report_tables.kernel_time_sources(pd.read_csv(DATA / "profilers" / "h200_metrics.csv"))
+    old = report_tables.kernel_time_sources(read_csv(DATA / "profilers" / "h200_metrics.csv"))
     assert old.CUPTI.iloc[0].startswith("not collected: this run's metrics table has no CUPTI")
 
 

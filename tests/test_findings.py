@@ -14,7 +14,7 @@ import yaml
 from mmbench.report import findings
 from mmbench.report.catalogue import missing as catalogue_missing
 
-from .conftest import ROOT
+from .conftest import ROOT, read_csv
 
 
 def test_the_findings_need_no_plotting_library():
@@ -165,7 +165,7 @@ def test_the_load_costs_tensor_cores_against_cuda_cores():
 def test_tiling_moves_the_kernel_right_on_the_roofline():
     """The recorded main run's roofline (H100, 2048): naive_unguarded 0.4 and tiled_unguarded 8.0
     FLOP per global-load byte; tensor-core points and cuBLAS do not count."""
-    roof = pd.read_csv(ROOT / "tests/data/h100-main/results/tables/roofline.csv")
+    roof = read_csv(ROOT / "tests/data/h100-main/results/tables/roofline.csv")
     assert findings.tiling_moves_right(roof, has_l1=True).startswith(
         "From naive_unguarded to tiled_unguarded: 0.4 to 8 FLOP per global-load byte, less "
         "bandwidth for the same work: agrees with seed 002"
@@ -245,12 +245,13 @@ def test_the_sweep_verdict_counts_each_class_and_names_each_miss():
 
 
 def test_the_sweep_verdict_says_whether_it_meets_and_misses_as_documented():
-    """docs/ladder.md's H100 sweep met every target: TF32 at 2048 (90.3%) and 8192, BF16 at
+    """The recorded H100 sweep met every target: TF32 at 2048 (90.3%) and 8192, BF16 at
     128 x 4096 x 4096 (83.0%). A run that misses at 2048 agrees with one of the two verdicts
     (partly: half); one that meets at both agrees."""
-    from mmbench.report import ladder
+    from mmbench.report import standing
 
-    documented = ladder.documented_sweep()
+    documented, on = standing.recorded_sweep()
+    assert on == "H100"
     assert documented[("TF32", "2048")] is True and documented[("TF32", "8192")] is True
     assert documented[("BF16", "128 x 4096 x 4096")] is True
     assert documented[("BF16", "128 x 8192 x 8192")] is True
@@ -258,8 +259,8 @@ def test_the_sweep_verdict_says_whether_it_meets_and_misses_as_documented():
     rows = dict(precision=["TF32", "TF32"], shape=["2048", "8192"], target=[90, 90])
     missed = pd.DataFrame(rows | {"% of ref": [89.6, 91.0], "met": ["no", "yes"]})
     missed = missed.rename(columns={"target": "target %"})
-    text = findings.sweep_targets(missed, documented)
+    text = findings.sweep_targets(missed, documented, on)
     assert text.endswith("in 1 of 2 class-shape pairs: partly agrees with its verdicts")
     as_found = missed.assign(**{"% of ref": [90.3, 95.0], "met": ["yes", "yes"]})
-    text = findings.sweep_targets(as_found, documented)
+    text = findings.sweep_targets(as_found, documented, on)
     assert text.endswith("in 2 of 2 class-shape pairs: agrees with its verdicts")

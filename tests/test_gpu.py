@@ -16,7 +16,7 @@ from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
 from mmbench.plan.compile import nvcc_command
 
-from .conftest import ROOT, covering
+from .conftest import ROOT, covering, read_csv
 
 pytestmark = pytest.mark.gpu
 
@@ -594,9 +594,8 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monke
         serve=serve,
     )
     served.stop()
-    import pandas as pd
 
-    df = pd.read_csv(out)
+    df = read_csv(out)
     assert df.m.tolist() == [12, 13, 14, 15]
     assert df.verification.tolist() == ["PASS", "ERROR", "PASS", "PASS"]
     assert "illegal" in df.error[1].lower() or "ended" in df.error[1]
@@ -672,8 +671,6 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     import json
     import logging
 
-    import pandas as pd
-
     from mmbench.measure import worker
     from mmbench.measure.jobs import file_sha, run_job
     from mmbench.measure.journal import journal_key
@@ -719,7 +716,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
         str(tmp_path / "log2.txt"),
         times=times,
     )
-    df = pd.read_csv(out)
+    df = read_csv(out)
     assert df.verification.tolist() == ["PASS", "PASS"]
     assert df.timestamp[0] == first["timestamp"]  # kept from the journal, not measured again
     assert "resuming: 1 of 2 configurations already measured" in caplog.text
@@ -740,7 +737,6 @@ def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_referenc
     """Two measurement jobs (naive_guarded, then cuBLAS) of one local run (worker: run): the
     second is measured by the first's worker process, whose references of both shapes it takes
     rather than builds; both verify.  The worker ends with the run (served.stop)."""
-    import pandas as pd
 
     from mmbench.measure import served
     from mmbench.measure.jobs import run_job
@@ -761,7 +757,7 @@ def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_referenc
             run_job(name, str(ROOT / "kernels" / "registry.yaml"), confs, insts, [], "src",
                     settings, str(out), str(tmp_path / f"{name}.log"), times=times[name],
                     serve=True)  # fmt: skip
-            assert pd.read_csv(out).verification.tolist() == ["PASS", "PASS"]
+            assert read_csv(out).verification.tolist() == ["PASS", "PASS"]
         assert served.serving()
     finally:
         served.stop()
@@ -781,8 +777,6 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     the reference the target built for that shape rather than building it again."""
     import importlib.util
     import json
-
-    import pandas as pd
 
     from mmbench.measure import gpus, served
     from mmbench.measure.jobs import run_job
@@ -819,7 +813,7 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     (worker,) = times["workers"]
     assert worker["pid"] == entry["pid"] and worker["jobs_before"] == 1
     assert worker["references_built"] == 0 and worker["references_reused"] == 1
-    assert pd.read_csv(tmp_path / "ng.csv").verification.tolist() == ["PASS"]
+    assert read_csv(tmp_path / "ng.csv").verification.tolist() == ["PASS"]
     assert not served.serving()
 
 

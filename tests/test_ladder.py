@@ -4,7 +4,6 @@ run (tests/data/h200-ladder, an H200 with the H100's tuning)."""
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from mmbench.core import arith
@@ -12,7 +11,7 @@ from mmbench.core.elements import element_type
 from mmbench.core.registry import load_registry
 from mmbench.report import ladder
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, read_csv
 
 RUN = DATA / "h200-ladder" / "results" / "ladder" / "tables"
 PAIR = DATA / "h100-sustained-pair"
@@ -20,7 +19,7 @@ PAIR = DATA / "h100-sustained-pair"
 
 @pytest.fixture(scope="module")
 def timings():
-    return pd.read_csv(RUN / "timings.csv")
+    return read_csv(RUN / "timings.csv")
 
 
 def test_each_rung_is_compared_with_the_cublas_of_its_precision_class(timings):
@@ -109,7 +108,7 @@ def test_the_ladder_table_gives_each_rung_its_gain_and_share_of_its_reference(ti
 
 
 def test_the_profile_table_names_a_limiter_for_every_profiled_rung():
-    t = ladder.profile_table(pd.read_csv(RUN / "metrics.csv"))
+    t = ladder.profile_table(read_csv(RUN / "metrics.csv"))
     # 19 rungs; cuBLAS SGEMM, DGEMM, bfloat16, TF32 and TF32 with B transposed; cuBLASLt FP8
     assert len(t) == 25
     assert t["limiter (Nsight Compute)"].str.contains("stall cycles/issue").all()
@@ -134,21 +133,22 @@ def test_tuning_picks_the_fastest_verified_instantiation_at_each_ladder_size(tim
 
 
 def test_the_ladder_doc_table_quotes_the_tuned_parameters():
-    """docs/ladder.md's table names each rung's tuned instantiation at 4096 (the ladder's size)
-    as kernels/tuned.csv does: the rung's only row, or the one tuned at 4096 x 4096 x 4096 (the
-    warp-tiled rows leave out TM = 8 and TN = 4, which the doc states once)."""
+    """docs/ladder.md's table (generated from the recorded ladder run, an H200 with the H100's
+    tuning) names each rung's tuned instantiation at 4096 (the ladder's size) as
+    kernels/tuned.csv does for the H100: the rung's only row, or the one tuned at
+    4096 x 4096 x 4096."""
     doc = (ROOT / "docs" / "ladder.md").read_text()
-    registry = load_registry()
     table = [x for x in doc.splitlines() if x.startswith("| ")]
-    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv", keep_default_na=False)
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    tuned = read_csv(ROOT / "kernels" / "tuned.csv", keep_default_na=False)
+    tuned = tuned[tuned.gpu_name == "NVIDIA H100 80GB HBM3"]
     at_4096 = (tuned.m == 4096) & (tuned.n == 4096) & (tuned.k == 4096)
     tuned = tuned[at_4096 | ~tuned.variant.duplicated(keep=False)]
-    assert not tuned.variant.duplicated().any()
+    assert not tuned.variant.duplicated().any() and len(tuned) >= 15
     for r in tuned.itertuples():
-        source = registry[r.variant].source
-        line = next(x for x in table if f"`{source}`" in x)
-        quoted = line.split("|")[4].strip()
-        assert r.params.startswith(quoted), (r.variant, r.params, quoted)
+        line = next(x for x in table if f"| {r.variant} |" in x)
+        cells = dict(zip(header, [c.strip() for c in line.strip("|").split("|")], strict=True))
+        assert cells["parameters"].startswith(r.params), (r.variant, r.params, cells)
 
 
 def test_a_figure_shows_one_condition_and_its_note_names_it(timings):
@@ -167,7 +167,7 @@ def test_a_figure_shows_one_condition_and_its_note_names_it(timings):
         ("normal", "sustained")
     }
     assert seen["cond"] == "normal inputs, sustained load; 3 other conditions not shown"
-    main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    main = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     catalogue.one_condition(make)({"timings": main.drop(columns="load", errors="ignore")}, None)
     assert seen["cond"] == "int09 inputs, burst load" and len(seen["t"]) == len(main)
 
@@ -177,7 +177,7 @@ def test_a_rate_table_shows_one_condition_and_says_which(timings):
 
     t = TABLES["kernel_times"].make({"timings": timings})
     assert set(t["measured on"]) == {"normal inputs, sustained load"}
-    main = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    main = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     one = TABLES["kernel_times"].make({"timings": main})
     assert "measured on" not in one.columns  # one condition: the title names it
     assert title_of(TABLES["kernel_times"], one).endswith("(int09 inputs, burst load)")
@@ -186,10 +186,10 @@ def test_a_rate_table_shows_one_condition_and_says_which(timings):
 def test_the_summary_says_which_statistic_its_kernel_times_are():
     from mmbench.report import summary
 
-    new, _ = summary.render(pd.read_csv(PAIR / "a" / "timings.csv"))
+    new, _ = summary.render(read_csv(PAIR / "a" / "timings.csv"))
     assert "Kernel time, ms (GFLOPS), mean over the timed window: C = A.B, float32, normal" in new
     # a run recorded before the mean was kept: its sustained rows' times are medians
-    old = pd.read_csv(DATA / "h100-ladder-again" / "first" / "timings.csv")  # 2026-11-23
+    old = read_csv(DATA / "h100-ladder-again" / "first" / "timings.csv")  # 2026-11-23
     text, _ = summary.render(old)
     assert (
         "mean over" not in text
@@ -221,7 +221,7 @@ def test_the_sweep_takes_each_shapes_best_rung_under_its_own_load():
     99.1%; FP64 at 128 x 4096 x 4096, ws_f64 (tuned there) 41393.3 against 44274.4: 93.5%, in 4
     k splits; TF32 at 3072, persistent_tf32 303482.0 against 288066.7: 105.4%, its last wave's
     24 tiles split 5 ways."""
-    table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
+    table = ladder.sweep(read_csv(SWEEP)).set_index(["precision", "shape"])
     bf16 = table.loc[("BF16", "8192")]
     assert bf16["best rung"] == "persistent_bf16" and bf16["measured on"].endswith("sustained")
     assert bf16["% of ref"] == round(100 * 654371.171772 / 661866.022217, 1) == 98.9
@@ -248,7 +248,7 @@ def test_the_sweep_says_where_the_reference_read_the_kernels_padded_rows():
     """At 3001 the recorded cuBLAS rows have ld_align 16 in every class (every sweep rung pads
     its rows to 16 bytes: warptile_db since it declared align: 16); at 3072 no row needs
     padding."""
-    table = ladder.sweep(pd.read_csv(SWEEP)).set_index(["precision", "shape"])
+    table = ladder.sweep(read_csv(SWEEP)).set_index(["precision", "shape"])
     for cls in ("BF16", "FP64", "TF32", "FP32"):
         assert table.loc[(cls, "3001"), "reference rows"] == "padded to 16 B, as the kernels'"
         assert table.loc[(cls, "3072"), "reference rows"] == "its own"
@@ -260,7 +260,7 @@ def test_tuning_at_several_shapes_gives_a_row_per_shape():
     1024 (95.1% of cuBLAS there), the 128 x 256 tiles at 2048, 64 x 64 tiles with 32 x 32 warp
     tiles at 128 x 4096^2 (24.2 TFLOP/s) and 64 x 256 at 256 x 8192^2 (44.1); each row records
     its shape, in order of work m x n x k."""
-    t = pd.read_csv(DATA / "h100-sizes" / "results" / "sizes" / "tables" / "timings.csv")
+    t = read_csv(DATA / "h100-sizes" / "results" / "sizes" / "tables" / "timings.csv")
     table = ladder.tuned(t)
     rows = table[table.variant == "warptile_db"].set_index("m")
     assert list(rows.index) == [1024, 128, 2048, 256]
@@ -295,18 +295,20 @@ def test_the_fp8_rung_is_measured_against_cublaslt_and_meets_its_target():
     issue's 90%; the ladder figure's note says the FP8 target is met."""
     from mmbench.report import findings
 
-    t = pd.read_csv(DATA / "h100-tune-fp8" / "timings.csv")
+    t = read_csv(DATA / "h100-tune-fp8" / "timings.csv")
     best = ladder.under(ladder.best_per_rung(t), ladder.HEADLINE)
     fp8 = best[best.precision == "FP8"].set_index("m")
     assert set(fp8.reference) == {"cublaslt_fp8"} and set(fp8.variant) == {"persistent_fp8"}
     assert fp8.fraction[4096] == pytest.approx(0.922, abs=5e-4)
     assert fp8.fraction[8192] == pytest.approx(0.918, abs=5e-4)
-    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    tuned = read_csv(ROOT / "kernels" / "tuned.csv")
     chosen = set(tuned[tuned.variant == "persistent_fp8"].instance)
     assert chosen == set(fp8.instance) == {"float8_e4m3_BM128_BN128_STAGES6_CLUSTER1_GROUP8_CHAIN8"}
-    note = findings.ladder_targets(fp8.reset_index(), ladder.TARGETS, ladder.MET_RECORDED,
-                                   "normal inputs, sustained", "normal inputs, sustained",
-                                   ladder.RECORDED_ON)  # fmt: skip
+    from mmbench.report import standing
+
+    note = findings.ladder_targets(fp8.reset_index(), ladder.TARGETS,
+                                   *standing.recorded_ladder()[:1], "normal inputs, sustained",
+                                   "normal inputs, sustained", standing.recorded_ladder()[1])  # fmt: skip
     assert "FP8 (>= 90%) met" in note and "(2 of 2 class-size pairs met)" in note
 
 
@@ -316,7 +318,7 @@ def test_the_tma_store_rung_passes_persistent_bf16_in_the_same_recorded_run():
     hand from its normal, sustained rows (GFLOP/s): tmastore_bf16 631 860 and 666 383,
     persistent_bf16 604 923 and 651 768, cuBLAS 639 312 and 658 013: 98.84% and 101.27% of
     cuBLAS against 94.62% and 99.05%, a gain of x1.04 and x1.02."""
-    t = pd.read_csv(DATA / "h100-tmastore" / "ladder_timings.csv")
+    t = read_csv(DATA / "h100-tmastore" / "ladder_timings.csv")
     assert (t.verification == "PASS").all() and len(t) == 24
     tab = ladder.table(t).set_index("rung")
     assert tab.loc["tmastore_bf16", "4096: % of ref"] == pytest.approx(98.8, abs=0.05)
@@ -327,7 +329,7 @@ def test_the_tma_store_rung_passes_persistent_bf16_in_the_same_recorded_run():
     assert list(tab.index) == ["persistent_bf16", "tmastore_bf16", "cublas"]
     assert tab.loc["tmastore_bf16", "4096: gain"] == "x1.04"
     assert tab.loc["tmastore_bf16", "8192: gain"] == "x1.02"
-    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    tuned = read_csv(ROOT / "kernels" / "tuned.csv")
     assert set(tuned[tuned.variant == "tmastore_bf16"].params) == {
         "BM=128 BN=256 STAGES=4 CLUSTER=2 GROUP=8"
     }
@@ -340,7 +342,7 @@ def test_the_tf32_tma_store_rung_passes_persistent_tf32_tn_in_the_same_recorded_
     tmastore_tf32_tn 340 311 and 350 547 GFLOP/s, persistent_tf32_tn 331 164 and 347 642,
     cublas_tf32_tn 350 801 and 356 005, cublas_tf32 330 906 and 356 561: 97.0% and 98.5% of the
     TN reference against 94.4% and 97.7%, and 102.8% and 98.3% of cuBLAS TF32."""
-    t = pd.read_csv(DATA / "h100-tmastore-tf32" / "ladder_timings.csv")
+    t = read_csv(DATA / "h100-tmastore-tf32" / "ladder_timings.csv")
     assert (t.verification == "PASS").all() and len(t) == 32
     tab = ladder.table(t).set_index("rung")
     assert tab.loc["tmastore_tf32_tn", "reference"] == "cublas_tf32_tn"
@@ -352,7 +354,7 @@ def test_the_tf32_tma_store_rung_passes_persistent_tf32_tn_in_the_same_recorded_
     s = t[(t.load == "sustained") & (t.distribution == "normal")].set_index(["variant", "m"])
     against = s.kernel_ms[("cublas_tf32", 4096)] / s.kernel_ms[("tmastore_tf32_tn", 4096)]
     assert against == pytest.approx(1.028, abs=5e-4)
-    tuned = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    tuned = read_csv(ROOT / "kernels" / "tuned.csv")
     assert set(tuned[tuned.variant == "tmastore_tf32_tn"].params) == {
         "BM=128 BN=256 STAGES=3 CLUSTER=1 GROUP=16"
     }
@@ -362,7 +364,7 @@ def test_tuning_at_8192_takes_the_fastest_sustained_instantiation_of_the_recorde
     """ws_f64's 16 instantiations and DGEMM at 8192, bursts and sustained, normal inputs
     (tests/data/h100-tune-f64-8192, an H100, 2026-11-27).  Read by hand from its sustained rows:
     STAGES=5 51 725 GFLOP/s, STAGES=3 (the 4096 row) 51 537, DGEMM 52 105: 99.27% of it."""
-    t = pd.read_csv(DATA / "h100-tune-f64-8192" / "timings.csv")
+    t = read_csv(DATA / "h100-tune-f64-8192" / "timings.csv")
     assert (t.verification == "PASS").all() and len(t) == 34
     row = ladder.tuned(t).set_index("variant").loc["ws_f64"]
     assert row.params == "BM=256 BN=64 WM=64 WN=32 STAGES=5 BLOCKS=1"
@@ -376,14 +378,14 @@ def test_a_rung_run_with_another_models_tuning_says_so_in_the_ladder_table(timin
     instantiation, no tuning) and the references say nothing, nor does any rung of an H100's
     own ladder run (tests/data/h100-ladder-0617).  The recorded ladder, an H200's with the
     H100's tuning too, says so for the same 18 rungs."""
-    h200 = ladder.table(pd.read_csv(DATA / "phases" / "h200-ladder-timings.csv"))
+    h200 = ladder.table(read_csv(DATA / "phases" / "h200-ladder-timings.csv"))
     h200 = h200.set_index(["precision", "rung"]).parameters
     said = h200.str.endswith(" (tuned on NVIDIA H100 80GB HBM3)")
     assert said[("FP32", "warptile_db")] and said[("TF32", "tmastore_tf32_tn")]
     assert h200[("FP32", "warptile_db")].startswith("BM=128 BN=256 BK=16")
     assert not said[("BF16", "deep_bf16")] and not said[("FP64", "cublas")]
     assert said.sum() == 18  # the 19 rungs less deep_bf16
-    h100 = pd.read_csv(DATA / "h100-ladder-0617" / "timings.csv")
+    h100 = read_csv(DATA / "h100-ladder-0617" / "timings.csv")
     assert not ladder.table(h100).parameters.str.contains("tuned on").any()
     recorded = ladder.table(timings).set_index(["precision", "rung"]).parameters
     assert recorded.str.endswith(" (tuned on NVIDIA H100 80GB HBM3)").sum() == 18

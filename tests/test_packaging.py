@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, copy_recorded
 
 
 @pytest.mark.slow  # a wheel built and installed in a new venv: 90 s on a 2-core machine
@@ -45,7 +45,7 @@ def test_installed_package_renders_figures_tables_and_report(tmp_path):
     assert "site-packages" in pkg and "site-packages" in registry, probe.stdout
     assert int(count) >= 7
     work = tmp_path / "work"
-    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    copy_recorded(DATA / "h100-main" / "results", work / "results")
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
     env.pop("PYTHONPATH", None)
     for args in (["--cores", "2"], ["--report", "report.html"]):

@@ -1,6 +1,6 @@
 """The paired comparison: two builds of a variant measured side by side in one process
 (measure/paired.py) and judged from their rounds (compare/paired.py), on pairs recorded on an
-NVIDIA H200 (driver 580.159.04, 2026-11-25, tools/gpu.sh paired; tests/data/README.md):
+NVIDIA H200 (driver 580.159.04, 2026-11-25, lab/gpu.sh paired; tests/data/README.md):
 
 - paired/aa: the compare preset's 56 configurations, every build against itself
   (baseline=itself: the same cubin, or the same cuBLAS call, on both sides);
@@ -13,6 +13,7 @@ NVIDIA H200 (driver 580.159.04, 2026-11-25, tools/gpu.sh paired; tests/data/READ
 
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from mmbench.core.tables import read_samples
 from mmbench.plan import pairs as planpairs
 from mmbench.plan.config import ConfigError
 
-from .conftest import DATA, snakemake
+from .conftest import DATA, copy_recorded, read_csv, snakemake
 
 RECORDED = DATA / "paired"
 
@@ -135,7 +136,7 @@ def test_the_recorded_edits_are_reported_at_every_size():
     for name, verdict in (("i32", "FASTER"), ("unroll4", "SLOWER"), ("edit_loop", "FASTER")):
         t = recorded(name)
         assert (t.verdict == verdict).all(), (name, t.verdict.value_counts())
-        on_gpu = pd.read_csv(RECORDED / name / "tables" / "compare.csv")
+        on_gpu = read_csv(RECORDED / name / "tables" / "compare.csv")
         assert sorted(on_gpu.verdict) == sorted(t.verdict)
 
 
@@ -143,8 +144,8 @@ def test_the_paired_ratio_agrees_with_the_plain_runs_before_and_after_the_edit()
     """The edit loop's plain runs (one process each, before and after the edit) measured the
     same change: at the sizes of 1 ms and more, their ratio of medians is within 1% of the
     paired ratio."""
-    before = pd.read_csv(RECORDED / "edit_loop" / "plain_before.csv").set_index("m")
-    after = pd.read_csv(RECORDED / "edit_loop" / "plain_after.csv").set_index("m")
+    before = read_csv(RECORDED / "edit_loop" / "plain_before.csv").set_index("m")
+    after = read_csv(RECORDED / "edit_loop" / "plain_after.csv").set_index("m")
     plain = after.kernel_ms_median / before.kernel_ms_median
     t = recorded("edit_loop").set_index("m")
     long = before.index[before.kernel_ms_median >= 1.0]
@@ -188,7 +189,7 @@ def test_a_pair_whose_this_build_fails_is_regressed():
 
 def test_a_pairs_table_with_a_missing_time_is_refused(tmp_path):
     p = tmp_path / "tiled_guarded.csv"
-    rows = pd.read_csv(RECORDED / "i32" / "pairs" / "tiled_guarded.csv")
+    rows = read_csv(RECORDED / "i32" / "pairs" / "tiled_guarded.csv")
     rows.loc[0, "this_ms"] = float("nan")
     rows.to_csv(p, index=False)
     with pytest.raises(TableError, match="both builds' times"):
@@ -230,7 +231,7 @@ def _archive(results, entries, cubins=True):
     for sha, stamp in entries:
         folder = results / "archive" / "tiled_guarded" / sha
         folder.mkdir(parents=True)
-        t = pd.read_csv(recorded_run / "tiled_guarded.csv")
+        t = read_csv(recorded_run / "tiled_guarded.csv")
         t.assign(timestamp=stamp).to_csv(folder / "tiled_guarded.csv", index=False)
         shutil.copy(recorded_run / "tiled_guarded.samples.json.gz", folder)
         if cubins:
@@ -366,7 +367,7 @@ def test_a_baseline_source_compiles_with_the_kernels_headers(workdir, tmp_path):
 def test_the_compare_target_renders_a_recorded_paired_run(workdir):
     """A copied A/A run (its tables, samples and pairs), rendered: table, figure, report."""
     res = workdir / "results" / "compare"
-    shutil.copytree(RECORDED / "aa", res)
+    copy_recorded(RECORDED / "aa", res)
     (res / "tables" / "compare.csv").unlink()
     out = snakemake(
         "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
@@ -405,10 +406,11 @@ def test_a_margin_is_the_largest_difference_between_the_runs_medians(tmp_path):
 def test_margins_replace_the_tolerance_where_measured(tmp_path):
     """The slowed run against run b (its other variants' rows are run b's own), with margins
     from two other runs of the same preset: tiled_guarded's 14 slowdowns (x1.57 and more) beyond
-    every margin, the 42 kept rows SAME."""
+    every margin, the 42 kept rows SAME.  The table made by `mmbench margins`, as a user runs it."""
     out = tmp_path / "margins.csv"
+    mmbench = Path(__import__("sys").executable).with_name("mmbench")
     code = __import__("subprocess").run(
-        [__import__("sys").executable, "benchmarks/margins.py",
+        [str(mmbench), "margins",
          str(COMPARE_RUNS / "h100-probe-a"), str(COMPARE_RUNS / "h100-probe-b"), "--out", str(out)],
         cwd=DATA.parent.parent, capture_output=True, text=True,
     )  # fmt: skip
@@ -446,7 +448,7 @@ KNOB = RECORDED / "knob-h100"
 def _calibrated(this: int, base: int) -> pd.Series:
     """The slowdown of WORK=this over WORK=base per size from the kernel's own single-launch
     medians in one plain run (no comparison involved: tools/knob_calibration.py's numbers)."""
-    t = pd.read_csv(KNOB / "calibration_timings.csv")
+    t = read_csv(KNOB / "calibration_timings.csv")
     p = t.pivot_table(index="m", columns="WORK", values="kernel_ms_median")
     return p[this] / p[base] - 1
 
@@ -467,7 +469,7 @@ def test_a_calibrated_change_is_seen_where_the_kernel_runs_long_enough(
 ):
     slower, faster = (this, base) if this > base else (base, this)
     share = _calibrated(slower, faster)
-    long = share.index[pd.read_csv(KNOB / "calibration_timings.csv")
+    long = share.index[read_csv(KNOB / "calibration_timings.csv")
                        .groupby("m").kernel_ms_median.min() >= shortest_ms]  # fmt: skip
     # the calibration says what each step is: about 2% or about 1% at those sizes
     step = 0.02 if shortest_ms < 1 else 0.01
@@ -478,7 +480,7 @@ def test_a_calibrated_change_is_seen_where_the_kernel_runs_long_enough(
     t = t.set_index("m")
     assert (t.loc[long, "verdict"] == verdict).all(), t.loc[long, ["verdict", "ratio_centre"]]
     # the paired ratio and the calibration agree within a third of the step at 1 ms and more
-    for m in share.index[pd.read_csv(KNOB / "calibration_timings.csv")
+    for m in share.index[read_csv(KNOB / "calibration_timings.csv")
                          .groupby("m").kernel_ms_median.min() >= 1.0]:  # fmt: skip
         expected = 1 + share[m] if this > base else 1 / (1 + share[m])
         assert abs(t.ratio_centre[m] / expected - 1) < step / 3, (m, t.ratio_centre[m], expected)

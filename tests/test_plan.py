@@ -6,10 +6,11 @@ from dataclasses import replace
 import pytest
 
 from mmbench.core.registry import Condition, load_registry
+from mmbench.core.schemas import read_table
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError, validate
 
-from .conftest import covering
+from .conftest import DATA, ROOT, covering
 
 
 def _plan(registry, arch="sm_90", **over):
@@ -252,3 +253,26 @@ def test_covering_runs_every_value_of_every_parameter():
     grid = [dict(BN=64, STAGES=4, GROUP=8), dict(BN=64, STAGES=6, GROUP=8),
             dict(BN=128, STAGES=4, GROUP=16), dict(BN=128, STAGES=4, GROUP=8)]  # fmt: skip
     assert covering(grid) == [grid[0], grid[3], grid[1], grid[2]]
+
+
+def test_one_variant_of_a_preset_is_planned_with_its_tuned_instantiations():
+    """plan/preset.plan_for plans one variant of a preset as its measurement job would:
+    the recorded ladder run (tests/data/h200-ladder, an H200 with the H100's tuning: its rows'
+    tuned_for) measured warptile_db in 18 configurations of its tuned instantiations (counted
+    from its timings table), not the whole grid the registry declares; without the H100's
+    tuning named, an H200 has no tuned parameters and the plan is refused."""
+    from mmbench.plan import preset as runner
+
+    recorded = read_table(DATA / "h200-ladder/results/ladder/tables/timings.csv", "timings")
+    rows = recorded[recorded.variant == "warptile_db"]
+    assert rows.tuned_for.str.startswith("tuned on NVIDIA H100 80GB HBM3;").all()
+    args = (str(ROOT / "config/presets/ladder.yaml"), "warptile_db", "sm_90",
+            [{"name": rows.gpu_name.iloc[0]}], load_registry())  # fmt: skip
+    plan, cfg = runner.plan_for(*args, tuned_gpu="NVIDIA H100 80GB HBM3")
+    assert len(plan.runs["warptile_db"]) == len(rows) == 18
+    assert {c.instance for c in plan.runs["warptile_db"]} == set(rows.instance)
+    assert cfg["variants"] == ["warptile_db"]
+    from mmbench.plan.config import ConfigError
+
+    with pytest.raises(ConfigError, match="no tuned parameters of warptile_db for 'NVIDIA H200'"):
+        runner.plan_for(*args)

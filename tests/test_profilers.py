@@ -1,11 +1,13 @@
 """Profiler parsers on real output (tests/data/profilers/README.md says where each is from)."""
 
+import gzip
+
 import pandas as pd
 import pytest
 
 from mmbench.profile import profilers, roofline
 
-from .conftest import DATA
+from .conftest import DATA, read_csv, recorded
 
 P = DATA / "profilers"
 
@@ -94,7 +96,7 @@ def test_nsys_kernel_summary_after_progress_lines():
 
 
 def test_e3f_table_and_roofline_from_recorded_metrics():
-    metrics = pd.read_csv(P / "h200_metrics.csv")
+    metrics = read_csv(P / "h200_metrics.csv")
     table = profilers.e3f_table(metrics)
     assert list(table.columns) == [
         "metric",
@@ -170,7 +172,7 @@ def test_a_batch_report_gives_each_configuration_the_launch_of_its_range(mapping
         batch_report(["naive_unguarded"], ["tiled_unguarded"]),
         done, specs, mapping, "e3f", "2025.3.1",
     )  # fmt: skip
-    recorded = pd.read_csv(P / "h200_metrics.csv")
+    recorded = read_csv(P / "h200_metrics.csv")
     for stem, variant in (("a", "naive_unguarded"), ("b", "tiled_unguarded")):
         got = {r["metric"]: r for r in rows[stem]}
         want = recorded[(recorded.variant == variant) & (recorded.metric == "dram_read_bytes")]
@@ -242,7 +244,9 @@ def test_a_batch_report_without_markers_gives_each_configuration_its_own_launch(
     from mmbench.profile.profiling import batch_rows
 
     ran = json.loads((BATCH / "batch-done.json").read_text())
-    launches = profilers.parse_ncu_raw((BATCH / "ncu_raw.csv").read_text())
+    launches = profilers.parse_ncu_raw(
+        gzip.decompress(recorded(BATCH / "ncu_raw.csv").read_bytes()).decode()
+    )
     specs = {d["stem"]: {"kernel_name": d["kernel_name"]} for d in ran}
     rows = batch_rows(launches, ran, specs, mapping, "ladder", "2025.3.1")
     assert len(rows) == 25
@@ -333,7 +337,7 @@ def test_one_nsight_compute_run_gave_each_ladder_rung_its_own_kernel():
     events timed for the same configuration in the target's run without the profiler (within
     15%: the profiled launch is one, with clocks not locked), and the kernels' times span more
     than 50x (0.11 to 15.7 ms), so a launch given to the wrong configuration shows."""
-    m = pd.read_csv(P / "h100_ladder_metrics.csv", low_memory=False)
+    m = read_csv(P / "h100_ladder_metrics.csv", low_memory=False)
     keys = ["variant", "instance", "dtype"]
     t = m.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
     assert len(t) == 23  # the ladder preset's profiles at 4096 (its log: "23 of 23 profiled")

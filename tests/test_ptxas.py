@@ -7,7 +7,7 @@ from mmbench.core.registry import load_registry
 from mmbench.plan.compile import nvcc_command
 from mmbench.plan.ptxas import parse_ptxas
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, read_csv
 
 needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 
@@ -40,9 +40,8 @@ def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
 
 
 def test_recorded_resources_table_matches_registry(registry):
-    import pandas as pd
 
-    df = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "resources.csv")
+    df = read_csv(DATA / "h100-main" / "results" / "tables" / "resources.csv")
     for _, r in df.iterrows():
         v = registry[r["variant"]]
         params = v.instance(r["instance"])

@@ -16,7 +16,7 @@ from mmbench.plan.config import validate
 from mmbench.report import report_tables
 from mmbench.report.summary import significant
 
-from .conftest import DATA, MAIN, ROOT, cell_rows, snakemake
+from .conftest import DATA, MAIN, ROOT, cell_rows, copy_recorded, read_csv, snakemake
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("CI_ARTIFACTS", ROOT / "ci-artifacts"))
@@ -33,7 +33,7 @@ def rendered(tmp_path_factory):
     for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
-    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake("--cores", "2", "--config", "render_only=true", cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
     rep = snakemake("--config", "render_only=true", "--report", "report.html", cwd=work)
@@ -149,7 +149,7 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
     H200, render without a GPU, notes computed from the data."""
     work = tmp_path / "work"
     recorded = {"ladder": "h200-ladder"}.get(preset, f"h100-{preset}")
-    shutil.copytree(DATA / recorded / "results", work / "results")
+    copy_recorded(DATA / recorded / "results", work / "results")
     out = snakemake(
         "-s",
         str(ROOT / "Snakefile"),
@@ -170,7 +170,7 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
             html = (work / "results" / preset / "report" / f"{table}.html").read_text()
             assert "warptile_db" in html and "mma_tf32" in html, table
     if preset == "sweep":  # one row per class and shape: 11 square sizes, 9 with one small side
-        table = pd.read_csv(work / "results" / preset / "report" / "sweep.csv")
+        table = read_csv(work / "results" / preset / "report" / "sweep.csv")
         assert len(table) == 4 * (11 + 9)
         assert set(table.precision) == {"FP32", "TF32", "BF16", "FP64"}
 
@@ -179,7 +179,7 @@ def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):
     """The main run's tables have no 1000..1100 sweep: remainder_effect is left out of the
     results and the report, with one line saying why, and no placeholder picture is drawn."""
     work = tmp_path / "work"
-    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake(
         "-s",
         str(ROOT / "Snakefile"),
@@ -219,18 +219,17 @@ def test_report_tables_print_shares_with_one_decimal_and_name_a_nan_result():
 
 
 def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
-    import pandas as pd
 
     from mmbench.report.catalogue import TABLES, missing
 
-    ladder = pd.read_csv(
+    ladder = read_csv(
         ROOT / "tests" / "data" / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv"
     )
     why = missing(
         TABLES["unguarded_vs_guarded"], {"timings": ladder[ladder.variant != "tiled_guarded"]}
     )
     assert why and "none of seed 002's unguarded and guarded kernels" in why
-    main = pd.read_csv(ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv")
+    main = read_csv(ROOT / "tests" / "data" / "h100-main" / "results" / "tables" / "timings.csv")
     assert missing(TABLES["unguarded_vs_guarded"], {"timings": main}) is None
     table = TABLES["unguarded_vs_guarded"].make({"timings": main})
     assert set(table.kernel.str.split().str[0]) <= {
@@ -243,7 +242,7 @@ def copied(tmp_path):
     for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    shutil.copytree(MAIN, tmp_path / "results")
+    copy_recorded(MAIN, tmp_path / "results")
     return tmp_path
 
 
@@ -288,7 +287,7 @@ def test_render_only_summary_is_made_from_the_table_it_read(copied):
     """A run whose table holds only some variants (with their manifests) says so: the copied
     summary.txt (116 configurations) is not printed."""
     res = copied / "results"
-    t = pd.read_csv(res / "tables" / "timings.csv")
+    t = read_csv(res / "tables" / "timings.csv")
     t[t.variant.isin(["cublas", "tiled_guarded"])].to_csv(
         res / "tables" / "timings.csv", index=False
     )
@@ -403,7 +402,7 @@ def test_figures_and_tables_are_drawn_in_snakemakes_own_process(tmp_path):
     process (rules figure_here and table_here), and a failing one leaves its traceback in its
     log: a figure of a table without the columns it needs."""
     work = tmp_path / "work"
-    shutil.copytree(DATA / "h100-main" / "results", work / "results")
+    copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake("-s", str(ROOT / "Snakefile"), "-n", "--cores", "1", "--config",
                     "render_only=true", cwd=work)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
@@ -507,7 +506,7 @@ def draw_ladder(tables: Path) -> None:
     from mmbench.core.row import upgraded
     from mmbench.report import figures
 
-    figures.ladder_rungs(upgraded(pd.read_csv(tables / "timings.csv")), Path("ladder"), "")
+    figures.ladder_rungs(upgraded(read_csv(tables / "timings.csv")), Path("ladder"), "")
 
 
 def note_of(fig) -> str:
@@ -610,7 +609,7 @@ def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(dra
 
     tables = DATA / "h200-ladder" / "results" / "ladder" / "tables"
     draw_ladder(tables)
-    figures.roofline(pd.read_csv(tables / "roofline.csv"), pd.read_csv(tables / "ceilings.csv"),
+    figures.roofline(read_csv(tables / "roofline.csv"), read_csv(tables / "ceilings.csv"),
                      Path("roofline"), "")  # fmt: skip
     fig = drawn["ladder"]
     renderer = fig.canvas.get_renderer()

@@ -5,7 +5,6 @@ samples) and tests/data/h200-ladder (the ladder preset on an H200; the cuBLAS an
 samples files keep the telemetry trace of every sustained configuration)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from mmbench.compare.compare import load_folder, quieter, spread
@@ -14,7 +13,7 @@ from mmbench.core.sampling import Sampling, batch_size
 from mmbench.core.tables import read_samples
 from mmbench.measure import telemetry as tm
 
-from .conftest import DATA
+from .conftest import DATA, read_csv
 
 LADDER = DATA / "h200-ladder" / "results" / "ladder"
 IDLE = DATA / "compare"
@@ -22,7 +21,7 @@ IDLE = DATA / "compare"
 
 def sustained(variant: str, dtype: str, m: int, distribution: str = "normal"):
     """A sustained row of the recorded ladder and its samples (with the telemetry trace)."""
-    t = upgraded(pd.read_csv(LADDER / "tables" / "timings.csv"))
+    t = upgraded(read_csv(LADDER / "tables" / "timings.csv"))
     r = t[(t.variant == variant) & (t.dtype == dtype) & (t.m == m) & (t.n == m)
           & (t.load == "sustained") & (t.distribution == distribution)].iloc[0]  # fmt: skip
     return r, read_samples(LADDER / "runs" / f"{variant}.samples.json.gz")[config_id(r)]
@@ -78,7 +77,7 @@ def test_the_settle_rule_holds_where_the_run_started_its_timed_window():
     at = tm.settle_time(trace, 0.0, s, 15.0)
     assert at is not None and s.settle_min_s <= at <= r.settle_s
     assert r.settled
-    t = upgraded(pd.read_csv(LADDER / "tables" / "timings.csv"))
+    t = upgraded(read_csv(LADDER / "tables" / "timings.csv"))
     lags = []
     for v, rows in t[t.load == "sustained"].groupby("variant"):
         samples = read_samples(LADDER / "runs" / f"{v}.samples.json.gz")
@@ -134,7 +133,7 @@ def test_the_telemetry_columns_come_from_the_busy_reads_of_the_window():
 def test_an_unthrottled_kernel_runs_at_the_maximum_clock_with_no_reason():
     r, x = sustained("mma_tf32", "float32", 4096, "int09")
     trace = tm.Trace.from_kept(x["trace"])
-    t = pd.read_csv(LADDER / "tables" / "timings.csv")
+    t = read_csv(LADDER / "tables" / "timings.csv")
     fp32 = t[(t.load == "sustained") & (t.variant == "tiled_guarded") & (t.m == 8192)].iloc[0]
     assert fp32.below_max_clock == 0 and fp32.sm_clock_mhz == 1980
     # the window is the GPU's but for one warm launch before each batch (four placements in

@@ -12,7 +12,7 @@ import pytest
 from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.core.tables import DamagedFile, read_samples
 
-from .conftest import DATA, MAIN
+from .conftest import DATA, MAIN, read_csv
 
 TIMINGS = MAIN / "tables" / "timings.csv"
 MANIFESTS = sorted((MAIN / "runs").glob("*.manifest.json"))
@@ -49,7 +49,7 @@ def test_a_table_cut_at_a_line_is_refused_by_its_manifests(damaged):
 
 
 def test_duplicated_rows_are_refused(damaged):
-    t = pd.read_csv(TIMINGS)
+    t = read_csv(TIMINGS)
     cublas = t[(t.variant == "cublas") & (t.m == 640)]
     p = damaged(pd.concat([t, cublas]).to_csv(index=False))
     with pytest.raises(TableError, match="name the same row") as err:
@@ -58,7 +58,7 @@ def test_duplicated_rows_are_refused(damaged):
 
 
 def test_a_pass_row_without_a_time_is_refused(damaged):
-    t = pd.read_csv(TIMINGS)
+    t = read_csv(TIMINGS)
     t.loc[7, "kernel_ms_median"] = float("nan")  # h100-main predates kernel_ms: the median
     p = damaged(t.to_csv(index=False))
     with pytest.raises(TableError, match="line 9") as err:
@@ -67,14 +67,14 @@ def test_a_pass_row_without_a_time_is_refused(damaged):
 
 
 def test_a_rate_that_is_not_its_time_is_refused(damaged):
-    t = pd.read_csv(TIMINGS)
+    t = read_csv(TIMINGS)
     t["kernel_gflops"] *= 10
     with pytest.raises(TableError, match="not the FLOP count over kernel_ms"):
         read_table(damaged(t.to_csv(index=False)), "timings")
 
 
 def test_an_unknown_verification_is_refused(damaged):
-    t = pd.read_csv(TIMINGS)
+    t = read_csv(TIMINGS)
     t.loc[3, "verification"] = "MAYBE"
     with pytest.raises(TableError, match=r"column 'verification'.*line 5 \(e.g. MAYBE\)"):
         read_table(damaged(t.to_csv(index=False)), "timings")
@@ -83,13 +83,13 @@ def test_an_unknown_verification_is_refused(damaged):
 def test_an_empty_file_and_a_removed_column_are_named(damaged):
     with pytest.raises(TableError, match="empty file"):
         read_table(damaged(b""), "timings")
-    t = pd.read_csv(TIMINGS).drop(columns=["verification"])
+    t = read_csv(TIMINGS).drop(columns=["verification"])
     with pytest.raises(TableError, match="column 'verification' is missing"):
         read_table(damaged(t.to_csv(index=False)), "timings")
 
 
 def test_a_value_of_the_wrong_type_is_named(damaged):
-    t = pd.read_csv(TIMINGS).astype({"m": object})
+    t = read_csv(TIMINGS).astype({"m": object})
     t.loc[2, "m"] = "abc"
     with pytest.raises(TableError, match=r"column 'm'.*line 4 \(e.g. abc\)"):
         read_table(damaged(t.to_csv(index=False)), "timings")

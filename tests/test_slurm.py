@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, copy_recorded
 
 NEEDS = [shutil.which(x) for x in ("slurmctld", "slurmd", "munged", "sbatch")]
 pytestmark = [
@@ -201,7 +201,7 @@ def test_gpu_free_part_runs_through_slurm(cluster, tmp_path):
     wanted = plan.expand(validate({}, registry), registry, "sm_90").instantiations
     cubins = list((work / "results" / "build" / "sm_90").glob("*/*.cubin"))
     assert len(cubins) == len(wanted) > 10
-    shutil.copytree(DATA / "h100-main" / "results", work / "results", dirs_exist_ok=True)
+    copy_recorded(DATA / "h100-main" / "results", work / "results", dirs_exist_ok=True)
     out = _snakemake(cluster, work, "--config", "render_only=true")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert (work / "results" / "figures" / "roofline.png").stat().st_size > 10_000

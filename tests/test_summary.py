@@ -7,11 +7,11 @@ from mmbench.core.schemas import read_table
 from mmbench.report import report_tables
 from mmbench.report.summary import render, significant
 
-from .conftest import DATA, MAIN, cell_rows
+from .conftest import DATA, MAIN, cell_rows, read_csv
 
 
 def test_seed_003_shape_from_the_recorded_main_command():
-    timings = pd.read_csv(DATA / "h100-e4b" / "timings.csv")
+    timings = read_csv(DATA / "h100-e4b" / "timings.csv")
     refused = pd.DataFrame(
         [dict(variant="tiled_unguarded", reason="m % tile == 0 and ... fails")] * 2
     )
@@ -36,7 +36,7 @@ def test_seed_003_shape_from_the_recorded_main_command():
 
 
 def test_fail_cells_and_tally_from_the_recorded_default_run():
-    timings = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    timings = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     txt, _ = render(timings)
     nu = next(x for x in txt.splitlines() if x.startswith("naive_unguarded"))
     cells = nu.split("  ")
@@ -45,7 +45,7 @@ def test_fail_cells_and_tally_from_the_recorded_default_run():
 
 
 def test_unexpected_failure_is_called_out():
-    timings = pd.read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    timings = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
     broken = timings.copy()
     i = broken.index[(broken.variant == "tiled_guarded")][0]
     broken.loc[i, "verification"] = "FAIL"
@@ -58,7 +58,7 @@ def test_every_cell_is_one_configuration_its_time_and_rate_together():
     """A cell's GFLOPS is its own time's rate (2 n^3 / ms): no cell mixes memory modes."""
     import re
 
-    timings = pd.read_csv(DATA / "h100-e4b" / "timings.csv")
+    timings = read_csv(DATA / "h100-e4b" / "timings.csv")
     assert timings.memory.nunique() == 2
     txt, _ = render(timings)
     table = txt.split("\n\n")[0].splitlines()
@@ -113,7 +113,7 @@ def test_each_summary_cell_is_its_own_rows_time_where_a_variant_has_two_instanti
     and labelled in another): each cell is checked against its own row of the recorded table."""
     import re
 
-    timings = pd.read_csv(DATA / "h200-fp32-serpentine" / "timings.csv")
+    timings = read_csv(DATA / "h200-fp32-serpentine" / "timings.csv")
     txt, _ = render(timings)
     table = txt.split("\n\n")[0].splitlines()
     assert table[0].endswith("float32, int09 inputs, burst load")
@@ -138,3 +138,19 @@ def test_each_summary_cell_is_its_own_rows_time_where_a_variant_has_two_instanti
     assert checked == 14  # 4 + 3 warptile_db cells, 7 cuBLAS ones
     line = next(x for x in table if x.startswith("cublas"))
     assert "2.665 (51571)" in line and "21.34 (51516)" in line  # the recorded cuBLAS rows
+
+
+@pytest.mark.parametrize(
+    "run, refused_rows",
+    # the refused tables' rows, counted with `zcat refused.csv.gz | wc -l` less the header
+    [("h200-ladder/results/ladder", 189), ("h100-sweep/results/sweep", 179)],
+)
+def test_the_summary_of_a_recorded_tuned_run_counts_its_refusals(run, refused_rows):
+    """The summary a render makes of a recorded ladder and sweep run (the timings and the
+    configurations refused before running, as the summary job reads them) says how many were
+    refused, and names a refusal's reason as the table holds it."""
+    timings = read_table(DATA / run / "tables" / "timings.csv", "timings")
+    refused = read_table(DATA / run / "tables" / "refused.csv", "refused")
+    txt, _ = render(timings, refused)
+    assert f"{refused_rows} configuration(s) refused before running" in txt
+    assert "a warp tile is WMITER x WNITER sub-tiles of TM x TN patches" in txt

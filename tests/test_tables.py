@@ -5,11 +5,13 @@ import pytest
 
 from mmbench.core import row, tables
 
+from .conftest import read_csv
+
 
 def test_atomic_write_replaces_whole_file(tmp_path):
     path = tmp_path / "t.csv"
     tables.atomic_write_csv(pd.DataFrame({"a": [1, 2]}), path)
-    assert pd.read_csv(path).a.tolist() == [1, 2]
+    assert read_csv(path).a.tolist() == [1, 2]
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
 
 
@@ -23,7 +25,7 @@ def test_interrupted_write_leaves_old_table_and_no_temp(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
         tables.atomic_write_csv(pd.DataFrame({"a": [1, 2, 3]}), path)
-    assert pd.read_csv(path).a.tolist() == [1]
+    assert read_csv(path).a.tolist() == [1]
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
 
 

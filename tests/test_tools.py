@@ -1,6 +1,5 @@
-"""tools/: every tool and every stage of the GPU checks is in tools/README.md's tables, and
-tools/gpu.sh dispatches every stage its README lists (no GPU needed: the dispatch of an unknown
-stage is refused before anything runs)."""
+"""tools/: every tool is in tools/README.md's table, and the tools that need no GPU do what it
+says."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import sys
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import DATA, ROOT, recorded
 
 TOOLS = ROOT / "tools"
 
@@ -20,27 +19,10 @@ def _table_names(text: str) -> set[str]:
     return {m.split()[0] for m in re.findall(r"^\| `([^`]+)`", text, re.MULTILINE)}
 
 
-def test_the_readme_lists_every_tool_and_every_stage():
+def test_the_readme_lists_every_tool():
     listed = _table_names((TOOLS / "README.md").read_text())
-    gpu = (TOOLS / "gpu.sh").read_text()
-    stages = set(re.findall(r"^([a-z-]+)\)$", gpu, re.MULTILINE))  # written in gpu.sh
-    assert {"tests", "main", "rebuild-check", "builds", "memcheck"} <= stages
-    scripts = {p.stem for p in (TOOLS / "gpu").glob("*.sh")}  # tools/gpu/<stage>.sh
-    for stage in scripts:
-        assert re.search(rf"\b{stage}\b[^\n]*\) exec", gpu), f"gpu.sh does not run {stage}"
     files = {p.name for p in TOOLS.glob("*.py")}
-    missing = (stages | scripts | files) - listed
-    assert not missing, sorted(missing)
-    assert not listed - stages - scripts - files, sorted(listed - stages - scripts - files)
-
-
-def test_an_unknown_stage_is_refused_with_the_valid_ones(tmp_path):
-    out = subprocess.run(
-        ["bash", str(TOOLS / "gpu.sh"), "no-such-stage", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
-    assert out.returncode == 2
-    assert "unknown stage no-such-stage; valid: tests, main, rebuild-check, builds" in out.stderr
+    assert files == listed, sorted(files ^ listed)
 
 
 def test_a_preset_subset_runs_the_variants_named_in_their_ladder_types(tmp_path):
@@ -61,36 +43,6 @@ def test_a_preset_subset_runs_the_variants_named_in_their_ladder_types(tmp_path)
     assert config["sizes"] == [4096] and config["shapes"] == []
     assert config["profile"] == {"enabled": False}
     assert config["report"] == {"figures": [], "tables": ["verification"]}
-
-
-def test_the_profile_runner_plans_the_tuned_instantiations_as_the_workflow_does():
-    """tools/profile_runner.py measures one variant of a preset as its measurement job would:
-    the recorded ladder run (tests/data/h200-ladder, an H200 with the H100's tuning: its rows'
-    tuned_for) measured warptile_db in 18 configurations of its tuned instantiations (counted
-    from its timings table), not the whole grid the registry declares; without the H100's
-    tuning named, an H200 has no tuned parameters and the plan is refused."""
-    import importlib.util
-
-    import pandas as pd
-
-    from mmbench.core.registry import load_registry
-
-    spec = importlib.util.spec_from_file_location("profile_runner", TOOLS / "profile_runner.py")
-    runner = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runner)
-    recorded = pd.read_csv(ROOT / "tests/data/h200-ladder/results/ladder/tables/timings.csv")
-    rows = recorded[recorded.variant == "warptile_db"]
-    assert rows.tuned_for.str.startswith("tuned on NVIDIA H100 80GB HBM3;").all()
-    args = (str(ROOT / "config/presets/ladder.yaml"), "warptile_db", "sm_90",
-            [{"name": rows.gpu_name.iloc[0]}], load_registry())  # fmt: skip
-    plan, cfg = runner.plan_for(*args, tuned_gpu="NVIDIA H100 80GB HBM3")
-    assert len(plan.runs["warptile_db"]) == len(rows) == 18
-    assert {c.instance for c in plan.runs["warptile_db"]} == set(rows.instance)
-    assert cfg["variants"] == ["warptile_db"]
-    from mmbench.plan.config import ConfigError
-
-    with pytest.raises(ConfigError, match="no tuned parameters of warptile_db for 'NVIDIA H200'"):
-        runner.plan_for(*args)
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
@@ -126,15 +78,16 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
     configurations in both, and the median ratio over all and over cuBLAS's and the pipeline's
     own kernels, each counted here from the two tables with the statistics module."""
     import csv
+    import gzip
     import os
     import statistics
 
-    runs = [ROOT / "tests" / "data" / x / "results" / "ladder" / "tables" / "timings.csv"
+    runs = [recorded(DATA / x / "results" / "ladder" / "tables" / "timings.csv")
             for x in ("h200-ladder", "h100-ladder-resumed")]  # fmt: skip
     key = ("variant", "params", "dtype", "distribution")
     tables = []
     for path in runs:
-        with open(path) as fh:
+        with gzip.open(path, "rt") as fh:
             tables.append({tuple(r[c] for c in key): float(r["batch_ms_median"])
                            for r in csv.DictReader(fh)
                            if r["m"] == "1" and r["batch_ms_median"] not in ("", "nan")})  # fmt: skip
@@ -154,23 +107,3 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
         f", cuBLAS x{statistics.median(mine):.4f} ({len(mine)}), own kernels "
         f"x{statistics.median(own):.4f} ({len(own)})"
     ) in out
-
-
-def test_the_launch_paths_benchmark_takes_the_presets_cupy_launched_rungs():
-    """benchmarks/launch_paths.py compares the batches' two launch paths where there are two:
-    the ladder's rungs that CuPy launches, the ten from tiled_guarded to wgmma_tf32 in the
-    registry's order (counted by hand in kernels/registry.yaml: the rungs after them take
-    tensor maps or clusters and launch through the driver everywhere; the cuBLAS and cuBLASLt
-    references call their libraries)."""
-    import importlib.util
-
-    from mmbench.core.registry import load_registry
-
-    spec = importlib.util.spec_from_file_location(
-        "launch_paths", ROOT / "benchmarks" / "launch_paths.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.cupy_launched(str(ROOT / "config/presets/ladder.yaml"), load_registry()) == [
-        "tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec", "warptile",
-        "warptile_db", "mma_tf32", "mma_f64", "wgmma_tf32"]  # fmt: skip

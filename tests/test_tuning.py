@@ -3,7 +3,6 @@ rungs for this run's GPU model; every bad table named with its file, line and wh
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from mmbench.core.registry import load_registry
@@ -11,7 +10,7 @@ from mmbench.plan import plan, tuning
 from mmbench.plan.config import ConfigError
 from mmbench.plan.tuning import apply_tuned
 
-from .conftest import ROOT
+from .conftest import ROOT, read_csv
 
 
 def _cfg(tuned, **more):
@@ -104,7 +103,7 @@ def test_a_gpu_model_without_tuned_parameters_is_refused_with_the_command_to_tun
 def test_a_tuning_table_older_than_the_registry_is_refused(tmp_path):
     """A rung that gained a parameter since it was tuned (mma_f64's MMAK) is not run with the
     new parameter unpinned: the table is refused with the difference and the command."""
-    table = pd.read_csv(ROOT / "kernels" / "tuned.csv")
+    table = read_csv(ROOT / "kernels" / "tuned.csv")
     table.loc[table.variant == "mma_f64", "params"] = "BM=64 BN=128 BK=8 WM=32 WN=32 STAGES=4"
     old = tmp_path / "tuned.csv"
     table.to_csv(old, index=False)
@@ -235,7 +234,7 @@ def test_a_recorded_run_tuned_by_range_agrees_with_the_nearest_rule_on_its_squar
     table = tuning.read_tuned(folder / "tuned.csv")
     ranges = tuning.tuned_ranges(table, GPU, list(table.variant.unique()), load_registry(),
                                  str(folder / "tuned.csv"))  # fmt: skip
-    timings = pd.read_csv(folder / "timings.csv")
+    timings = read_csv(folder / "timings.csv")
     tuned = timings[timings.variant.isin(list(ranges))]
     assert len(tuned) == 4 * 14  # four rungs x 14 shapes (deep_bf16, one instantiation: untuned)
 

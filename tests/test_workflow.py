@@ -15,7 +15,7 @@ import yaml
 
 from mmbench.plan import plan
 
-from .conftest import ROOT, snakemake
+from .conftest import ROOT, read_csv, snakemake
 
 
 def test_lint_is_clean_and_needs_no_gpu():
@@ -164,7 +164,7 @@ def test_aggregation_renders_from_recorded_runs(workdir):
     assert "rows from" in (logs / "aggregate" / "timings.log").read_text()
     assert "rows from" not in out.stderr
     summary = (tables / "summary.txt").read_text()
-    df = pd.concat(pd.read_csv(p) for p in sorted(runs.glob("*.csv")))
+    df = pd.concat(read_csv(p) for p in sorted(runs.glob("*.csv")))
     assert f"{len(df)} configurations: {len(df)} PASS" in summary
     assert "Since the previous kernel source" not in summary  # no archive: nothing edited
     assert Path(workdir / "results" / "compare" / "tables" / "timings.csv").exists()

@@ -1,0 +1,133 @@
+"""What the repository holds (CONTRIBUTING.md): a product without dates, GPU serials or a run's
+verdicts typed into it, reference docs of bounded length, a tracked tree and tests/data within
+the sizes CONTRIBUTING.md states, and nothing in tests/data that no test reads."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from mmbench.core.schemas import read_table
+from mmbench.report import standing
+
+from .conftest import DATA, DATA_READS, ROOT
+
+PRODUCT = ["README.md", "docs", "config", "workflow", "kernels"]
+RECORDED_LADDER = DATA / "h200-ladder" / "results" / "ladder"
+RECORDED_SWEEP = DATA / "h100-sweep" / "results" / "sweep"
+
+
+def product_files():
+    for name in PRODUCT:
+        path = ROOT / name
+        for f in [path] if path.is_file() else sorted(path.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts:
+                yield f
+
+
+def test_the_product_names_no_date_and_no_gpu_serial():
+    """A run's date or its GPU's serial belongs in its lab entry, not in what users read."""
+    found = []
+    for f in product_files():
+        try:
+            text = f.read_text()
+        except UnicodeDecodeError:
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if re.search(r"20\d\d-\d\d-\d\d|GPU-[0-9a-f]{8}", line):
+                found.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)
+
+
+def test_the_reference_docs_stay_reference_sized():
+    assert len((ROOT / "docs" / "ladder.md").read_text().splitlines()) <= 600
+    assert len((ROOT / "docs" / "method.md").read_text().splitlines()) <= 800
+
+
+def _limits() -> tuple[int, int]:
+    """The two byte limits CONTRIBUTING.md states: the tracked tree, then tests/data."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    tree = re.search(r"at most \*\*([\d,]+) bytes\*\* \(`git ls-files", text)
+    data = re.search(r"tests/data at most \*\*([\d,]+) bytes\*\*", text)
+    assert tree and data, "CONTRIBUTING.md states no size limits"
+    return int(tree.group(1).replace(",", "")), int(data.group(1).replace(",", ""))
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout"
+)
+def test_the_tracked_tree_and_tests_data_stay_within_the_stated_sizes():
+    tree_limit, data_limit = _limits()
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    names = [n for n in files.stdout.decode().split("\0") if n and (ROOT / n).is_file()]
+    tree = sum((ROOT / n).stat().st_size for n in names)
+    data = sum((ROOT / n).stat().st_size for n in names if n.startswith("tests/data/"))
+    assert tree <= tree_limit, f"the tracked tree is {tree} bytes, above {tree_limit}"
+    assert data <= data_limit, f"tests/data is {data} bytes, above {data_limit}"
+
+
+def test_the_recorded_ladder_standing_is_the_recorded_runs():
+    """workflow/resources/standing/ladder.csv is what the recorded ladder run gives, and its
+    verdicts are those the run's own report said (lab entry of the H200 ladder run, six of ten
+    targets met: FP32 at both sizes, BF16 at 8192, FP8 at both, FP64 at 4096)."""
+    recorded = standing.read("ladder")
+    met = {(p, s) for p, s, m in zip(recorded.precision, recorded["size"], recorded.met, strict=True) if m}  # fmt: skip
+    assert met == {("FP32", 4096), ("FP32", 8192), ("BF16", 8192), ("FP8", 4096),
+                   ("FP8", 8192), ("FP64", 4096)}  # fmt: skip
+    timings = read_table(RECORDED_LADDER / "tables" / "timings.csv", "timings")
+    made = standing.ladder_standing(timings)
+    pd.testing.assert_frame_equal(made, recorded, check_dtype=False, atol=1e-4)
+    assert standing.recorded_ladder()[1] == "H200"
+
+
+def test_the_recorded_sweep_standing_is_the_recorded_sweeps():
+    """workflow/resources/standing/sweep.csv is what the recorded sweep gives: 80 class-shape
+    pairs (4 classes, 11 square sizes and 9 with one small side), every target met there."""
+    recorded = standing.read("sweep")
+    assert len(recorded) == 80 and recorded.met.all()
+    timings = read_table(RECORDED_SWEEP / "tables" / "timings.csv", "timings")
+    made = standing.sweep_standing(timings)
+    pd.testing.assert_frame_equal(made.reset_index(drop=True), recorded, check_dtype=False)
+    assert standing.recorded_sweep()[1] == "H100"
+
+
+def test_the_docs_ladder_table_is_the_recorded_runs():
+    """docs/ladder.md's standing section is what `python -m mmbench.report.standing ladder`
+    writes from the recorded ladder run: typed by no one."""
+    timings = read_table(RECORDED_LADDER / "tables" / "timings.csv", "timings")
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    assert standing.with_section(text, standing.docs_section(timings)) == text
+    assert "| FP32 | warptile_db | 50898 | 99.4 | 52545 | 103.1 |" in text
+
+
+def test_every_file_in_tests_data_is_read_by_a_test(request):
+    """Run last (conftest.py orders it so): in a whole run of the README's test command, every
+    file under tests/data was opened by a test, or handed to a process a test started
+    (tests/data_reads.py).  Elsewhere (-k, one file, other markers) the reads are incomplete."""
+    session = request.session
+    why = DATA_READS.incomplete(session)
+    if why:
+        pytest.skip(
+            f"reads of tests/data are checked in a whole run of the README's test command: {why}"
+        )
+    unread = DATA_READS.unread()
+    assert not unread, (
+        "files in tests/data that no test read (read each in a test that runs pipeline code, or "
+        "move it to the lab notebook, CONTRIBUTING.md):\n" + "\n".join(unread)
+    )
+
+
+def test_recording_a_run_that_is_not_a_ladder_run_is_refused_and_writes_nothing(capsys):
+    """The default experiment's results (no row at 4096 or 8192) and a folder without tables
+    are refused by name; the recorded standing stays as it was."""
+    before = standing.path("ladder").read_bytes()
+    assert standing.main(["ladder", str(DATA / "h100-main" / "results")]) == 2
+    assert "holds no ladder verdicts" in capsys.readouterr().err
+    assert standing.main(["ladder", str(DATA / "no-such-run")]) == 2
+    assert "no-such-run/tables/timings.csv: missing" in capsys.readouterr().err
+    assert standing.main(["ladder"]) == 2
+    assert standing.path("ladder").read_bytes() == before
