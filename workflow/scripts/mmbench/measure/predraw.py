@@ -29,8 +29,9 @@ def draw_ahead(confs: list[dict], processes: int = 4, vectors: int = 0,
         return None
     from mmbench.core import paths
 
-    where = input_cache.folder()
-    where.mkdir(parents=True, exist_ok=True)
+    where = input_cache.usable()
+    if where is None:  # not this user's private cache: nothing drawn ahead (said once)
+        return None
     fd, listed = tempfile.mkstemp(prefix="draw-", suffix=".json", dir=where)
     with os.fdopen(fd, "w") as fh:
         json.dump([dict(conf=c, vectors=vectors, promoted=promoted) for c in confs], fh)
