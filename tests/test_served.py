@@ -107,9 +107,10 @@ def test_a_worker_gone_before_it_answered_reads_as_gone(locks, tmp_path):
 
 def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(locks, tmp_path, caplog):
     """A worker entry whose number lives on in another process (here this test's own) and
-    whose socket is gone: the job's spec meets no worker (GONE), the entry goes, and a new
-    worker takes the spec (here it fails it, the variant being unknown, so the job fails
-    saying so rather than trying the dead entry again)."""
+    whose socket is gone: that process is not a worker (its command line), so the entry is not
+    used, nor is the process signalled; the entry goes, and a new worker takes the spec (here
+    it fails it, the variant being unknown, so the job fails saying so rather than trying the
+    dead entry again).  A worker that dies while a job waits on it is GONE (the test above)."""
     from mmbench.measure import jobs
 
     entry = dict(socket=str(tmp_path / "gone.sock"), pid=os.getpid(), owner=os.getcwd(),
@@ -123,7 +124,7 @@ def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(locks, 
     with pytest.raises(jobs.JobFailed, match="failed before measuring anything"):
         jobs._measure([("key1", {"m": 1})], {}, base, tmp_path / "spec.json", None, GPU_ENV,
                       None, serve=True)  # fmt: skip
-    assert "ended before it answered" in caplog.text  # the entry's socket: nobody there
+    assert "ended before it answered" not in caplog.text  # the stale entry was never asked
     assert "no_such_variant" in (tmp_path / "l").read_text()  # the new worker's failure
     # the new worker's entry goes as that worker ends, right after it answered the job (the
     # job may read the answer first: two runs on a loaded 2-core machine found it still there)
@@ -183,3 +184,30 @@ def test_a_worker_sees_its_job_gone_when_the_jobs_end_of_the_socket_closes():
     assert served.peer_gone(worker_end)
     worker_end.close()
     assert served.peer_gone(worker_end)  # a socket closed on this side: nothing to answer
+
+
+def test_a_stale_entry_naming_another_process_is_never_signalled(locks, tmp_path):
+    """A worker entry left behind whose process number now belongs to an unrelated process of
+    this user (here a `sleep`): ending the run's workers neither signals nor counts it, and the
+    entry goes; a job for that GPU starts a worker of its own rather than using it."""
+    import subprocess
+
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        entry = dict(socket=str(tmp_path / "stale.sock"), pid=other.pid, owner=os.getcwd(),
+                     code=served.code_digest(), gpu=GPU_ENV[gpus.GPU_KEY_VAR])  # fmt: skip
+        path = served.entry_path(GPU_ENV[gpus.GPU_KEY_VAR])
+        path.write_text(json.dumps(entry))
+        assert not served.runs_worker(other.pid, entry["socket"])
+        assert not served.serving()
+        assert served.stop() == 0
+        time.sleep(0.2)
+        assert other.poll() is None  # still running: no SIGTERM reached it
+        assert not path.exists()
+        path.write_text(json.dumps(entry))
+        handle = served.worker_for(GPU_ENV, None)
+        assert handle.pid != other.pid and other.poll() is None
+        assert served.runs_worker(handle.pid, handle.socket)
+    finally:
+        other.kill()
+        other.wait()

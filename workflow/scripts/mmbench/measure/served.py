@@ -112,6 +112,20 @@ def alive(pid: int) -> bool:
     return True
 
 
+def runs_worker(pid: int, sock: str) -> bool:
+    """Whether process `pid` is this user's worker listening on `sock` (its command line, read
+    from /proc, is `python -m mmbench.measure.worker --serve SOCK`): a pid in a stale entry may
+    name an unrelated process since, which is never signalled.  False where it cannot be read."""
+    if not alive(pid):
+        return False
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    want = [b"mmbench.measure.worker", b"--serve", os.fsencode(sock)]
+    return all(w in argv for w in want)
+
+
 def entries() -> list[tuple[Path, dict]]:
     """Every worker entry in the lock folder (a torn or foreign file is skipped)."""
     out = []
@@ -128,9 +142,17 @@ def serving(run: str | None = None) -> bool:
     ahead of its lock)."""
     run = owner() if run is None else run
     return any(
-        e.get("owner") == run and e.get("code") == code_digest() and alive(int(e.get("pid", 0)))
+        e.get("owner") == run and e.get("code") == code_digest() and _worker_of(e)
         for _, e in entries()
     )
+
+
+def _worker_of(entry: dict) -> bool:
+    """Whether the entry's process is the worker it names (runs_worker)."""
+    try:
+        return runs_worker(int(entry.get("pid", 0)), str(entry.get("socket", "")))
+    except (TypeError, ValueError):
+        return False
 
 
 # -- the job's side ---------------------------------------------------------------------------
@@ -210,11 +232,12 @@ def worker_for(gpu_env: dict, ahead: subprocess.Popen | None) -> Served:
     except (OSError, json.JSONDecodeError):
         entry = None
     if entry is not None:
-        pid = int(entry.get("pid", 0))
+        pid = int(entry.get("pid", 0)) if str(entry.get("pid", "")).isdigit() else 0
         ours = entry.get("owner") == owner() and entry.get("code") == code_digest()
-        if ours and alive(pid):
+        worker = _worker_of(entry)
+        if ours and worker:
             return Served(entry["socket"], pid)
-        if alive(pid):  # another run's or other code's, idle (this job holds the GPU)
+        if worker:  # another run's or other code's, idle (this job holds the GPU)
             log.info("a worker of %s (code %s) ends: this job's run or code differs",
                      entry.get("owner"), entry.get("code"))  # fmt: skip
             tell_to_end(entry)
@@ -276,6 +299,8 @@ def tell_to_end(entry: dict) -> None:
         return
     except OSError:
         pass
+    if not _worker_of(entry):  # a stale entry: its pid may be anyone's process by now
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
         os.kill(int(entry.get("pid", 0)), signal.SIGTERM)
 
@@ -288,7 +313,7 @@ def stop(run: str | None = None) -> int:
     for path, entry in entries():
         if entry.get("owner") != run:
             continue
-        if alive(int(entry.get("pid", 0))):
+        if _worker_of(entry):
             tell_to_end(entry)
             told += 1
         path.unlink(missing_ok=True)
