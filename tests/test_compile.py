@@ -87,3 +87,36 @@ def test_the_gpu_tests_fault_kernels_build_here(tmp_path):
         compile_cubin(reg_path.parent / v.source, cubin, "sm_90", {"dtype": "float32", "TILE": 16},
                       tmp_path / f"{name}.log", name)  # fmt: skip
         assert v.symbol.encode() in cubin.read_bytes()
+
+
+def test_a_build_folder_that_is_a_link_is_refused(tmp_path, monkeypatch):
+    """The build folder (and the GPU lock folder, through the same check) as a symbolic link
+    to a folder the user owns: whoever can swap the link while a job waits would redirect
+    what is written there, so it is refused by name."""
+    from mmbench.core.paths import private_folder
+
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(PermissionError, match=r"link is a symbolic link \(to .*real\)"):
+        private_folder(link, "build folder", "set TMPDIR to a folder of your own")
+    assert private_folder(real, "build folder", "") == real
+
+
+def test_every_nvcc_the_project_runs_goes_through_the_shell_free_build():
+    """nvcc hands its source path to a shell: only plan/compile.compile_cubin runs it, from a
+    build folder with bare names.  No other module, tool or benchmark calls nvcc_command or
+    names nvcc in a command (a checkout at `d$(touch X)d` ran `touch` through tools/ncu_one.py
+    and tools/memcheck.py)."""
+    import re
+
+    found = []
+    for folder in ("workflow", "tools", "lab"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.name == "compile.py" and path.parent.name == "plan":
+                continue
+            for i, line in enumerate(path.read_text().splitlines(), 1):
+                if "nvcc_command(" in line or re.search(r"""\[\s*["']nvcc["']""", line):
+                    found.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not found, "\n".join(found)

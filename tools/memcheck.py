@@ -29,7 +29,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.expressions import evaluate
 from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
-from mmbench.plan.compile import nvcc_command
+from mmbench.plan.compile import compile_cubin
 from mmbench.plan.tuning import read_tuned, tuned_params, tuned_ranges
 
 
@@ -77,8 +77,8 @@ def main() -> int:
         for params in chosen:
             cubin = work / f"{name}_{slug(params)}.cubin"
             src = paths.data_dir("kernels") / v.source
-            subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, v.defines(params)), check=True,
-                           capture_output=True)  # fmt: skip
+            compile_cubin(src, cubin, v.arch or args.arch, v.defines(params),
+                          work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip
             spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),

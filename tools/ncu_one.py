@@ -23,7 +23,7 @@ from mmbench.core import paths
 from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry, slug
 from mmbench.measure.timing import Sampling, launches_before_timed
-from mmbench.plan.compile import nvcc_command
+from mmbench.plan.compile import compile_cubin
 
 DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
 
@@ -54,7 +54,9 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ncu-one-"))
     cubin = work / f"{slug(params)}.cubin"
     src = paths.data_dir("kernels") / v.source
-    subprocess.run(nvcc_command(src, cubin, v.arch or args.arch, v.defines(params)), check=True)
+    compile_cubin(
+        src, cubin, v.arch or args.arch, v.defines(params), work / "nvcc.log", slug(params)
+    )
     m, n, k = args.shape
     conf = Configuration.of(args.variant, params, m=m, n=n, k=k, accumulate=False,
                             memory="pinned", distribution="int09", seed=2024, math=v.math)  # fmt: skip

@@ -40,16 +40,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry, slug  # noqa: E402
-from mmbench.plan.compile import NVCC_FLAGS, arch_flags, define_flags  # noqa: E402
-
-FLAGS = [f for f in NVCC_FLAGS if f not in ("-lineinfo", "-Xptxas", "-v")]
+from mmbench.plan.compile import CompileError, compile_cubin  # noqa: E402
 
 
 def build(folder: Path, source: str, arch: str, defines: dict, out: Path) -> bytes:
-    cmd = ["nvcc", *FLAGS, *arch_flags(arch), "-I.", *define_flags(defines), "-o", str(out), source]
-    proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
-    if proc.returncode:
-        raise SystemExit(f"nvcc failed in {folder} for {source} {defines}:\n{proc.stderr[-2000:]}")
+    """One instantiation of `folder`/`source` built by the workflow's shell-free build
+    (plan/compile.compile_cubin), without -lineinfo: the bytes to compare."""
+    try:
+        compile_cubin(folder / source, out, arch, defines, out.with_name(out.name + ".log"),
+                      f"{folder}/{source} {defines}", lineinfo=False)  # fmt: skip
+    except CompileError as err:
+        raise SystemExit(str(err)) from None
     return out.read_bytes()
 
 

@@ -92,7 +92,7 @@ def child(rounds: int, pause: float, placements: int, fresh: bool, probe: bool) 
     from mmbench.measure.runner import Runner
     from mmbench.measure.timing import Sampling
     from mmbench.plan import plan
-    from mmbench.plan.compile import nvcc_command
+    from mmbench.plan.compile import compile_cubin
 
     registry = load_registry()
     arch = "sm_" + plan.detect_gpus()[0]["compute_cap"].replace(".", "")
@@ -109,8 +109,14 @@ def child(rounds: int, pause: float, placements: int, fresh: bool, probe: bool) 
         built = cubins.setdefault(variant, {})
         if v.compiled and c.instance not in built:
             out = tmp / f"{variant}_{c.instance}.cubin"
-            cmd = nvcc_command(ROOT / "kernels" / v.source, out, v.arch or arch, c.instance_params)
-            subprocess.run(cmd, check=True, capture_output=True)
+            compile_cubin(
+                ROOT / "kernels" / v.source,
+                out,
+                v.arch or arch,
+                v.defines(c.instance_params),
+                tmp / f"{c.instance}.log",
+                c.instance,
+            )
             built[c.instance] = str(out)
         confs[f"{c.label} {size}"] = c
 

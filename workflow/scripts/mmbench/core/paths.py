@@ -11,6 +11,7 @@ the package's folder on their PYTHONPATH (child_env).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -20,11 +21,17 @@ FOLDERS = {"kernels": "kernels", "schemas": "workflow/schemas", "resources": "wo
 
 
 def private_folder(folder: Path, what: str, remedy: str) -> Path:
-    """`folder`, created readable and writable by this user alone; one that another user owns
-    or others may write is refused (PermissionError naming `what` and the `remedy`): a file
-    planted there could stall, redirect or inject into this user's jobs."""
+    """`folder`, created readable and writable by this user alone; one that another user owns,
+    others may write, or that is a symbolic link is refused (PermissionError naming `what` and
+    the `remedy`): a file planted there, or a link swapped while a job waits, could stall,
+    redirect or inject into this user's jobs."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = folder.stat()
+    st = folder.lstat()
+    if stat.S_ISLNK(st.st_mode):  # whoever can swap the link redirects what is written there
+        raise PermissionError(
+            f"{what} {folder} is a symbolic link (to {os.readlink(folder)}); name the folder "
+            f"itself, or {remedy}"
+        )
     if st.st_uid != os.getuid() or st.st_mode & 0o022:
         raise PermissionError(
             f"{what} {folder} is owned by uid {st.st_uid} or writable by others "

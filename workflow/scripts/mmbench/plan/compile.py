@@ -48,13 +48,16 @@ def define_flags(params: dict) -> list[str]:
 
 
 def nvcc_command(
-    source: str | Path, output: str | Path, arch: str, params: dict, nvcc: str = "nvcc"
-) -> list[str]:
-    """nvcc -cubin for one instantiation; ptxas -v prints the resource report on stderr."""
+    source: str | Path, output: str | Path, arch: str, params: dict, nvcc: str = "nvcc",
+    lineinfo: bool = True,
+) -> list[str]:  # fmt: skip
+    """nvcc -cubin for one instantiation; ptxas -v prints the resource report on stderr.
+    `lineinfo` False leaves out the source lines (two sources that differ in comments then
+    build the same bytes: tools/same_cubins.py)."""
     source = Path(source)
     return [
         nvcc,
-        *NVCC_FLAGS,
+        *(f for f in NVCC_FLAGS if lineinfo or f != "-lineinfo"),
         *arch_flags(arch),
         f"-I{source.parent}",
         *define_flags(params),
@@ -106,7 +109,7 @@ def build_folder(name: str) -> Path:
 
 def compile_cubin(
     source: str | Path, cubin: str | Path, arch: str, params: dict, log: str | Path, what: str,
-    headers: str | Path | None = None, name: str | None = None,
+    headers: str | Path | None = None, name: str | None = None, lineinfo: bool = True,
 ) -> str:  # fmt: skip
     """Builds one cubin without any path of this machine reaching a shell (nvcc hands the
     source's absolute path to a shell of its own, in double quotes: a checkout at `d$(cmd)d`
@@ -125,13 +128,13 @@ def compile_cubin(
                 shutil.copyfile(h, Path(staged) / h.name)
             copy = Path(staged) / (name or Path(source).name)
             shutil.copyfile(source, copy)
-            return compile_cubin(copy, cubin, arch, params, log, what)
+            return compile_cubin(copy, cubin, arch, params, log, what, lineinfo=lineinfo)
     source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
     files = [Path(p).resolve() for p in kernel_dependencies(source)]
     root = Path(os.path.commonpath([p.parent for p in files]))
     name = f"{arch}/{cubin.parent.name}/{cubin.stem}"
     with _held(name):  # two checkouts building the same instantiation take turns
-        return _build(source, files, root, cubin, arch, params, log, what, name)
+        return _build(source, files, root, cubin, arch, params, log, what, name, lineinfo)
 
 
 def build_job(
@@ -161,7 +164,7 @@ def _held(name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _build(source, files, root, cubin, arch, params, log, what, name) -> str:
+def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=True) -> str:
     work = build_folder(name)
     try:
         for f in files:
@@ -174,7 +177,7 @@ def _build(source, files, root, cubin, arch, params, log, what, name) -> str:
             (work / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, work / "src" / rel)
         out = work / "kernel.cubin"
-        cmd = nvcc_command(source.name, out, arch, params)
+        cmd = nvcc_command(source.name, out, arch, params, lineinfo=lineinfo)
         proc = subprocess.run(
             cmd, cwd=work / "src" / source.relative_to(root).parent, capture_output=True, text=True
         )
