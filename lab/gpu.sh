@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that need the GPU machine: one tool, one named stage a device call (tools/README.md
+# The checks that need the GPU machine: one tool, one named stage a device call (lab/README.md
 # has the table).  Run from the repository root there, after installing the wheels (README,
 # "GPU machine"):
 #
@@ -30,6 +30,7 @@
 #   cupti    (CUPTI's GPU-activities table and kernel times)
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
+#   planted                               (another user plants the inputs cache: not used)
 #   multi    N                            (N GPUs of one node against one; needs N GPUs)
 #
 # LIMIT (seconds, default 560) stops a long run so that its device call returns; the stage run
@@ -42,7 +43,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 here=$(cd "$(dirname "$0")" && pwd)
 case "$stage" in
-ladder | hopper | compare | paired | speed | cupti | presets | sizes) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
+ladder | hopper | compare | paired | speed | cupti | presets | sizes | planted) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
 multi) exec "$here/gpu/multi.sh" "$@" ;;
 esac
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
@@ -114,7 +115,7 @@ memcheck)
   ;;
 *)
   echo "unknown stage $stage; valid: tests, main, rebuild-check, builds, memcheck, ladder," \
-    "hopper, compare, speed, cupti, presets, sizes, multi" >&2
+    "hopper, compare, speed, cupti, presets, sizes, planted, multi" >&2
   exit 2
   ;;
 esac
