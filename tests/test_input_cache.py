@@ -124,3 +124,15 @@ def test_a_link_planted_at_a_temporary_name_is_not_followed(cache, tmp_path):
         os.symlink(victim, cache / f".{input_cache.key(c)}.{role}.npy.{os.getpid()}.tmp")
     assert same_as_drawn(c) and same_as_drawn(c)
     assert victim.read_text() == "the victim's own"
+
+
+def test_an_unmarked_private_folder_of_the_caches_own_files_is_taken(cache):
+    """A folder of this user's alone (0700) holding only the cache's own file names, as an
+    earlier version left it: taken as the cache (marked), its arrays still checked against
+    their digests (none there: drawn again)."""
+    c = conf()
+    cache.mkdir(mode=0o700)
+    np.save(cache / f"{input_cache.key(c)}.a.npy", np.zeros((c.m, c.k), np.uint32))
+    assert same_as_drawn(c)
+    assert (cache / input_cache.MARK).is_file()
+    assert (cache / f"{input_cache.key(c)}.sha256").is_file()

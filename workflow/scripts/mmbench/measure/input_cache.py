@@ -123,7 +123,9 @@ def _why_not_ours(where: Path, make: bool) -> str | None:
     if os.path.islink(mark) or (mark.exists() and not mark.is_file()):
         return f"its {MARK} is not a plain file"
     if not mark.exists():
-        if any(where.iterdir()):
+        # a folder only this user can write, holding nothing but the cache's own file names
+        # (an earlier version's cache) is taken as the cache; anything else is not
+        if any(not OWN.match(p.name) or p.is_dir() for p in where.iterdir()):
             return f"holds files that are not the inputs cache's (no {MARK} in it)"
         if not make:
             return f"has no {MARK}"
