@@ -64,3 +64,14 @@ def test_the_index_lists_every_entry():
     entries = sorted((LAB / "entries").glob("*.md"))
     index = (LAB / "README.md").read_text()
     assert all(f"(entries/{e.name})" in index for e in entries) and len(entries) > 50
+
+
+def test_every_entry_states_its_fields():
+    """Each entry opens with its title and the fields CONTRIBUTING.md names, each one line."""
+    fields = ("question", "date", "GPU", "commits", "data", "command", "verdict")
+    for entry in sorted((LAB / "entries").glob("*.md")):
+        head = entry.read_text().split("\n\n", 2)[:2]
+        assert head[0].startswith("# "), entry.name
+        named = [line.split(":", 1)[0].removeprefix("- ") for line in head[1].splitlines()]
+        missing = [f for f in fields if f not in named]
+        assert not missing, (entry.name, missing)
