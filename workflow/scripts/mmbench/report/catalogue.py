@@ -203,8 +203,8 @@ FIGURES: dict[str, Output] = {
             "Performance as a fraction of cuBLAS",
             "Each kernel's GFLOP/s as a fraction of cuBLAS at the same size and type (log scale): "
             "how far the course kernels are from the library. The report concludes that the "
-            "course's kernels (seeds 000-004) stay under half of cuBLAS at large sizes (on an "
-            "H100 at most 28% at 2048, pinned memory); the ladder (docs/ladder.md) is the road past them.",
+            "course's kernels (seeds 000-004) stay under half of cuBLAS at large sizes; the "
+            "ladder (docs/ladder.md) is the road past them.",
         ),
         _fig(
             "ladder",
@@ -255,9 +255,8 @@ FIGURES: dict[str, Output] = {
             "integers 0-9 timed in bursts (a fresh GPU, low-entropy data: the reports' setting) "
             "and under normal inputs timed sustained (the clocks settled at the power limit), "
             "each bar labelled with the SM clock it ran at and, sustained, the board power. "
-            "docs/ladder.md: the tensor-core kernels lose most under the power limit (the cuBLAS "
-            "references -17% to -22% at 8192 on an H100), the FP32 rungs on the CUDA cores "
-            "little (-2% to 0%).",
+            "The expectation: the tensor-core kernels lose most under the power limit, the FP32 "
+            "rungs on the CUDA cores little; the note says whether this run agrees.",
             conditions=True,
         ),
         _fig(

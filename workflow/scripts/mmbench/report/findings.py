@@ -310,10 +310,9 @@ def ladder_targets(
 
 
 def load_costs(change: pd.DataFrame) -> str:
-    """docs/ladder.md: under normal inputs at the power limit the tensor-core kernels lose most
-    (the cuBLAS references -17% to -22% at 8192 on an H100), the FP32 rungs on the CUDA cores
-    little (-2% to 0%).  Agreement: the tensor-core kernels' median change below the CUDA-core
-    ones'.
+    """The ladder's expectation (docs/ladder.md, "Targets and verdicts"): under normal inputs at
+    the power limit the tensor-core kernels lose most, the FP32 rungs on the CUDA cores little.
+    Agreement: the tensor-core kernels' median change below the CUDA-core ones'.
     `change`: one row per kernel (precision, variant, change = headline / beside - 1)."""
     cuda = change[change.precision == "FP32"].change
     tensor = change[change.precision != "FP32"].change
@@ -324,9 +323,9 @@ def load_costs(change: pd.DataFrame) -> str:
         f"Tensor-core kernels {tensor.min():+.0%} to {tensor.max():+.0%} (median "
         f"{tensor.median():+.0%}), FP32 kernels on the CUDA cores {cuda.min():+.0%} to "
         f"{cuda.max():+.0%} (median {cuda.median():+.0%}): "
-        + _agree(float(more), "docs/ladder.md")
-        + ", where the tensor-core kernels lose most (the cuBLAS references -17% "
-        "to -22% at 8192 on an H100) and the CUDA-core rungs little (-2% to 0%)."
+        + _agree(float(more), "the expectation")
+        + " that the tensor-core kernels lose most at the power limit and the CUDA-core rungs "
+        "little."
     )
 
 
