@@ -20,23 +20,31 @@ PACKAGE = Path(__file__).resolve().parents[1]  # mmbench/
 FOLDERS = {"kernels": "kernels", "schemas": "workflow/schemas", "resources": "workflow/resources"}
 
 
-def private_folder(folder: Path, what: str, remedy: str) -> Path:
-    """`folder`, created readable and writable by this user alone; one that another user owns,
-    others may write, or that is a symbolic link is refused (PermissionError naming `what` and
-    the `remedy`): a file planted there, or a link swapped while a job waits, could stall,
-    redirect or inject into this user's jobs."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+def not_private(folder: Path) -> str | None:
+    """Why `folder` is not this user's alone (None: it is): a symbolic link, not a folder,
+    another user's, or writable by others.  The words follow the folder's name in a message."""
     st = folder.lstat()
     if stat.S_ISLNK(st.st_mode):  # whoever can swap the link redirects what is written there
-        raise PermissionError(
-            f"{what} {folder} is a symbolic link (to {os.readlink(folder)}); name the folder "
-            f"itself, or {remedy}"
-        )
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise PermissionError(
-            f"{what} {folder} is owned by uid {st.st_uid} or writable by others "
-            f"(mode {oct(st.st_mode & 0o777)}); remove it, or {remedy}"
-        )
+        return f"is a symbolic link (to {os.readlink(folder)})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.getuid():
+        return f"is owned by uid {st.st_uid}, not this user ({os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"is writable by others (mode {oct(st.st_mode & 0o777)})"
+    return None
+
+
+def private_folder(folder: Path, what: str, remedy: str) -> Path:
+    """`folder`, created readable and writable by this user alone; one that another user owns,
+    others may write, or that is a symbolic link is refused (PermissionError naming `what`, why
+    (not_private) and the `remedy`): a file planted there, or a link swapped while a job waits,
+    could stall, redirect or inject into this user's jobs."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    why = not_private(folder)
+    if why:
+        fix = "name the folder itself" if folder.is_symlink() else "remove it"
+        raise PermissionError(f"{what} {folder} {why}; {fix}, or {remedy}")
     return folder
 
 

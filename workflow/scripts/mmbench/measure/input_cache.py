@@ -41,13 +41,14 @@ import json
 import os
 import re
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+
+from mmbench.core.paths import not_private
 
 ENV = "MMBENCH_INPUTS_CACHE"
 # the file that marks a folder as an inputs cache this module made
@@ -108,17 +109,11 @@ def _why_not_ours(where: Path, make: bool) -> str | None:
         except OSError as err:
             return f"cannot be made ({err.strerror})"
     try:
-        st = os.lstat(where)
+        why = not_private(where)
     except FileNotFoundError:
         return "does not exist"
-    if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
-        return "is not a folder"
-    if st.st_uid != os.getuid():
-        return f"is owned by uid {st.st_uid}, not this user ({os.getuid()})"
-    if st.st_mode & 0o022:
-        return f"is writable by others (mode {oct(st.st_mode & 0o777)})"
+    if why:
+        return why
     mark = where / MARK
     if os.path.islink(mark) or (mark.exists() and not mark.is_file()):
         return f"its {MARK} is not a plain file"
