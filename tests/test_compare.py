@@ -494,6 +494,9 @@ def test_a_baseline_without_samples_says_why_nothing_was_judged(workdir, tmp_pat
     base.mkdir(parents=True)
     frames = [read_csv(p) for p in sorted((RUNS / "h100-a" / "runs").glob("*.csv"))]
     pd.concat(frames).to_csv(base / "timings.csv", index=False)
+    (base.parent / "runs").mkdir()
+    for m in (RUNS / "h100-a" / "runs").glob("*.manifest.json"):
+        shutil.copy(m, base.parent / "runs" / m.name)
     out = _compare(workdir, f"baseline={base.parent}")
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout + out.stderr
@@ -523,3 +526,138 @@ def test_two_runs_without_samples_are_said_to_lack_them_both(workdir, tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout + out.stderr
     assert "56 configurations UNSURE for want of timed samples in either run (both results " in text
+
+
+# -- the gate trusts only checked data (issue "nothing lost, nothing planted", point 3) -----------
+
+
+def _folder(tmp_path, name: str, label: str = "run"):
+    """A copy of recorded run `name` at tmp_path/label (its runs/ and tables/)."""
+    return copy_recorded(RUNS / name, tmp_path / label)
+
+
+def test_a_stale_samples_file_beside_a_newer_slower_table_is_refused_by_name(tmp_path):
+    """h100-slowed's table with h100-b's samples of tiled_guarded (the kernel before it was
+    slowed, 1.4x faster): judged on the samples alone it would be SAME."""
+    run = _folder(tmp_path, "h100-slowed")
+    stale = run / "runs" / "tiled_guarded.samples.json.gz"
+    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.samples.json.gz", stale)
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(run)
+    text = str(err.value)
+    assert f"{stale} does not hold the samples of the table beside it (14 configuration(s))" in text
+    assert "the table says" in text
+
+
+def test_nan_in_a_samples_file_is_refused_naming_the_file(tmp_path):
+    import gzip
+    import json
+
+    run = _folder(tmp_path, "h100-b")
+    path = run / "runs" / "cublas.samples.json.gz"
+    records = json.loads(gzip.decompress(path.read_bytes()))
+    records[0]["kernel_ms"][2] = float("nan")
+    path.write_bytes(gzip.compress(json.dumps(records).encode()))
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(run)
+    assert f"{path}: configuration " in str(err.value)
+    assert "has 1 kernel_ms sample(s) that are no time (e.g. nan" in str(err.value)
+
+
+def test_a_baseline_table_holding_only_its_header_is_refused_by_its_manifest(tmp_path):
+    base = _folder(tmp_path, "h100-b", "base")
+    table = base / "runs" / "tiled_guarded.csv"
+    table.write_text(table.read_text().splitlines()[0] + "\n")
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(base)
+    assert "tiled_guarded: 0 rows, its run manifest says 14 configurations" in str(err.value)
+
+
+def test_a_run_without_manifests_is_refused_and_its_rebuilt_manifests_say_so(tmp_path, capsys):
+    from mmbench.core import manifests
+
+    run = _folder(tmp_path, "h100-b")
+    for m in (run / "runs").glob("*.manifest.json"):
+        m.unlink()
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(run)
+    assert "no run manifests (runs/<variant>.manifest.json)" in str(err.value)
+    assert f"mmbench manifests {run}" in str(err.value)
+    kept = run / "runs" / "cublas.manifest.json"
+    kept.write_text("my own notes")  # never overwritten
+    assert manifests.main([str(run)]) == 0
+    assert kept.read_text() == "my own notes"
+    rebuilt = yaml.safe_load((run / "runs" / "naive_xrow.manifest.json").read_text())
+    assert rebuilt["rebuilt_from_rows"] == "runs/naive_xrow.csv"
+    assert rebuilt["configurations"] == 7  # h100-b's naive_xrow.csv: wc -l gives 8 lines
+    assert rebuilt["device"]["name"] == "NVIDIA H100 80GB HBM3"
+    assert f"{run / 'runs' / 'naive_xrow.manifest.json'}: rebuilt from the rows" in (
+        capsys.readouterr().out
+    )
+    with pytest.raises(compare.NoRun, match="cublas.manifest.json: not a readable run manifest"):
+        compare.load_folder(run)  # the file kept is no manifest, and is said to be none
+    kept.unlink()
+    manifests.main([str(run)])
+    assert len(compare.load_folder(run).rows) == 56  # checked against the rebuilt manifests
+
+
+def test_a_manifest_naming_another_gpu_than_its_rows_is_refused(tmp_path):
+    run = _folder(tmp_path, "h100-b")
+    path = run / "runs" / "cublas.manifest.json"
+    path.write_text(path.read_text().replace("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"))
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(run)
+    assert (
+        "cublas: rows measured on NVIDIA H100 80GB HBM3, its manifest says NVIDIA A100-SXM4-80GB"
+        in str(err.value)
+    )
+
+
+def test_a_run_of_two_gpu_models_is_refused_not_halved(tmp_path):
+    run = _folder(tmp_path, "h100-b")
+    h200 = RUNS / "h200-a" / "runs"
+    for f in h200.glob("cublas.*"):
+        shutil.copy(f, run / "runs" / f.name)
+    with pytest.raises(compare.NoRun) as err:
+        compare.load_folder(run)
+    assert "rows of 2 GPU models (NVIDIA H100 80GB HBM3, NVIDIA H200) in one run" in str(err.value)
+
+
+def test_a_comparison_that_judged_nothing_fails_the_gate_unless_allowed():
+    a, b = run("h100-a"), run("h100-b")
+    table = compare.compare(compare.Run("old", a.rows), compare.Run("new", b.rows))
+    assert set(table.verdict) == {"UNSURE"}
+    assert compare.gate(table) == [
+        "the comparison judged none of its 56 configuration(s) (none has timed samples in both "
+        "runs): it shows nothing about speed (allow with 'compare={fail_on: slower, "
+        "allow_missing: true}')"
+    ]
+    assert compare.gate(table, allow_missing=True) == []
+
+
+def test_configurations_this_run_added_or_measured_without_samples_fail_the_gate():
+    a, b = run("h100-a"), run("h100-b")
+    few = compare.Run("old", a.rows[a.rows.variant != "cublas"], a.samples)
+    table = compare.compare(few, b)
+    assert compare.gate(table) == [
+        "7 configuration(s) of this run missing from the baseline (variants cublas; allow with "
+        "'compare={fail_on: slower, allow_missing: true}')"
+    ]
+    xrow = set(b.rows.index[b.rows.variant == "naive_xrow"])
+    bare = {k: v for k, v in b.samples.items() if k not in xrow}
+    table = compare.compare(a, compare.Run("new", b.rows, bare))
+    assert compare.gate(table) == [
+        "7 configuration(s) not judged for want of timed samples (variants naive_xrow; allow "
+        "with 'compare={fail_on: slower, allow_missing: true}')"
+    ]
+
+
+def test_the_gate_refuses_a_stale_samples_file_of_this_run_before_any_verdict(workdir):  # noqa: F811
+    _copy_run(workdir, "h100-slowed")
+    stale = workdir / "results" / "compare" / "runs" / "tiled_guarded.samples.json.gz"
+    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.samples.json.gz", stale)
+    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    assert out.returncode != 0
+    text = out.stdout + out.stderr
+    assert "does not hold the samples of the table beside it (14 configuration(s))" in text
+    assert not (workdir / "results" / "compare" / "tables" / "compare.csv").exists()

@@ -65,6 +65,7 @@ def compare(
             base_samples=len(base.samples.get(cid, {}).get("kernel_ms", [])),
             this_samples=len(new.samples.get(cid, {}).get("kernel_ms", [])),
         )
+        row["judged"] = False
         if b is None or n is None:
             row |= dict(verdict="BASELINE ONLY" if n is None else "THIS RUN ONLY", reason="")
         elif regressed(b["verification"], n["verification"]):
@@ -72,6 +73,7 @@ def compare(
                 verdict="REGRESSED",
                 reason=f"PASS in the baseline, {n['verification']} in this run: "
                 + str(n.get("first_mismatches") or n.get("error") or "")[:200],
+                judged=True,
             )
         elif cid not in base.samples or cid not in new.samples:
             missing = (
@@ -87,6 +89,7 @@ def compare(
             row |= judge(
                 base.samples[cid], new.samples[cid], preset, tolerance if margin is None else margin
             )
+            row["judged"] = True
             row["margin_source"] = "global tolerance" if margin is None else "measured margin"
             # the same samples on both sides: a copy of one measurement, not two
             row["same_samples"] = base.samples[cid] == new.samples[cid]
@@ -150,10 +153,22 @@ def regressed(base_verification: str, this_verification: str) -> bool:
     return base_verification == "PASS" and this_verification in ("FAIL", "ERROR")
 
 
+def not_judged(table: pd.DataFrame) -> pd.Series:
+    """The configurations the criterion did not judge: in one run only, or without timed
+    samples on a side (a table written before the `judged` column: read from the verdict)."""
+    if "judged" in table:
+        return ~table.judged.astype(str).isin(["True", "true", "1"])
+    return table.verdict.isin(["BASELINE ONLY", "THIS RUN ONLY"]) | (
+        (table.verdict == "UNSURE") & table.reason.astype(str).str.startswith("no ")
+    )
+
+
 def gate(table: pd.DataFrame, allow_missing: bool = False) -> list[str]:
     """What makes `compare.fail_on: slower` fail, one line each (none: the gate passes):
-    configurations SLOWER, REGRESSED, and (unless allow_missing) in the baseline but not in
-    this run (a variant that stopped running would otherwise pass unseen)."""
+    configurations SLOWER or REGRESSED; a comparison that judged nothing; and (unless
+    allow_missing) any configuration not judged: in the baseline but not in this run (a variant
+    that stopped running), in this run but not the baseline, or without timed samples on a
+    side.  Each would otherwise pass unseen."""
     why = []
     for verdict, words in (
         ("REGRESSED", "PASSed in the baseline and FAIL or ERROR now"),
@@ -162,12 +177,29 @@ def gate(table: pd.DataFrame, allow_missing: bool = False) -> list[str]:
         n = int((table.verdict == verdict).sum())
         if n:
             why.append(f"{n} configuration(s) {words}")
-    gone = table[table.verdict == "BASELINE ONLY"]
-    if len(gone) and not allow_missing:
-        variants = ", ".join(sorted(set(gone.variant.astype(str))))
+    allow = "allow with 'compare={fail_on: slower, allow_missing: true}'"
+    unjudged = not_judged(table) if len(table) else pd.Series(dtype=bool)
+    if allow_missing:
+        return why
+    if len(table) == 0 or unjudged.all():
+        return why + [
+            f"the comparison judged none of its {len(table)} configuration(s) (none has timed "
+            f"samples in both runs): it shows nothing about speed ({allow})"
+        ]
+    for verdict, words in (
+        ("BASELINE ONLY", "of the baseline missing from this run"),
+        ("THIS RUN ONLY", "of this run missing from the baseline"),
+    ):
+        gone = table[table.verdict == verdict]
+        if len(gone):
+            variants = ", ".join(sorted(set(gone.variant.astype(str))))
+            why.append(f"{len(gone)} configuration(s) {words} (variants {variants}; {allow})")
+    bare = table[unjudged & ~table.verdict.isin(["BASELINE ONLY", "THIS RUN ONLY"])]
+    if len(bare):
+        variants = ", ".join(sorted(set(bare.variant.astype(str))))
         why.append(
-            f"{len(gone)} configuration(s) of the baseline missing from this run (variants "
-            f"{variants}; allow with 'compare={{fail_on: slower, allow_missing: true}}')"
+            f"{len(bare)} configuration(s) not judged for want of timed samples (variants "
+            f"{variants}; {allow})"
         )
     return why
 

@@ -203,14 +203,18 @@ def table(pairs, samples: dict[str, dict], threshold: float = THRESHOLD, keep=()
         if r["base_verification"] == "PASS" and r["this_verification"] in ("FAIL", "ERROR"):
             why = r.get("this_first_mismatches") or r.get("error") or ""
             row |= dict(verdict="REGRESSED", reason=f"PASS in the baseline build, "
-                        f"{r['this_verification']} in this one: {str(why)[:200]}")  # fmt: skip
+                        f"{r['this_verification']} in this one: {str(why)[:200]}",
+                        judged=True)  # fmt: skip
         elif not s or not s.get("this_ms"):
-            row |= dict(verdict="UNSURE", reason=f"no paired samples: {r.get('error') or ''}")
+            row |= dict(
+                verdict="UNSURE", reason=f"no paired samples: {r.get('error') or ''}", judged=False
+            )
         else:
             got = judge(s, threshold)
             row |= got | dict(
+                judged=True,
                 reason=f"{got['rounds']} rounds, {got['interval_method']} interval; in time "
-                f"{got['verdict_in_time']}, in cycles {got.get('verdict_in_cycles', 'not judged')}"
+                f"{got['verdict_in_time']}, in cycles {got.get('verdict_in_cycles', 'not judged')}",
             )
         row["ratio"] = row["this_ms"] / row["base_ms"] if row["base_ms"] > 0 else math.nan
         rows.append(row)

@@ -10,9 +10,11 @@ from pathlib import Path
 import pandas as pd
 
 from mmbench.core.archive import archived, previous_entry  # noqa: F401  (archived re-exported)
+from mmbench.core.columns import TableError
 from mmbench.core.row import config_id
-from mmbench.core.schemas import read_table, read_tables
-from mmbench.core.tables import read_samples
+from mmbench.core.run_files import read_run
+from mmbench.core.schemas import check_against_manifests, read_table
+from mmbench.core.tables import DamagedFile, read_samples
 
 
 class NoRun(ValueError):
@@ -60,18 +62,24 @@ def _measured(frames: list[pd.DataFrame], name: str) -> pd.DataFrame:
     if not frames:
         raise NoRun(f"{name}: no measured rows")
     rows = pd.concat(frames, ignore_index=True)
+    gpus = sorted({str(g) for g in rows.get("gpu_name", pd.Series(dtype=str)).dropna()})
+    if len(gpus) > 1:
+        raise NoRun(
+            f"{name}: rows of {len(gpus)} GPU models ({', '.join(gpus)}) in one run; a "
+            "comparison needs one GPU model a side: split the results folder by GPU"
+        )
     rows["config_id"] = [config_id(r) for _, r in rows.iterrows()]
     return rows.drop_duplicates("config_id", keep="last").set_index("config_id", drop=False)
 
 
 def load_tables(tables: list[Path], name: str) -> Run:
-    """A run from per-variant tables (runs/<variant>.csv) and the samples files beside them."""
-    samples = {}
-    for t in tables:
-        s = t.with_name(t.stem + ".samples.json.gz")
-        if s.exists():
-            samples |= read_samples(s)
-    return Run(name, _measured([read_tables(tables, "timings")], name), samples)
+    """A run from per-variant tables (runs/<variant>.csv) and the samples files beside them,
+    each checked before any verdict (core/run_files.read_run)."""
+    try:
+        rows, samples = read_run(tables)
+    except (TableError, DamagedFile) as err:
+        raise NoRun(f"{name}: {err}") from None
+    return Run(name, _measured([rows], name), samples)
 
 
 def load_pairs(tables: list[Path]) -> tuple[pd.DataFrame, dict[str, dict]]:
@@ -93,7 +101,13 @@ def load_folder(folder: str | Path) -> Run:
         return load_tables(tables, str(folder))
     timings = folder / "tables" / "timings.csv"
     if timings.exists():
-        return Run(str(folder), _measured([read_table(timings, "timings")], str(folder)))
+        rows = read_table(timings, "timings")
+        try:
+            manifests = sorted((folder / "runs").glob("*.manifest.json"))
+            check_against_manifests(rows, manifests, str(timings), folder)
+        except TableError as err:
+            raise NoRun(f"{folder}: {err}") from None
+        return Run(str(folder), _measured([rows], str(folder)))
     raise NoRun(
         f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv and "
         f"{folder}/tables/timings.csv); give the results folder of an earlier run, or "

@@ -289,6 +289,7 @@ COMPARE = TableSchema(
         "ratio": _number(required=True),
         "base_verification": _text((*VERIFICATIONS, "")),
         "this_verification": _text((*VERIFICATIONS, "")),
+        "judged": _flag(),
     },
     key=("config_id",),
     upgrade=_with_todays_ids,
@@ -493,32 +494,59 @@ def read_tables(paths, kind: str) -> pd.DataFrame:
 
 # -- the manifests ------------------------------------------------------------------------------
 
+# what rebuilds the manifests of a run kept without them (core/manifests.py)
+REBUILD = "mmbench manifests {results}"
 
-def manifest_counts(manifests) -> dict[str, int]:
-    """variant -> configurations its measurement job was given (runs/<variant>.manifest.json)."""
+
+def read_manifests(manifests) -> dict[str, dict]:
+    """variant -> its run manifest (runs/<variant>.manifest.json): the configurations its
+    measurement job was given and the device it measured on."""
     out = {}
     for p in manifests:
         try:
             m = json.loads(Path(p).read_text())
-            out[str(m["variant"])] = int(m["configurations"])
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            out[str(m["variant"])] = m | dict(configurations=int(m["configurations"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise TableError(f"{p}: not a readable run manifest ({err})") from None
     return out
 
 
-def check_against_manifests(df: pd.DataFrame, manifests, source: str) -> None:
+def manifest_counts(manifests) -> dict[str, int]:
+    """variant -> configurations its measurement job was given (runs/<variant>.manifest.json)."""
+    return {v: m["configurations"] for v, m in read_manifests(manifests).items()}
+
+
+def check_against_manifests(
+    df: pd.DataFrame, manifests, source: str, results: str | Path | None = None
+) -> None:
     """Each variant of the manifests has exactly the rows its job was given (a table cut short
-    by an interrupted copy, or grown by duplicated rows, fails here), and no variant has rows
-    without a manifest.  No manifests: nothing to check against."""
-    expected = manifest_counts(manifests)
-    if not expected:
-        return
+    by an interrupted copy, or grown by duplicated rows, fails here), on the GPU its manifest
+    names, and no variant has rows without a manifest.  A table with rows and no manifest at
+    all is refused too (nothing would show a table cut at a line's end): the message says how to
+    rebuild them from the rows (`results`: the results folder, for that command)."""
+    manifests = list(manifests)
+    if not manifests:
+        if df.empty:
+            return
+        folder = results if results is not None else Path(source).parent.parent
+        raise TableError(
+            f"{source}: no run manifests (runs/<variant>.manifest.json) beside it, so whether "
+            "rows are missing cannot be checked; copy the results folder whole, or, trusting "
+            "the table as it is, rebuild them from its rows: " + REBUILD.format(results=folder)
+        )
+    given = read_manifests(manifests)
     got = df["variant"].value_counts().to_dict() if not df.empty else {}
     wrong = [
-        f"{v}: {got.get(v, 0)} rows, its run manifest says {n} configurations"
-        for v, n in sorted(expected.items())
-        if got.get(v, 0) != n
-    ] + [f"{v}: {n} rows but no run manifest" for v, n in sorted(got.items()) if v not in expected]
+        f"{v}: {got.get(v, 0)} rows, its run manifest says {m['configurations']} configurations"
+        for v, m in sorted(given.items())
+        if got.get(v, 0) != m["configurations"]
+    ] + [f"{v}: {n} rows but no run manifest" for v, n in sorted(got.items()) if v not in given]
+    if "gpu_name" in df and not df.empty:
+        for v, m in sorted(given.items()):
+            named = str((m.get("device") or {}).get("name") or "")
+            rows = sorted({str(g) for g in df.loc[df.variant == v, "gpu_name"].dropna()})
+            if named and rows and rows != [named]:
+                wrong.append(f"{v}: rows measured on {', '.join(rows)}, its manifest says {named}")
     if wrong:
         raise TableError(
             f"{source} does not hold the rows its run manifests describe:\n  - "

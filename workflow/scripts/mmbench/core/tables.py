@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -61,12 +62,31 @@ def read_samples(path: str | Path) -> dict[str, dict]:
 
     try:
         records = json.loads(gzip.decompress(Path(path).read_bytes()))
-        return {upgrade_id(r["id"]): r for r in records}
+        out = {upgrade_id(r["id"]): r for r in records}
     except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as err:
         raise DamagedFile(
             f"{path}: not a readable samples file ({type(err).__name__}: {err}): cut short or "
             "overwritten; copy it again, or delete the variant's runs/ files and measure again"
         ) from None
+    for cid, record in out.items():
+        for name in TIMES:
+            bad = [x for x in record.get(name, []) if not _a_time(x)]
+            if bad:
+                raise DamagedFile(
+                    f"{path}: configuration {cid} has {len(bad)} {name} sample(s) that are no "
+                    f"time (e.g. {bad[0]!r}; a time is a finite number above 0): the file was "
+                    "edited or written by a broken job; delete the variant's runs/ files and "
+                    "measure again"
+                )
+    return out
+
+
+# the lists of times a samples file holds (a run's, and a paired run's two builds')
+TIMES = ("kernel_ms", "batch_ms", "base_ms", "this_ms")
+
+
+def _a_time(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
 def concat_csv(paths: list[str | Path], kind: str | None = None) -> pd.DataFrame:

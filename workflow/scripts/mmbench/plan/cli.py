@@ -10,6 +10,7 @@ workflow then checks every key and value: plan/config.py).
 
     mmbench --cores 1 --config sizes=[8000,10000,12000]
     mmbench margins RESULTS_A RESULTS_B --out margins.csv   # compare.margins from repeated runs
+    mmbench manifests RESULTS     # a copied run's manifests, rebuilt from its rows
 """
 
 from __future__ import annotations
@@ -195,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["margins"]:  # the compare command's margins, from repeated runs
         os.execv(sys.executable, [sys.executable, "-m", "mmbench.compare.margins", *argv[1:]])
+    if argv[:1] == ["manifests"]:  # a results folder's run manifests, rebuilt from its rows
+        os.execv(sys.executable, [sys.executable, "-m", "mmbench.core.manifests", *argv[1:]])
     missing = no_workflow_here(argv, Path.cwd())
     if missing:
         print(f"mmbench: {missing}", file=sys.stderr)

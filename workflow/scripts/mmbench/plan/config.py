@@ -523,15 +523,16 @@ def check_baseline(baseline: str, results: str | Path) -> None:
             "(cp -r results/... /tmp/run1), or use baseline=itself to measure each build "
             "against itself side by side (an A/A test)"
         )
-    # its tables and samples read now, so a damaged baseline is named before any job
-    from mmbench.core.schemas import TableError, read_table
-    from mmbench.core.tables import DamagedFile, read_samples
+    # its tables, manifests and samples read now, so a damaged baseline is named before any job
+    from mmbench.core.run_files import read_run
+    from mmbench.core.schemas import TableError, check_against_manifests, read_table
+    from mmbench.core.tables import DamagedFile
 
-    for t in tables:
-        try:
-            read_table(t, "timings")
-            samples = t.with_name(t.stem + ".samples.json.gz")
-            if samples.exists():
-                read_samples(samples)
-        except (TableError, DamagedFile) as err:
-            raise ConfigError(f"config key 'baseline': {err}") from None
+    try:
+        if tables[0].parent.name == "runs":
+            read_run(tables)
+        else:
+            manifests = sorted(folder.glob("runs/*.manifest.json"))
+            check_against_manifests(read_table(tables[0], "timings"), manifests, str(tables[0]))
+    except (TableError, DamagedFile) as err:
+        raise ConfigError(f"config key 'baseline': {err}") from None

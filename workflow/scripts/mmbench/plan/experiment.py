@@ -91,7 +91,9 @@ def check_copied_run(results: str | Path) -> None:
     """render_only: the copied results folder's tables, checked against their schemas and the
     run manifests before any job (ConfigError naming the file and what is wrong)."""
     # pandera's import is a third of a second: only render_only pays it at planning time
+    from mmbench.core.run_files import read_run
     from mmbench.core.schemas import TableError, check_against_manifests, read_table
+    from mmbench.core.tables import DamagedFile
 
     folder = Path(results) / "tables"
     timings = folder / "timings.csv"
@@ -104,11 +106,14 @@ def check_copied_run(results: str | Path) -> None:
     runs = sorted(Path(results).glob("runs/*.manifest.json"))
     try:
         checked = read_table(timings, "timings")
-        check_against_manifests(checked, runs, str(timings))
+        check_against_manifests(checked, runs, str(timings), results)
         for kind in COPIED_TABLES:
             if (folder / f"{kind}.csv").exists():
                 read_table(folder / f"{kind}.csv", kind)
-    except TableError as err:
+        per_variant = sorted(Path(results).glob("runs/*.csv"))
+        if per_variant:  # what a comparison reads: each table and its samples, checked
+            read_run(per_variant)
+    except (TableError, DamagedFile) as err:
         raise ConfigError(f"render_only=true: {err}") from None
 
 
