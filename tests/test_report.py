@@ -660,3 +660,22 @@ def test_figures_and_tables_drawn_in_the_drawing_processes_are_the_ones_drawn_he
         assert here == (tmp_path / "there" / f"verification{suffix}").read_text(), suffix
     assert (tmp_path / "fig" / "ladder.png").stat().st_size > 10_000
     assert "Traceback" in (tmp_path / "bad.log").read_text()
+
+
+def test_render_only_refuses_a_table_cut_at_a_line_without_its_manifests(copied):
+    """Cut at a line's end, each row is whole: only the manifests show rows missing, so a run
+    without them is refused (and says how to rebuild them, trusting the rows)."""
+    table = copied / "results" / "tables" / "timings.csv"
+    data = table.read_bytes()
+    cut = data[: int(len(data) * 0.6)]
+    table.write_bytes(cut[: cut.rindex(b"\n") + 1])
+    for m in (copied / "results" / "runs").glob("*.manifest.json"):
+        m.unlink()
+    out = snakemake("--cores", "1", "--config", "render_only=true", cwd=copied)
+    assert out.returncode != 0
+    assert (
+        "render_only=true: results/tables/timings.csv: no run manifests "
+        "(runs/<variant>.manifest.json) beside it" in out.stderr
+    )
+    assert "mmbench manifests results" in out.stderr
+    assert not (copied / "results" / "figures").exists()

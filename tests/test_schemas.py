@@ -101,3 +101,66 @@ def test_a_torn_samples_file_is_named(tmp_path):
     torn.write_bytes(src.read_bytes()[:200])
     with pytest.raises(DamagedFile, match=str(torn)):
         read_samples(torn)
+
+
+# -- every row consistent with itself (issue "nothing lost, nothing planted", point 4) ----------
+
+
+def _edited(damaged, change) -> Path:
+    """h100-main's timings with `change(df)` applied, written as a table."""
+    t = read_csv(TIMINGS)
+    change(t)
+    return damaged(t.to_csv(index=False))
+
+
+def test_an_infinite_time_with_a_zero_rate_is_refused(damaged):
+    def infinite(t):
+        # a time of inf gives a rate of exactly 0: the rate check alone lets it through
+        t.loc[3, ["kernel_ms", "kernel_ms_median"]] = float("inf")
+        t.loc[3, "kernel_gflops"] = 0.0
+
+    with pytest.raises(TableError) as err:
+        read_table(_edited(damaged, infinite), "timings")
+    assert "column 'kernel_ms': a time must be finite and > 0 fails at line 5" in str(err.value)
+    assert "column 'kernel_ms_median'" in str(err.value)
+
+
+def test_a_minimum_above_the_median_is_refused(damaged):
+    def swapped(t):
+        t.loc[7, ["kernel_ms_min", "kernel_ms_max"]] = t.loc[
+            7, ["kernel_ms_max", "kernel_ms_min"]
+        ].values
+
+    with pytest.raises(TableError) as err:
+        read_table(_edited(damaged, swapped), "timings")
+    assert "kernel_ms_min <= kernel_ms_median <= kernel_ms_max does not hold: line 9" in str(
+        err.value
+    )
+
+
+def test_a_shape_with_a_fraction_is_refused_not_truncated(damaged):
+    def fraction(t):
+        t["m"] = t["m"].astype(float)
+        t.loc[0, "m"] = t.loc[0, "m"] + 0.5
+
+    t = read_csv(TIMINGS)
+    with pytest.raises(TableError) as err:
+        read_table(_edited(damaged, fraction), "timings")
+    assert f"column 'm': not a whole number at line 2 (e.g. {t.m[0] + 0.5})" in str(err.value)
+
+
+def test_a_params_label_that_contradicts_the_instance_is_refused(damaged):
+    def relabelled(t):
+        row = t.index[t.variant == "tiled_guarded"][0]
+        t.loc[row, "params"] = "TILE=8"  # its instance and TILE column say another tile
+        t.loc[row, "label"] = "tiled_guarded TILE=8"
+
+    with pytest.raises(TableError) as err:
+        read_table(_edited(damaged, relabelled), "timings")
+    assert "label, params, instance and the parameter columns do not name one" in str(err.value)
+
+
+def test_every_recorded_table_names_its_instantiations_consistently():
+    """The checks above hold on every run the tests read (not only the one they edit)."""
+    for p in sorted(DATA.rglob("runs/*.csv")) + [TIMINGS]:
+        assert len(read_table(p, "timings")) > 0, p

@@ -104,15 +104,88 @@ def _row_columns() -> dict[str, pa.Column]:
         if f.name == "axes":
             continue
         if f.type in ("float", "int", float, int):
-            out[f.name] = _number(
-                *([pa.Check.gt(0, error="a time must be > 0")] if f.name.endswith("_ms") else [])
-            )
+            out[f.name] = _number(*_measure_checks(f.name))
         else:
             out[f.name] = _text()
     out["verification"] = _text(VERIFICATIONS, required=True, nullable=False)
-    out["kernel_ms"] = _number(pa.Check.gt(0, error="a time must be > 0"), required=True)
-    out["kernel_gflops"] = _number(pa.Check.ge(0), required=True)
+    out["kernel_ms"] = _number(_a_time(), required=True)
+    out["kernel_gflops"] = _number(_a_rate(), required=True)
     return out
+
+
+def _measure_checks(name: str) -> list[pa.Check]:
+    """A time (a column named *_ms or *_ms_<statistic>) is finite and > 0, a spread of times
+    (*_iqr) finite and >= 0, a rate (*_gflops) finite and >= 0."""
+    if "_ms" in name and name.endswith("_iqr"):
+        return [
+            pa.Check(lambda s: np.isfinite(s) & (s >= 0), error="a spread must be finite and >= 0")
+        ]
+    if name.endswith("_ms") or "_ms_" in name:
+        return [_a_time()]
+    if name.endswith("_gflops"):
+        return [_a_rate()]
+    return []
+
+
+def _a_time() -> pa.Check:
+    return pa.Check(lambda s: np.isfinite(s) & (s > 0), error="a time must be finite and > 0")
+
+
+def _a_rate() -> pa.Check:
+    return pa.Check(lambda s: np.isfinite(s) & (s >= 0), error="a rate must be finite and >= 0")
+
+
+def _ordered(low: str, mid: str, high: str) -> Callable[[pd.DataFrame], pd.Series]:
+    """low <= mid <= high where all three are given (a row's min, median and max)."""
+
+    def check(df: pd.DataFrame) -> pd.Series:
+        if not {low, mid, high} <= set(df.columns):
+            return pd.Series(True, index=df.index)
+        lo, md, hi = (pd.to_numeric(df[c], errors="coerce") for c in (low, mid, high))
+        return lo.isna() | md.isna() | hi.isna() | ((lo <= md) & (md <= hi))
+
+    return check
+
+
+def _labels_agree(df: pd.DataFrame) -> pd.Series:
+    """The row's names of its instantiation follow from one another, as core/axes.py derives
+    them: `params` is NAME=value ..., `label` the variant and `params`, `instance` the element
+    type and the same values (slug), and each parameter's own column holds its value."""
+    if not {"params", "instance", "dtype", "variant"} <= set(df.columns):
+        return pd.Series(True, index=df.index)
+    from .row import parameter_columns
+
+    names = [c for c in ("variant", "label", "params", "instance", "dtype") if c in df]
+    names += parameter_columns(df)
+    # each distinct naming once (a table repeats one instantiation over many shapes)
+    key = pd.util.hash_pandas_object(df[names], index=False)
+    first = ~key.duplicated()
+    verdict = dict(zip(key[first], _names_agree(df.loc[first]), strict=True))
+    return key.map(verdict).astype(bool)
+
+
+def _names_agree(df: pd.DataFrame) -> list[bool]:
+    from .axes import slug
+
+    ok = []
+    for r in df.to_dict("records"):
+        p = "" if pd.isna(r["params"]) else str(r["params"])
+        try:
+            pairs = dict(x.split("=", 1) for x in p.split()) if p else {}
+        except ValueError:
+            ok.append(False)
+            continue
+        good = slug({"dtype": r["dtype"]} | pairs) == str(r["instance"])
+        if "label" in r and not pd.isna(r["label"]):
+            good &= f"{r['variant']} {p}".strip() == str(r["label"])
+        for name, value in pairs.items():
+            if name in r and not pd.isna(r[name]):
+                column = r[name]
+                if isinstance(column, float) and column.is_integer():
+                    column = int(column)
+                good &= str(column) == value
+        ok.append(bool(good))
+    return ok
 
 
 def _flop_counts(df: pd.DataFrame) -> np.ndarray:
@@ -182,6 +255,19 @@ TIMINGS = TableSchema(
             error="global_gflops is not the FLOP count over global_ms_median (or one is missing)",
         ),
         pa.Check(_measured_has_time, error="a PASS or FAIL row has no kernel_ms"),
+        pa.Check(
+            _ordered("kernel_ms_min", "kernel_ms_median", "kernel_ms_max"),
+            error="kernel_ms_min <= kernel_ms_median <= kernel_ms_max does not hold",
+        ),
+        pa.Check(
+            _ordered("global_ms_min", "global_ms_median", "global_ms_max"),
+            error="global_ms_min <= global_ms_median <= global_ms_max does not hold",
+        ),
+        pa.Check(
+            _labels_agree,
+            error="label, params, instance and the parameter columns do not name one "
+            "instantiation (each follows from the instance: core/axes.py)",
+        ),
     ),
     upgrade=_with_axis_defaults,
 )
@@ -385,6 +471,7 @@ def _describe(failures: pd.DataFrame, df: pd.DataFrame, schema: TableSchema) -> 
     """One line per broken rule: the column (for a column's rule), the CSV lines, examples."""
     out = []
     # a rule that could not even be evaluated follows from a value already reported
+    unevaluated = failures[failures.failure_case.astype(str).str.startswith("TypeError(")]
     failures = failures[~failures.failure_case.astype(str).str.startswith("TypeError(")]
     frame = failures.schema_context == "DataFrameSchema"
     by_column = failures[~frame].groupby(["column", "check"], dropna=False, sort=False)
@@ -412,6 +499,25 @@ def _describe(failures: pd.DataFrame, df: pd.DataFrame, schema: TableSchema) -> 
             )
         else:
             out.append(f"{check}: {_lines(idx)}")
+    if not out and len(unevaluated):  # nothing else explains it: never read as a pass
+        for check, g in unevaluated.groupby("check", dropna=False, sort=False):
+            out.append(f"{check}: could not be checked ({str(g.failure_case.iloc[0])[:120]})")
+    return out
+
+
+def _not_whole(df: pd.DataFrame, schema: TableSchema) -> list[str]:
+    """Integer columns holding a number with a fraction (640.5): coercion would truncate it."""
+    out = []
+    for name, column in schema.columns.items():
+        if name not in df or str(column.dtype) != "int64":
+            continue
+        x = pd.to_numeric(df[name], errors="coerce")
+        bad = x.notna() & np.isfinite(x) & (x % 1 != 0)
+        if bad.any():
+            cases = ", ".join(str(v) for v in x[bad].drop_duplicates().head(3))
+            out.append(
+                f"column {name!r}: not a whole number at {_lines(df.index[bad])} (e.g. {cases})"
+            )
     return out
 
 
@@ -422,7 +528,7 @@ def check_frame(df: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
     df = schema.upgrade(df)
     if df.empty:
         return df
-    problems: list[str] = []
+    problems: list[str] = _not_whole(df, schema)
     try:
         df = schema.column_schema().validate(df, lazy=True)
     except pa.errors.SchemaErrors as err:
