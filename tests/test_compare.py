@@ -661,3 +661,72 @@ def test_the_gate_refuses_a_stale_samples_file_of_this_run_before_any_verdict(wo
     text = out.stdout + out.stderr
     assert "does not hold the samples of the table beside it (14 configuration(s))" in text
     assert not (workdir / "results" / "compare" / "tables" / "compare.csv").exists()
+
+
+# -- identity and provenance apart from clocks (issue "nothing lost, nothing planted", point 5) --
+
+
+def _archive(res, name: str, variant: str = "tiled_guarded", entry: str | None = None):
+    """Recorded run `name`'s files of `variant` archived as measure.py archives them."""
+    from mmbench.core.archive import record_measured
+
+    sha = entry or read_csv(RUNS / name / "runs" / f"{variant}.csv").source_sha256[0]
+    folder = res / "archive" / variant / sha
+    folder.mkdir(parents=True)
+    for f in (RUNS / name / "runs").glob(f"{variant}.*"):
+        shutil.copy(f, folder / f.name)
+    record_measured(folder.parent, sha)
+    return folder
+
+
+def test_an_archive_entry_dated_in_the_future_is_not_taken_as_the_newest(tmp_path):
+    """Measured in this order: h100-a's source (its rows dated a year ahead by a wrong clock),
+    then h100-b's, then the slowed source: the previous source is h100-b's, as measured.log
+    says, not the one whose rows claim the latest date."""
+    res = tmp_path / "results"
+    ahead = _archive(res, "h100-a", entry="aaaaaaaaaaaaaaaa")
+    t = read_csv(ahead / "tiled_guarded.csv")
+    t["timestamp"] = "2099-01-01T00:00:00+00:00"
+    t.to_csv(ahead / "tiled_guarded.csv", index=False)
+    _archive(res, "h100-b")
+    now = _archive(res, "h100-slowed")
+    base, hashes = compare.previous(res, compare.load_tables([now / "tiled_guarded.csv"], "now"))
+    b_sha = read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
+    assert hashes == {"tiled_guarded": b_sha}
+
+
+def test_the_edit_loop_does_not_compare_an_earlier_source_measured_on_another_gpu(tmp_path):
+    """tiled_guarded's earlier source archived from an H200 run (h200-a), this run on an H100
+    (h100-slowed): no before -> after, and a line saying why."""
+    res = tmp_path / "results"
+    _archive(res, "h200-a", entry="0123456789abcdef")
+    _archive(res, "h100-slowed")
+    copy_recorded(RUNS / "h100-slowed" / "runs", res / "runs")
+    text = compare.edits(res, sorted((res / "runs").glob("*.csv")))
+    assert text == (
+        "Since the previous kernel source:\ntiled_guarded: its earlier kernel sources were "
+        "measured on NVIDIA H200 only, not on this run's GPU model: not compared"
+    )
+
+
+def test_the_edit_loop_says_when_the_driver_or_harness_changed_too(tmp_path):
+    res = tmp_path / "results"
+    before = _archive(res, "h100-b")
+    t = read_csv(before / "tiled_guarded.csv")
+    t["driver_version"] = "575.57.08"  # h100-b and h100-slowed: 580.159.04 both
+    t.to_csv(before / "tiled_guarded.csv", index=False)
+    _archive(res, "h100-slowed")
+    copy_recorded(RUNS / "h100-slowed" / "runs", res / "runs")
+    text = compare.edits(res, sorted((res / "runs").glob("*.csv")))
+    assert "(baseline=previous): 14 SLOWER; also changed: driver 575.57.08 -> 580.159.04 (a " in (
+        text
+    )
+
+
+def test_two_runs_of_different_drivers_say_so_in_the_summary():
+    a, b = run("h100-a"), run("h100-b")
+    a.rows = a.rows.assign(driver_version="575.57.08")
+    head = compare.header(a, b)
+    assert head["same_gpu"] and head["differs"] == ["driver 575.57.08 -> 580.159.04"]
+    text = compare.summary(compare.compare(a, b), head)
+    assert "The runs differ in what measured them (driver 575.57.08 -> 580.159.04)" in text

@@ -2,9 +2,11 @@
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -155,7 +157,7 @@ def test_a_journal_from_another_gpu_is_set_aside(tmp_path, caplog):
     here = journal_key(_conf(1), "c", "s", settings, "hostB-GPU-bbbb")
     assert other != here
     journal.write_text(json.dumps({"key": other, "row": {"gpu_uuid": "GPU-aaaa"}}) + "\n")
-    assert jobs.resumable(journal, {here}, "hostB-GPU-bbbb") == {}
+    assert jobs.resumable(journal, {here: {}}, "hostB-GPU-bbbb") == {}
     assert not journal.exists()
     assert len(list(tmp_path.glob("t.csv.journal.jsonl.set-aside-*"))) == 1
     assert "GPU-aaaa" in caplog.text and "not reused" in caplog.text
@@ -251,3 +253,78 @@ def test_a_worker_started_ahead_waits_and_ends_when_told_so(tmp_path):
     jobs._tell(proc, None)
     assert proc.returncode == jobs.NEVER_TOLD_EXIT
     assert not spec.exists()
+
+
+# -- a resumed journal: rows checked against their keys (issue "nothing lost, nothing planted",
+# point 5)
+
+
+def _journal_with(tmp_path, key: str, row: dict):
+    journal = tmp_path / "t.csv.journal.jsonl"
+    journal.write_text(json.dumps({"key": key, "row": row}) + "\n")
+    return journal
+
+
+HERE = dict(gpu_uuid="GPU-bbbb", driver_version="580.95.05", harness_sha256="h1", cubin_sha256="c1")
+
+
+def test_a_row_of_another_gpu_under_this_gpus_key_is_measured_again(tmp_path, caplog):
+    from mmbench.measure import jobs
+
+    key = "k1"  # this job's key; the row inside was measured elsewhere
+    journal = _journal_with(tmp_path, key, dict(HERE, gpu_uuid="GPU-aaaa", m=1))
+    expected = {key: {k: v for k, v in HERE.items() if k != "gpu_uuid"}}
+    assert jobs.resumable(journal, expected, "hostB-GPU-bbbb") == {}
+    assert "gpu_uuid 'GPU-aaaa', not this job's GPU (hostB-GPU-bbbb)" in caplog.text
+    assert "measured again, not reused" in caplog.text
+
+
+def test_a_row_of_another_driver_or_harness_or_cubin_is_measured_again(tmp_path, caplog):
+    from mmbench.measure import jobs
+
+    expected = {"k1": {k: v for k, v in HERE.items() if k != "gpu_uuid"}}
+    for name, other in (
+        ("driver_version", "570.1"),
+        ("harness_sha256", "h0"),
+        ("cubin_sha256", "c0"),
+    ):
+        journal = _journal_with(tmp_path, "k1", dict(HERE, **{name: other}))
+        assert jobs.resumable(journal, expected, "hostB-GPU-bbbb") == {}, name
+        assert f"{name} {other!r}, not {HERE[name]!r}" in caplog.text
+    journal = _journal_with(tmp_path, "k1", dict(HERE))
+    assert jobs.resumable(journal, expected, "hostB-GPU-bbbb") == {"k1": HERE}
+
+
+def test_the_journal_key_names_the_driver_and_the_harness():
+    """run_job keys a row by the GPU, the driver and the harness joined (jobs.py): a driver
+    update or a harness edit gives other keys, so nothing measured before them is resumed."""
+    from mmbench.measure.journal import harness_sha
+
+    conf, s = dict(variant="v", m=1), {"sampling": {}}
+    a = journal_key(conf, "c", "s", s, "hostA-GPU-1/580.95.05/" + harness_sha())
+    assert a != journal_key(conf, "c", "s", s, "hostA-GPU-1/575.57.08/" + harness_sha())
+    assert a != journal_key(conf, "c", "s", s, "hostA-GPU-1/580.95.05/0123456789abcdef")
+    assert len(harness_sha()) == 16
+
+
+def test_the_harness_hash_follows_the_measuring_code(tmp_path, monkeypatch):
+    """A copy of the package with one line of measure/ changed names another harness."""
+    import shutil
+
+    from mmbench.measure import journal
+
+    package = Path(journal.__file__).resolve().parents[1]
+    copy = tmp_path / "mmbench"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    run = [
+        sys.executable,
+        "-c",
+        "from mmbench.measure.journal import harness_sha; print(harness_sha())",
+    ]
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    before = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert before.strip() == journal.harness_sha()
+    timing = copy / "measure" / "timing.py"
+    timing.write_text(timing.read_text() + "\n# an edit\n")
+    after = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert after != before

@@ -14,6 +14,7 @@ min_version("9.0")
 try:  # the pipeline's package (workflow/scripts/mmbench), installed by the README's set-up
     from mmbench.core.registry import kernel_dependencies, slug, source_hash
     from mmbench.core.columns import TableError
+    from mmbench.core.paths import settle_future_times
     from mmbench.measure import gpus as mmgpus
     from mmbench.plan import pairs as mmpairs
     from mmbench.plan import plan as mmplan
@@ -49,6 +50,11 @@ except ConfigError as err:
     sys.exit(1)
 for line in EXPERIMENT.notes:
     print(f"mmbench: {line}", file=sys.stderr)
+# results dated in the future (a copy from a machine whose clock ran ahead) would stall every job
+# that reads them, or hide an edit from Snakemake's time check: their times are set to now
+_SETTLED = settle_future_times(Path("results"))
+if _SETTLED:
+    print(f"mmbench: {_SETTLED}", file=sys.stderr)
 config.update(EXPERIMENT.config)
 REGISTRY, REGISTRY_FILE, KERNELS = (
     EXPERIMENT.registry,
@@ -128,7 +134,8 @@ def build_ticket(wildcards):
     """The input of a cubin's build that changes when the cubin must be built again:
     `<instance>.rebuild`, a count.  A cubin that is not what its build wrote (overwritten,
     truncated, copied from another build: its sha256 differs from the `.sha256` rule
-    compile_kernel recorded) has its count raised, so Snakemake builds it again (an updated
+    compile_kernel recorded; or swapped with its `.sha256` for another instantiation's: the
+    name built into it differs, plan/compile.cubin_identity) has its count raised, so Snakemake builds it again (an updated
     input) and measures again what ran it.  (Deleting it would not do: Snakemake does not
     rebuild a missing intermediate file whose downstream outputs are present.)"""
     instance = getattr(wildcards, "instance", "peak")
@@ -145,8 +152,8 @@ def build_ticket(wildcards):
         ticket.write_text(f"{count}\n")
         print(
             f"mmbench: {cubin} is not what its build wrote (its sha256 differs from "
-            f"{cubin.with_suffix('.sha256')}): building it again, and measuring again what "
-            "ran it",
+            f"{cubin.with_suffix('.sha256')}, or it names another instantiation): building "
+            "it again, and measuring again what ran it",
             file=sys.stderr,
         )
     return str(ticket)

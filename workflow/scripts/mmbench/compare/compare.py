@@ -21,6 +21,7 @@ from mmbench.compare.runs import (  # noqa: F401  (the runs, re-exported)
     NoRun,
     Run,
     archived,
+    elsewhere,
     load_folder,
     load_tables,
     previous,
@@ -205,9 +206,24 @@ def gate(table: pd.DataFrame, allow_missing: bool = False) -> list[str]:
 
 
 def header(base: Run, new: Run) -> dict:
-    """Both runs' facts, and whether they ran on different GPUs."""
+    """Both runs' facts, whether they ran on the same GPU model, and what else of what they
+    ran on differs (differs: the GPU, the driver, the harness)."""
     bf, nf = base.facts(), new.facts()
-    return dict(baseline=bf, this_run=nf, same_gpu=bf["gpu"] == nf["gpu"])
+    return dict(baseline=bf, this_run=nf, same_gpu=bf["gpu"] == nf["gpu"], differs=differs(bf, nf))
+
+
+# what a run ran on, besides the kernel: the facts two runs' verdicts depend on
+RAN_ON = {"gpu": "GPU model", "driver": "driver", "harness": "harness"}
+
+
+def differs(a: dict, b: dict) -> list[str]:
+    """What two runs' facts (Run.facts) say they ran on differently, in words: 'driver 575.57
+    -> 580.95'.  A fact one side does not record (an older run's harness) is not compared."""
+    return [
+        f"{words} {a[key]} -> {b[key]}"
+        for key, words in RAN_ON.items()
+        if a.get(key) and b.get(key) and a[key] != b[key]
+    ]
 
 
 def several_sources(results: str | Path) -> bool:
@@ -237,7 +253,10 @@ def edits(
     try:
         base, hashes = previous(results, new)
     except NoRun:
-        return ""
+        away = elsewhere(results, new)
+        if not away:
+            return ""
+        base, hashes = Run("previous", new.rows.iloc[:0]), {}
     table = compare(base, new, preset, tolerance)
     now = new.facts()["sources"]
     lines = []
@@ -245,12 +264,21 @@ def edits(
         t = table[(table.variant == variant) & table.ratio.notna()].sort_values(["m", "n", "k"])
         c = counts(t)
         tally = ", ".join(f"{c[v]} {v}" for v in JUDGED if c[v])
+        b = Run("", base.rows[base.rows.variant == variant]).facts()
+        n = Run("", new.rows[new.rows.variant == variant]).facts()
+        also = differs(b, n)
         lines.append(
             f"{variant}: kernel source {old} -> {now[variant]} (baseline=previous): {tally}"
+            + (f"; also changed: {', '.join(also)} (a verdict may be theirs)" if also else "")
         )
         for r in t.itertuples():
             lines.append(
                 f"  {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: {r.base_ms:.4g} -> "
                 f"{r.this_ms:.4g} ms (x{r.ratio:.3f}) {r.verdict}"
             )
+    for variant, gpus in elsewhere(results, new).items():
+        lines.append(
+            f"{variant}: its earlier kernel sources were measured on {gpus} only, not on this "
+            "run's GPU model: not compared"
+        )
     return "Since the previous kernel source:\n" + "\n".join(lines)

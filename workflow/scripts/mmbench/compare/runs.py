@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench.core.archive import archived, previous_entry  # noqa: F401  (archived re-exported)
+from mmbench.core.archive import (  # noqa: F401  (archived re-exported)
+    archived,
+    gpu_of,
+    previous_entry,
+)
 from mmbench.core.columns import TableError
 from mmbench.core.row import config_id
 from mmbench.core.run_files import read_run
@@ -49,6 +53,7 @@ class Run:
             gpu=one("gpu_name"),
             gpu_uuid=one("gpu_uuid"),
             driver=one("driver_version"),
+            harness=one("harness_sha256"),
             sm_clock_mhz=float(clock.median())
             if clock is not None and clock.notna().any()
             else None,
@@ -117,20 +122,43 @@ def load_folder(folder: str | Path) -> Run:
 
 def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
     """The baseline of the edit loop: for each variant of ``current``, its measurement of the
-    source before the current one (the newest archived one whose source hash differs).  Variants
-    never measured with another source are left out (THIS RUN ONLY).  Also returns
-    variant -> the baseline's source hash."""
+    source before the current one (the newest archived one whose source hash differs) on the
+    same GPU model.  Variants never measured with another source there are left out (THIS RUN
+    ONLY).  Also returns variant -> the baseline's source hash."""
     now = current.facts()["sources"]
+    gpus = (
+        current.rows.dropna(subset=["gpu_name"]).groupby("variant").gpu_name.first().to_dict()
+        if "gpu_name" in current.rows
+        else {}
+    )
     picked, hashes = [], {}
     for variant, tables in archived(results).items():
-        entry = previous_entry(tables, now[variant]) if variant in now else None
+        entry = previous_entry(tables, now[variant], gpus.get(variant)) if variant in now else None
         if entry is not None:
             picked.append(entry)
             hashes[variant] = entry.parent.name
     if not picked:
         raise NoRun(
-            f"baseline=previous: no variant of this run has an earlier kernel source in "
-            f"{Path(results) / 'archive'} (a variant's rows are archived when it is measured; "
-            f"edit a kernel and run again, or give baseline=<results folder>)"
+            f"baseline=previous: no variant of this run has an earlier kernel source measured "
+            f"on this GPU model in {Path(results) / 'archive'} (a variant's rows are archived "
+            f"when it is measured; edit a kernel and run again, or give "
+            f"baseline=<results folder>)"
         )
     return load_tables(picked, "previous"), hashes
+
+
+def elsewhere(results: str | Path, current: Run) -> dict[str, str]:
+    """variant -> the GPU models its earlier sources were measured on, for the variants of
+    ``current`` whose earlier sources were all measured on another GPU model than this run's
+    (the edit loop says so rather than compare GPUs)."""
+    now = current.facts()["sources"]
+    out = {}
+    for variant, tables in archived(results).items():
+        if variant not in now:
+            continue
+        earlier = [t for t in tables if t.parent.name != str(now[variant])]
+        here = set(current.rows.loc[current.rows.variant == variant, "gpu_name"].dropna())
+        models = {gpu_of(t) for t in earlier}
+        if earlier and not models & here:
+            out[variant] = ", ".join(sorted(m or "an unknown GPU" for m in models))
+    return out

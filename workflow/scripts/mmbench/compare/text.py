@@ -85,6 +85,12 @@ def summary(table: pd.DataFrame, head: dict, limit: int = 12) -> str:
         )
     if not head["same_gpu"]:
         lines.append("  The runs are on different GPUs: verdicts compare the GPUs, not code.")
+    other = [d for d in head.get("differs", []) if not d.startswith("GPU model")]
+    if other:
+        lines.append(
+            f"  The runs differ in what measured them ({'; '.join(other)}): a verdict may be "
+            "theirs, not the code's."
+        )
     both = [v for v in n["sources"] if v in b["sources"]]
     changed = sorted(v for v in both if str(b["sources"][v]) != str(n["sources"][v]))
     if changed:

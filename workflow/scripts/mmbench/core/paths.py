@@ -48,6 +48,44 @@ def private_folder(folder: Path, what: str, remedy: str) -> Path:
     return folder
 
 
+# how far ahead of the clock a file's time may be before it counts as dated in the future
+FUTURE_SLACK_S = 2.0
+
+
+def settle_future_times(root: Path, now: float | None = None) -> str | None:
+    """Sets the time of every file of this user's under `root` dated in the future (a results
+    folder copied from a machine whose clock ran ahead, or a clock set back) to now, and says
+    so (None where none was).  Snakemake decides partly by file times: an input dated after
+    every later output makes each job that reads it fail its clock-skew check, and an output
+    dated ahead hides an edit from the time check.  What changed is found by content hashes
+    (kernel sources and headers, registry entries, cubins' sha256), which times do not move."""
+    import time
+
+    now = time.time() if now is None else now
+    moved, latest = 0, now
+    if not root.is_dir():
+        return None
+    for folder, dirs, files in os.walk(root):
+        for name in files + dirs:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+                if st.st_mtime > now + FUTURE_SLACK_S and st.st_uid == os.getuid():
+                    os.utime(path, (now, now), follow_symlinks=False)
+                    moved += name in files
+                    latest = max(latest, st.st_mtime)
+            except OSError:
+                continue
+    if not moved:
+        return None
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(latest))
+    return (
+        f"{moved} file(s) under {root}/ were dated in the future (up to {stamp}; the clock says "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(now))}): their times are set to now, "
+        "so that Snakemake's time checks hold; what changed is found by content hashes"
+    )
+
+
 def data_dir(name: str) -> Path:
     """The folder ``name`` (kernels, schemas or resources): inside an installed package if it was
     built as a wheel, otherwise in the repository this package sits in."""

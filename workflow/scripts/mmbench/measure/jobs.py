@@ -34,8 +34,16 @@ from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
 from mmbench.measure import predraw, served
 from mmbench.measure.gpus import GPU_KEY_VAR
-from mmbench.measure.journal import journal_fatal, journal_key, read_journal, worker_times
+from mmbench.measure.journal import (
+    driver_version,
+    harness_sha,
+    journal_fatal,
+    journal_key,
+    read_journal,
+    worker_times,
+)
 from mmbench.measure.runner import footprint
+from mmbench.plan.compile import misnamed
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3
@@ -90,6 +98,13 @@ def run_job(
     out = Path(out_csv)
     journal = out.with_name(out.name + ".journal.jsonl")
     spec_path = out.with_name(out.name + ".spec.json")
+    wrong = misnamed(instantiations)
+    if wrong:  # swapped for another instantiation's cubin (its .sha256 with it): not measured
+        raise JobFailed(
+            "cubins that are not the build of their instantiation: "
+            + "; ".join(wrong)
+            + " (delete them and run again: they are built afresh)"
+        )
     shas = {name: file_sha(path) for name, path in instantiations.items()}
     for name, path in (baseline or {}).items():  # a pair's row names both builds
         shas[name] = f"{shas.get(name, 'library')}+{file_sha(path) if path else 'library'}"
@@ -127,14 +142,19 @@ def run_job(
         with gpus.acquire(log=log) as gpu_env:
             times["locked"] = time.time()
             # a journal row is kept only where the configuration, its cubin, the kernel
-            # sources, the sampling settings and the GPU (host and UUID) are unchanged
+            # sources, the sampling settings, the GPU (host and UUID), the driver and the
+            # harness are unchanged: in its key, and in the row itself (resumable)
             gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
+            facts = dict(driver_version=driver_version(), harness_sha256=harness_sha())
+            on = "/".join([gpu, *facts.values()])
             launch = entry.launch_sha()
-            keyed = []
+            keyed, expected = [], {}
             for c in confs:
                 cub = shas.get(Configuration.from_dict(c).instance, "library")
-                keyed.append((journal_key(c, cub, f"{source_sha}/{launch}", settings, gpu), c))
-            rows = resumable(journal, {k for k, _ in keyed}, gpu)
+                key = journal_key(c, cub, f"{source_sha}/{launch}", settings, on)
+                keyed.append((key, c))
+                expected[key] = facts | ({} if baseline else dict(cubin_sha256=cub))
+            rows = resumable(journal, expected, gpu)
             spawns = _measure(keyed, rows, base, spec_path, max_workers, gpu_env, ahead, serve)
             device = read_journal(journal)[2]
             # each worker's own stamps (imported, ready, done) beside its spawn and exit here:
@@ -177,20 +197,46 @@ def run_job(
     return device
 
 
-def resumable(journal: Path, keys: set[str], gpu: str) -> dict[str, dict]:
-    """The journal's rows this job can keep (their key names this configuration, cubin,
-    sources, settings and GPU).  A journal whose rows were measured elsewhere (another GPU or
-    host: a requeued SLURM job, a results folder copied between machines) is set aside under a
-    name of its own, with a message, and the job starts afresh."""
+def resumable(journal: Path, expected: dict[str, dict], gpu: str) -> dict[str, dict]:
+    """The journal's rows this job can keep: their key is one of `expected`'s (it names this
+    configuration, cubin, sources, settings, GPU, driver and harness) and the row itself says
+    the same (its GPU UUID is the one `gpu` names, and each fact of `expected[key]` that is known
+    here is the row's): a row written under a key it does not match is measured again, with a
+    message.  A journal whose rows were all measured elsewhere (another GPU or host: a requeued
+    SLURM job, a results folder copied between machines; another driver or harness) is set aside
+    under a name of its own, with a message, and the job starts afresh."""
     rows, _, _ = read_journal(journal)
-    kept = {k: r for k, r in rows.items() if k in keys}
+    kept, wrong = {}, []
+    for k, r in rows.items():
+        if k not in expected:
+            continue
+        said = [
+            f"{name} {r.get(name)!r}, not {want!r}"
+            for name, want in expected[k].items()
+            if want and want != "library" and str(r.get(name) or "") != want
+        ]
+        uuid = str(r.get("gpu_uuid") or "")
+        if uuid and gpu and not gpu.endswith(uuid):
+            said.insert(0, f"gpu_uuid {uuid!r}, not this job's GPU ({gpu})")
+        if said:
+            wrong.append(said[0])
+        else:
+            kept[k] = r
+    if wrong:
+        log.warning(
+            "the journal %s holds %d row(s) under this job's keys that say otherwise (e.g. "
+            "%s): measured again, not reused",
+            journal,
+            len(wrong),
+            wrong[0],
+        )
     if rows and not kept:
         others = sorted({str(r.get("gpu_uuid") or "?") for r in rows.values()})
         aside = journal.with_name(f"{journal.name}.set-aside-{int(time.time())}")
         journal.rename(aside)
         log.warning(
-            "the journal %s holds %d rows measured with other settings or on another GPU "
-            "(%s; this job runs on %s): set aside as %s, not reused",
+            "the journal %s holds %d rows measured with other settings, on another GPU, "
+            "driver or harness (%s; this job runs on %s): set aside as %s, not reused",
             journal,
             len(rows),
             ", ".join(others),
@@ -202,7 +248,7 @@ def resumable(journal: Path, keys: set[str], gpu: str) -> dict[str, dict]:
         log.info(
             "resuming: %d of %d configurations already measured on this GPU (journal %s)",
             len(kept),
-            len(keys),
+            len(expected),
             journal,
         )
     return kept

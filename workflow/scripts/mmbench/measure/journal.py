@@ -10,9 +10,11 @@ appended and flushed by the worker, read by the job (jobs.py).  The record shape
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -55,9 +57,39 @@ def worker_times(path: Path) -> list[dict]:
     return out
 
 
+@functools.cache
+def harness_sha() -> str:
+    """16 hex digits naming the harness that measures: the sources of this package's core/ and
+    measure/ (what times and verifies a kernel), each file by its path and content."""
+    package = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted([*package.glob("core/*.py"), *package.glob("measure/*.py")]):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# where the OS says which NVIDIA kernel driver is loaded (read without a GPU call)
+DRIVER_FILES = ("/sys/module/nvidia/version", "/proc/driver/nvidia/version")
+
+
+@functools.cache
+def driver_version() -> str:
+    """The NVIDIA driver loaded on this host, as NVML would name it ('580.95.05'); '' where
+    none is loaded (no GPU here)."""
+    for name in DRIVER_FILES:
+        try:
+            text = Path(name).read_text()
+        except OSError:
+            continue
+        found = re.search(r"\b(\d+\.\d+(?:\.\d+)?)\b", text)
+        if found:
+            return found.group(1)
+    return ""
+
+
 def journal_key(conf: dict, cubin_sha: str, source_sha: str, settings: dict, gpu: str) -> str:
     """Names one measurement: the configuration, its cubin, the kernel sources, the sampling
-    settings and the GPU (host and UUID) it runs on."""
+    settings and what it runs on (`gpu`: host, UUID, driver and harness, jobs.run_job)."""
     blob = json.dumps([conf, cubin_sha, source_sha, settings, gpu], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

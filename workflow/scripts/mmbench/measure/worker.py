@@ -42,6 +42,7 @@ from mmbench.measure.journal import (
     append_jsonl,
     device_record,
     fatal_record,
+    harness_sha,
     process_started_at,
     row_record,
     start_record,
@@ -147,12 +148,17 @@ def _measure_spec(spec: dict, session: Session, stamps: dict, gone=None) -> int:
     )
     # every row names the cubin and the launch spec that made it
     launch = variant.launch_sha()
+    harness = harness_sha()
     cubin_shas = {name: file_sha(path) for name, path in cubins.items()}
     # a pair's row names its baseline build's too (a library call's: "library")
     base_shas = {n: file_sha(p) if p else "library" for n, p in spec.get("baseline", {}).items()}
 
     def identity(conf, row: dict) -> dict:
-        row = row | dict(cubin_sha256=cubin_shas.get(conf.instance, ""), launch_sha256=launch)
+        row = row | dict(
+            cubin_sha256=cubin_shas.get(conf.instance, ""),
+            launch_sha256=launch,
+            harness_sha256=harness,
+        )
         if base_shas:
             row["base_cubin_sha256"] = base_shas.get(conf.instance, "")
         return row

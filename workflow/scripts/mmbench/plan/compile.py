@@ -49,22 +49,69 @@ def define_flags(params: dict) -> list[str]:
 
 def nvcc_command(
     source: str | Path, output: str | Path, arch: str, params: dict, nvcc: str = "nvcc",
-    lineinfo: bool = True,
+    lineinfo: bool = True, identity: str | None = None,
 ) -> list[str]:  # fmt: skip
     """nvcc -cubin for one instantiation; ptxas -v prints the resource report on stderr.
     `lineinfo` False leaves out the source lines (two sources that differ in comments then
-    build the same bytes: tools/same_cubins.py)."""
+    build the same bytes: tools/same_cubins.py).  `identity`: a header, beside the source,
+    included before it (IDENTITY_HEADER: the cubin then names its instantiation)."""
     source = Path(source)
     return [
         nvcc,
         *(f for f in NVCC_FLAGS if lineinfo or f != "-lineinfo"),
         *arch_flags(arch),
         f"-I{source.parent}",
+        *(["-include", identity] if identity else []),
         *define_flags(params),
         "-o",
         str(output),
         str(source),
     ]
+
+
+# Every cubin the project builds carries the name of what it was built as, in its own bytes:
+# a header included before the kernel defines a device string "mmbench-cubin:<folder>/
+# <instantiation>" (results/build/<arch>/<variant>/<instance>.cubin: the variant and the
+# instantiation).  A cubin swapped for another instantiation's (with its .sha256 beside it)
+# still names that other one, and is built again before anything measures it.
+IDENTITY_HEADER = "mmbench_identity.cuh"
+IDENTITY_PREFIX = "mmbench-cubin:"
+
+
+def cubin_identity(cubin: str | Path) -> str:
+    """The name a cubin at .../<folder>/<instance>.cubin is built with (characters other than
+    letters, digits and _ . + - as _)."""
+    cubin = Path(cubin)
+    return IDENTITY_PREFIX + "/".join(
+        re.sub(r"[^A-Za-z0-9_.+-]", "_", part) for part in (cubin.parent.name, cubin.stem)
+    )
+
+
+def identity_header(identity: str) -> str:
+    """The header's text: one device string, kept in the cubin (used); no kernel reads it."""
+    return (
+        'extern "C" __device__ __attribute__((used)) const char mmbench_cubin_identity[] = '
+        f'"{identity}";\n'
+    )
+
+
+def names_itself(data: bytes, identity: str) -> bool:
+    """Whether a cubin's bytes hold `identity`, whole (followed by its terminating zero)."""
+    return identity.encode() + b"\0" in data
+
+
+def misnamed(cubins: dict[str, str | Path]) -> list[str]:
+    """Of `cubins` (instantiation -> cubin), each that does not name itself as built for its
+    place (a cubin swapped for another's), one line each: the path and what it names."""
+    out = []
+    for path in cubins.values():
+        data = Path(path).read_bytes()
+        want = cubin_identity(path)
+        if not names_itself(data, want):
+            found = re.search(rb"mmbench-cubin:([A-Za-z0-9_.+/-]+)\0", data)
+            said = f"names {found.group(1).decode()}" if found else "names no instantiation"
+            out.append(f"{path} {said}, not {want.removeprefix(IDENTITY_PREFIX)}")
+    return out
 
 
 class CompileError(RuntimeError):
@@ -177,10 +224,13 @@ def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=T
             (work / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, work / "src" / rel)
         out = work / "kernel.cubin"
-        cmd = nvcc_command(source.name, out, arch, params, lineinfo=lineinfo)
-        proc = subprocess.run(
-            cmd, cwd=work / "src" / source.relative_to(root).parent, capture_output=True, text=True
+        here = work / "src" / source.relative_to(root).parent
+        identity = cubin_identity(cubin)
+        (here / IDENTITY_HEADER).write_text(identity_header(identity))
+        cmd = nvcc_command(
+            source.name, out, arch, params, lineinfo=lineinfo, identity=IDENTITY_HEADER
         )
+        proc = subprocess.run(cmd, cwd=here, capture_output=True, text=True)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
         if proc.returncode < 0 or _KILLED.search(proc.stdout + proc.stderr):
@@ -195,6 +245,8 @@ def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=T
                 + "\n  ".join(errors or ["(no error line; see the log)"])
             )
         data = out.read_bytes()
+        if not names_itself(data, identity):
+            raise CompileError(f"nvcc built {what} without its identity {identity!r} (see {log})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cubin.parent.mkdir(parents=True, exist_ok=True)
@@ -204,14 +256,18 @@ def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=T
     return hashlib.sha256(data).hexdigest()
 
 
-def cubin_intact(cubin: str | Path, sha_file: str | Path) -> bool | None:
-    """Whether a cubin is what its build wrote (the sha256 recorded beside it); None where
-    either file is missing (nothing to judge: Snakemake builds what is missing)."""
+def cubin_intact(cubin: str | Path, sha_file: str | Path, named: bool = True) -> bool | None:
+    """Whether a cubin is what its build wrote (the sha256 recorded beside it) and (`named`)
+    what its instantiation's build writes (it names itself: cubin_identity); None where either
+    file is missing (nothing to judge: Snakemake builds what is missing)."""
     cubin, sha_file = Path(cubin), Path(sha_file)
     if not cubin.exists() or not sha_file.exists():
         return None
     recorded = sha_file.read_text().split()[:1]
-    return bool(recorded) and hashlib.sha256(cubin.read_bytes()).hexdigest() == recorded[0]
+    data = cubin.read_bytes()
+    if named and not names_itself(data, cubin_identity(cubin)):
+        return False
+    return bool(recorded) and hashlib.sha256(data).hexdigest() == recorded[0]
 
 
 @cache
