@@ -22,6 +22,12 @@ try:
     from mmbench.core.registry import load_registry
 except ImportError:  # a checkout from before the registry moved to core/ (lab/gpu.sh builds)
     from mmbench.plan.registry import load_registry
+try:
+    from mmbench.core.bounded import load_yaml
+except ImportError:  # a checkout from before core/bounded.py: its presets are its own
+
+    def load_yaml(path):
+        return yaml.safe_load(Path(path).read_text())
 
 
 def names(text: str) -> list[str]:
@@ -39,7 +45,7 @@ def main() -> None:
     ap.add_argument("--extra-tuned", default="")
     a = ap.parse_args()
     registry = load_registry()
-    config = yaml.safe_load(Path(a.preset).read_text())
+    config = load_yaml(a.preset)
     chosen = [v.partition(":") for v in names(a.variants)]
     config["variants"] = [name for name, _, _ in chosen]
     config["params"] = {}

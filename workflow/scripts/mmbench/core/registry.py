@@ -27,6 +27,7 @@ import yaml
 
 from mmbench.core import arith, paths
 from mmbench.core.axes import DTYPE_PARAM, params_label, slug
+from mmbench.core.bounded import TooLarge, load_yaml
 from mmbench.core.elements import ELEMENT_TYPES, element_type
 from mmbench.core.expressions import MAX_EXPRESSION, RegistryError, cdiv, evaluate
 from mmbench.core.launch_spec import (
@@ -500,9 +501,11 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _n
 def strict_yaml(path: Path):
     """A YAML file read with duplicate keys refused (RegistryError naming the key and line)."""
     try:
-        return yaml.load(path.read_text(), Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+        return load_yaml(path, loader=_StrictLoader)
     except yaml.YAMLError as err:
         raise RegistryError(f"{path} is not valid YAML: {err}") from None
+    except TooLarge as err:
+        raise RegistryError(str(err)) from None
 
 
 def _check_expressions(v: Variant) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -548,24 +549,65 @@ def check_frame(df: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
     return df
 
 
+# the largest table a stage reads (bytes, uncompressed): a hundred times a large sweep's
+MAX_TABLE_BYTES = 256 * 1024 * 1024
+MAX_TABLE_VAR = "MMBENCH_MAX_TABLE_BYTES"  # where a user sets another bound
+# tables read in this process, by file identity: each read once however many stages ask
+_READ: dict[tuple, pd.DataFrame] = {}
+_READ_KEPT = 16
+
+
+def _max_table_bytes() -> int:
+    given = os.environ.get(MAX_TABLE_VAR, "")
+    return int(given) if given.isdigit() else MAX_TABLE_BYTES
+
+
 def read_table(path: str | Path, kind: str, *, allow_empty: bool = True) -> pd.DataFrame:
     """The table at `path`, checked against the schema of `kind` (SCHEMAS).  A file that is
-    empty, cut short (its last line unterminated), not CSV, or that breaks its schema raises
-    TableError naming the file and what is wrong.  A header with no rows is an empty table.  A
-    table kept compressed (`timings.csv.gz`, as an archived or recorded run may hold it) is read
-    where the plain file is absent."""
+    empty, cut short (its last line unterminated), not CSV, larger than MAX_TABLE_BYTES (or
+    $MMBENCH_MAX_TABLE_BYTES), or that breaks its schema raises TableError naming the file and
+    what is wrong.  A header with no rows is an empty table.  A table kept compressed
+    (`timings.csv.gz`, as an archived or recorded run may hold it) is read where the plain file
+    is absent.  A file read before in this process, unchanged since (the same inode, size and
+    time), is not read again (a copy of what was read is returned)."""
     path = Path(path)
     packed = path.with_name(path.name + ".gz")
     if not path.exists() and packed.exists():
         path = packed
     if not path.exists():
         raise TableError(f"{path}: missing (a {kind} table was expected here)")
+    st = path.stat()
+    key = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns, kind, allow_empty)
+    if key in _READ:
+        return _READ[key].copy()
+    df = _read_table(path, kind, allow_empty, st.st_size)
+    if len(_READ) >= _READ_KEPT:
+        _READ.pop(next(iter(_READ)))
+    _READ[key] = df
+    return df.copy()
+
+
+def _too_large(path: Path, size: int, what: str) -> TableError:
+    return TableError(
+        f"{path}: {size:,} bytes{what}, past the {_max_table_bytes():,} a table may be (no run "
+        f"of this pipeline writes one near it: not one of ours, or damaged); where it is "
+        f"yours, set {MAX_TABLE_VAR} to a larger bound"
+    )
+
+
+def _read_table(path: Path, kind: str, allow_empty: bool, size: int) -> pd.DataFrame:
+    limit = _max_table_bytes()
+    if size > limit:
+        raise _too_large(path, size, "")
     data = path.read_bytes()
     if path.suffix == ".gz":
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+                data = fh.read(limit + 1)  # never more than the bound, however it inflates
         except (OSError, EOFError) as err:
             raise TableError(f"{path}: not a readable gzip file ({err})") from None
+        if len(data) > limit:
+            raise _too_large(path, len(data), " once decompressed (at least)")
     if data and not data.strip():  # what an empty table is written as (a newline alone)
         return pd.DataFrame()
     if not data:

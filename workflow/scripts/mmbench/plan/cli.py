@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from mmbench.core.bounded import TooLarge, load_yaml
 from mmbench.plan.slurm import slurm_unreachable, submits
 
 CONFIGFILE_FLAGS = ("--configfile", "--configfiles")
@@ -68,7 +69,10 @@ def configfile_problems(paths: list[str]) -> list[str]:
             )
             continue
         try:
-            loaded = yaml.safe_load(path.read_text())
+            loaded = load_yaml(path, p)
+        except TooLarge as err:
+            out.append(f"--configfile {err}")
+            continue
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else p

@@ -13,6 +13,7 @@ import yaml
 
 from mmbench.core import paths
 from mmbench.core.axes import allowed_values
+from mmbench.core.bounded import TooLarge, check_size, load_yaml
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
 from mmbench.core.registry import DTYPE_PARAM, Variant
@@ -78,7 +79,7 @@ def coerce(value, schema: dict):
         s = value.strip()
         if "array" in types or "object" in types:
             try:
-                loaded = yaml.safe_load(s)
+                loaded = load_yaml("a --config value", text=s)
             except yaml.YAMLError:
                 return value
             if isinstance(loaded, (list, dict)):
@@ -242,7 +243,11 @@ def validate(
     ``outputs``: the catalogue's names (load_schema), which ``report.figures`` and
     ``report.tables`` are checked against."""
     schema = load_schema(registry, outputs)
-    cfg = coerce(copy.deepcopy(dict(config)), schema)
+    try:  # before anything walks it: an alias bomb is walked once per place it stands
+        check_size(dict(config), "the config")
+        cfg = check_size(coerce(copy.deepcopy(dict(config)), schema), "the config")
+    except TooLarge as err:
+        raise ConfigError(str(err)) from None
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=_path)
     problems = [f"config key '{_path(e)}': {_describe_in(e, registry)}" for e in errors]
     arch = str(cfg.get("arch", "auto"))

@@ -14,8 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from mmbench.core.bounded import load_yaml
 from mmbench.core.registry import Variant, load_registry
 from mmbench.plan import plan as mmplan
 from mmbench.plan.config import ConfigError, check_baseline, idle_shorthands, merge, validate
@@ -83,7 +82,7 @@ def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
     """The defaults (config/config.yaml) under what --configfile and --config gave, and the
     profile: keys the user's own config names (the others follow the run)."""
     named = frozenset((dict(given).get("profile") or {}).keys())
-    defaults = yaml.safe_load((Path(basedir) / "config" / "config.yaml").read_text())
+    defaults = load_yaml(Path(basedir) / "config" / "config.yaml")
     return merge(defaults, dict(given)), named
 
 

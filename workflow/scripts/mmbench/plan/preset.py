@@ -7,9 +7,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from mmbench.core import paths
+from mmbench.core.bounded import load_yaml
 from mmbench.core.registry import slug
 from mmbench.plan import plan as mmplan
 from mmbench.plan.compile import compile_cubin
@@ -21,8 +20,8 @@ def preset_config(preset: str, registry: dict) -> dict:
     """The preset over the defaults (config/config.yaml), validated as the workflow does: its
     variant groups expanded to the registry's names."""
     root = paths.data_dir("kernels").parent
-    base = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    return validate(merge(base, yaml.safe_load(Path(preset).read_text())), registry)
+    base = load_yaml(root / "config" / "config.yaml")
+    return validate(merge(base, load_yaml(preset)), registry)
 
 
 def plan_for(

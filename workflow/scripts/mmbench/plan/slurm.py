@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from mmbench.core.bounded import TooLarge, load_yaml
+
 DRY = ("-n", "--dry-run", "--dryrun", "--lint", "--list", "-l", "--summary", "-S",
        "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph", "--report")  # fmt: skip
 
@@ -55,8 +57,8 @@ def executor(argv: list[str], environ: dict | None = None) -> str | None:
     if profile:
         path = Path(profile) / "config.yaml"
         try:
-            loaded = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError):
+            loaded = load_yaml(path) or {}
+        except (OSError, yaml.YAMLError, TooLarge):
             return None  # Snakemake names a profile it cannot read
         return loaded.get("executor") if isinstance(loaded, dict) else None
     return None

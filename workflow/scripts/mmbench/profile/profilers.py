@@ -15,9 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import yaml
-
 from mmbench.core import paths
+from mmbench.core.bounded import load_yaml
 
 METRIC_COLUMNS = [
     "metric",
@@ -34,7 +33,7 @@ METRIC_COLUMNS = [
 
 def load_mapping(path: str | Path | None = None) -> dict:
     """The nvprof -> Nsight Compute metric mapping (workflow/resources/nvprof_to_ncu.yaml)."""
-    return yaml.safe_load(Path(path or paths.resource_path("nvprof_to_ncu.yaml")).read_text())
+    return load_yaml(Path(path or paths.resource_path("nvprof_to_ncu.yaml")))
 
 
 def ncu_metric_names(mapping: dict, metric_set: str) -> list[str]:
