@@ -75,8 +75,11 @@ def test_a_job_with_no_visible_gpu_fails_naming_the_cause(tmp_path, monkeypatch)
         "naive_guarded", {"dtype": "float32", "TILE": 16}, m=8, n=8, k=8,
         accumulate=False, memory="pinned", distribution="int09", seed=1,
     )  # fmt: skip
-    cubin = tmp_path / "k.cubin"
-    cubin.write_bytes(b"not run")
+    cubin = tmp_path / "naive_guarded" / f"{conf.instance}.cubin"
+    cubin.parent.mkdir()
+    # never run: it names itself as its build would (plan/compile.py), so the job gets as far
+    # as asking for a GPU
+    cubin.write_bytes(f"not run mmbench-cubin:naive_guarded/{conf.instance}\0".encode())
     with pytest.raises(JobFailed, match="sees no GPU"):
         run_job(
             "naive_guarded",

@@ -28,6 +28,7 @@ import pandas as pd
 
 from mmbench.core import paths
 from mmbench.core.axes import Configuration
+from mmbench.core.cubins import misnamed
 from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
@@ -43,7 +44,6 @@ from mmbench.measure.journal import (
     worker_times,
 )
 from mmbench.measure.runner import footprint
-from mmbench.plan.compile import misnamed
 
 log = logging.getLogger("mmbench.measure.jobs")
 CONTEXT_LOST_EXIT = 3

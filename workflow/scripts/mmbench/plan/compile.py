@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from mmbench.core.axes import DTYPE_PARAM
+from mmbench.core.cubins import IDENTITY_HEADER, cubin_identity, identity_header, names_itself
 from mmbench.core.elements import element_type
 from mmbench.core.paths import private_folder
 
@@ -67,51 +68,6 @@ def nvcc_command(
         str(output),
         str(source),
     ]
-
-
-# Every cubin the project builds carries the name of what it was built as, in its own bytes:
-# a header included before the kernel defines a device string "mmbench-cubin:<folder>/
-# <instantiation>" (results/build/<arch>/<variant>/<instance>.cubin: the variant and the
-# instantiation).  A cubin swapped for another instantiation's (with its .sha256 beside it)
-# still names that other one, and is built again before anything measures it.
-IDENTITY_HEADER = "mmbench_identity.cuh"
-IDENTITY_PREFIX = "mmbench-cubin:"
-
-
-def cubin_identity(cubin: str | Path) -> str:
-    """The name a cubin at .../<folder>/<instance>.cubin is built with (characters other than
-    letters, digits and _ . + - as _)."""
-    cubin = Path(cubin)
-    return IDENTITY_PREFIX + "/".join(
-        re.sub(r"[^A-Za-z0-9_.+-]", "_", part) for part in (cubin.parent.name, cubin.stem)
-    )
-
-
-def identity_header(identity: str) -> str:
-    """The header's text: one device string, kept in the cubin (used); no kernel reads it."""
-    return (
-        'extern "C" __device__ __attribute__((used)) const char mmbench_cubin_identity[] = '
-        f'"{identity}";\n'
-    )
-
-
-def names_itself(data: bytes, identity: str) -> bool:
-    """Whether a cubin's bytes hold `identity`, whole (followed by its terminating zero)."""
-    return identity.encode() + b"\0" in data
-
-
-def misnamed(cubins: dict[str, str | Path]) -> list[str]:
-    """Of `cubins` (instantiation -> cubin), each that does not name itself as built for its
-    place (a cubin swapped for another's), one line each: the path and what it names."""
-    out = []
-    for path in cubins.values():
-        data = Path(path).read_bytes()
-        want = cubin_identity(path)
-        if not names_itself(data, want):
-            found = re.search(rb"mmbench-cubin:([A-Za-z0-9_.+/-]+)\0", data)
-            said = f"names {found.group(1).decode()}" if found else "names no instantiation"
-            out.append(f"{path} {said}, not {want.removeprefix(IDENTITY_PREFIX)}")
-    return out
 
 
 class CompileError(RuntimeError):
