@@ -14,7 +14,7 @@ from mmbench.measure.launch import Workspace
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
-from mmbench.plan.compile import nvcc_command
+from mmbench.plan.compile import compile_cubin, nvcc_command
 
 from .conftest import ROOT, covering, read_csv
 
@@ -48,14 +48,12 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
 
 
 def naive_guarded_cubin(registry, arch, tmp_path):
-    """naive_guarded's float32 TILE 16 instantiation, built by nvcc into tmp_path."""
+    """naive_guarded's float32 TILE 16 instantiation, built as the compile rule builds it
+    (compile_cubin: the cubin names its instantiation) into tmp_path."""
     v = registry["naive_guarded"]
-    cubin = tmp_path / "ng.cubin"
-    subprocess.run(
-        nvcc_command(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
-        check=True,
-        capture_output=True,
-    )
+    cubin = tmp_path / "naive_guarded" / "float32_TILE16.cubin"
+    compile_cubin(ROOT / "kernels" / v.source, cubin, arch, {"dtype": "float32", "TILE": 16},
+                  tmp_path / "ng.log", "naive_guarded float32_TILE16")  # fmt: skip
     return cubin
 
 
@@ -571,12 +569,9 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monke
 
     reg_path = ROOT / "tests" / "data" / "fault_kernels" / "registry.yaml"
     v = load_registry(reg_path)["faulty"]
-    cubin = tmp_path / "faulty.cubin"
-    subprocess.run(
-        nvcc_command(reg_path.parent / v.source, cubin, arch, {"dtype": "float32", "TILE": 16}),
-        check=True,
-        capture_output=True,
-    )
+    cubin = tmp_path / "faulty" / "float32_TILE16.cubin"
+    compile_cubin(reg_path.parent / v.source, cubin, arch, {"dtype": "float32", "TILE": 16},
+                  tmp_path / "faulty.log", "faulty float32_TILE16")  # fmt: skip
     reg = load_registry(reg_path)
     confs = [conf("faulty", m, tile=16, registry=reg).as_dict() for m in (12, 13, 14, 15)]
     settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
@@ -672,7 +667,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     import logging
 
     from mmbench.measure import worker
-    from mmbench.measure.jobs import file_sha, run_job
+    from mmbench.measure.jobs import file_sha, measured_on, run_job
     from mmbench.measure.journal import journal_key
 
     v = registry["naive_guarded"]
@@ -688,7 +683,8 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
 
     gpu = gpus.candidates()[0][1]
     launch = v.launch_sha()
-    key0 = journal_key(confs[0], file_sha(cubin), f"src/{launch}", settings, gpu)
+    on, _ = measured_on(gpu)  # the GPU, its driver and the harness, as run_job keys them
+    key0 = journal_key(confs[0], file_sha(cubin), f"src/{launch}", settings, on)
     spec = dict(
         variant="naive_guarded",
         registry=str(ROOT / "kernels" / "registry.yaml"),

@@ -145,8 +145,7 @@ def run_job(
             # sources, the sampling settings, the GPU (host and UUID), the driver and the
             # harness are unchanged: in its key, and in the row itself (resumable)
             gpu = gpu_env.get(gpus.GPU_KEY_VAR, "")
-            facts = dict(driver_version=driver_version(), harness_sha256=harness_sha())
-            on = "/".join([gpu, *facts.values()])
+            on, facts = measured_on(gpu)
             launch = entry.launch_sha()
             keyed, expected = [], {}
             for c in confs:
@@ -195,6 +194,13 @@ def run_job(
     if why:  # the run must not end as if it had measured something
         raise JobFailed(why)
     return device
+
+
+def measured_on(gpu: str) -> tuple[str, dict]:
+    """What a journal key names a row as measured on (the GPU lock key: host and UUID; the
+    driver; the harness), and the facts among those that a row states itself."""
+    facts = dict(driver_version=driver_version(), harness_sha256=harness_sha())
+    return "/".join([gpu, *facts.values()]), facts
 
 
 def resumable(journal: Path, expected: dict[str, dict], gpu: str) -> dict[str, dict]:
