@@ -158,9 +158,3 @@ def test_a_params_label_that_contradicts_the_instance_is_refused(damaged):
     with pytest.raises(TableError) as err:
         read_table(_edited(damaged, relabelled), "timings")
     assert "label, params, instance and the parameter columns do not name one" in str(err.value)
-
-
-def test_every_recorded_table_names_its_instantiations_consistently():
-    """The checks above hold on every run the tests read (not only the one they edit)."""
-    for p in sorted(DATA.rglob("runs/*.csv")) + [TIMINGS]:
-        assert len(read_table(p, "timings")) > 0, p
