@@ -72,3 +72,21 @@ def test_the_gpu_lock_folder_is_private_and_a_wait_names_the_holder(tmp_path, mo
     with pytest.raises(PermissionError, match="writable by others"):
         with gpus.acquire(env={}, gpus=one):
             pass
+
+
+def test_a_gpu_lock_folder_that_is_a_link_to_a_folder_of_ours_is_refused(tmp_path, monkeypatch):
+    """Whoever can swap the link while a job waits would redirect its lock file: refused even
+    where the folder it points to is this user's own and private."""
+    from mmbench.measure import gpus
+
+    ours = tmp_path / "ours"
+    ours.mkdir(mode=0o700)
+    (tmp_path / "locks").symlink_to(ours)
+    monkeypatch.setattr(gpus, "LOCK_DIR", tmp_path / "locks")
+    with pytest.raises(
+        PermissionError,
+        match=f"GPU lock folder {tmp_path / 'locks'} is a symbolic link \\(to {ours}\\)",
+    ):
+        with gpus.acquire(env={}, gpus=[dict(index=0, uuid="GPU-0")]):
+            pass
+    assert list(ours.iterdir()) == []  # nothing written through it

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import re
 
 from mmbench.core.registry import kernel_dependencies, load_registry
@@ -146,17 +147,27 @@ def test_the_fp8_kernel_compiles_without_spills_in_blocks_and_clusters(tmp_path)
 
     if not shutil.which("nvcc"):
         pytest.skip("nvcc is not installed here")
-    for bm, bn, cluster, chain in itertools.product((128, 256), (64, 128), (1, 2), (1, 8)):
-        if bm == 256 and bn == 128:  # 128 accumulators a thread: not allowed
-            continue
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(shape):
+        bm, bn, cluster, chain = shape
         params = {"dtype": "float8_e4m3", "BM": bm, "BN": bn, "STAGES": 4,
                   "CLUSTER": cluster, "GROUP": 8, "CHAIN": chain, "BK": 128,
                   "CONSUMERS": 2, "THREADS": 384,
                   "A_BYTES": bm * 128, "B_BYTES": bn * 128,
                   "STAGE_BYTES": (bm + bn) * 128}  # fmt: skip
-        cubin = tmp_path / "fp8.cubin"
+        cubin = tmp_path / f"fp8_{bm}_{bn}_{cluster}_{chain}.cubin"
         cmd = nvcc_command(KERNELS / "25_persistent_fp8.cu", cubin, "sm_90a", params)
-        out = subprocess.run(cmd, capture_output=True, text=True)
+        return shape, subprocess.run(cmd, capture_output=True, text=True)
+
+    shapes = [
+        (bm, bn, cluster, chain)
+        for bm, bn, cluster, chain in itertools.product((128, 256), (64, 128), (1, 2), (1, 8))
+        if not (bm == 256 and bn == 128)  # 128 accumulators a thread: not allowed
+    ]
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # one nvcc a core
+        built = list(pool.map(build, shapes))
+    for (bm, bn, cluster, chain), out in built:
         assert out.returncode == 0, out.stderr[-3000:]
         spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", out.stderr)]
         assert spills and max(spills) == 0, (bm, bn, cluster, chain, out.stderr)

@@ -90,7 +90,7 @@ def check_copied_run(results: str | Path) -> None:
     """render_only: the copied results folder's tables, checked against their schemas and the
     run manifests before any job (ConfigError naming the file and what is wrong)."""
     # pandera's import is a third of a second: only render_only pays it at planning time
-    from mmbench.core.run_files import read_run
+    from mmbench.core.run_files import checked_samples
     from mmbench.core.schemas import TableError, check_against_manifests, read_table
     from mmbench.core.tables import DamagedFile
 
@@ -109,9 +109,9 @@ def check_copied_run(results: str | Path) -> None:
         for kind in COPIED_TABLES:
             if (folder / f"{kind}.csv").exists():
                 read_table(folder / f"{kind}.csv", kind)
-        per_variant = sorted(Path(results).glob("runs/*.csv"))
-        if per_variant:  # what a comparison reads: each table and its samples, checked
-            read_run(per_variant)
+        # the samples a comparison judges on: each file against the rows of its table
+        for samples in sorted(Path(results).glob("runs/*.samples.json.gz")):
+            checked_samples(samples, checked)
     except (TableError, DamagedFile) as err:
         raise ConfigError(f"render_only=true: {err}") from None
 
