@@ -16,8 +16,8 @@ from mmbench.core.archive import (  # noqa: F401  (archived re-exported)
 )
 from mmbench.core.columns import TableError
 from mmbench.core.row import config_id
-from mmbench.core.run_files import read_run
-from mmbench.core.schemas import check_against_manifests, read_table
+from mmbench.core.run_files import read_folder, read_run
+from mmbench.core.schemas import read_table
 from mmbench.core.tables import DamagedFile, read_samples
 
 
@@ -99,25 +99,21 @@ def load_pairs(tables: list[Path]) -> tuple[pd.DataFrame, dict[str, dict]]:
 
 def load_folder(folder: str | Path) -> Run:
     """The run in a results folder: its runs/<variant>.csv (with samples), else its
-    tables/timings.csv (without: every configuration is then UNSURE, for want of samples)."""
+    tables/timings.csv (without: every configuration is then UNSURE, for want of samples),
+    checked (core/run_files.read_folder)."""
     folder = Path(folder)
-    tables = sorted(p for p in (folder / "runs").glob("*.csv"))
-    if tables:
-        return load_tables(tables, str(folder))
-    timings = folder / "tables" / "timings.csv"
-    if timings.exists():
-        rows = read_table(timings, "timings")
-        try:
-            manifests = sorted((folder / "runs").glob("*.manifest.json"))
-            check_against_manifests(rows, manifests, str(timings), folder)
-        except TableError as err:
-            raise NoRun(f"{folder}: {err}") from None
-        return Run(str(folder), _measured([rows], str(folder)))
-    raise NoRun(
-        f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv and "
-        f"{folder}/tables/timings.csv); give the results folder of an earlier run, or "
-        f"baseline=previous"
-    )
+    try:
+        found = read_folder(folder)
+    except (TableError, DamagedFile) as err:
+        raise NoRun(f"{folder}: {err}") from None
+    if found is None:
+        raise NoRun(
+            f"baseline={folder}: no measured run there (looked for {folder}/runs/<variant>.csv "
+            f"and {folder}/tables/timings.csv); give the results folder of an earlier run, or "
+            f"baseline=previous"
+        )
+    rows, samples = found
+    return Run(str(folder), _measured([rows], str(folder)), samples)
 
 
 def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:

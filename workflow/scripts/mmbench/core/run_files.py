@@ -18,6 +18,25 @@ from .tables import DamagedFile, read_samples
 SAMPLES_ATOL_MS = 2e-6
 
 
+def read_folder(folder: str | Path) -> tuple[pd.DataFrame, dict[str, dict]] | None:
+    """The checked rows and samples of a results folder: its runs/<variant>.csv (read_run),
+    else its tables/timings.csv against the run manifests beside it (no samples then); None
+    where it holds neither."""
+    from .schemas import check_against_manifests, read_table
+
+    folder = Path(folder)
+    tables = sorted((folder / "runs").glob("*.csv"))
+    if tables:
+        return read_run(tables)
+    timings = folder / "tables" / "timings.csv"
+    if not timings.exists():
+        return None
+    rows = read_table(timings, "timings")
+    manifests = sorted((folder / "runs").glob("*.manifest.json"))
+    check_against_manifests(rows, manifests, str(timings), folder)
+    return rows, {}
+
+
 def read_run(tables: list[Path]) -> tuple[pd.DataFrame, dict[str, dict]]:
     """The rows of a run's per-variant tables and their samples (config_id -> record), checked:
     TableError (DamagedFile for a samples file) naming the file and what is wrong."""

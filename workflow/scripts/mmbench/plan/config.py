@@ -529,15 +529,11 @@ def check_baseline(baseline: str, results: str | Path) -> None:
             "against itself side by side (an A/A test)"
         )
     # its tables, manifests and samples read now, so a damaged baseline is named before any job
-    from mmbench.core.run_files import read_run
-    from mmbench.core.schemas import TableError, check_against_manifests, read_table
+    from mmbench.core.columns import TableError
+    from mmbench.core.run_files import read_folder
     from mmbench.core.tables import DamagedFile
 
     try:
-        if tables[0].parent.name == "runs":
-            read_run(tables)
-        else:
-            manifests = sorted(folder.glob("runs/*.manifest.json"))
-            check_against_manifests(read_table(tables[0], "timings"), manifests, str(tables[0]))
+        read_folder(folder)
     except (TableError, DamagedFile) as err:
         raise ConfigError(f"config key 'baseline': {err}") from None
