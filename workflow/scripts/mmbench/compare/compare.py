@@ -250,10 +250,11 @@ def edits(
     if not tables or not several_sources(results):
         return ""
     new = load_tables(tables, "this run")
+    entries = archived(results)  # read once: the previous sources and those on other GPUs
     try:
-        base, hashes = previous(results, new)
+        base, hashes = previous(results, new, entries)
     except NoRun:
-        away = elsewhere(results, new)
+        away = elsewhere(entries, new)
         if not away:
             return ""
         base, hashes = Run("previous", new.rows.iloc[:0]), {}
@@ -276,7 +277,7 @@ def edits(
                 f"  {r.label} {r.dtype} {r.m}x{r.n}x{r.k} {r.memory}: {r.base_ms:.4g} -> "
                 f"{r.this_ms:.4g} ms (x{r.ratio:.3f}) {r.verdict}"
             )
-    for variant, gpus in elsewhere(results, new).items():
+    for variant, gpus in elsewhere(entries, new).items():
         lines.append(
             f"{variant}: its earlier kernel sources were measured on {gpus} only, not on this "
             "run's GPU model: not compared"

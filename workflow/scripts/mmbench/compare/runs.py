@@ -116,11 +116,14 @@ def load_folder(folder: str | Path) -> Run:
     return Run(str(folder), _measured([rows], str(folder)), samples)
 
 
-def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
+def previous(
+    results: str | Path, current: Run, entries: dict[str, list[Path]] | None = None
+) -> tuple[Run, dict[str, str]]:
     """The baseline of the edit loop: for each variant of ``current``, its measurement of the
     source before the current one (the newest archived one whose source hash differs) on the
     same GPU model.  Variants never measured with another source there are left out (THIS RUN
-    ONLY).  Also returns variant -> the baseline's source hash."""
+    ONLY).  Also returns variant -> the baseline's source hash.  `entries`: archived(results),
+    where the caller has read it already."""
     now = current.facts()["sources"]
     gpus = (
         current.rows.dropna(subset=["gpu_name"]).groupby("variant").gpu_name.first().to_dict()
@@ -128,7 +131,7 @@ def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
         else {}
     )
     picked, hashes = [], {}
-    for variant, tables in archived(results).items():
+    for variant, tables in (archived(results) if entries is None else entries).items():
         entry = previous_entry(tables, now[variant], gpus.get(variant)) if variant in now else None
         if entry is not None:
             picked.append(entry)
@@ -143,13 +146,13 @@ def previous(results: str | Path, current: Run) -> tuple[Run, dict[str, str]]:
     return load_tables(picked, "previous"), hashes
 
 
-def elsewhere(results: str | Path, current: Run) -> dict[str, str]:
+def elsewhere(entries: dict[str, list[Path]], current: Run) -> dict[str, str]:
     """variant -> the GPU models its earlier sources were measured on, for the variants of
     ``current`` whose earlier sources were all measured on another GPU model than this run's
-    (the edit loop says so rather than compare GPUs)."""
+    (the edit loop says so rather than compare GPUs).  `entries`: archived(results)."""
     now = current.facts()["sources"]
     out = {}
-    for variant, tables in archived(results).items():
+    for variant, tables in entries.items():
         if variant not in now:
             continue
         earlier = [t for t in tables if t.parent.name != str(now[variant])]
