@@ -49,19 +49,23 @@ def read_run(tables: list[Path]) -> tuple[pd.DataFrame, dict[str, dict]]:
     where = {t.parent for t in tables}
     source = f"{tables[0].parent}/<variant>.csv" if len(where) == 1 and tables else "the run"
     check_against_manifests(rows, manifests, source, folder)
-    samples: dict[str, dict] = {}
-    for t in tables:
-        s = t.with_name(t.stem + ".samples.json.gz")
-        if s.exists():
-            samples |= checked_samples(s, rows)
-    return rows, samples
+    files = [s for t in tables if (s := t.with_name(t.stem + ".samples.json.gz")).exists()]
+    return rows, checked_samples(files, rows)
 
 
-def checked_samples(path: Path, rows: pd.DataFrame) -> dict[str, dict]:
-    """The samples file at `path`, each configuration's times checked against its row in `rows`
-    (same configuration, same count, same median): DamagedFile naming the file otherwise."""
-    samples = read_samples(path)
+def checked_samples(paths: list[Path], rows: pd.DataFrame) -> dict[str, dict]:
+    """The samples files at `paths`, merged, each configuration's times checked against its row
+    in `rows` (same configuration, same count, same median): DamagedFile naming the file
+    otherwise.  The rows are named (config_id) once for all the files."""
     by_id = {config_id(r): r for r in rows.to_dict("records")} if len(rows) else {}
+    out: dict[str, dict] = {}
+    for path in paths:
+        out |= _checked(Path(path), by_id)
+    return out
+
+
+def _checked(path: Path, by_id: dict[str, dict]) -> dict[str, dict]:
+    samples = read_samples(path)
     wrong = []
     for cid, s in samples.items():
         times = s.get("kernel_ms") or []

@@ -110,8 +110,7 @@ def check_copied_run(results: str | Path) -> None:
             if (folder / f"{kind}.csv").exists():
                 read_table(folder / f"{kind}.csv", kind)
         # the samples a comparison judges on: each file against the rows of its table
-        for samples in sorted(Path(results).glob("runs/*.samples.json.gz")):
-            checked_samples(samples, checked)
+        checked_samples(sorted(Path(results).glob("runs/*.samples.json.gz")), checked)
     except (TableError, DamagedFile) as err:
         raise ConfigError(f"render_only=true: {err}") from None
 
