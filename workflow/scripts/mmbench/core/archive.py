@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 
 from .columns import TableError
-from .schemas import read_table
-from .tables import DamagedFile, read_samples
 
 # archive/<variant>/measured.log: each entry's folder name, one line each time the variant is
 # measured, in the order it was (appended whole); the entries' order, whatever the clocks said
@@ -34,13 +32,15 @@ def archived(results: str | Path, variant: str | None = None) -> dict[str, list[
     oldest first: in the order they were measured (ORDER_FILE, its last mention of each), the
     entries it does not name (archived before it was kept) before them by the newest timestamp
     of their rows; only `variant`'s where one is named."""
+    from .tables import DamagedFile, read_samples
+
     out = {}
     folders = (Path(results) / "archive").glob("*" if variant is None else variant)
     for vdir in sorted(folders):
         stamps = {}
         for p in vdir.glob(f"*/{vdir.name}.csv"):
             try:  # a damaged entry (a torn copy) is reported and skipped, never fatal
-                t = read_table(p, "timings")
+                t = _read_table(p, "timings")
                 read_samples(p.with_name(p.stem + ".samples.json.gz"))
             except (TableError, DamagedFile) as err:
                 print(f"mmbench: archive entry skipped: {err}", file=sys.stderr)
@@ -74,8 +74,17 @@ def previous_entry(tables: list[Path], current_source: str, gpu: str | None = No
 def gpu_of(table: Path) -> str:
     """The GPU model an archived table's rows name ('' where they name none, or several)."""
     try:
-        rows = read_table(table, "timings")
+        rows = _read_table(table, "timings")
     except TableError:
         return ""
     models = set(rows.get("gpu_name", []).dropna().astype(str)) if len(rows) else set()
     return models.pop() if len(models) == 1 else ""
+
+
+def _read_table(path, kind):
+    """core/schemas.read_table, imported when a table is read (as core/tables above): the
+    workflow imports this module to plan, where importing pandas and pandera would cost every
+    Snakemake invocation a third of a second."""
+    from .schemas import read_table
+
+    return read_table(path, kind)

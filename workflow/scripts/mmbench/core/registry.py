@@ -27,7 +27,7 @@ import yaml
 
 from mmbench.core import arith, paths
 from mmbench.core.axes import DTYPE_PARAM, params_label, slug
-from mmbench.core.bounded import TooLarge, load_yaml
+from mmbench.core.bounded import SAFE_LOADER, TooLarge, load_yaml
 from mmbench.core.elements import ELEMENT_TYPES, element_type
 from mmbench.core.expressions import MAX_EXPRESSION, RegistryError, cdiv, evaluate
 from mmbench.core.launch_spec import (
@@ -387,7 +387,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
     file's order."""
     path = Path(path) if path else paths.registry_path()
     data = strict_yaml(path)
-    schema = yaml.safe_load(paths.schema_path("registry").read_text())
+    schema = yaml.load(paths.schema_path("registry").read_text(), Loader=SAFE_LOADER)  # noqa: S506
     dtype = schema["properties"]["variants"]["additionalProperties"]["properties"]["params"]
     dtype["properties"]["dtype"]["items"] = {"enum": list(ELEMENT_TYPES)}
     entry = schema["properties"]["variants"]["additionalProperties"]["properties"]
@@ -478,7 +478,7 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(SAFE_LOADER):
     """YAML that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from mmbench.core import paths
 from mmbench.core.axes import allowed_values
-from mmbench.core.bounded import TooLarge, check_size, load_yaml
+from mmbench.core.bounded import SAFE_LOADER, TooLarge, check_size, load_yaml
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
 from mmbench.core.registry import DTYPE_PARAM, Variant
@@ -39,7 +39,7 @@ def load_schema(
     and the output catalogue's figure and table names (``outputs``: {"figures": [...],
     "tables": [...]}, from mmbench.report.catalogue.names(); the Snakefile passes them, so that
     loading the config does not load the plotting code)."""
-    schema = yaml.safe_load(paths.schema_path("config").read_text())
+    schema = yaml.load(paths.schema_path("config").read_text(), Loader=SAFE_LOADER)  # noqa: S506
     props = schema["properties"]
     # the vocabularies declared once (core/): element types, input distributions, axes' values,
     # loads

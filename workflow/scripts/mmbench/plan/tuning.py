@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from mmbench.core.columns import TUNED_COLUMNS
 from mmbench.core.registry import DTYPE_PARAM, Variant
 from mmbench.plan.config import ConfigError
+
+if TYPE_CHECKING:  # pandas is imported where a tuning table is read: the plan imports this
+    import pandas as pd  # module for every Snakemake invocation, most of which read none
 
 # the columns a tuning table needs (the others say what the tuning measured)
 REQUIRED = ("gpu_name", "variant", "dtype", "params")
@@ -38,6 +40,8 @@ def parse_params(text: str) -> dict[str, int]:
 
 
 def read_tuned(path: str | Path) -> pd.DataFrame:
+    import pandas as pd
+
     p = Path(path)
     if not p.is_file():
         raise ConfigError(
