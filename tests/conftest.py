@@ -71,6 +71,16 @@ def read_csv(path, **kw):
     return pd.read_csv(recorded(path) if isinstance(path, (str, Path)) else path, **kw)
 
 
+def recorded_bytes(path) -> bytes:
+    """A recorded file's bytes as the pipeline wrote it, from its `.gz` where tests/data keeps
+    it compressed."""
+    import gzip
+
+    path = recorded(path)
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
 def copy_recorded(src: Path, to: Path, **kw) -> Path:
     """A recorded results folder copied to `to` as the pipeline wrote it: its tables kept
     compressed in tests/data (`timings.csv.gz`) are written out plain (`timings.csv`)."""

@@ -15,7 +15,7 @@ from mmbench.core.expressions import RegistryError
 from mmbench.core.registry import load_registry
 from mmbench.core.schemas import TableError, read_table
 
-from .conftest import MAIN, ROOT, snakemake
+from .conftest import MAIN, ROOT, recorded_bytes, snakemake
 
 TIMINGS = MAIN / "tables" / "timings.csv"
 
@@ -93,10 +93,10 @@ def test_the_mmbench_command_names_a_config_file_nested_too_deeply(tmp_path):
 
 
 def test_a_table_past_the_stated_size_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
-    size = TIMINGS.stat().st_size
+    size = len(recorded_bytes(TIMINGS))
     monkeypatch.setenv(schemas.MAX_TABLE_VAR, str(size - 1))
     copy = tmp_path / "timings.csv"
-    copy.write_bytes(TIMINGS.read_bytes())
+    copy.write_bytes(recorded_bytes(TIMINGS))
     with pytest.raises(TableError) as err:
         read_table(copy, "timings")
     assert f"{copy}: {size:,} bytes, past the {size - 1:,} a table may be" in str(err.value)
@@ -108,7 +108,7 @@ def test_a_table_past_the_stated_size_is_refused_before_it_is_parsed(tmp_path, m
 def test_a_compressed_table_that_inflates_past_the_bound_stops_at_it(tmp_path, monkeypatch):
     """A gzip of 1 MB of one repeated line is a few kB: the bound is on what it inflates to."""
     packed = tmp_path / "timings.csv.gz"
-    packed.write_bytes(gzip.compress(TIMINGS.read_bytes()[:300] + b"1," * 500_000))
+    packed.write_bytes(gzip.compress(recorded_bytes(TIMINGS)[:300] + b"1," * 500_000))
     assert packed.stat().st_size < 20_000
     monkeypatch.setenv(schemas.MAX_TABLE_VAR, "100000")
     with pytest.raises(TableError, match="past the 100,000 a table may be"):
@@ -117,7 +117,7 @@ def test_a_compressed_table_that_inflates_past_the_bound_stops_at_it(tmp_path, m
 
 def test_a_table_is_read_once_however_many_stages_ask(tmp_path, monkeypatch):
     copy = tmp_path / "timings.csv"
-    copy.write_bytes(TIMINGS.read_bytes())
+    copy.write_bytes(recorded_bytes(TIMINGS))
     calls = []
     real = schemas._read_table
     monkeypatch.setattr(schemas, "_read_table", lambda *a: calls.append(a) or real(*a))
@@ -125,7 +125,7 @@ def test_a_table_is_read_once_however_many_stages_ask(tmp_path, monkeypatch):
     first.loc[:, "m"] = 0  # a caller's change stays its own
     again = read_table(copy, "timings")
     assert len(calls) == 1 and (again.m > 0).all()
-    data = TIMINGS.read_bytes()
+    data = recorded_bytes(TIMINGS)
     copy.write_bytes(data[: data.rstrip(b"\n").rindex(b"\n") + 1])  # its last row gone
     assert len(read_table(copy, "timings")) == 115  # rewritten: read again
     assert len(calls) == 2

@@ -12,7 +12,7 @@ import pytest
 from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.core.tables import DamagedFile, read_samples
 
-from .conftest import DATA, MAIN, read_csv
+from .conftest import DATA, MAIN, read_csv, recorded_bytes
 
 TIMINGS = MAIN / "tables" / "timings.csv"
 MANIFESTS = sorted((MAIN / "runs").glob("*.manifest.json"))
@@ -30,14 +30,14 @@ def damaged(tmp_path):
 
 
 def test_a_table_cut_mid_line_is_refused(damaged):
-    data = TIMINGS.read_bytes()
+    data = recorded_bytes(TIMINGS)
     p = damaged(data[: int(len(data) * 0.6)])
     with pytest.raises(TableError, match="cut short"):
         read_table(p, "timings")
 
 
 def test_a_table_cut_at_a_line_is_refused_by_its_manifests(damaged):
-    data = TIMINGS.read_bytes()
+    data = recorded_bytes(TIMINGS)
     cut = data[: int(len(data) * 0.6)]
     p = damaged(cut[: cut.rindex(b"\n") + 1])
     df = read_table(p, "timings")  # each row is whole
