@@ -528,10 +528,13 @@ def test_the_ladder_figure_measures_each_class_target_against_the_class_referenc
     draw_ladder(DATA / "h200-ladder" / "results" / "ladder" / "tables")
     fig = drawn["ladder"]
     note = note_of(fig)
-    assert "TF32 (>= 100%) missed at N = 4096 by 1.3 points, at N = 8192 by 2.4 points;" in note
-    assert "BF16 (>= 100%) missed at N = 4096 by 1.5 points;" in note
-    assert "FP32 (>= 97%) met;" in note and "FP8 (>= 90%) met;" in note
-    assert "FP64 (>= 100%) missed at N = 8192 by 0.7 points" in note
+    assert (
+        "TF32 (>= 100% of cublas_tf32) missed at N = 4096 by 1.3 points (98.7% of cublas_tf32), "
+        "at N = 8192 by 2.4 points (97.6% of cublas_tf32);" in note
+    )
+    assert "BF16 (>= 100% of cublas) missed at N = 4096 by 1.5 points (98.5% of cublas);" in note
+    assert "FP32 (>= 97% of cublas) met;" in note and "FP8 (>= 90% of cublaslt_fp8) met;" in note
+    assert "FP64 (>= 100% of cublas) missed at N = 8192 by 0.7 points (99.3% of cublas)" in note
     assert "(6 of 10 class-size pairs met)" in note
     assert "as in docs/ladder.md's recorded run (H200) in 10 of 10 class-size pairs" in note
     tf32 = next(ax for ax in fig.axes if ax.get_title().startswith("TF32"))

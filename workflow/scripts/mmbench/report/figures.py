@@ -300,8 +300,8 @@ def fraction_of_cublas(timings, stem, condition=""):
     """New: every variant's kernel rate as a fraction of cuBLAS at the same size and type."""
     from mmbench.report import ladder as lad
 
-    # each kernel against the cuBLAS variant of its element type and math (TF32 rungs against
-    # cublas_tf32)
+    # each kernel against the cuBLAS row of its element type, math, layout and host-memory mode
+    # (TF32 rungs against cublas_tf32; pinned rows against pinned cuBLAS)
     d = lad.with_reference(timings).dropna(subset=["reference_gflops"])
     if d.empty:
         no_data("Fraction of cuBLAS", "cuBLAS and at least one kernel variant")
@@ -312,7 +312,8 @@ def fraction_of_cublas(timings, stem, condition=""):
     mem = "pinned" if "pinned" in set(d.memory) else d.memory.iloc[0]
     d = d[d.memory == mem]
     d["series"] = d["label"]
-    d = square(d).groupby(["series", "variant", "m"], as_index=False)["fraction"].median()
+    d = square(d).groupby(["series", "variant", "m", "reference"], as_index=False)["fraction"]
+    d = d.median()
     d = d.merge(
         measured(timings)[["series", *parameter_columns(timings)]].drop_duplicates("series")
     )
@@ -324,7 +325,8 @@ def fraction_of_cublas(timings, stem, condition=""):
     fig, axes = grid(len(kernels), sharex=True, sharey=True)
     for ax, v in zip(axes, kernels, strict=True):
         _lines(ax, d[d.variant == v], "m", "fraction")
-        ax.axhline(1.0, color=palette()["cublas"], lw=2.0, label="cuBLAS = 1")
+        refs = " / ".join(dict.fromkeys(d[d.variant == v].reference))
+        ax.axhline(1.0, color=palette()["cublas"], lw=2.0, label=f"{refs} ({mem}) = 1")
         ax.set(title=v, xlabel="N (square matrices N x N)", ylabel="fraction of cuBLAS",
                yscale="log")  # fmt: skip
         if d.m.max() / d.m.min() >= LOG_SIZES:
@@ -336,8 +338,8 @@ def fraction_of_cublas(timings, stem, condition=""):
     )
     fig.tight_layout()
     note = " ".join(
-        t for t in (closest_to_cublas(d), course_far_from_cublas(d),
-                    near_sizes(d, "fraction", "of cuBLAS")) if t
+        t for t in (closest_to_cublas(d, mem), course_far_from_cublas(d, mem),
+                    near_sizes(d, "fraction", f"of cuBLAS ({mem})")) if t
     )  # fmt: skip
     verdict(fig, note, condition)
     return save(fig, stem)
@@ -404,8 +406,8 @@ def ladder_rungs(timings, stem, condition=""):
         # the class's reference (a rung with one of its own, persistent_tf32_tn's cuBLAS TF32
         # TN, is named in the title): the lines, and what the class's target is measured against
         # (any rung's reference where the class's was not measured at a size)
-        class_refs = standing.class_references(part, sizes)
-        refs = {n: g / 1e3 for n, g in class_refs.items()}
+        class_refs = standing.class_reference_rows(part, sizes)
+        refs = {n: g / 1e3 for n, (_, g) in class_refs.items()}
         # the references of the sizes as one line where they agree within 2%
         if max(refs.values()) <= 1.02 * min(refs.values()):
             label = f"{reference}, N = {' and '.join(map(str, sizes))}"
@@ -424,12 +426,13 @@ def ladder_rungs(timings, stem, condition=""):
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g != g:
                     continue
-                # a bar that ends near a reference line is labelled inside its top, so that
-                # the label never sits on the line, to a tenth of a point (where a target is
+                # a bar that ends near a reference line is labelled inside it, below every
+                # line that would cross the label, to a tenth of a point (where a target is
                 # judged: 96.7% is not 97%)
                 if any(abs(g / 1e3 - r) < 0.08 * span for r in refs.values()):
-                    ax.text(xi, g / 1e3 - 0.02 * span, f"{f:.1%}", ha="center", va="top",
-                            fontsize=7.5, color="white", fontweight="bold", zorder=4)  # fmt: skip
+                    top = label_below(g / 1e3, list(refs.values()), span)
+                    ax.text(xi, top, f"{f:.1%}", ha="center", va="top", fontsize=7.5,
+                            color="white", fontweight="bold", zorder=4)  # fmt: skip
                 else:
                     ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=8.5,
                             bbox=dict(facecolor="white", edgecolor="none", pad=0.4, alpha=0.85))  # fmt: skip
@@ -476,6 +479,19 @@ def ladder_rungs(timings, stem, condition=""):
         )
     verdict(fig, f"{'; '.join(notes)}. {targets}{shown}".strip(), condition)
     return save(fig, stem)
+
+
+def label_below(bar: float, lines: list[float], span: float) -> float:
+    """The top of a label written inside a bar of height `bar` (va="top"), as high as it can
+    be with none of the horizontal `lines` through it: a label's height taken as 6% of `span`
+    (the panel's tallest bar or line; 7.5-point text in a panel about three inches high whose
+    axis reaches about 1.5 spans), with 2% of `span` kept clear above and below."""
+    height, gap = 0.06 * span, 0.02 * span
+    top = bar - gap
+    for line in sorted(lines, reverse=True):
+        if top - height - gap <= line <= top + gap:
+            top = line - gap
+    return top
 
 
 def ladder_by_size(timings, stem, condition=""):

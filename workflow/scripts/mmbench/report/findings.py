@@ -101,13 +101,21 @@ def transfer_share(d: pd.DataFrame) -> str:
     )
 
 
-def closest_to_cublas(d: pd.DataFrame) -> str:
-    """The best and the worst series at the largest size, as a fraction of cuBLAS."""
+def _of(r, memory: str) -> str:
+    """The reference a fraction is of, as a note names it: the cuBLAS variant and the memory
+    mode of its row ("cublas, pinned memory")."""
+    return f"{r.reference}, {memory} memory" if memory else r.reference
+
+
+def closest_to_cublas(d: pd.DataFrame, memory: str = "") -> str:
+    """The best and the worst series at the largest size, each as a fraction of its reference
+    row (column `reference`: the cuBLAS variant; `memory`: the host-memory mode of the rows)."""
     big = d[d.m == d.m.max()]
     best, worst = big.loc[big.fraction.idxmax()], big.loc[big.fraction.idxmin()]
     return (
         f"at N = {int(big.m.iloc[0])} the closest to cuBLAS is {best.series} at "
-        f"{best.fraction:.0%} of its rate; the furthest, {worst.series}, at {worst.fraction:.1%}."
+        f"{best.fraction:.0%} of {_of(best, memory)}; the furthest, {worst.series}, at "
+        f"{worst.fraction:.1%} of {_of(worst, memory)}."
     )
 
 
@@ -241,9 +249,10 @@ def course_kernels() -> list[str]:
 FAR_FROM_CUBLAS = 0.5
 
 
-def course_far_from_cublas(d: pd.DataFrame) -> str:
-    """At the largest size, the course kernels' best fraction of cuBLAS against the report's
-    conclusion that they stay under half of it ('' where the run has no course kernel)."""
+def course_far_from_cublas(d: pd.DataFrame, memory: str = "") -> str:
+    """At the largest size, the course kernels' best fraction of cuBLAS (of its reference row,
+    named) against the report's conclusion that they stay under half of it ('' where the run
+    has no course kernel)."""
     course = d[d.variant.isin(course_kernels())]
     if course.empty:
         return ""
@@ -252,7 +261,7 @@ def course_far_from_cublas(d: pd.DataFrame) -> str:
     far = best.fraction < FAR_FROM_CUBLAS
     return (
         f"The course's kernels reach at most {best.fraction:.0%} of cuBLAS at N = "
-        f"{int(big.m.iloc[0])} ({best.series}): "
+        f"{int(big.m.iloc[0])} ({best.series}, of {_of(best, memory)}): "
         f"{_agree(float(far), 'the report')}'s conclusion that they stay under "
         f"{FAR_FROM_CUBLAS:.0%} of the library at large sizes."
     )
@@ -270,7 +279,8 @@ def ladder_targets(
     fraction of its cuBLAS reference): met, or missed by how many points; then whether this run
     agrees with the verdicts of the recorded ladder run (`documented`: (class, size) -> met, on
     the GPU `recorded_on`: report/standing.recorded_ladder).
-    `best`: one row per class and size (precision, m, variant, fraction); `shown` the condition
+    `best`: one row per class and size (precision, m, variant, fraction, reference: the row the
+    fraction is of, standing.of_class); `shown` the condition
     drawn, `headline` the one the targets are set for."""
     parts, met, total, same, known = [], 0, 0, 0, 0
     for cls, g in best.groupby("precision", sort=False):
@@ -283,12 +293,19 @@ def ladder_targets(
             ok = r.fraction >= goal
             met += ok
             if not ok:
-                missed.append(f"at N = {r.m} by {100 * (goal - r.fraction):.1f} points")
+                missed.append(
+                    f"at N = {r.m} by {100 * (goal - r.fraction):.1f} points "
+                    f"({r.fraction:.1%} of {r.reference})"
+                )
             if (cls, int(r.m)) in documented:
                 known += 1
                 same += ok == documented[(cls, int(r.m))]
+        # the reference each verdict is of (the class's: the one a rung of its own layout is
+        # not drawn against), named once where every size has the same
+        names = list(dict.fromkeys(g.reference))
+        of = f" of {names[0]}" if len(names) == 1 else ""
         parts.append(
-            f"{cls} (>= {goal:.0%}) " + ("met" if not missed else "missed " + ", ".join(missed))
+            f"{cls} (>= {goal:.0%}{of}) " + ("met" if not missed else "missed " + ", ".join(missed))
         )
     if not total:
         return ""

@@ -105,9 +105,10 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
     ref = d[d.backend == "cublas"]
     # a kernel's reference is cuBLAS on the same GPU model, element type, math, layout of B,
-    # shape, inputs and load
+    # shape, inputs, load and host-memory mode: exactly one row of one cuBLAS variant (a burst's
+    # kernel rate depends on the memory mode: the clocks settle between pageable copies)
     keys = ["dtype", "math", "b_layout", "m", "n", "k", *CONDITION]
-    keys += [GPU_KEY] if GPU_KEY in d else []
+    keys += [c for c in ("memory", GPU_KEY) if c in d]
     if "gflops_per_w" not in ref:
         ref = ref.assign(gflops_per_w=float("nan"))
     aligned = ref["ld_align"] if "ld_align" in ref else pd.Series(0, index=ref.index)

@@ -47,15 +47,16 @@ def short_gpu(name: str) -> str:
     return " ".join(words[:cut]) or name
 
 
-def class_references(part: pd.DataFrame, sizes: list[int]) -> dict[int, float]:
-    """A precision class's reference GFLOP/s per size: its own reference's rows (the class's
-    first reference), any rung's reference where that one was not measured at a size."""
+def class_reference_rows(part: pd.DataFrame, sizes: list[int]) -> dict[int, tuple[str, float]]:
+    """A precision class's reference per size, as (its name, its GFLOP/s): the class's first
+    reference, or where that one was not measured at a size the first other reference of a
+    rung that was (one reference, never a mix of two)."""
     reference = part.reference.iloc[0]
     refs = {}
     for n in sizes:
         at = part[part.m == n]
-        own = at[at.reference == reference]
-        refs[n] = (own if len(own) else at).reference_gflops.median()
+        name = reference if (at.reference == reference).any() else at.reference.iloc[0]
+        refs[n] = (name, at[at.reference == name].reference_gflops.median())
     return refs
 
 
@@ -64,11 +65,16 @@ def best_of(part: pd.DataFrame) -> pd.DataFrame:
     return part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
 
 
-def of_class(best: pd.DataFrame, refs: dict[int, float]) -> pd.DataFrame:
-    """The same rows with `fraction` of the class's reference (the targets are a fraction of
-    it, whatever reference the rung itself is drawn against)."""
-    of_class = best.kernel_gflops / best.m.map(refs)
-    return best.assign(fraction=of_class.fillna(best.fraction))
+def of_class(best: pd.DataFrame, refs: dict[int, tuple[str, float]]) -> pd.DataFrame:
+    """The same rows with `fraction` of the class's reference and `reference` its name (the
+    targets are a fraction of it, whatever reference the rung itself is drawn against);
+    `refs`: class_reference_rows."""
+    gflops = best.m.map({n: g for n, (_, g) in refs.items()})
+    names = best.m.map({n: r for n, (r, _) in refs.items()})
+    of_class = best.kernel_gflops / gflops
+    return best.assign(
+        fraction=of_class.fillna(best.fraction), reference=names.fillna(best.reference)
+    )
 
 
 def ladder_standing(timings: pd.DataFrame) -> pd.DataFrame:
@@ -80,11 +86,11 @@ def ladder_standing(timings: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for cls in [c for c in lad.CLASS_ORDER if c in set(k.precision) and c in lad.TARGETS]:
         part = k[k.precision == cls]
-        refs = class_references(part, sorted(part.m.unique()))
+        refs = class_reference_rows(part, sorted(part.m.unique()))
         for r in of_class(best_of(part), refs).itertuples():
             rows.append(dict(
-                precision=cls, size=int(r.m), rung=r.variant, reference=part.reference.iloc[0],
-                gflops=round(r.kernel_gflops, 1), reference_gflops=round(refs[r.m], 1),
+                precision=cls, size=int(r.m), rung=r.variant, reference=r.reference,
+                gflops=round(r.kernel_gflops, 1), reference_gflops=round(refs[r.m][1], 1),
                 fraction=round(r.fraction, 5), target=lad.TARGETS[cls],
                 met=bool(r.fraction >= lad.TARGETS[cls]), gpu=r.gpu_name,
                 measured_on=lad.condition_words(head)))  # fmt: skip
