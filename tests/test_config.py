@@ -290,3 +290,94 @@ def test_a_shorthand_that_chooses_nothing_in_this_run_is_refused(registry):
     # the default tiles, not given by the user, are no problem
     assert idle_shorthands(cli("variants=[cublas]"), validate(cli("variants=[cublas]"), registry),
                            registry) == []  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "entries,expected",
+    [
+        (["transfer=[copy2d]"],
+         "config key 'transfer': ['copy2d'] changes nothing in this run: it chooses how padded "
+         "pageable or pinned matrices reach the device, and leading_pad = [0] pads no matrix; "
+         "drop transfer, or give leading_pad a pad > 0 and memory pageable or pinned"),
+        (["transfer=[copy2d]", "memory=[managed]", "leading_pad=[16]"],
+         "config key 'transfer': ['copy2d'] changes nothing in this run: it chooses how padded "
+         "pageable or pinned matrices reach the device, and memory = ['managed'] holds neither "
+         "pageable nor pinned (managed and mapped matrices are used in place, strided); drop "
+         "transfer, or give leading_pad a pad > 0 and memory pageable or pinned"),
+        (["sizes=[4096]", "sustained_sizes=[4096]"],
+         "config key 'sustained_sizes': [4096] chooses the sizes of the sustained load, which "
+         "this run does not measure (load = ['burst']); add sustained to load, or drop "
+         "sustained_sizes"),
+    ],
+)  # fmt: skip
+def test_a_setting_another_makes_idle_is_refused_naming_both(registry, entries, expected):
+    """Issue "what a new user hit", item 2: each was accepted and changed nothing (copy2d with
+    managed memory became strided)."""
+    from mmbench.plan.config import idle_shorthands
+
+    given = cli(*entries)
+    assert idle_shorthands(given, validate(given, registry), registry) == [expected]
+    # where it applies, the same setting is taken
+    fine = cli("transfer=[copy2d]", "leading_pad=[16]", "memory=[pinned, managed]",
+               "load=[burst, sustained]", "sizes=[4096]", "sustained_sizes=[4096]")  # fmt: skip
+    assert idle_shorthands(fine, validate(fine, registry), registry) == []
+
+
+def _out_of_range(node: dict):
+    """A value the schema `node` refuses, made from its own declared bounds (below a minimum,
+    above a maximum, outside an enum, past a pattern, of a type it does not take), or None
+    where it declares nothing to go past."""
+    types = node.get("type")
+    types = types if isinstance(types, list) else [types]
+    if "enum" in node:
+        return "no_such_value"
+    if "oneOf" in node or "anyOf" in node:
+        return 3.5  # baseline: a name or a mapping, never a fraction
+    if "boolean" in types:
+        return "maybe"
+    if "integer" in types or "number" in types:
+        if "minimum" in node:
+            return node["minimum"] - 1
+        if "exclusiveMinimum" in node:
+            return node["exclusiveMinimum"]
+        if "maximum" in node:
+            return node["maximum"] + 1
+        return "many"
+    if "string" in types:
+        return "not valid!" if "pattern" in node else 42
+    if "array" in types:
+        item = _out_of_range(node.get("items", {})) if isinstance(node.get("items"), dict) else None
+        return [item] if item is not None else "not a list"
+    if "object" in types:
+        return {"no_such_key": 1} if node.get("additionalProperties") is False else 7
+    return None
+
+
+def _every_key(node: dict, path=()):
+    for key, sub in node.get("properties", {}).items():
+        yield (*path, key), sub
+        if "properties" in sub:
+            yield from _every_key(sub, (*path, key))
+
+
+SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "path,node", list(_every_key(SCHEMA)), ids=[".".join(p) for p, _ in _every_key(SCHEMA)]
+)
+def test_every_config_key_out_of_range_gets_a_message_naming_it(registry, path, node):
+    """Every key of the config schema, top-level and nested, given a value past its own
+    declared bounds: a ConfigError naming that key (issue "what a new user hit", item 3:
+    gpu_memory_gib=0 ended in a TypeError), never another exception."""
+    value = _out_of_range(node)
+    assert value is not None, f"{path}: the schema declares no bound to go past"
+    given = value
+    for key in reversed(path):
+        given = {key: given}
+    defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    from mmbench.plan.config import merge
+
+    with pytest.raises(ConfigError) as err:
+        validate(merge(defaults, given), registry, outputs=names())
+    assert f"config key '{'.'.join(path)}" in str(err.value), str(err.value)

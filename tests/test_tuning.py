@@ -291,3 +291,30 @@ def test_another_models_tuning_is_named_in_every_row_it_chose(tmp_path):
     # on the model the table was tuned on, the rows say the shape alone, as before
     p = plan.expand(apply_tuned(cfg, [dict(name=GPU)], registry), registry, "sm_90")
     assert {c.tuned_for for c in p.runs["coarsened"]} == {""}
+
+
+def test_a_row_whose_params_and_instance_disagree_is_refused(tmp_path):
+    """The row's params choose BM=128 but its instance names BM64: the params would run and
+    the instance say otherwise (issue "what a new user hit", item 2).  The same row with the
+    instance the params choose (written by hand from the registry's declaration order: dtype
+    first, then BM BN BK WM WN WNITER TM TN) is taken."""
+    params = "BM=128 BN=128 BK=16 WM=64 WN=64 WNITER=1 TM=8 TN=4"
+    named = "float32_BM64_BN128_BK16_WM64_WN64_WNITER1_TM8_TN4"
+    table = tmp_path / "tuned.csv"
+    table.write_text(
+        f"gpu_name,variant,dtype,params,instance\nGPU X,warptile_db,float32,{params},{named}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
+    assert str(err.value) == (
+        f"config key 'tuned': {table}, line 2: warptile_db's params '{params}' (dtype float32) "
+        "choose float32_BM128_BN128_BK16_WM64_WN64_WNITER1_TM8_TN4, but its instance says "
+        f"{named}; valid: a row whose params and instance name the same instantiation (re-tune, "
+        "or correct one of the two)"
+    )
+    right = named.replace("BM64", "BM128")
+    table.write_text(
+        f"gpu_name,variant,dtype,params,instance\nGPU X,warptile_db,float32,{params},{right}\n"
+    )
+    out = apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
+    assert out["params"]["warptile_db"]["BM"] == [128]

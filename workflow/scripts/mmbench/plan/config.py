@@ -147,15 +147,33 @@ def _unbalanced(text: str) -> str:
 
 
 def _valid_numbers(s: dict, want: list) -> str:
-    """'; valid: an integer >= 1' for a number whose schema bounds it ('' otherwise)."""
-    kind = {"integer": "an integer", "number": "a number"}.get(want[0] if len(want) == 1 else "")
-    bounds = [
+    """'; valid: an integer >= 1' for a number whose schema bounds it ('' otherwise); a type
+    that also allows null (gpu_memory_gib: [number, "null"]) adds ', or null'."""
+    flat = [t for w in want for t in (w if isinstance(w, list) else [w])]
+    numeric = [t for t in flat if t in ("integer", "number")]
+    kind = (
+        {"integer": "an integer", "number": "a number"}.get(numeric[0])
+        if len(numeric) == 1
+        else None
+    )
+    if kind and "null" in flat:
+        bounds = _bounds(s)
+        return f"; valid: {kind}" + (f" {bounds}" if bounds else "") + ", or null"
+    return _bounded(s, kind)
+
+
+def _bounds(s: dict) -> str:
+    return " and ".join(
         f"{op} {s[k]}"
         for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
                       ("exclusiveMaximum", "<"))
         if k in s
-    ]  # fmt: skip
-    return f"; valid: {kind}" + (f" {' and '.join(bounds)}" if bounds else "") if kind else ""
+    )  # fmt: skip
+
+
+def _bounded(s: dict, kind: str | None) -> str:
+    bounds = _bounds(s)
+    return f"; valid: {kind}" + (f" {bounds}" if bounds else "") if kind else ""
 
 
 # a value written the way people often shorten it, and the valid value it means
@@ -470,7 +488,8 @@ def _param_problems(
 
 def idle_shorthands(given: dict, cfg: dict, registry: dict[str, Variant]) -> list[str]:
     """The shorthands the user's config sets (tiles, coarsen) that choose the parameter of no
-    variant of this run: accepted silently they would suggest a grid that is not run."""
+    variant of this run: accepted silently they would suggest a grid that is not run; and the
+    settings another one makes idle (_idle_layout_settings)."""
     problems = []
     for key, param in SHORTHANDS.items():
         if key not in given or param == DTYPE_PARAM:
@@ -481,6 +500,38 @@ def idle_shorthands(given: dict, cfg: dict, registry: dict[str, Variant]) -> lis
                 f"config key '{key}': {cfg[key]} chooses the {param} of no variant of this run "
                 f"(variants = {cfg['variants']}, none has {param}); drop {key}, or run a variant "
                 f"that has one, e.g. {', '.join(having[:4])}"
+            )
+    return problems + _idle_layout_settings(given, cfg)
+
+
+def _idle_layout_settings(given: dict, cfg: dict) -> list[str]:
+    """Settings the user's config gives that another setting makes idle: `transfer`, which
+    only moves padded matrices (leading_pad > 0) in pageable or pinned memory (managed and
+    mapped ones are used in place, strided: plan.layouts), and a load's sizes key
+    (sustained_sizes) without its load in `load`.  Accepted, they would change nothing."""
+    problems = []
+    copied = [m for m in cfg["memory"] if m in ("pageable", "pinned")]
+    padded = [p for p in cfg.get("leading_pad", [0]) if p > 0]
+    if "transfer" in given and not (copied and padded):
+        why = (
+            f"leading_pad = {cfg.get('leading_pad', [0])} pads no matrix"
+            if not padded
+            else f"memory = {cfg['memory']} holds neither pageable nor pinned (managed and "
+            "mapped matrices are used in place, strided)"
+        )
+        problems.append(
+            f"config key 'transfer': {cfg['transfer']} changes nothing in this run: it chooses "
+            f"how padded pageable or pinned matrices reach the device, and {why}; drop "
+            "transfer, or give leading_pad a pad > 0 and memory pageable or pinned"
+        )
+    loads = {load_of(x).name for x in cfg["load"]}
+    for ld in LOADS.values():
+        key = ld.sizes_key
+        if key and key in given and cfg.get(key) and ld.name not in loads:
+            problems.append(
+                f"config key '{key}': {cfg[key]} chooses the sizes of the {ld.name} load, which "
+                f"this run does not measure (load = {cfg['load']}); add {ld.name} to load, or "
+                f"drop {key}"
             )
     return problems
 

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mmbench.core.axes import slug
 from mmbench.core.columns import TUNED_COLUMNS
 from mmbench.core.registry import DTYPE_PARAM, Variant
 from mmbench.plan.config import ConfigError
@@ -171,6 +172,17 @@ def tuned_params(
                         f"value the registry declares; valid values of {p}: "
                         f"{', '.join(map(str, v.values(p)))} (re-tune, or correct the row)"
                     )
+            # the row's instance, where it names one, is the instantiation its params choose
+            # (the params are what runs: a row naming two would run one and say the other)
+            named = mine.instance[line] if "instance" in mine else ""
+            chosen_slug = slug({p: dtype if p == DTYPE_PARAM else values[p] for p in v.param_names})
+            if isinstance(named, str) and named.strip() and named.strip() != chosen_slug:
+                raise ConfigError(
+                    f"config key 'tuned': {path}, line {line + 2}: {name}'s params "
+                    f"{mine.params[line]!r} (dtype {dtype}) choose {chosen_slug}, but its "
+                    f"instance says {named.strip()}; valid: a row whose params and instance "
+                    "name the same instantiation (re-tune, or correct one of the two)"
+                )
         chosen: dict[str, list] = {DTYPE_PARAM: list(dict.fromkeys(mine.dtype))}
         for p in declared:
             chosen[p] = list(dict.fromkeys(values[p] for values in parsed))
