@@ -61,3 +61,4 @@ onsuccess:
 
 onerror:
     clear_inputs_cache()
+    say_if_stopped_by_user(log)

@@ -77,6 +77,9 @@ def test_ctrl_c_during_compilation_says_interrupted_not_failed(tmp_path):
     assert len(built) < len(cubins), "interrupted after every cubin was built"
     assert "nvcc failed" not in err, err
     assert "Terminating processes on user request" in err or "interrupted" in err, err
+    # said once, with the way to go on (issue "what a new user hit", item 5)
+    assert err.count("mmbench: stopped by Ctrl-C") == 1, err[-3000:]
+    assert "run the same command again to go on" in err
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")

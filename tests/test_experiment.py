@@ -75,3 +75,35 @@ def test_a_slurm_that_does_not_answer_is_named_in_one_line_within_seconds(tmp_pa
         assert "\n" not in why and time.monotonic() - start < 7
     monkeypatch.setenv("PATH", str(tmp_path))  # no sinfo here
     assert "SLURM's tools (sinfo) are not on this machine's PATH" in slurm_unreachable()
+
+
+def test_a_ctrl_c_log_is_said_in_one_line_and_another_failure_not_at_all():
+    """Snakemake's log lines (as Snakemake 9 writes them) after Ctrl-C while two compiles ran:
+    by hand, 3 of 12 steps done, two compile_kernel jobs interrupted."""
+    from mmbench.plan.experiment import stopped_by_user
+
+    log = (
+        "3 of 12 steps (25%) done\nTerminating processes on user request, this might take "
+        "some time.\nError in rule compile_kernel:\n    jobid: 4\nError in rule "
+        "compile_kernel:\n    jobid: 5\n"
+    )
+    assert stopped_by_user(log) == (
+        "stopped by Ctrl-C after 3 of 12 steps; interrupted: 2 compile_kernel; every finished "
+        "job's files are kept: run the same command again to go on (where Snakemake asks, add "
+        "--rerun-incomplete: the interrupted jobs are then made again)"
+    )
+    assert stopped_by_user("Error in rule compile_kernel:\n    jobid: 4\n") is None
+
+
+def test_the_work_to_do_counts_compiles_and_configurations_not_bookkeeping():
+    """By hand: 3 compiles, 2 measurement jobs of 4 + 2 configurations, 2 other jobs."""
+    from mmbench.plan.experiment import work_words
+
+    jobs = [("compile_kernel", "a"), ("compile_kernel", "a"), ("compile_microbench", None),
+            ("measure_variant", "a"), ("measure_variant", "b"), ("timings_table", None),
+            ("figure", None)]  # fmt: skip
+    assert work_words(jobs, {"a": [1, 2, 3, 4], "b": [5, 6]}) == (
+        "to do: 3 compiles, 2 measurement jobs of 6 configurations (each prints its progress "
+        "and the time it has left), 2 other jobs (profiles, tables, figures)"
+    )
+    assert work_words([], {}) is None

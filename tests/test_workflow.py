@@ -256,6 +256,26 @@ def test_an_edit_older_than_its_cubin_is_compiled_again(workdir):
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+def test_a_registry_symbol_the_kernel_does_not_define_fails_its_build(workdir):
+    """tiled_guarded's registry entry naming an entry point its .cu does not define (a typo):
+    the build fails naming it and the entry function ptxas compiled, instead of a cubin that
+    only a GPU run would find wrong (issue "what a new user hit", item 2)."""
+    registry = workdir / "kernels" / "registry.yaml"
+    text = registry.read_text()
+    assert text.count("    symbol: tiled_guarded\n") == 1
+    registry.write_text(text.replace("    symbol: tiled_guarded\n", "    symbol: tiled_gaurded\n"))
+    cubin = "results/build/sm_90/tiled_guarded/float32_TILE16.cubin"
+    out = snakemake("--cores", "1", "--config", "arch=sm_90", "--", cubin, cwd=workdir)
+    assert out.returncode != 0
+    assert (
+        "tiled_guarded float32_TILE16: the registry's entry point 'tiled_gaurded' is not in the "
+        "cubin nvcc built from" in out.stderr
+    ), out.stderr[-3000:]
+    assert "(its entry functions: tiled_guarded)" in out.stderr
+    assert not (workdir / cubin).exists()
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     """The measurement tables of a real run (recorded on the H100) in place: the run compiles,
     aggregates through the timings checkpoint, makes the figures its data allows and says which

@@ -20,7 +20,7 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
     from mmbench.plan.config import ConfigError
-    from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare
+    from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare, work_words
     from mmbench.plan.slurm import slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
@@ -132,23 +132,27 @@ REBUILT = set()  # cubins found changed in this run (said once each)
 
 def build_ticket(wildcards):
     """The input of a cubin's build that changes when the cubin must be built again:
-    `<instance>.rebuild`, a count.  A cubin that is not what its build wrote (overwritten,
-    truncated, copied from another build: its sha256 differs from the `.sha256` rule
-    compile_kernel recorded; or swapped with its `.sha256` for another instantiation's: the
-    name built into it differs, plan/compile.cubin_identity) has its count raised, so Snakemake builds it again (an updated
-    input) and measures again what ran it.  (Deleting it would not do: Snakemake does not
-    rebuild a missing intermediate file whose downstream outputs are present.)"""
+    `<instance>.rebuild`, a count, written only when needed (no job makes it, so a run's
+    progress counts compiles, not bookkeeping).  A cubin that is not what its build wrote
+    (overwritten, truncated, copied from another build: its sha256 differs from the `.sha256`
+    that compile_kernel recorded; or swapped with its `.sha256` for another instantiation's:
+    the name built into it differs, plan/compile.cubin_identity) has its count raised, so
+    Snakemake builds it again (an updated input) and measures again what ran it.  (Deleting it
+    would not do: Snakemake does not rebuild a missing intermediate file whose downstream
+    outputs are present.)  No input where the ticket was never needed."""
     instance = getattr(wildcards, "instance", "peak")
     variant = getattr(wildcards, "variant", "microbench")
     cubin = Path(cubin_path(wildcards.arch, variant, instance))
-    ticket = cubin.with_suffix(".rebuild")  # made by rule rebuild_count where missing
+    ticket = cubin.with_suffix(".rebuild")
     if (
-        ticket.exists()
-        and str(cubin) not in REBUILT
+        str(cubin) not in REBUILT
         and cubin_intact(cubin, cubin.with_suffix(".sha256")) is False
     ):
         REBUILT.add(str(cubin))
-        count = int((ticket.read_text().split() or ["0"])[0]) + 1
+        count = (
+            int(((ticket.read_text() if ticket.exists() else "").split() or ["0"])[0])
+            + 1
+        )
         ticket.write_text(f"{count}\n")
         print(
             f"mmbench: {cubin} is not what its build wrote (its sha256 differs from "
@@ -156,7 +160,7 @@ def build_ticket(wildcards):
             "it again, and measuring again what ran it",
             file=sys.stderr,
         )
-    return str(ticket)
+    return [str(ticket)] if ticket.exists() else []
 
 
 def kernel_source(wildcards):
@@ -596,6 +600,20 @@ def script_here(script, input, output, params, log):
     )
 
 
+def say_if_stopped_by_user(log):
+    """onerror: after Ctrl-C, one line on what stopped and how to go on
+    (plan/experiment.stopped_by_user)."""
+    from mmbench.plan.experiment import stopped_by_user
+
+    logs = [log] if isinstance(log, (str, Path)) else list(log or [])
+    text = "".join(
+        Path(f).read_text(errors="replace") for f in logs if Path(f).is_file()
+    )
+    words = stopped_by_user(text)
+    if words:
+        print(f"mmbench: {words}", file=sys.stderr)
+
+
 def clear_inputs_cache():
     """onsuccess, onerror: the inputs the measurement jobs shared (measure/input_cache.py) go
     with the run: they are memory (/dev/shm); so does the run's worker (measure/served.py),
@@ -620,6 +638,11 @@ def check_before_jobs(wf):
     if why:
         print(f"mmbench: {why}", file=sys.stderr)
         sys.exit(1)
+    todo = work_words(
+        [(j.rule.name, j.wildcards.get("variant")) for j in jobs], PLAN.runs
+    )
+    if todo:
+        print(f"mmbench: {todo}", file=sys.stderr)
     if RENDER_HERE and wf.local_exec and gpu_jobs:
         # the figures' imports while the GPU measures, not after it (render.warm_up)
         from mmbench.report import render

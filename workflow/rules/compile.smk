@@ -29,6 +29,8 @@ rule compile_kernel:
         ),
         what=lambda w: f"{w.variant} {w.instance}",
         sources=sources_sha,
+        # the entry points the measurement loads: each one checked in ptxas's report
+        entries=lambda w: list(REGISTRY[w.variant].entry_points),
     script:
         # no value reaches a shell: nvcc runs on the bare file name in the kernel's folder
         "../scripts/compile_kernel.py"
@@ -58,20 +60,16 @@ rule compile_baseline_source:
         "../scripts/compile_kernel.py"
 
 
-rule rebuild_count:
-    """The count of a cubin's forced rebuilds, an input of its build (common.smk build_ticket):
-    0 where none was ever needed."""
-    output:
-        "results/build/{arch}/{folder}/{name}.rebuild",
-    log:
-        "results/logs/compile/{arch}/{folder}/{name}.rebuild.log",
-    wildcard_constraints:
-        folder=r"[A-Za-z0-9_]+",
-        name=r"[A-Za-z0-9_]+",
-    conda:
-        "../envs/compile.yaml"
-    shell:
-        "echo 0 > {output:q} 2> {log:q}"
+rule compile:
+    """Every instantiation the registry can build of the config's variants (all their parameter
+    values, whatever tiles or params choose): a new or edited kernel built alone, e.g.
+    `snakemake --cores 2 compile --config variants=[my_kernel] arch=sm_90`."""
+    input:
+        lambda w: [
+            cubin_path(arch(), v, slug(params))
+            for v, params in mmplan.all_instantiations(REGISTRY, arch())
+            if v in config["variants"]
+        ],
 
 
 rule compile_all:
@@ -113,6 +111,6 @@ rule resources_table:
 # seconds of work on small tables: on the machine running Snakemake, not queued on a cluster (nvcc runs are
 # grouped into cluster jobs: profiles/slurm)
 localrules:
-    rebuild_count,
+    compile,
     compile_all,
     resources_table,

@@ -15,6 +15,7 @@ def main(sm) -> None:
             dict(sm.params.params), sm.log[0], what,
             ptxas=sm.output.ptxas if "ptxas" in sm.output.keys() else None,
             headers=sm.params.get("headers"), name=sm.params.get("name"),
+            entries=tuple(sm.params.get("entries", ())),
         )  # fmt: skip
     except CompileError as err:  # CompileInterrupted too: it says so
         sys.exit(str(err))

@@ -143,17 +143,34 @@ def compile_cubin(
 def build_job(
     source: str | Path, cubin: str | Path, sha: str | Path, arch: str, params: dict,
     log: str | Path, what: str, ptxas: str | Path | None = None,
-    headers: str | Path | None = None, name: str | None = None,
+    headers: str | Path | None = None, name: str | None = None, entries: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
     """A compile job's work (rules compile_kernel, compile_microbench and
     compile_baseline_source): the cubin (compile_cubin), ptxas's report copied to `ptxas`
     where the rule keeps one, and the cubin's sha256 as built (a cubin that is later not what
-    its build wrote is found and built again: workflow/rules/common.smk).  CompileError
-    otherwise (Snakemake removes a failed job's outputs: no partial file is taken as built)."""
+    its build wrote is found and built again: workflow/rules/common.smk).  `entries`: the
+    entry points the registry loads from it (Variant.entry_points), each checked against
+    ptxas's list of the entry functions it compiled.  CompileError otherwise (Snakemake
+    removes a failed job's outputs: no partial file is taken as built)."""
     digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name)
+    compiled = entry_functions(Path(log).read_text())
+    missing = [e for e in entries if e not in compiled]
+    if missing:
+        raise CompileError(
+            f"{what}: the registry's entry point {missing[0]!r} is not in the cubin nvcc built "
+            f"from {source} (its entry functions: {', '.join(compiled) or 'none'}); valid: the "
+            'name of a __global__ function the file defines as extern "C" (registry `symbol` '
+            "and `symbols`)"
+        )
     if ptxas is not None:
         Path(ptxas).write_text(Path(log).read_text())
     Path(sha).write_text(f"{digest}  {cubin}\n")
+
+
+def entry_functions(report: str) -> list[str]:
+    """The entry functions ptxas compiled, from its verbose report (-Xptxas -v, which
+    nvcc_command passes): its "Compiling entry function 'NAME'" lines, in order."""
+    return re.findall(r"Compiling entry function '([^']+)'", report)
 
 
 @contextlib.contextmanager

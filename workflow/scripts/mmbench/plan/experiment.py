@@ -156,3 +156,53 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     exp.profile = mmplan.profile_plan(cfg, registry, exp.arch, named)[0]
     mmplan.check_device_memory(exp.plan, *mmplan.resolve_memory(cfg, gpus))
     return exp
+
+
+def stopped_by_user(log_text: str) -> str | None:
+    """onerror: where Snakemake's log says the run was stopped by Ctrl-C ("Terminating
+    processes on user request"), one line on what stopped and how to go on (Snakemake's own
+    error block for each interrupted job comes before it); None for any other failure."""
+    import re
+    from collections import Counter
+
+    if "Terminating processes on user request" not in log_text:
+        return None
+    steps = re.findall(r"(\d+) of (\d+) steps", log_text)
+    done = f" after {steps[-1][0]} of {steps[-1][1]} steps" if steps else ""
+    jobs = Counter(re.findall(r"Error in rule (\w+):", log_text))
+    which = ", ".join(f"{n} {rule}" for rule, n in jobs.items())
+    return (
+        f"stopped by Ctrl-C{done}"
+        + (f"; interrupted: {which}" if which else "")
+        + "; every finished job's files are kept: run the same command again to go on (where "
+        "Snakemake asks, add --rerun-incomplete: the interrupted jobs are then made again)"
+    )
+
+
+COMPILE_RULES = ("compile_kernel", "compile_microbench", "compile_baseline_source")
+GPU_RULES = ("measure_variant", "pair_variant")
+
+
+def work_words(jobs: list[tuple[str, str | None]], runs: dict[str, list]) -> str | None:
+    """onstart: the work this run will do, counted as a user waits for it: the compiles, the
+    measurement jobs with the configurations they hold (each job prints its own progress and
+    the time it has left), the rest in one count.  `jobs`: (rule, its variant wildcard or
+    None) of every job that needs to run; `runs`: the plan's configurations per variant."""
+    if not jobs:
+        return None
+    rules = [r for r, _ in jobs]
+    compiles = sum(r in COMPILE_RULES for r in rules)
+    measured = [v for r, v in jobs if r in GPU_RULES and v in runs]
+    configurations = sum(len(runs[v]) for v in measured)
+    rest = len(jobs) - compiles - sum(r in GPU_RULES for r in rules)
+    parts = []
+    if compiles:
+        parts.append(f"{compiles} compile{'s' * (compiles != 1)}")
+    if measured:
+        parts.append(
+            f"{len(measured)} measurement job{'s' * (len(measured) != 1)} of {configurations} "
+            "configurations (each prints its progress and the time it has left)"
+        )
+    if rest:
+        parts.append(f"{rest} other job{'s' * (rest != 1)} (profiles, tables, figures)")
+    return "to do: " + ", ".join(parts)
