@@ -179,3 +179,52 @@ def test_outside_a_checkout_mmbench_names_the_checkout_and_its_snakefile(tmp_pat
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "This was a dry-run" in ran.stdout
     assert not (tmp_path / "results").exists()  # a dry run writes nothing
+
+
+def test_an_empty_config_file_is_named(tmp_path):
+    """Snakemake takes an empty --configfile as no config at all and runs the defaults; the
+    user meant something else (issue "what a new user hit", item 6)."""
+    from mmbench.plan.cli import problems
+
+    empty = tmp_path / "mine.yaml"
+    empty.write_text("# sizes: [1024]\n")
+    assert problems(["-n", "--configfile", str(empty)]) == [
+        f"--configfile {empty}: the file is empty; a config file holds key: value lines "
+        "(e.g. sizes: [1024, 2048]; config/config.yaml lists every key)"
+    ]
+
+
+def test_config_with_an_equals_sign_and_more_entries_says_they_are_targets():
+    """argparse gives `--config=arch=sm_90` only that value: `sizes=[64]` after it is a target
+    to Snakemake ("no rule to produce sizes=[64]")."""
+    from mmbench.plan.cli import problems
+
+    assert problems(["-n", "--config=arch=sm_90", "sizes=[64]"]) == [
+        "--config=arch=sm_90 sizes=[64]: with '=' the flag takes only 'arch=sm_90', and "
+        "Snakemake reads sizes=[64] as target(s); write --config arch=sm_90 sizes=[64] (a space "
+        "after the flag, not '=')"
+    ]
+    assert problems(["-n", "--config=arch=sm_90", "--cores", "1"]) == []
+
+
+def test_a_profile_whose_executor_plugin_is_missing_names_the_extra():
+    """profiles/slurm without the SLURM executor plugin: Snakemake's own parser ends in
+    "invalid choice: 'slurm'"; mmbench names the extra to install.  With the plugin installed
+    (.ci/run's second environment), nothing is said."""
+    import importlib.util
+
+    from mmbench.plan.cli import missing_executor
+
+    root = Path(__file__).parents[1]
+    said = missing_executor(["--profile", str(root / "profiles" / "slurm"), "-n"])
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        assert said == (
+            "the executor 'slurm' (from --executor or the profile's config.yaml) needs "
+            "Snakemake's executor plugin snakemake_executor_plugin_slurm, which is not installed "
+            "here: pip install -e '.[slurm]' (the slurm extra; docs/cluster.md)"
+        )
+        out = run("--profile", "profiles/slurm", "-n", cwd=root)
+        assert out.returncode == 2 and said in out.stderr, out.stderr
+    else:
+        assert said is None
+    assert missing_executor(["--cores", "1"]) is None

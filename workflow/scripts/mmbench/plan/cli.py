@@ -87,7 +87,12 @@ def configfile_problems(paths: list[str]) -> list[str]:
                 + "; a config file holds key: value lines, lists as [a, b]"
             )
             continue
-        if loaded is not None and not isinstance(loaded, dict):
+        if loaded is None:  # Snakemake takes an empty file as no config and runs the defaults
+            out.append(
+                f"--configfile {p}: the file is empty; a config file holds key: value lines "
+                "(e.g. sizes: [1024, 2048]; config/config.yaml lists every key)"
+            )
+        elif not isinstance(loaded, dict):
             out.append(f"--configfile {p}: holds a {type(loaded).__name__}, not key: value lines")
     return out
 
@@ -166,9 +171,57 @@ def _open(text: str) -> bool:
     return text.count("[") > text.count("]") or text.count("{") > text.count("}")
 
 
+def attached_config(argv: list[str]) -> list[str]:
+    """`--config=K=V A=B`: Snakemake's parser gives the flag only the value attached to it, and
+    reads the NAME=value arguments after it as targets ("no rule to produce sizes=[...]")."""
+    out = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name not in CONFIG_FLAGS or not eq:
+            continue
+        after = []
+        for nxt in argv[i + 1 :]:
+            if nxt.startswith("-") or "=" not in nxt:
+                break
+            after.append(nxt)
+        if after:
+            out.append(
+                f"{arg} {' '.join(after)}: with '=' the flag takes only {value!r}, and Snakemake "
+                f"reads {', '.join(after)} as target(s); write {name} {value} {' '.join(after)} "
+                "(a space after the flag, not '=')"
+            )
+    return out
+
+
+def missing_executor(argv: list[str]) -> str | None:
+    """The executor plugin a command line's profile or --executor asks for where it is not
+    installed (Snakemake's parser then says only "invalid choice: 'slurm'")."""
+    import importlib.util
+
+    from mmbench.plan.slurm import executor
+
+    name = str(executor(argv) or "")
+    if name in ("", "local", "dryrun", "touch"):
+        return None
+    module = f"snakemake_executor_plugin_{name.replace('-', '_')}"
+    if importlib.util.find_spec(module) is not None:
+        return None
+    extra = (
+        "pip install -e '.[slurm]' (the slurm extra; docs/cluster.md)"
+        if name == "slurm"
+        else f"pip install snakemake-executor-plugin-{name}"
+    )
+    return (
+        f"the executor {name!r} (from --executor or the profile's config.yaml) needs Snakemake's "
+        f"executor plugin {module}, which is not installed here: {extra}"
+    )
+
+
 def problems(argv: list[str]) -> list[str]:
-    return configfile_problems(_values(argv, CONFIGFILE_FLAGS)) + config_problems(
-        _values(argv, CONFIG_FLAGS)
+    return (
+        configfile_problems(_values(argv, CONFIGFILE_FLAGS))
+        + config_problems(_values(argv, CONFIG_FLAGS))
+        + attached_config(argv)
     )
 
 
@@ -217,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
         if why_not:
             print(f"mmbench: {why_not}", file=sys.stderr)
             return 1
+    plugin = missing_executor(argv)  # after SLURM's own answer: the cause to mend first
+    if plugin:
+        print(f"mmbench: {plugin}", file=sys.stderr)
+        return 2
     os.execv(sys.executable, [sys.executable, "-m", "snakemake", *argv])
     return 0  # not reached
 

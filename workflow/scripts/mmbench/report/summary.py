@@ -5,6 +5,7 @@ tally."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import pandas as pd
 
@@ -99,6 +100,13 @@ def in_ladder_order(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(keys, kind="stable", na_position="first").drop(columns="_rank")
 
 
+# the console summary's widest lines: a pivot table wider than TABLE_WIDTH wraps its columns
+# into blocks, each with the row labels (E3c's 30 sizes printed lines of 1,600 characters; the
+# recorded ladder's widest table is 180), and a refusal's reason wraps at TEXT_WIDTH
+TABLE_WIDTH = 200
+TEXT_WIDTH = 120
+
+
 def _markdown(table: pd.DataFrame) -> str:
     flat = table.reset_index()
     head = "| " + " | ".join(map(str, flat.columns)) + " |"
@@ -130,11 +138,26 @@ def render(timings: pd.DataFrame, refused: pd.DataFrame | None = None) -> tuple[
 
 
 def _refused(refused: pd.DataFrame) -> tuple[str, str]:
+    """The refusals of configurations the run asked for (a shape a variant cannot run: its
+    precondition, memory, a library's limits), each reason once with its count; the parameter
+    combinations of a variant's grid that the registry's constraints rule out (no shape: never
+    built, whatever the run asked) counted per variant.  Lines wrap at TEXT_WIDTH."""
+    # a table written before refusals had shapes holds the grid's only
+    grid = refused.m.isna() if "m" in refused else pd.Series(True, index=refused.index)
     lines = [
         f"{len(refused)} configuration(s) refused before running (results/tables/refused.csv):"
     ]
-    for (variant, reason), g in refused.groupby(["variant", "reason"], sort=False):
-        lines.append(f"  {variant}: {reason} [{len(g)}x]")
+    for (variant, reason), g in refused[~grid].groupby(["variant", "reason"], sort=False):
+        lines += textwrap.wrap(f"{variant}: {reason} [{len(g)}x]", TEXT_WIDTH - 2,
+                               initial_indent="  ", subsequent_indent="      ")  # fmt: skip
+    if grid.any():
+        per = refused[grid].groupby("variant", sort=False).size()
+        lines += textwrap.wrap(
+            f"{int(grid.sum())} parameter combination(s) of the variants' grids that the "
+            "registry's constraints rule out (never built; their reasons are in the table): "
+            + ", ".join(f"{v} {n}" for v, n in per.items()),
+            TEXT_WIDTH - 2, initial_indent="  ", subsequent_indent="      ",
+        )  # fmt: skip
     return "\n".join(lines), "\n".join(lines).replace("\n", "  \n")
 
 
@@ -164,14 +187,14 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
             f"{dist} inputs, {load} load"
         )
         k = _pivot(part, KEY + extra, "kernel_ms", "kernel_gflops")
-        txt += [head, k.to_string(), ""]
+        txt += [head, k.to_string(line_width=TABLE_WIDTH), ""]
         md += [f"### {head}", "", _markdown(k), ""]
         if load in LOADS and not LOADS[load].times_copies:
             continue  # copies are timed in bursts only (core/sampling.Load.times_copies)
         head = "Global time (H2D + kernel + D2H), ms (GFLOPS), per host-memory mode"
         extra = [c for c in ("cache", "pad", "transfer") if c in part and part[c].nunique() > 1]
         g = _pivot(part, KEY + ["memory"] + extra, "global_ms_median", "global_gflops")
-        txt += [head, g.to_string(), ""]
+        txt += [head, g.to_string(line_width=TABLE_WIDTH), ""]
         md += [f"### {head}", "", _markdown(g), ""]
     tally = verification_tally(timings)
     txt.append(tally)
