@@ -56,7 +56,8 @@ def test_a_bad_key_stops_the_planning_with_its_name():
 
 def test_a_slurm_that_does_not_answer_is_named_in_one_line_within_seconds(tmp_path, monkeypatch):
     """Before the first submission: with SLURM's tools on the PATH but no controller (a
-    slurm.conf naming this host, nothing listening), and with no SLURM tools at all."""
+    slurm.conf naming this host and a port nothing listens on; also where a controller of
+    another cluster runs here), and with no SLURM tools at all."""
     import platform
     import shutil
     import time
@@ -64,9 +65,17 @@ def test_a_slurm_that_does_not_answer_is_named_in_one_line_within_seconds(tmp_pa
     from mmbench.plan.slurm import slurm_unreachable
 
     if shutil.which("sinfo"):
+        import socket
+
         host = platform.node().split(".")[0]
+        # a port nothing listens on, so that a controller running on this machine (its own
+        # port, 6817 by default) does not answer for the one named here
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
         conf = tmp_path / "slurm.conf"
-        conf.write_text(f"ClusterName=x\nSlurmctldHost={host}\nNodeName={host} CPUs=1\n"
+        conf.write_text(f"ClusterName=x\nSlurmctldHost={host}\nSlurmctldPort={port}\n"
+                        f"NodeName={host} CPUs=1\n"
                         f"PartitionName=gpu Nodes={host} Default=YES State=UP\n")  # fmt: skip
         monkeypatch.setenv("SLURM_CONF", str(conf))
         start = time.monotonic()
