@@ -116,3 +116,25 @@ def test_the_work_to_do_counts_compiles_and_configurations_not_bookkeeping():
         "and the time it has left), 2 other jobs (profiles, tables, figures)"
     )
     assert work_words([], {}) is None
+
+
+def test_the_time_estimate_comes_from_the_jobs_last_durations(tmp_path):
+    """By hand: two measurement jobs that took 30 s and 50 s last time (the GPU: one after the
+    other, 80 s), four compiles of which two took 4 s and 6 s (the other two: the median, 5 s),
+    20 s of compiling over 2 cores = 10 s: about 80 s; a table job whose rule never ran is not
+    counted.  A first run (nothing ran before) has no estimate.  A benchmark file as Snakemake
+    writes it gives its first column."""
+    from mmbench.plan.experiment import last_seconds, time_estimate
+
+    jobs = [("measure_variant", 30.0, True), ("measure_variant", 50.0, True),
+            ("compile_kernel", 4.0, False), ("compile_kernel", 6.0, False),
+            ("compile_kernel", None, False), ("compile_kernel", None, False),
+            ("timings_table", None, False)]  # fmt: skip
+    assert time_estimate(jobs, cores=2) == (
+        "about 80 s, by the time these jobs took when they last ran here (2 never ran: the "
+        "median of their rule's); 1 job of rules never run here not counted"
+    )
+    assert time_estimate([("compile_kernel", None, False)], cores=1) is None
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text("s\th:m:s\tmax_rss\n12.3456\t0:00:12\t100.5\n")
+    assert last_seconds(tsv) == 12.3456 and last_seconds(tmp_path / "none.tsv") is None

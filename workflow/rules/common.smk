@@ -20,7 +20,13 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
     from mmbench.plan.config import ConfigError
-    from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare, work_words
+    from mmbench.plan.experiment import (
+        gpu_jobs_without_gpu,
+        last_seconds,
+        prepare,
+        time_estimate,
+        work_words,
+    )
     from mmbench.plan.slurm import slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
@@ -643,6 +649,15 @@ def check_before_jobs(wf):
     )
     if todo:
         print(f"mmbench: {todo}", file=sys.stderr)
+    took = time_estimate(
+        [
+            (j.rule.name, last_seconds(j.benchmark), bool(j.resources.get("gpu", 0)))
+            for j in jobs
+        ],
+        wf.cores or 1,
+    )
+    if took:
+        print(f"mmbench: {took}", file=sys.stderr)
     if RENDER_HERE and wf.local_exec and gpu_jobs:
         # the figures' imports while the GPU measures, not after it (render.warm_up)
         from mmbench.report import render

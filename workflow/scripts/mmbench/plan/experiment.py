@@ -206,3 +206,56 @@ def work_words(jobs: list[tuple[str, str | None]], runs: dict[str, list]) -> str
     if rest:
         parts.append(f"{rest} other job{'s' * (rest != 1)} (profiles, tables, figures)")
     return "to do: " + ", ".join(parts)
+
+
+def last_seconds(benchmark) -> float | None:
+    """The seconds a job took the last time it ran, from its Snakemake benchmark file (a tab-
+    separated table whose first column, `s`, is the wall time); None where it never ran here."""
+    try:
+        lines = Path(str(benchmark)).read_text().splitlines()
+        return float(lines[1].split("\t")[0])
+    except (OSError, IndexError, ValueError, TypeError):
+        return None
+
+
+def time_estimate(jobs: list[tuple[str, float | None, bool]], cores: int) -> str | None:
+    """onstart, beside work_words: how long the run may take, by the seconds each job took the
+    last time it ran here (a job that never ran: the median of its rule's jobs that did).  The
+    GPU's jobs run one at a time, the others share `cores`; the run takes about the longer of
+    the two.  `jobs`: (rule, seconds last time or None, holds the GPU).  None where no job of
+    any rule has run here before (a first run: no basis for an estimate)."""
+    import statistics
+
+    known: dict[str, list[float]] = {}
+    for rule, seconds, _ in jobs:
+        if seconds is not None:
+            known.setdefault(rule, []).append(seconds)
+    if not known:
+        return None
+    gpu = cpu = 0.0
+    guessed = unknown = 0
+    for rule, seconds, holds_gpu in jobs:
+        if seconds is None and rule in known:
+            seconds, guessed = statistics.median(known[rule]), guessed + 1
+        if seconds is None:
+            unknown += 1
+            continue
+        if holds_gpu:
+            gpu += seconds
+        else:
+            cpu += seconds
+    total = max(gpu, cpu / max(1, cores))
+    text = f"about {_duration(total)}, by the time these jobs took when they last ran here"
+    if guessed:
+        text += f" ({guessed} never ran: the median of their rule's)"
+    if unknown:
+        text += f"; {unknown} job{'s' * (unknown != 1)} of rules never run here not counted"
+    return text
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
