@@ -20,13 +20,8 @@ try:  # the pipeline's package (workflow/scripts/mmbench), installed by the READ
     from mmbench.plan import plan as mmplan
     from mmbench.plan.compile import cubin_intact
     from mmbench.plan.config import ConfigError
-    from mmbench.plan.experiment import (
-        gpu_jobs_without_gpu,
-        last_seconds,
-        prepare,
-        time_estimate,
-        work_words,
-    )
+    from mmbench.plan.experiment import gpu_jobs_without_gpu, last_seconds, prepare
+    from mmbench.plan.experiment import time_estimate, work_words
     from mmbench.plan.slurm import slurm_unreachable
     from mmbench.report.catalogue import FIGURES as FIGURE_CATALOGUE
     from mmbench.report.catalogue import TABLES as TABLE_CATALOGUE
