@@ -648,6 +648,7 @@ def check_before_jobs(wf):
         [
             (j.rule.name, last_seconds(j.benchmark), bool(j.resources.get("gpu", 0)))
             for j in jobs
+            if j.benchmark  # targets and small local jobs keep no benchmark file
         ],
         wf.cores or 1,
     )
