@@ -106,7 +106,11 @@ GPU_PRIORITY = dict(ceilings=20, profile=20, measure=10)
 
 
 def arch():
-    """The architecture to compile for; stops the run (not --lint) where it is unknown."""
+    """The architecture to compile for; stops the run (not --lint) where it is unknown: with the
+    no-GPU message alone (no Snakemake header or traceback) where no GPU is here."""
+    if EXPERIMENT.no_gpu:
+        print(f"mmbench: {EXPERIMENT.arch_problem}", file=sys.stderr)
+        sys.exit(1)
     if EXPERIMENT.arch_problem:
         raise WorkflowError(EXPERIMENT.arch_problem)
     return ARCH

@@ -34,6 +34,7 @@ class Experiment:
     arch: str | None = None
     # why no architecture is known (no GPU and arch=auto): a run stops where it needs one
     arch_problem: str | None = None
+    no_gpu: bool = False  # arch=auto on a machine without a GPU: arch_problem says what to do
     # the GPUs nvidia-smi saw when the run was planned (none for render_only, which asks not)
     gpus: list = field(default_factory=list)
     plan: mmplan.Plan = field(default_factory=mmplan.Plan)
@@ -144,8 +145,15 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
         return exp
     exp.gpus = gpus = mmplan.detect_gpus()
     if cfg["arch"] == "auto" and not gpus:
-        # recognised once, here, before anything is compiled: the ways forward
-        raise ConfigError(no_gpu_message(exp.baseline))
+        # no architecture to build for: planned for none (the tuning table, which needs a GPU
+        # model, left aside), so that what runs no job (--lint, --list-rules) runs; the first
+        # job that needs one stops the run at arch() with the ways forward, before anything
+        # is compiled
+        exp.no_gpu = True
+        exp.arch_problem = no_gpu_message(exp.baseline)
+        exp.plan = mmplan.expand(cfg, registry, None)
+        exp.profile = mmplan.profile_plan(cfg, registry, None, named)[0]
+        return exp
     exp.config = cfg = apply_tuned(cfg, gpus, registry, basedir)
     try:
         exp.arch = mmplan.resolve_arch(cfg, gpus)
