@@ -362,6 +362,21 @@ def test_a_baseline_source_compiles_with_the_kernels_headers(workdir, tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert (workdir / target).stat().st_size > 1000
+    # a baseline file whose entry point has another name: the pair job would load
+    # tiled_guarded from it and find none, so its build fails naming both
+    text = old.read_text()
+    assert text.count("void tiled_guarded(") == 1
+    renamed = tmp_path / "renamed.cu"
+    renamed.write_text(text.replace("void tiled_guarded(", "void tiled_older("))
+    (workdir / target).unlink()
+    out = snakemake(
+        "--cores", "1", target, "--configfile", "config/presets/compare.yaml",
+        "--config", "arch=sm_90", f"baseline={{variant: tiled_guarded, source: {renamed}}}",
+        cwd=workdir,
+    )  # fmt: skip
+    assert out.returncode != 0
+    assert "the registry's entry point 'tiled_guarded' is not in the cubin" in out.stderr
+    assert "(its entry functions: tiled_older)" in out.stderr
 
 
 def test_the_compare_target_renders_a_recorded_paired_run(workdir):

@@ -56,6 +56,8 @@ rule compile_baseline_source:
         what=lambda w: f"{w.variant} {w.instance} (baseline source)",
         headers=str(KERNELS),
         name=lambda w: REGISTRY[w.variant].source,
+        # the pair job loads the variant's entry points from the baseline's cubin too
+        entries=lambda w: list(REGISTRY[w.variant].entry_points),
     script:
         "../scripts/compile_kernel.py"
 
