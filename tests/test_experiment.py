@@ -118,6 +118,10 @@ def test_the_work_to_do_counts_compiles_and_configurations_not_bookkeeping():
         "and the time it has left), 2 other jobs (profiles, tables, figures)"
     )
     assert work_words([], {}) is None
+    # a checkpoint among them: the jobs it adds later are said to come
+    assert work_words(jobs[:1], {}, checkpoints=True) == (
+        "to do: 1 compile; then the figures and tables that wait for the timings or roofline table"
+    )
 
 
 def test_the_time_estimate_comes_from_the_jobs_last_durations(tmp_path):

@@ -644,7 +644,9 @@ def check_before_jobs(wf):
         print(f"mmbench: {why}", file=sys.stderr)
         sys.exit(1)
     todo = work_words(
-        [(j.rule.name, j.wildcards.get("variant")) for j in jobs], PLAN.runs
+        [(j.rule.name, j.wildcards.get("variant")) for j in jobs],
+        PLAN.runs,
+        checkpoints=any(j.is_checkpoint for j in jobs),
     )
     if todo:
         print(f"mmbench: {todo}", file=sys.stderr)

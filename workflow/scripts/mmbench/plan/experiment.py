@@ -191,11 +191,15 @@ COMPILE_RULES = ("compile_kernel", "compile_microbench", "compile_baseline_sourc
 GPU_RULES = ("measure_variant", "pair_variant")
 
 
-def work_words(jobs: list[tuple[str, str | None]], runs: dict[str, list]) -> str | None:
+def work_words(
+    jobs: list[tuple[str, str | None]], runs: dict[str, list], checkpoints: bool = False
+) -> str | None:
     """onstart: the work this run will do, counted as a user waits for it: the compiles, the
     measurement jobs with the configurations they hold (each job prints its own progress and
     the time it has left), the rest in one count.  `jobs`: (rule, its variant wildcard or
-    None) of every job that needs to run; `runs`: the plan's configurations per variant."""
+    None) of every job that needs to run; `runs`: the plan's configurations per variant;
+    `checkpoints`: whether a checkpoint is among them (the jobs that wait for its table, the
+    figures, are known to Snakemake only once it has run, and are said to come)."""
     if not jobs:
         return None
     rules = [r for r, _ in jobs]
@@ -213,7 +217,12 @@ def work_words(jobs: list[tuple[str, str | None]], runs: dict[str, list]) -> str
         )
     if rest:
         parts.append(f"{rest} other job{'s' * (rest != 1)} (profiles, tables, figures)")
-    return "to do: " + ", ".join(parts)
+    more = (
+        "; then the figures and tables that wait for the timings or roofline table"
+        if checkpoints
+        else ""
+    )
+    return "to do: " + ", ".join(parts) + more
 
 
 def last_seconds(benchmark) -> float | None:
