@@ -79,14 +79,10 @@ def load_yaml(source: str | Path, what: str | None = None, loader=SAFE_LOADER, t
         raise TooLarge(f"{name} is {len(text):,} characters, past the {MAX_YAML_BYTES:,} allowed")
     try:
         loaded = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader or its subclass
-    except yaml.YAMLError as err:
-        if "maximum nesting depth" not in str(err):
+    except (yaml.YAMLError, RecursionError) as err:
+        # too deep for the parser: libyaml's own limit (a YAMLError), or Python's recursion
+        if isinstance(err, yaml.YAMLError) and "maximum nesting depth" not in str(err):
             _python_parsers_words(text, err)
-        raise TooLarge(
-            f"{name} is nested too deeply for the YAML parser (more than {MAX_DEPTH} levels is "
-            "never one of this project's files): damaged or not one of ours"
-        ) from None
-    except RecursionError:
         raise TooLarge(
             f"{name} is nested too deeply for the YAML parser (more than {MAX_DEPTH} levels is "
             "never one of this project's files): damaged or not one of ours"

@@ -387,7 +387,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
     file's order."""
     path = Path(path) if path else paths.registry_path()
     data = strict_yaml(path)
-    schema = yaml.load(paths.schema_path("registry").read_text(), Loader=SAFE_LOADER)  # noqa: S506
+    schema = load_yaml(paths.schema_path("registry"))
     dtype = schema["properties"]["variants"]["additionalProperties"]["properties"]["params"]
     dtype["properties"]["dtype"]["items"] = {"enum": list(ELEMENT_TYPES)}
     entry = schema["properties"]["variants"]["additionalProperties"]["properties"]

@@ -13,7 +13,7 @@ import yaml
 
 from mmbench.core import paths
 from mmbench.core.axes import allowed_values
-from mmbench.core.bounded import SAFE_LOADER, TooLarge, check_size, load_yaml
+from mmbench.core.bounded import TooLarge, check_size, load_yaml
 from mmbench.core.distributions import DISTRIBUTIONS, distribution
 from mmbench.core.elements import element_type
 from mmbench.core.registry import DTYPE_PARAM, Variant
@@ -39,7 +39,7 @@ def load_schema(
     and the output catalogue's figure and table names (``outputs``: {"figures": [...],
     "tables": [...]}, from mmbench.report.catalogue.names(); the Snakefile passes them, so that
     loading the config does not load the plotting code)."""
-    schema = yaml.load(paths.schema_path("config").read_text(), Loader=SAFE_LOADER)  # noqa: S506
+    schema = load_yaml(paths.schema_path("config"))
     props = schema["properties"]
     # the vocabularies declared once (core/): element types, input distributions, axes' values,
     # loads
@@ -156,24 +156,19 @@ def _valid_numbers(s: dict, want: list) -> str:
         if len(numeric) == 1
         else None
     )
-    if kind and "null" in flat:
-        bounds = _bounds(s)
-        return f"; valid: {kind}" + (f" {bounds}" if bounds else "") + ", or null"
-    return _bounded(s, kind)
-
-
-def _bounds(s: dict) -> str:
-    return " and ".join(
+    if not kind:
+        return ""
+    bounds = " and ".join(
         f"{op} {s[k]}"
         for k, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
                       ("exclusiveMaximum", "<"))
         if k in s
     )  # fmt: skip
-
-
-def _bounded(s: dict, kind: str | None) -> str:
-    bounds = _bounds(s)
-    return f"; valid: {kind}" + (f" {bounds}" if bounds else "") if kind else ""
+    return (
+        f"; valid: {kind}"
+        + (f" {bounds}" if bounds else "")
+        + (", or null" if "null" in flat else "")
+    )
 
 
 # a value written the way people often shorten it, and the valid value it means
