@@ -132,6 +132,16 @@ def cubin_path(arch, variant, instance, ext="cubin"):
     return f"results/build/{arch}/{variant}/{instance}.{ext}"
 
 
+def buildable_cubins(variants=None):
+    """The cubin of every instantiation the registry can build for this architecture, of
+    `variants` only where given (rules compile and compile_all)."""
+    return [
+        cubin_path(arch(), v, slug(params))
+        for v, params in mmplan.all_instantiations(REGISTRY, arch())
+        if variants is None or v in variants
+    ]
+
+
 REBUILT = set()  # cubins found changed in this run (said once each)
 
 

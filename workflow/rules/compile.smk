@@ -67,21 +67,14 @@ rule compile:
     values, whatever tiles or params choose): a new or edited kernel built alone, e.g.
     `snakemake --cores 2 compile --config variants=[my_kernel] arch=sm_90`."""
     input:
-        lambda w: [
-            cubin_path(arch(), v, slug(params))
-            for v, params in mmplan.all_instantiations(REGISTRY, arch())
-            if v in config["variants"]
-        ],
+        lambda w: buildable_cubins(config["variants"]),
 
 
 rule compile_all:
     """Every instantiation the registry can build, whatever the config asks (CI runs this for
     sm_80 and sm_90)."""
     input:
-        lambda w: [
-            cubin_path(arch(), v, slug(params))
-            for v, params in mmplan.all_instantiations(REGISTRY, arch())
-        ],
+        lambda w: buildable_cubins(),
     output:
         f"results/build/{ARCH}/all_cubins.txt",
     log:
