@@ -36,7 +36,15 @@ def render(tree: Path, results: Path, preset: str | None) -> Path:
     for packed in (work / "results").rglob("*.csv.gz"):  # kept compressed in tests/data
         packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
         packed.unlink()
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(tree / "Snakefile"), "--cores", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(next(p for p in (tree / "workflow" / "Snakefile", tree / "Snakefile") if p.is_file())),
+        "--cores",
+        "2",
+    ]
     if preset:
         cfg = tree / "config" / "presets" / f"{preset}.yaml"
         if not cfg.exists():

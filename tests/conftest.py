@@ -54,7 +54,7 @@ def _inputs_cache_of_the_tests(tmp_path_factory):
 
 
 # what a copy of the workflow holds (never the user's results/ or .snakemake/)
-WORKFLOW_FILES = ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml")
+WORKFLOW_FILES = ("workflow", "kernels", "config", "profiles", "environment.yml")
 
 
 def recorded(path) -> Path:

@@ -55,6 +55,7 @@ def test_every_yaml_file_of_the_project_is_within_the_bounds():
     files = [ROOT / "kernels" / "registry.yaml", ROOT / "config" / "config.yaml"]
     files += sorted((ROOT / "config" / "presets").glob("*.yaml"))
     files += sorted((ROOT / "profiles").glob("*/config.yaml"))
+    files += sorted((ROOT / "workflow" / "profiles").glob("*/config.yaml"))
     for f in files:
         assert load_yaml(f) is not None, f
 

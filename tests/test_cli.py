@@ -83,7 +83,7 @@ def test_which_command_lines_submit_to_slurm(tmp_path):
     from mmbench.plan.slurm import executor, submits
 
     slurm = str(pristine_workflow() / "profiles" / "slurm")
-    local = str(pristine_workflow() / "profiles" / "default")
+    local = str(pristine_workflow() / "workflow" / "profiles" / "default")
     assert executor(["--profile", slurm], {}) == "slurm"
     assert executor([f"--profile={slurm}"], {}) == "slurm"
     assert executor(["--cores", "1"], {"SNAKEMAKE_PROFILE": slurm}) == "slurm"
@@ -173,8 +173,8 @@ def test_outside_a_checkout_mmbench_names_the_checkout_and_its_snakefile(tmp_pat
     out = run("--cores", "1", cwd=tmp_path)
     assert out.returncode == 2
     assert f"mmbench: no workflow in {tmp_path} (no Snakefile)" in out.stderr
-    assert f"--snakefile {checkout / 'Snakefile'}" in out.stderr
-    ran = run("--snakefile", str(checkout / "Snakefile"), "-n", "--config", "arch=sm_90",
+    assert f"--snakefile {checkout / 'workflow' / 'Snakefile'}" in out.stderr
+    ran = run("--snakefile", str(checkout / "workflow" / "Snakefile"), "-n", "--config", "arch=sm_90",
               cwd=tmp_path)  # fmt: skip
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "This was a dry-run" in ran.stdout

@@ -19,7 +19,7 @@ def test_ctrl_c_during_compilation_says_interrupted_not_failed(tmp_path):
     import subprocess
     import time
 
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+    for name in ("workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     cubins = [

@@ -107,7 +107,10 @@ TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 def _rules() -> dict[str, dict]:
     """rule name -> its conda: file and script: (None for a shell: rule), from the rule files."""
     rules = {}
-    for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+    for smk in [
+        ROOT / "workflow" / "Snakefile",
+        *sorted((ROOT / "workflow" / "rules").glob("*.smk")),
+    ]:
         for block in re.split(r"^(?=(?:rule|checkpoint) )", smk.read_text(), flags=re.M)[1:]:
             name = re.match(r"(?:rule|checkpoint) (\w+):", block).group(1)
             # (a comment may stand between the directive and its value)

@@ -50,7 +50,14 @@ def test_installed_package_renders_figures_tables_and_report(tmp_path):
     env.pop("PYTHONPATH", None)
     for args in (["--cores", "2"], ["--report", "report.html"]):
         out = subprocess.run(
-            [bindir / "snakemake", "-s", ROOT / "Snakefile", *args, "--config", "render_only=true"],
+            [
+                bindir / "snakemake",
+                "-s",
+                ROOT / "workflow" / "Snakefile",
+                *args,
+                "--config",
+                "render_only=true",
+            ],
             cwd=work,
             env=env,
             capture_output=True,

@@ -30,7 +30,7 @@ SLOW = pytest.mark.slow
 def rendered(tmp_path_factory):
     """A copy of the workflow with the recorded results folder, rendered with render_only."""
     work = tmp_path_factory.mktemp("render")
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+    for name in ("workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
     copy_recorded(DATA / "h100-main" / "results", work / "results")
@@ -64,7 +64,7 @@ def test_every_figure_and_table_is_rendered(rendered):
 
 
 def test_render_only_without_results_says_what_is_missing(tmp_path):
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+    for name in ("workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     out = snakemake("--cores", "1", "--config", "render_only=true", cwd=tmp_path)
@@ -152,7 +152,7 @@ def test_sweep_figures_render_from_recorded_sweeps(tmp_path, preset, figures):
     copy_recorded(DATA / recorded / "results", work / "results")
     out = snakemake(
         "-s",
-        str(ROOT / "Snakefile"),
+        str(ROOT / "workflow" / "Snakefile"),
         "--cores",
         "2",
         "--configfile",
@@ -182,7 +182,7 @@ def test_a_figure_without_data_is_not_made_and_says_why(tmp_path):
     copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake(
         "-s",
-        str(ROOT / "Snakefile"),
+        str(ROOT / "workflow" / "Snakefile"),
         "--cores",
         "2",
         "--config",
@@ -239,7 +239,7 @@ def test_a_report_table_without_rows_in_this_run_is_left_out_with_the_reason():
 
 @pytest.fixture
 def copied(tmp_path):
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+    for name in ("workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     copy_recorded(MAIN, tmp_path / "results")
@@ -403,7 +403,7 @@ def test_figures_and_tables_are_drawn_in_snakemakes_own_process(tmp_path):
     log: a figure of a table without the columns it needs."""
     work = tmp_path / "work"
     copy_recorded(DATA / "h100-main" / "results", work / "results")
-    out = snakemake("-s", str(ROOT / "Snakefile"), "-n", "--cores", "1", "--config",
+    out = snakemake("-s", str(ROOT / "workflow" / "Snakefile"), "-n", "--cores", "1", "--config",
                     "render_only=true", cwd=work)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     plan = out.stdout + out.stderr

@@ -162,7 +162,7 @@ def test_a_gpu_request_reaches_slurm(cluster, tmp_path):
 
 
 def _workdir(tmp_path):
-    for name in ("Snakefile", "workflow", "kernels", "config", "profiles", "environment.yml"):
+    for name in ("workflow", "kernels", "config", "profiles", "environment.yml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path

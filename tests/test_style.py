@@ -16,7 +16,7 @@ def test_ruff():
 
 def test_snakefmt():
     out = subprocess.run(
-        [sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/rules"],
+        [sys.executable, "-m", "snakefmt", "--check", "workflow"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ def run_fresh(
         "-m",
         "snakemake",
         "-s",
-        str(ROOT / "Snakefile"),
+        str(ROOT / "workflow" / "Snakefile"),
         "-d",
         str(work),
         "--cores",

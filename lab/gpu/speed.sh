@@ -42,6 +42,9 @@ set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
 here=$PWD
+# the workflow of a tree: workflow/Snakefile, or the root Snakefile of a tree before the move
+snakefile_in() { if [ -f "$1/workflow/Snakefile" ]; then echo "$1/workflow/Snakefile"; else echo "$1/Snakefile"; fi; }
+export -f snakefile_in
 site=$(python3 -c "import os, snakemake; print(os.path.dirname(os.path.dirname(snakemake.__file__)))")
 python3 -m compileall -q -j 0 "$site" > /dev/null 2>&1
 unset PYTHONDONTWRITEBYTECODE
@@ -57,13 +60,13 @@ for stage in "$@"; do
       src=$here; [ $which = old ] && src=$here/.old
       rm -rf /tmp/speed-$which && mkdir -p /tmp/speed-$which
       start=$(date +%s.%N)
-      PYTHONPATH=$src/workflow/scripts:${PYTHONPATH:-} snakemake -s $src/Snakefile -d /tmp/speed-$which \
+      PYTHONPATH=$src/workflow/scripts:${PYTHONPATH:-} snakemake -s "$(snakefile_in "$src")" -d /tmp/speed-$which \
         --cores 1 --config "sizes=$sizes" > "$out/$which.log" 2>&1
       rc=$?
       echo "$which code: exit $rc, wall $(since "$start" 1) s, GPU busy" \
         "$(python3 -c "import pandas as p; print(round(p.read_csv('/tmp/speed-$which/results/tables/timings.csv').gpu_busy_ms.sum()/1e3, 1))") s"
     done
-    snakemake -s $here/Snakefile -d /tmp/speed-new --cores 1 compare \
+    snakemake -s "$(snakefile_in "$here")" -d /tmp/speed-new --cores 1 compare \
       --config "sizes=$sizes" baseline=/tmp/speed-old/results > "$out/compare.log" 2>&1
     echo "compare: exit $?"
     cat /tmp/speed-new/results/tables/compare.txt 2>/dev/null | head -5
@@ -108,7 +111,7 @@ PY
     [ "$which" = default ] && config=()
     rm -rf "/tmp/${which}run-old" && mkdir -p "/tmp/${which}run-old"
     start=$(date +%s.%N)
-    PYTHONPATH=$here/.old/workflow/scripts:${PYTHONPATH:-} snakemake -s "$here/.old/Snakefile" \
+    PYTHONPATH=$here/.old/workflow/scripts:${PYTHONPATH:-} snakemake -s "$(snakefile_in "$here/.old")" \
       -d "/tmp/${which}run-old" --cores "${CORES:-1}" "${config[@]}" > "$out/$stage.log" 2>&1
     rc=$?
     wall=$(since "$start" 2)
@@ -131,7 +134,7 @@ PY
       rm -rf "$work" && mkdir -p "$work"
       date +%s.%N > "$work/started"
       # TUNED_GPU: another model's tuned parameters (a GPU model kernels/tuned.csv lacks)
-      setsid nohup bash -c 'snakemake -s "$1/Snakefile" -d "$2" --cores "$3" \
+      setsid nohup bash -c 'snakemake -s "$(snakefile_in "$1")" -d "$2" --cores "$3" \
         --configfile "$1/config/presets/ladder.yaml" ${4:+--config "tuned_gpu=$4"} \
         > "$2/run.log" 2>&1
         echo $? > "$2/rc"; date +%s.%N > "$2/ended"' _ "$here" "$work" "${CORES:-16}" \
@@ -237,7 +240,7 @@ PY
     done
     rm -rf /tmp/dagrun && mkdir -p /tmp/dagrun
     start=$(date +%s.%N)
-    python3 -m cProfile -s cumtime "$(command -v snakemake)" -s "$here/Snakefile" -d /tmp/dagrun \
+    python3 -m cProfile -s cumtime "$(command -v snakemake)" -s "$(snakefile_in "$here")" -d /tmp/dagrun \
       -n --cores 1 --config 'sizes=[8000,10000,12000]' > "$out/dag.txt" 2>&1
     echo "dry run of the main command: exit $?, $(since "$start" 1) s under cProfile"
     grep -A45 "Ordered by" "$out/dag.txt" | cut -c1-150

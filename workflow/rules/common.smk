@@ -40,10 +40,13 @@ except ImportError as err:
         "command does this)."
     ) from None
 
+# the checkout: config/, kernels/ and workflow/ (this Snakefile's folder) side by side
+REPO = Path(workflow.basedir).parent
+
 # The defaults (config/config.yaml) under whatever --configfile and --config give: merged by
 # prepare rather than with `configfile:`, so no run announces a cached copy of config.yaml.
 try:
-    EXPERIMENT = prepare(dict(config), workflow.basedir, outputs=output_names())
+    EXPERIMENT = prepare(dict(config), REPO, outputs=output_names())
 except ConfigError as err:
     # the message alone (key, value, what is valid): no "WorkflowError in file ..." header and
     # no traceback line, which would point at this file rather than at the user's config
@@ -75,7 +78,7 @@ FIGURES, TABLES = config["report"]["figures"], config["report"]["tables"]
 # or a profile's `resources:` (profiles/slurm: gpu=16) set the total; a plain local run measures
 # on one GPU, the first (MMBENCH_ONE_GPU, measure/gpus.py), and runs two GPU jobs at a time: one
 # holding the GPU, the next started up (its process, its imports, its worker's) and waiting at
-# the GPU's lock, so that its start-up is not added to the run.  (A limit in profiles/default
+# the GPU's lock, so that its start-up is not added to the run.  (A limit in workflow/profiles/default
 # would override the cluster profile's: Snakemake layers the workflow profile over --profile.)
 if "gpu" not in workflow.global_resources:
     workflow.register_resource("gpu", 2)
@@ -610,9 +613,7 @@ def script_here(script, input, output, params, log):
     job = SimpleNamespace(
         input=input, output=output, params=params, log=log, config=config
     )
-    render.script_in_process(
-        Path(workflow.basedir) / "workflow" / "scripts" / script, job, log[0]
-    )
+    render.script_in_process(REPO / "workflow" / "scripts" / script, job, log[0])
 
 
 def say_if_stopped_by_user(log):

@@ -33,7 +33,7 @@ rule measure_variant:
         launch=lambda w: REGISTRY[w.variant].launch_sha(),
         sampling=config["sampling"],
         freivalds_vectors=config["freivalds_vectors"],
-        repo=workflow.basedir,
+        repo=str(REPO),
         registry=REGISTRY_FILE,
         serve=SERVE_WORKER,
     script:

@@ -239,12 +239,13 @@ def no_workflow_here(argv: list[str], cwd: Path) -> str | None:
     from mmbench.core.paths import PACKAGE
 
     checkout = PACKAGE.parents[2]
+    snakefile = checkout / "workflow" / "Snakefile"
     way = (
         f"run it in the checkout, `cd {checkout}`, or name its workflow: "
-        f"--snakefile {checkout / 'Snakefile'} (results then go to this folder)"
-        if (checkout / "Snakefile").is_file()
-        else "run it in a checkout of mmbench (the folder holding its Snakefile), or name "
-        "that workflow with --snakefile PATH/Snakefile"
+        f"--snakefile {snakefile} (results then go to this folder)"
+        if snakefile.is_file()
+        else "run it in a checkout of mmbench (the folder holding workflow/Snakefile), or name "
+        "that workflow with --snakefile PATH/workflow/Snakefile"
     )
     return f"no workflow in {cwd} (no Snakefile): mmbench runs the workflow of its checkout; {way}"
 
