@@ -123,8 +123,8 @@ def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(wo
     res = workdir / "results" / "compare"
     table = read_csv(res / "tables" / "compare.csv")
     assert (table.verdict == "SLOWER").sum() == 14
-    assert (res / "figures" / "compare.png").stat().st_size > 10_000
-    assert "SLOWER" in (res / "report" / "compare.html").read_text()
+    assert (res / "compare" / "compare.png").stat().st_size > 10_000
+    assert "SLOWER" in (res / "compare" / "compare.html").read_text()
     assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
 
 

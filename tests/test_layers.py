@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -74,9 +75,10 @@ def _smk_imports(text: str) -> set[str]:
 
 
 def _common_names() -> dict[str, str]:
-    """Name bound in common.smk by an import from the package -> the stage it comes from."""
+    """Name bound in the Snakefile or common.smk (the workflow's root) by an import from the
+    package -> the stage it comes from."""
     out = {}
-    text = (RULES / "common.smk").read_text()
+    text = (RULES.parent / "Snakefile").read_text() + (RULES / "common.smk").read_text()
     for m in re.finditer(
         r"^\s*from mmbench\.([a-z_]+)[a-z_.]* import (\w+(?:, \w+)*)(?: as (\w+))?$", text,
         re.MULTILINE,
@@ -146,7 +148,7 @@ def test_there_is_no_import_cycle_between_modules():
 
 def test_rule_files_use_only_their_stage_and_below():
     names = _common_names()
-    assert {"mmplan", "FIGURE_CATALOGUE", "prepare"} <= set(names)  # the check reads them
+    assert {"mmplan", "catalogue", "start", "run_ended"} <= set(names)  # the check reads them
     wrong = []
     files = sorted(p.name for p in RULES.glob("*.smk"))
     assert sorted(set(files) - {"common.smk"}) == sorted(RULE_STAGES), files
@@ -184,12 +186,71 @@ def test_every_job_script_is_run_by_a_rule_and_imports_only_its_stage_and_below(
 
 
 def test_common_smk_holds_the_input_functions_and_no_planning():
-    """The planning is mmbench/plan/experiment.py's: common.smk calls it once, and defines
-    functions (input functions and the few helpers they share), no planning statements."""
-    tree_text = (RULES / "common.smk").read_text()
-    assert tree_text.count("prepare(") == 1
-    for planning in ("validate(", "expand(", "apply_tuned(", "resolve_arch(", "sys.argv"):
-        assert planning not in tree_text, planning
+    """The planning is mmbench/plan/experiment.py's: the Snakefile calls it once (start), and
+    common.smk holds the input functions, at most 200 lines of them: imports, functions and the
+    set of cubins found changed, nothing else (it is plain Python, no Snakemake directive)."""
+    snakefile = (RULES.parent / "Snakefile").read_text()
+    common = (RULES / "common.smk").read_text()
+    assert snakefile.count("start(") == 1 and "start(" not in common
+    assert len(common.splitlines()) <= 200
+    for statement in ast.parse(common).body:
+        if isinstance(statement, ast.Assign):
+            assert [t.id for t in statement.targets] == ["REBUILT"], ast.unparse(statement)
+        else:
+            assert isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef)), (
+                ast.unparse(statement)[:200]
+            )
+    for planning in ("validate(", "expand(", "apply_tuned(", "resolve_arch(", "sys.argv",
+                     "prepare("):  # fmt: skip
+        assert planning not in common + snakefile, planning
+
+
+def _rule_bodies() -> dict[str, list[str]]:
+    """Each rule's (or checkpoint's) body in the Snakefile and the rule files, its directives
+    dedented, under the rule's name (a name defined twice keeps both bodies)."""
+    out: dict[str, list[str]] = {}
+    for smk in [RULES.parent / "Snakefile", *sorted(RULES.glob("*.smk"))]:
+        lines = smk.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\s*)(?:rule|checkpoint) (\w+):", line)
+            if not m:
+                continue
+            indent, body = len(m.group(1)), []
+            for nxt in lines[i + 1 :]:
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                    break
+                body.append(nxt[indent:].rstrip())
+            out.setdefault(m.group(2), []).append(textwrap.dedent("\n".join(body)).strip())
+    return out
+
+
+def test_every_rule_is_written_once():
+    """No rule is defined twice (a `run:` twin beside a `script:` one), and no two rules share
+    a body (the same inputs, outputs and action under two names)."""
+    bodies = _rule_bodies()
+    assert {"render", "timings_table", "since_previous", "measure_variant"} <= set(bodies)
+    twice = [name for name, b in bodies.items() if len(b) > 1]
+    assert not twice, twice
+    seen: dict[str, str] = {}
+    for name, (body,) in bodies.items():
+        assert body not in seen, (name, seen.get(body))
+        seen[body] = name
+
+
+def test_the_rule_check_sees_a_twin(tmp_path):
+    """The check itself: a rule file with a rule written twice is found."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (tmp_path / "Snakefile").write_text("rule a:\n    output: 'x'\n    shell: 'touch {output}'\n")
+    (rules / "r.smk").write_text("if X:\n\n    rule b:\n        output: 'y'\n\nelse:\n\n"
+                                 "    rule b:\n        output: 'y'\n        run: pass\n")  # fmt: skip
+    global RULES
+    saved, RULES = RULES, rules
+    try:
+        assert _rule_bodies() == {"a": ["output: 'x'\nshell: 'touch {output}'"],
+                                  "b": ["output: 'y'", "output: 'y'\nrun: pass"]}  # fmt: skip
+    finally:
+        RULES = saved
 
 
 def test_the_measurement_worker_does_not_load_the_config_or_the_compiler():

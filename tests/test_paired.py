@@ -391,8 +391,8 @@ def test_the_compare_target_renders_a_recorded_paired_run(workdir):
     assert out.returncode == 0, out.stderr[-3000:]
     table = read_table(res / "tables" / "compare.csv", "compare")
     assert (table.verdict == "SAME").all() and (table.comparison == "paired").all()
-    assert (res / "figures" / "compare.png").stat().st_size > 10_000
-    assert "SAME (would have seen +-0.5%)" in (res / "report" / "compare.html").read_text()
+    assert (res / "compare" / "compare.png").stat().st_size > 10_000
+    assert "SAME (would have seen +-0.5%)" in (res / "compare" / "compare.html").read_text()
     assert "comparison: paired" in out.stdout + out.stderr
 
 

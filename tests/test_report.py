@@ -397,91 +397,48 @@ def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
         assert {"cublas float32", "cublas float64", "cublas bfloat16"} <= series
 
 
-def test_figures_and_tables_are_drawn_in_snakemakes_own_process(tmp_path):
-    """Without a conda environment per rule, the figure and table jobs run in Snakemake's
-    process (rules figure_here and table_here), and a failing one leaves its traceback in its
-    log: a figure of a table without the columns it needs."""
+def test_one_render_job_draws_every_figure_and_table(tmp_path):
+    """The figures, the tables and the summary are one job (rule render), in every way of
+    running: the recorded H100 run rendered again plans that job and no job per figure."""
     work = tmp_path / "work"
     copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake("-s", str(ROOT / "workflow" / "Snakefile"), "-n", "--cores", "1", "--config",
                     "render_only=true", cwd=work)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     plan = out.stdout + out.stderr
-    assert re.search(r"^figure_here\s+4$", plan, re.M) and re.search(
-        r"^table_here\s+9$", plan, re.M
+    assert re.search(r"^render\s+1$", plan, re.M)
+    assert not re.search(r"^(figure|table|figure_here|table_here|summary\w*)\s+\d+$", plan, re.M)
+
+
+def test_a_figure_that_fails_to_draw_is_named_and_the_others_are_drawn(tmp_path, monkeypatch):
+    """One output's bug costs that output alone: the render names it with its error in the
+    left-out note and rendered.json, its traceback in the log, and draws the rest."""
+    from mmbench.report import catalogue, render
+
+    def broken(data, stem):
+        raise KeyError("no column 'gflops_per_watt'")
+
+    import dataclasses
+
+    figure = catalogue.FIGURES["time_vs_n"]
+    monkeypatch.setitem(catalogue.FIGURES, "time_vs_n", dataclasses.replace(figure, make=broken))
+    timings = str(MAIN / "tables" / "timings.csv")
+    log = tmp_path / "render.log"
+    with open(log, "w") as f:
+        done = render.render_all(["time_vs_n", "gflops_vs_n"], ["verification"],
+                                 {"timings": timings}, tmp_path / "figures", tmp_path / "report",
+                                 None, 1, f)  # fmt: skip
+    assert done.failed == [["figure", "time_vs_n", "KeyError: \"no column 'gflops_per_watt'\""]]
+    assert done.figures == ["gflops_vs_n"] and done.tables == ["verification"]
+    assert (tmp_path / "figures" / "gflops_vs_n.png").stat().st_size > 10_000
+    assert not (tmp_path / "figures" / "time_vs_n.png").exists()
+    assert (
+        "time_vs_n failed: KeyError" in (tmp_path / "report" / "figures_left_out.txt").read_text()
     )
-    assert not re.search(r"^figure\s+\d+$", plan, re.M)
-
-    from mmbench.report import render
-
-    bad = tmp_path / "timings.csv"
-    bad.write_text("variant,m\ncublas,1\n")
-    log = tmp_path / "figure.log"
-    with pytest.raises(Exception):  # noqa: B017 - whatever the reader raises, it is logged
-        render.in_process("figure", "time_vs_n", {"timings": str(bad)}, str(tmp_path / "f.png"),
-                          None, str(log))  # fmt: skip
-    assert "Traceback" in log.read_text()
-    assert not (tmp_path / "f.png").exists()
-
-
-def test_a_script_run_in_snakemakes_process_keeps_its_stderr_in_its_log_and_puts_back_ours(
-    tmp_path,
-):
-    """render.script_in_process runs a job script's main(snakemake) here, as the timings,
-    summary and since_previous jobs do: what the script writes to the stderr it opened goes to
-    its log, a failure's traceback follows it there, and this process's stderr and warnings
-    filters are as they were after either."""
-    import sys
-    import warnings
-    from types import SimpleNamespace
-
-    from mmbench.report import render
-
-    script = tmp_path / "job.py"
-    script.write_text(
-        "import sys, warnings\n"
-        "def main(sm):\n"
-        "    sys.stderr = open(sm.log[0], 'w')\n"
-        "    warnings.simplefilter('ignore')\n"
-        "    print('made ' + sm.params['what'], file=sys.stderr)\n"
-        "    if sm.params['fail']:\n"
-        "        raise ValueError('no such column')\n"
-        "main(snakemake)\n"
-    )
-    stderr, filters = sys.stderr, list(warnings.filters)
-    for fail in (False, True):
-        log = tmp_path / f"job-{fail}.log"
-        job = SimpleNamespace(log=[str(log)], params={"what": "a table", "fail": fail})
-        if fail:
-            with pytest.raises(ValueError):
-                render.script_in_process(script, job, str(log))
-        else:
-            render.script_in_process(script, job, str(log))
-        text = log.read_text()
-        assert text.startswith("made a table\n")
-        assert ("Traceback" in text and "no such column" in text) == fail
-        assert sys.stderr is stderr and list(warnings.filters) == filters
-
-
-def test_the_renderers_imports_are_made_on_a_thread_of_their_own():
-    """render.warm_up (onstart of a local run with GPU jobs) imports the figures' modules on a
-    thread while this one goes on: in a fresh interpreter, seaborn is absent before and present
-    once the thread is done, and the thread is named for what it does."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "from mmbench.report import render\n"
-        "before = 'seaborn' in sys.modules\n"
-        "t = render.warm_up()\n"
-        "name = t.name\n"
-        "t.join(120)\n"
-        "print(before, 'seaborn' in sys.modules, 'mmbench.report.figures' in sys.modules, name)\n"
-    )
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "workflow" / "scripts"))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.split() == ["False", "True", "True", "mmbench-render-imports"], out.stderr
+    assert "Traceback" in log.read_text() and "broken" in log.read_text()
+    assert render.failures(tmp_path / "report") == [
+        "figure time_vs_n failed: KeyError: \"no column 'gflops_per_watt'\""
+    ]
 
 
 @pytest.fixture
@@ -633,36 +590,29 @@ def test_the_ladder_figures_keep_their_legends_off_other_panels_and_the_note(dra
     assert note.get_window_extent(renderer).y1 <= legend.y0
 
 
-def test_figures_and_tables_drawn_in_the_drawing_processes_are_the_ones_drawn_here(tmp_path):
-    """render.warm_up(2) starts two drawing processes; a table drawn there is, file for file,
-    the table drawn in this process, and a figure is written; a job whose input is missing
-    fails with its name and leaves its traceback in its log."""
+def test_outputs_drawn_in_forked_processes_are_the_ones_drawn_here(tmp_path):
+    """render_all with two processes (a run given the cores) writes, file for file, the tables
+    it writes in one, and the same figures; a figure whose data the run lacks is left out with
+    its reason either way."""
     from mmbench.report import render
 
     timings = str(MAIN / "tables" / "timings.csv")
-    render.in_process("table", "verification", {"timings": timings},
-                      tmp_path / "here" / "verification.html", None, str(tmp_path / "here.log"))  # fmt: skip
-    render.warm_up(2)
-    try:
-        render.in_process("table", "verification", {"timings": timings},
-                          tmp_path / "there" / "verification.html", None,
-                          str(tmp_path / "there.log"))  # fmt: skip
-        render.in_process("figure", "ladder", {"timings": timings},
-                          tmp_path / "fig" / "ladder.png", None, str(tmp_path / "fig.log"))  # fmt: skip
-        with pytest.raises(
-            RuntimeError, match="table verification: TableError: .*none.csv: missing"
-        ):
-            render.in_process("table", "verification", {"timings": str(tmp_path / "none.csv")},
-                              tmp_path / "bad" / "verification.html", None,
-                              str(tmp_path / "bad.log"))  # fmt: skip
-    finally:
-        render._POOL.shutdown()
-        render._POOL = None
-    for suffix in (".csv", ".md", ".html", ".tex"):
-        here = (tmp_path / "here" / f"verification{suffix}").read_text()
-        assert here == (tmp_path / "there" / f"verification{suffix}").read_text(), suffix
-    assert (tmp_path / "fig" / "ladder.png").stat().st_size > 10_000
-    assert "Traceback" in (tmp_path / "bad.log").read_text()
+    made = {}
+    for processes in (1, 2):
+        out = tmp_path / str(processes)
+        made[processes] = render.render_all(
+            ["remainder_effect", "time_vs_n"], ["verification", "kernel_times"], {"timings": timings},
+            out / "figures", out / "report", None, processes)  # fmt: skip
+    assert made[1] == made[2]
+    assert made[1].figures == ["time_vs_n"] and made[1].tables == ["verification", "kernel_times"]
+    assert [k for k, n, _ in made[1].left_out] == ["figure"]
+    assert made[1].left_out[0][1:] == ["remainder_effect", "Remainder effect: no data in this run; "
+                                       "needs sizes 1000..1100 step 1 (preset e3d)"]  # fmt: skip
+    for name in ("verification", "kernel_times"):
+        for suffix in (".csv", ".md", ".html", ".tex"):
+            one = (tmp_path / "1" / "report" / f"{name}{suffix}").read_text()
+            assert one == (tmp_path / "2" / "report" / f"{name}{suffix}").read_text(), suffix
+    assert (tmp_path / "2" / "figures" / "time_vs_n.png").stat().st_size > 10_000
 
 
 def test_render_only_refuses_a_table_cut_at_a_line_without_its_manifests(copied):

@@ -60,7 +60,7 @@ def test_main_command_dag(workdir):
     variants = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["variants"]
     assert stats["measure_variant"] == str(len(variants)) == "7"
     assert stats["compile_kernel"] == str(5 * 2 + 2 * 2)
-    assert stats["summary"] == "1"
+    assert stats["render"] == "1"  # every figure, table and the summary
     assert "gpu=1" in text  # measurement jobs hold the one GPU
     # refusals are announced where they are written (refused.csv and the summary), not by a
     # dry run; and no run names a cached copy of config.yaml
@@ -151,15 +151,14 @@ def test_aggregation_renders_from_recorded_runs(workdir):
         "--allowed-rules",
         "timings_table",
         "refused_table",
-        "summary",
+        "render",
         "since_previous",
         cwd=workdir,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     tables = workdir / "results" / "compare" / "tables"
     assert (tables / "since_previous.txt").read_text() == ""  # no archive: nothing edited
-    # here (no conda environments) the three jobs run in Snakemake's own process: their
-    # messages go to their logs all the same, not to Snakemake's stderr
+    # each job's messages go to its log, not to Snakemake's stderr
     logs = workdir / "results" / "compare" / "logs"
     assert "rows from" in (logs / "aggregate" / "timings.log").read_text()
     assert "rows from" not in out.stderr
@@ -277,8 +276,8 @@ def test_a_registry_symbol_the_kernel_does_not_define_fails_its_build(workdir):
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     """The measurement tables of a real run (recorded on the H100) in place: the run compiles,
-    aggregates through the timings checkpoint, makes the figures its data allows and says which
-    it left out, without a GPU."""
+    aggregates, makes the figures its data allows in its render job and says which it left
+    out, without a GPU."""
     rec = ROOT / "tests" / "data" / "compare" / "h100-a" / "runs"
     cfg = [
         "--configfile",
@@ -296,7 +295,8 @@ def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     out = snakemake("--cores", "2", *cfg, cwd=workdir)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "measure_variant" not in out.stdout + out.stderr  # the recorded tables are newer
-    assert "checkpoint timings_table" in out.stdout + out.stderr
+    assert "rule timings_table" in out.stdout + out.stderr
+    assert "rule render" in out.stdout + out.stderr
     assert (res / "figures" / "time_vs_n.png").exists()
     assert not (res / "figures" / "remainder_effect.png").exists()
     assert "figure remainder_effect not made" in out.stdout + out.stderr

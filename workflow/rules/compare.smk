@@ -16,7 +16,7 @@ rule compare_table:
         header=f"{R}/tables/compare.json",
         txt=f"{R}/tables/compare.txt",
         html=report(
-            f"{R}/report/compare.html",
+            f"{R}/compare/compare.html",
             caption="../report/output.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Comparison with the baseline",
@@ -54,13 +54,13 @@ rule compare_figure:
         header=f"{R}/tables/compare.json",
     output:
         png=report(
-            f"{R}/figures/compare.png",
+            f"{R}/compare/compare.png",
             caption="../report/output.rst",
             category=EXPERIMENT_LABEL,
             subcategory="Comparison with the baseline",
             labels={"figure": "compare"},
         ),
-        pdf=f"{R}/figures/compare.pdf",
+        pdf=f"{R}/compare/compare.pdf",
     log:
         f"{R}/logs/compare/figure.log",
     benchmark:
@@ -83,8 +83,8 @@ rule compare:
     input:
         csv=f"{R}/tables/compare.csv",
         txt=f"{R}/tables/compare.txt",
-        html=f"{R}/report/compare.html",
-        png=f"{R}/figures/compare.png",
+        html=f"{R}/compare/compare.html",
+        png=f"{R}/compare/compare.png",
     log:
         f"{R}/logs/compare/gate.log",
     conda:
@@ -104,27 +104,7 @@ SINCE_PREVIOUS = dict(
     tolerance=config["compare"]["tolerance"],
 )
 
-if not RENDER_ONLY and RENDER_HERE:
-
-    # after the last measurement: in Snakemake's own process (common.smk script_here)
-    rule since_previous:
-        """The edit loop: each re-measured kernel against its previous source's measurement
-        (archive/<variant>/<source hash>/), before -> after, printed with the summary; empty
-        where no variant has an earlier source."""
-        input:
-            unpack(this_run),
-        output:
-            f"{R}/tables/since_previous.txt",
-        log:
-            f"{R}/logs/compare/since_previous.log",
-        benchmark:
-            f"{R}/benchmarks/compare/since_previous.tsv"
-        params:
-            **SINCE_PREVIOUS,
-        run:
-            script_here("since_previous.py", input, output, params, log)
-
-elif not RENDER_ONLY:
+if not RENDER_ONLY:
 
     rule since_previous:
         """The edit loop: each re-measured kernel against its previous source's measurement

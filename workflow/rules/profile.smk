@@ -117,7 +117,7 @@ rule device_ceilings:
         "../scripts/ceilings_table.py"
 
 
-checkpoint roofline_table:
+rule roofline_table:
     input:
         metrics=f"{R}/tables/metrics.csv",
         ceilings=f"{R}/tables/ceilings.csv",

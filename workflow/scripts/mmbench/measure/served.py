@@ -382,3 +382,14 @@ def forget(gpu: str, pid: int) -> None:
             path.unlink(missing_ok=True)
     except (OSError, json.JSONDecodeError, ValueError):
         pass
+
+
+def run_ended(served: bool) -> None:
+    """onsuccess, onerror: the inputs the measurement jobs shared (input_cache) go with the
+    run, as they are memory (/dev/shm); so does the run's worker, where one served it, which
+    holds a CUDA context."""
+    from mmbench.measure import input_cache
+
+    input_cache.clear()
+    if served:
+        stop()

@@ -269,3 +269,34 @@ def arch_problem(arch: str, supported: tuple[str, ...] | None) -> str | None:
     return f"{arch!r} is not an architecture this nvcc builds for; valid values: " + ", ".join(
         supported
     )
+
+
+def cubin_path(arch: str, variant: str, instance: str, ext: str = "cubin") -> str:
+    """Where the build of one instantiation goes, named by its parameter slug (results/build/ is
+    shared by every experiment of the checkout)."""
+    return f"results/build/{arch}/{variant}/{instance}.{ext}"
+
+
+def rebuild_ticket(cubin: str | Path, rebuilt: set) -> list[str]:
+    """The input of a cubin's build that changes when the cubin must be built again:
+    `<instance>.rebuild`, a count, written only when needed (no job makes it, so a run's
+    progress counts compiles, not bookkeeping).  A cubin that is not what its build wrote
+    (overwritten, truncated, copied from another build: its sha256 differs from the `.sha256`
+    that compile_kernel recorded; or swapped with its `.sha256` for another instantiation's: the
+    name built into it differs, cubin_identity) has its count raised, so Snakemake builds it
+    again (an updated input) and measures again what ran it, said once per run (`rebuilt`: the
+    cubins found so far).  (Deleting it would not do: Snakemake does not rebuild a missing
+    intermediate file whose downstream outputs are present.)  No input where the ticket was
+    never needed."""
+    import sys
+
+    cubin = Path(cubin)
+    ticket = cubin.with_suffix(".rebuild")
+    if str(cubin) not in rebuilt and cubin_intact(cubin, cubin.with_suffix(".sha256")) is False:
+        rebuilt.add(str(cubin))
+        words = (ticket.read_text() if ticket.exists() else "").split() or ["0"]
+        ticket.write_text(f"{int(words[0]) + 1}\n")
+        print(f"mmbench: {cubin} is not what its build wrote (its sha256 differs from "
+              f"{cubin.with_suffix('.sha256')}, or it names another instantiation): building "
+              "it again, and measuring again what ran it", file=sys.stderr)  # fmt: skip
+    return [str(ticket)] if ticket.exists() else []

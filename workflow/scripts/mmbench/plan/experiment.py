@@ -166,6 +166,51 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     return exp
 
 
+def start(given: dict, repo: str | Path, outputs: dict[str, list[str]]) -> Experiment:
+    """The workflow's first step (common.smk): the experiment prepared from the defaults under
+    what --configfile and --config give, its notes printed; a configuration error stops here
+    with its message alone (key, value, what is valid: no Snakemake header or traceback, which
+    would point at the workflow rather than at the user's config).  Results dated in the future
+    (a copy from a machine whose clock ran ahead) would stall every job that reads them, or
+    hide an edit from Snakemake's time check: their times are set to now."""
+    import sys
+
+    from mmbench.core.paths import settle_future_times
+
+    try:
+        exp = prepare(given, repo, outputs)
+    except ConfigError as err:
+        print(f"mmbench: {err}", file=sys.stderr)
+        sys.exit(1)
+    settled = settle_future_times(Path("results"))
+    for line in [*exp.notes, *([settled] if settled else [])]:
+        print(f"mmbench: {line}", file=sys.stderr)
+    return exp
+
+
+def before_jobs(jobs: list[dict], local: bool, executor: str, cores: int, exp: Experiment
+                ) -> tuple[str | None, list[str]]:  # fmt: skip
+    """onstart: (why the run stops before any job, or None; the lines to print).  A local run
+    whose jobs need a GPU on a machine without one stops with the ways forward; a run submitted
+    to SLURM stops in one line where SLURM does not answer.  Otherwise the work to do
+    (work_words) and how long it may take (time_estimate).  `jobs`: each job to run, as
+    {rule, variant, gpu, benchmark, checkpoint}."""
+    gpu_jobs = sum(1 for j in jobs if j["gpu"])
+    why = gpu_jobs_without_gpu(local, gpu_jobs, exp)
+    if not why and not local and executor.endswith("slurm") and jobs:
+        from mmbench.plan.slurm import slurm_unreachable
+
+        why = slurm_unreachable()
+    if why:
+        return why, []
+    todo = work_words([(j["rule"], j["variant"]) for j in jobs], exp.plan.runs,
+                      checkpoints=any(j["checkpoint"] for j in jobs))  # fmt: skip
+    timed = [
+        (j["rule"], last_seconds(j["benchmark"]), bool(j["gpu"])) for j in jobs if j["benchmark"]
+    ]  # fmt: skip (targets keep no benchmark file)
+    return None, [line for line in (todo, time_estimate(timed, cores or 1)) if line]
+
+
 def stopped_by_user(log_text: str) -> str | None:
     """onerror: where Snakemake's log says the run was stopped by Ctrl-C ("Terminating
     processes on user request"), one line on what stopped and how to go on (Snakemake's own
@@ -276,3 +321,38 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def profile_stems(exp: Experiment) -> dict[str, object]:
+    """Each profiled configuration by the stem of its profile job's files."""
+    return {f"{exp.results}/profile/{c.variant}/{c.instance}_{c.m}x{c.n}x{c.k}": c
+            for c in exp.profile}  # fmt: skip
+
+
+def target_spec(exp: Experiment, c, cubin: str | None) -> dict:
+    """What the profilers' target reads of a profiled configuration (profile/target.py): the
+    configuration, its cubin (none for a library call), the kernel Nsight Compute looks for,
+    the warm-up launches, the metric set and, as the measurements check theirs, the Freivalds
+    vectors (a served target's reference is then theirs too)."""
+    v = exp.registry[c.variant]
+    return dict(
+        configuration=c.as_dict(),
+        registry=exp.registry_file,
+        cubin=cubin if v.compiled else None,
+        kernel_name=v.profile_kernel or v.symbol,
+        warmup=exp.config["profile"]["warmup_launches"],
+        metric_set=exp.config["profile"]["metric_set"],
+        freivalds_vectors=exp.config["freivalds_vectors"],
+    )
+
+
+def end_of_run(results: str, render_only: bool, baseline) -> list[Path]:
+    """onsuccess: the files whose text the run prints at its end, in order: the summary (made
+    again from the copied table when rendering only), the outputs left out, the edit loop's
+    before -> after, this run's comparison with its baseline."""
+    return [
+        Path(results) / ("report" if render_only else "tables") / "summary.txt",
+        Path(results) / "report" / "figures_left_out.txt",
+        *([] if render_only else [Path(results) / "tables" / "since_previous.txt"]),
+        *([Path(results) / "tables" / "compare.txt"] if baseline else []),
+    ]

@@ -171,3 +171,21 @@ def previous_cubins(results: Path, variant: str, instances: list[str], arch: str
         return {}
     folder = entry.parent / "cubins" / arch
     return {i: str(folder / f"{i}.cubin") for i in instances if (folder / f"{i}.cubin").exists()}
+
+
+def paired_builds(exp, variant: str, arch: str, source_sha: str, cubin_path) -> dict[str, str]:
+    """Instantiation slug -> the baseline build's cubin, for a variant this experiment measures
+    side by side with a baseline build (the module's header); {} for the others (no baseline,
+    rendering only, a variant not measured, baseline=previous with compare.paired off, a
+    library call against anything but itself).  `source_sha`: the variant's source and headers
+    hashed (the previous source is the one before it)."""
+    cfg, baseline = exp.config, exp.baseline
+    if exp.render_only or not baseline or variant not in exp.plan.runs:
+        return {}
+    if baseline == "previous" and not cfg["compare"]["paired"]:
+        return {}
+    v = exp.registry[variant]
+    if not v.compiled and baseline != "itself":
+        return {}
+    instances = sorted({c.instance for c in exp.plan.runs[variant]})
+    return baseline_cubins(baseline, v, instances, arch, exp.results, source_sha, cubin_path)

@@ -521,6 +521,30 @@ def load_inputs(paths: dict, gpu_model: str | None = None) -> dict:
     return out
 
 
+def wanted(figures: list[str], tables: list[str], profiled: bool) -> tuple[list[str], list[str]]:
+    """The figures and tables of the config's lists that a run draws: those that read a
+    profiler's table only where the run is profiled (or, rendering only, the copied results
+    hold the profiles)."""
+    return (
+        [f for f in figures if profiled or not FIGURES[f].needs_profile],
+        [t for t in tables if profiled or not TABLES[t].needs_profile],
+    )
+
+
+def input_names(figures: list[str], tables: list[str]) -> set[str]:
+    """The named inputs (timings, manifests, roofline, ...) these figures and tables read."""
+    return {
+        n for o in [FIGURES[f] for f in figures] + [TABLES[t] for t in tables] for n in o.inputs
+    }
+
+
+def notes(figures: list[str], tables: list[str]) -> dict[str, dict[str, str]]:
+    """ "figure:<name>" or "table:<name>" -> its experiment label and report caption (the report's
+    caption templates, workflow/report/figure.rst and table.rst, read them)."""
+    return {f"{o.kind}:{o.name}": dict(experiment=o.experiment, caption=caption(o))
+            for o in [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]}  # fmt: skip
+
+
 def missing(output: Output, data: dict) -> str | None:
     """Why this run has no data for a figure or table (None: it has): the figure's own check,
     run without plotting; a table made, and found without rows."""
@@ -532,30 +556,3 @@ def missing(output: Output, data: dict) -> str | None:
     except report_tables.NoData as err:
         return str(err)
     return None
-
-
-def inputs_of(figures: list[str], tables: list[str], paths_of: Callable) -> dict:
-    """The named input paths of these figures and tables (`paths_of(output)` gives one
-    output's), each name once."""
-    paths: dict = {}
-    for o in [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]:
-        paths |= paths_of(o)
-    return paths
-
-
-def split_by_data(
-    figures: list[str], tables: list[str], paths_of: Callable, gpu_model: str | None
-) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
-    """(figures to make, tables to make, [(kind, name, why not)]): each output whose data the
-    run holds, and why each other one is left out.  `paths_of(output)` gives an output's
-    named input paths; every input is read once, whatever number of outputs share it."""
-    outputs = [FIGURES[f] for f in figures] + [TABLES[t] for t in tables]
-    data = load_inputs(inputs_of(figures, tables, paths_of), gpu_model)
-    figs, tabs, left = [], [], []
-    for o in outputs:
-        why = missing(o, data)
-        if why:
-            left.append((o.kind, o.name, why))
-        else:
-            (figs if o.kind == "figure" else tabs).append(o.name)
-    return figs, tabs, left

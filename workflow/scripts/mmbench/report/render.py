@@ -1,139 +1,197 @@
-"""One figure or table of the output catalogue, written from its input files: what the figure and
-table jobs do (workflow/rules/report.smk).
+"""Every figure and report table of a run, drawn in one process: what the render job does
+(workflow/rules/report.smk, workflow/scripts/render.py).
 
-Where Snakemake deploys a conda environment per rule (`--sdm conda`), each job runs
-render_figure.py or render_table.py in a process of its own, in its environment.  Otherwise the
-job runs in Snakemake's own process (`in_process`): a new Python process per figure or table,
-importing pandas, pandera, matplotlib and seaborn again each time, cost 1.5 to 3 s per job, more
-than most of them take to draw (issue "the main command at the speed of the GPU").  So do the
-jobs that make the timings table, the summary and the edit loop's comparison
-(`script_in_process`).
+The inputs (the timings, the run manifests, the profiler tables) are read and checked once; each
+figure and table the experiment asks for is then made from them where the run holds its data,
+and named with the reason where it does not (`figures_left_out`).  One that fails to draw is
+named with its error, its traceback in the job's log, and the others are still drawn
+(`Rendered.failed`: the run's end reports them and exits non-zero, workflow/rules/common.smk).
+With `processes` > 1 the outputs are drawn side by side in processes forked after the inputs
+were read.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
+import html
+import json
+import time
 import traceback
 import warnings
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-# pyplot's figures (and the warnings filters) are the process's: the jobs of one process take
-# turns (Snakemake runs a rule's `run:` jobs on threads)
-_TURN = threading.Lock()
+# the file of the render job's report folder that lists what it made (the run's end and the
+# run's RO-Crate read it)
+RENDERED = "rendered.json"
+LEFT_OUT = "figures_left_out"
 
 
-# processes that draw the figures and tables side by side (warm_up), where the run has cores
-# for it; None: each is drawn in Snakemake's own process, one at a time (_TURN)
-_POOL = None
+@dataclass
+class Rendered:
+    """What a render made: figure and table names, those left out and those that failed, each
+    as [kind, name, why]."""
+
+    figures: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    left_out: list[list[str]] = field(default_factory=list)
+    failed: list[list[str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """One line per output not made: left out (no data) or failed."""
+        return [f"{k} {n} not made: {why}" for k, n, why in self.left_out] + [
+            f"{k} {n} failed: {why}" for k, n, why in self.failed
+        ]
 
 
-def _imports() -> None:
-    with contextlib.suppress(Exception):
-        import mmbench.report.catalogue  # noqa: F401
-        import mmbench.report.figures  # noqa: F401
-        import mmbench.report.report_tables  # noqa: F401
+_DATA: dict = {}  # the inputs, read once; forked drawing processes inherit them
 
 
-def warm_up(processes: int = 1) -> threading.Thread:
-    """Imports the figures' and tables' modules (Matplotlib, seaborn and SciPy, pandera) on a
-    thread of Snakemake's process, started while the GPU jobs run: the first figure and the
-    input functions that split the outputs by their data, after the timings checkpoint, then
-    find them imported (lab: code-choices, "render imports").  A module that fails to import
-    fails its job later, with its traceback there.
+def _draw(kind: str, name: str, figures_dir: str, report_dir: str) -> tuple[str, str | None, str]:
+    """(outcome, why, warnings and traceback text): "made", "left" (no data: why) or "failed"."""
+    from mmbench.report.catalogue import FIGURES, TABLES, title_of
+    from mmbench.report.report_tables import NoData, write
 
-    With `processes` > 1 (a run given that many cores), that many processes are started too,
-    each importing the same modules now, and the figure and table jobs are drawn in them side
-    by side (in_process): in Snakemake's process they take turns."""
-    global _POOL
-    if processes > 1 and _POOL is None:
+    out = (FIGURES if kind == "figure" else TABLES)[name]
+    data = {n: _DATA.get(n) for n in out.inputs}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            if kind == "figure":
+                out.make(data, Path(figures_dir) / name)
+            else:
+                made = out.make(data)
+                if not len(made):
+                    return "left", "this run has no rows for it", ""
+                write(made, Path(report_dir) / name, title_of(out, made))
+            outcome, why, text = "made", None, ""
+        except NoData as err:
+            outcome, why, text = "left", str(err), ""
+        except Exception as err:  # one output's bug: the others are still drawn
+            outcome, why, text = "failed", f"{type(err).__name__}: {err}", traceback.format_exc()
+        finally:
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
+    notes = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno)
+                    for w in caught)  # fmt: skip
+    return outcome, why, notes + text
+
+
+def render_all(
+    figures: list[str],
+    tables: list[str],
+    paths: dict,
+    figures_dir: str | Path,
+    report_dir: str | Path,
+    gpu_model: str | None = None,
+    processes: int = 1,
+    log=None,
+) -> Rendered:
+    """The figures and tables named (catalogue names, in this order) from the named input
+    `paths` (timings, manifests, roofline, ceilings, nvprof, metrics: those the outputs read),
+    PNG and PDF into `figures_dir`, CSV, Markdown, HTML and LaTeX into `report_dir`, with
+    `rendered.json` and, where any is not made, figures_left_out.txt and .html there.  `log`: a
+    text file that gets a line per output and each warning and traceback."""
+    from mmbench.report.catalogue import FIGURES, TABLES, load_inputs
+
+    figures_dir, report_dir = Path(figures_dir), Path(report_dir)
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    wanted = [("figure", f) for f in figures] + [("table", t) for t in tables]
+    needed = {
+        n for kind, name in wanted for n in (FIGURES if kind == "figure" else TABLES)[name].inputs
+    }
+    _DATA.clear()
+    _DATA.update(load_inputs({n: p for n, p in paths.items() if n in needed}, gpu_model))
+    jobs = [(kind, name, str(figures_dir), str(report_dir)) for kind, name in wanted]
+    start = time.perf_counter()
+    if processes > 1 and len(jobs) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        _POOL = ProcessPoolExecutor(processes, multiprocessing.get_context("spawn"),
-                                    initializer=_imports)  # fmt: skip
-        for _ in range(processes):  # started (and importing) now, not at the first figure
-            _POOL.submit(int)
-    thread = threading.Thread(target=_imports, name="mmbench-render-imports", daemon=True)
-    thread.start()
-    return thread
+        with ProcessPoolExecutor(min(processes, len(jobs)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:  # fmt: skip
+            results = list(pool.map(_draw, *zip(*jobs, strict=True)))
+    else:
+        results = [_draw(*job) for job in jobs]
+    done = Rendered()
+    for (kind, name), (outcome, why, text) in zip(wanted, results, strict=True):
+        if outcome == "made":
+            (done.figures if kind == "figure" else done.tables).append(name)
+        else:
+            (done.left_out if outcome == "left" else done.failed).append([kind, name, why])
+        if log is not None:
+            log.write(f"{kind} {name}: {outcome}{f' ({why})' if why else ''}\n{text}")
+    if log is not None:
+        log.write(f"{len(done.figures)} figures, {len(done.tables)} tables in "
+                  f"{time.perf_counter() - start:.1f} s\n")  # fmt: skip
+    _write_notes(done, report_dir)
+    return done
 
 
-def figure(name: str, inputs: dict, png: str | Path, gpu_model: str | None) -> None:
-    """The figure `name` (PNG and PDF beside it) from the files of its inputs."""
-    from mmbench.report.catalogue import FIGURES, load_inputs
+def _write_notes(done: Rendered, report_dir: Path) -> None:
+    from mmbench.core.tables import atomic_write_text
 
-    out = FIGURES[name]
-    data = load_inputs({n: inputs[n] for n in out.inputs}, gpu_model)
-    out.make(data, Path(png).with_suffix(""))
-
-
-def table(name: str, inputs: dict, html: str | Path, gpu_model: str | None) -> None:
-    """The table `name` as CSV, Markdown, HTML and LaTeX from the files of its inputs."""
-    from mmbench.report.catalogue import TABLES, load_inputs, title_of
-    from mmbench.report.report_tables import write
-
-    out = TABLES[name]
-    data = load_inputs({n: inputs[n] for n in out.inputs}, gpu_model)
-    made = out.make(data)
-    write(made, Path(html).with_suffix(""), title_of(out, made))
-
-
-def script_in_process(script: str | Path, snakemake, log: str) -> None:
-    """A job's script (its `main(snakemake)`), run in Snakemake's own process with the job's
-    input, output, params and log: the tables and the summary after the last measurement, one
-    process start and the imports of pandas and pandera fewer each.  What the script sends to
-    stderr goes to its log, and whatever it changes of stderr and the warnings filters is put
-    back after it."""
-    import runpy
-    import sys
-
-    def restore():
-        if sys.stderr is not saved:  # the script's own log file, flushed before more is added
-            sys.stderr.close()
-            sys.stderr = saved
-
-    with _TURN, warnings.catch_warnings():
-        saved = sys.stderr
-        try:
-            runpy.run_path(str(script), init_globals={"snakemake": snakemake})
-        except BaseException:
-            restore()
-            with open(log, "a") as f:
-                f.write(traceback.format_exc())
-            raise
-        finally:
-            restore()
-
-
-def in_process(kind: str, name: str, inputs: dict, first: str, gpu_model, log: str) -> None:
-    """A figure or table job run in Snakemake's own process, or in one of the processes
-    warm_up started: its warnings and, where it fails, its traceback in its log (the error
-    itself goes on to Snakemake, which reports the job)."""
-    if _POOL is not None:
-        plain = {k: (str(v) if isinstance(v, str | Path) else [str(x) for x in v])
-                 for k, v in dict(inputs).items()}  # fmt: skip
-        _POOL.submit(_drawn, kind, name, plain, str(first), gpu_model, log, True).result()
+    atomic_write_text(report_dir / RENDERED, json.dumps(asdict(done), indent=1) + "\n")
+    lines = done.lines()
+    if not lines:
         return
-    with _TURN:
-        _drawn(kind, name, inputs, first, gpu_model, log)
+    atomic_write_text(report_dir / f"{LEFT_OUT}.txt", "\n".join(lines) + "\n")
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    atomic_write_text(
+        report_dir / f"{LEFT_OUT}.html",
+        "<html><head><meta charset='utf-8'><title>Outputs left out</title></head>"
+        f"<body><h3>Figures and tables left out</h3><ul>{items}</ul></body></html>",
+    )
 
 
-def _drawn(kind: str, name: str, inputs: dict, first: str, gpu_model, log: str,
-           elsewhere: bool = False) -> None:  # fmt: skip
-    """The job's figure or table; `elsewhere`: in a drawing process, whose error must pickle."""
-    make = figure if kind == "figure" else table
-    with open(log, "w") as f, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default")
-        try:
-            make(name, inputs, first, gpu_model)
-        except BaseException as err:
-            f.write(traceback.format_exc())
-            if not elsewhere:  # in Snakemake's process: the error as it is
-                raise
-            # from a drawing process: an error that pickles, whatever the original was
-            why = f"{kind} {name}: {type(err).__name__}: {err} (traceback: {log})"
-            raise RuntimeError(why) from None
-        finally:
-            for w in caught:
-                f.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
+def failures(report_dir: str | Path) -> list[str]:
+    """The outputs a finished render could not draw, one line each (none where it drew all, or
+    where no render ran)."""
+    path = Path(report_dir) / RENDERED
+    if not path.is_file():
+        return []
+    done = Rendered(**json.loads(path.read_text()))
+    return [f"{k} {n} failed: {why}" for k, n, why in done.failed]
+
+
+def summary(timings: str, manifests: list, refused: str | None, txt: str, md: str) -> None:
+    """The end-of-run summary (report/summary.py) of the timings table, as read and checked
+    against the run manifests here, with the configurations the plan refused."""
+    import pandas as pd
+
+    from mmbench.core.schemas import check_against_manifests, read_table
+    from mmbench.core.tables import atomic_write_text
+    from mmbench.report.summary import render
+
+    table = read_table(timings, "timings")
+    check_against_manifests(table, list(manifests), timings)
+    refusals = read_table(refused, "refused") if refused else pd.DataFrame()
+    text, markdown = render(table, refusals)
+    atomic_write_text(txt, text)
+    atomic_write_text(md, markdown)
+
+
+# the profile tables (results/<experiment>/tables/<file>.csv) a figure or table may read
+PROFILE_TABLES = dict(roofline="roofline", ceilings="ceilings", nvprof="nvprof_metrics",
+                      metrics="metrics")  # fmt: skip
+
+
+def inputs(results: str, render_only: bool, figures: list[str], tables: list[str],
+           manifests: list[str]) -> dict:  # fmt: skip
+    """The render job's inputs: the timings and manifests, the refusals, and the profile tables
+    its figures and tables read; rendering only, what the copied results folder holds (its
+    timings table at least: ValueError otherwise)."""
+    from mmbench.report.catalogue import input_names
+
+    timings, refused = f"{results}/tables/timings.csv", f"{results}/tables/refused.csv"
+    if render_only and not Path(timings).exists():
+        raise ValueError(f"render_only=true renders from an existing results folder, but "
+                         f"{timings} is missing; copy the results folder of a run here (or "
+                         "drop render_only)")  # fmt: skip
+    needed = input_names(figures, tables)
+    out = dict(timings=timings, manifests=manifests)
+    out |= {n: f"{results}/tables/{f}.csv" for n, f in PROFILE_TABLES.items() if n in needed}
+    if not render_only or Path(refused).exists():
+        out["refused"] = refused
+    return out
