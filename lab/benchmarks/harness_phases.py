@@ -92,7 +92,7 @@ def job_walls(results: Path, kind: str) -> pd.Series:
 # the rules whose jobs hold the GPU (resources: gpu=1); every other job is compile, render or
 # aggregate (tables, the summary)
 GPU_RULES = {"measure_variant", "pair_variant", "profile_ncu", "profile_kernel", "device_ceilings"}
-RENDER_RULES = {"figure", "figure_here", "table", "table_here", "figures_left_out"}
+RENDER_RULES = {"figure", "figure_here", "table", "table_here", "figures_left_out", "render"}
 
 
 def kind_of(rule: str) -> str:

@@ -112,6 +112,7 @@ PY
     rm -rf "/tmp/${which}run-old" && mkdir -p "/tmp/${which}run-old"
     start=$(date +%s.%N)
     PYTHONPATH=$here/.old/workflow/scripts:${PYTHONPATH:-} snakemake -s "$(snakefile_in "$here/.old")" \
+      --workflow-profile "$(dirname "$(snakefile_in "$here/.old")")/profiles/default" \
       -d "/tmp/${which}run-old" --cores "${CORES:-1}" "${config[@]}" > "$out/$stage.log" 2>&1
     rc=$?
     wall=$(since "$start" 2)
