@@ -398,8 +398,9 @@ def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
 
 
 def test_one_render_job_draws_every_figure_and_table(tmp_path):
-    """The figures, the tables and the summary are one job (rule render), in every way of
-    running: the recorded H100 run rendered again plans that job and no job per figure."""
+    """The figures, the tables and the summary are one job (rule render), with one more for
+    those that read the profiles alone (rule render_profiles), in every way of running: the
+    recorded H100 run rendered again plans those two jobs and no job per figure."""
     work = tmp_path / "work"
     copy_recorded(DATA / "h100-main" / "results", work / "results")
     out = snakemake("-s", str(ROOT / "workflow" / "Snakefile"), "-n", "--cores", "1", "--config",
@@ -407,6 +408,7 @@ def test_one_render_job_draws_every_figure_and_table(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     plan = out.stdout + out.stderr
     assert re.search(r"^render\s+1$", plan, re.M)
+    assert re.search(r"^render_profiles\s+1$", plan, re.M)  # its roofline, profiler tables
     assert not re.search(r"^(figure|table|figure_here|table_here|summary\w*)\s+\d+$", plan, re.M)
 
 

@@ -61,6 +61,8 @@ def test_main_command_dag(workdir):
     assert stats["measure_variant"] == str(len(variants)) == "7"
     assert stats["compile_kernel"] == str(5 * 2 + 2 * 2)
     assert stats["render"] == "1"  # every figure, table and the summary
+    # but the roofline and the three profiler tables of config.yaml's lists, drawn early
+    assert stats["render_profiles"] == "1"
     assert "gpu=1" in text  # measurement jobs hold the one GPU
     # refusals are announced where they are written (refused.csv and the summary), not by a
     # dry run; and no run names a cached copy of config.yaml

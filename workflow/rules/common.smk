@@ -37,9 +37,8 @@ REBUILT = set()  # cubins found changed in this run (said once each)
 
 
 def build_ticket(wildcards):
-    v, i = getattr(wildcards, "variant", "microbench"), getattr(
-        wildcards, "instance", "peak"
-    )
+    v = getattr(wildcards, "variant", "microbench")
+    i = getattr(wildcards, "instance", "peak")
     return rebuild_ticket(cubin_path(wildcards.arch, v, i), REBUILT)
 
 
@@ -195,6 +194,7 @@ def this_run(wildcards):
 
 def render_inputs(wildcards):
     try:
-        return render.inputs(R, RENDER_ONLY, RENDER_FIGURES, RENDER_TABLES, manifests())
+        lists = (RENDER_FIGURES, RENDER_TABLES)
+        return render.inputs(R, RENDER_ONLY, *lists, manifests(), DRAWN_EARLY)
     except ValueError as err:
         raise WorkflowError(str(err)) from None

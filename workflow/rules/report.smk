@@ -1,12 +1,37 @@
 # Figures (PNG for the report, PDF for papers), the reports' tables (CSV, Markdown, HTML, LaTeX)
 # of the output catalogue (mmbench/report/catalogue.py) and the summary, from the tidy tables
-# alone, in one job: they render without a GPU, also from a results folder copied back from a
-# cluster (render_only=true).
+# alone: they render without a GPU, also from a results folder copied back from a cluster
+# (render_only=true).  Those that read the profilers' tables alone are drawn by one job as
+# soon as those exist (while the GPU still measures), the rest by one job at the end, which
+# gathers both into the run's figures/ and report/ folders.
+
+
+rule render_profiles:
+    """The figures and tables that read the profilers' tables alone, drawn in one process into
+    a folder the render job gathers from."""
+    input:
+        **render.profile_inputs(R, EARLY_FIGURES, EARLY_TABLES),
+    output:
+        drawn=directory(f"{R}/render/profiles"),
+    log:
+        f"{R}/logs/render_profiles.log",
+    benchmark:
+        f"{R}/benchmarks/render_profiles.tsv"
+    conda:
+        "../envs/plots.yaml"
+    threads: 4
+    params:
+        figures=EARLY_FIGURES,
+        tables=EARLY_TABLES,
+        gpu_model=config["gpu_model"],
+    script:
+        "../scripts/render.py"
 
 
 rule render:
-    """Every figure and report table the experiment asks for that its data can make, drawn in
-    one process; those it cannot, with why, in report/figures_left_out.txt; the summary.
+    """Every figure and report table the experiment asks for that its data can make (those
+    of render_profiles linked in); those it cannot, with why, in report/figures_left_out.txt;
+    the summary.
     """
     input:
         unpack(render_inputs),
@@ -48,3 +73,4 @@ rule render:
 # seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
 localrules:
     render,
+    render_profiles,

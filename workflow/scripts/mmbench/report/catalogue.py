@@ -531,6 +531,19 @@ def wanted(figures: list[str], tables: list[str], profiled: bool) -> tuple[list[
     )
 
 
+def by_data(figures: list[str], tables: list[str]) -> tuple[tuple[list, list], tuple[list, list]]:
+    """The two render jobs' lists: (figures, tables) that read the profilers' tables alone,
+    drawn as soon as those exist, and (figures, tables) that read the timings, drawn at the
+    run's end."""
+    early = [
+        [n for n in names if set(catalog[n].inputs) <= PROFILE_INPUTS]
+        for names, catalog in ((figures, FIGURES), (tables, TABLES))
+    ]
+    late = [[n for n in names if n not in drawn]
+            for names, drawn in zip((figures, tables), early, strict=True)]  # fmt: skip
+    return (early[0], early[1]), (late[0], late[1])
+
+
 def input_names(figures: list[str], tables: list[str]) -> set[str]:
     """The named inputs (timings, manifests, roofline, ...) these figures and tables read."""
     return {

@@ -17,7 +17,7 @@ import json
 import time
 import traceback
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from pathlib import Path
 
 # the file of the render job's report folder that lists what it made (the run's end and the
@@ -86,12 +86,15 @@ def render_all(
     gpu_model: str | None = None,
     processes: int = 1,
     log=None,
+    drawn: str | Path | None = None,
 ) -> Rendered:
     """The figures and tables named (catalogue names, in this order) from the named input
     `paths` (timings, manifests, roofline, ceilings, nvprof, metrics: those the outputs read),
     PNG and PDF into `figures_dir`, CSV, Markdown, HTML and LaTeX into `report_dir`, with
     `rendered.json` and, where any is not made, figures_left_out.txt and .html there.  `log`: a
-    text file that gets a line per output and each warning and traceback."""
+    text file that gets a line per output and each warning and traceback.  `drawn`: the folder
+    of an earlier render (its figures/ and report/), whose outputs are linked in beside these
+    and counted with them."""
     from mmbench.report.catalogue import FIGURES, TABLES, load_inputs
 
     figures_dir, report_dir = Path(figures_dir), Path(report_dir)
@@ -125,8 +128,29 @@ def render_all(
     if log is not None:
         log.write(f"{len(done.figures)} figures, {len(done.tables)} tables in "
                   f"{time.perf_counter() - start:.1f} s\n")  # fmt: skip
+    if drawn is not None:
+        done = _gather(Path(drawn), figures_dir, report_dir, done)
     _write_notes(done, report_dir)
     return done
+
+
+def _gather(drawn: Path, figures_dir: Path, report_dir: Path, done: Rendered) -> Rendered:
+    """The outputs an earlier render drew into `drawn` (figures/, report/), hard-linked (copied
+    across file systems) into the run's folders, and its record joined to `done`'s."""
+    import os
+    import shutil
+
+    for sub, into in (("figures", figures_dir), ("report", report_dir)):
+        for path in sorted((drawn / sub).iterdir()):
+            if not path.is_file() or path.name in (RENDERED, f"{LEFT_OUT}.txt", f"{LEFT_OUT}.html"):
+                continue
+            (into / path.name).unlink(missing_ok=True)
+            try:
+                os.link(path, into / path.name)
+            except OSError:
+                shutil.copy2(path, into / path.name)
+    early = Rendered(**json.loads((drawn / "report" / RENDERED).read_text()))
+    return Rendered(*(a + b for a, b in zip(astuple(early), astuple(done), strict=True)))
 
 
 def _write_notes(done: Rendered, report_dir: Path) -> None:
@@ -178,20 +202,26 @@ PROFILE_TABLES = dict(roofline="roofline", ceilings="ceilings", nvprof="nvprof_m
 
 
 def inputs(results: str, render_only: bool, figures: list[str], tables: list[str],
-           manifests: list[str]) -> dict:  # fmt: skip
-    """The render job's inputs: the timings and manifests, the refusals, and the profile tables
-    its figures and tables read; rendering only, what the copied results folder holds (its
-    timings table at least: ValueError otherwise)."""
-    from mmbench.report.catalogue import input_names
-
+           manifests: list[str], drawn: str | None = None) -> dict:  # fmt: skip
+    """The render job's inputs: the timings and manifests, the refusals, the profile tables its
+    figures and tables read, and the folder the early render drew into (`drawn`, where there is
+    one); rendering only, what the copied results folder holds (its timings table at least:
+    ValueError otherwise)."""
     timings, refused = f"{results}/tables/timings.csv", f"{results}/tables/refused.csv"
     if render_only and not Path(timings).exists():
         raise ValueError(f"render_only=true renders from an existing results folder, but "
                          f"{timings} is missing; copy the results folder of a run here (or "
                          "drop render_only)")  # fmt: skip
-    needed = input_names(figures, tables)
-    out = dict(timings=timings, manifests=manifests)
-    out |= {n: f"{results}/tables/{f}.csv" for n, f in PROFILE_TABLES.items() if n in needed}
+    out = dict(timings=timings, manifests=manifests) | profile_inputs(results, figures, tables)
     if not render_only or Path(refused).exists():
         out["refused"] = refused
-    return out
+    return out | ({"drawn": drawn} if drawn else {})
+
+
+def profile_inputs(results: str, figures: list[str], tables: list[str]) -> dict:
+    """The profile tables (results/<experiment>/tables/<file>.csv) these figures and tables
+    read, by input name."""
+    from mmbench.report.catalogue import input_names
+
+    needed = input_names(figures, tables)
+    return {n: f"{results}/tables/{f}.csv" for n, f in PROFILE_TABLES.items() if n in needed}
