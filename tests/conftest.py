@@ -41,7 +41,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(autouse=True, scope="session")
 def _inputs_cache_of_the_tests(tmp_path_factory):
-    """The measurement's shared inputs (measure/input_cache.py) of every test, and of every
+    """The measurement's shared inputs (service/input_cache.py) of every test, and of every
     Snakemake the tests start, in a folder of the test session, never the user's /dev/shm."""
     folder = tmp_path_factory.mktemp("inputs-cache")
     old = os.environ.get("MMBENCH_INPUTS_CACHE")

@@ -562,8 +562,8 @@ def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monke
     12, 14 and 15 PASS (a new worker measures them), whether the job's worker is its own or
     the run's (which then ends, and a fresh one takes the rest)."""
     from mmbench.core.registry import load_registry
-    from mmbench.measure import served
-    from mmbench.measure.jobs import run_job
+    from mmbench.service import served
+    from mmbench.service.jobs import run_job
 
     monkeypatch.chdir(tmp_path)  # this test's own run
 
@@ -614,7 +614,7 @@ def test_a_stopped_job_leaves_no_worker_measuring(tmp_path, registry, arch, serv
     import sys
     import time
 
-    from mmbench.measure import served
+    from mmbench.service import served
 
     cubin = naive_guarded_cubin(registry, arch, tmp_path)
     # eight configurations of about a second each (naive_guarded at 4096: tens of ms a pass)
@@ -628,8 +628,8 @@ def test_a_stopped_job_leaves_no_worker_measuring(tmp_path, registry, arch, serv
     job = subprocess.Popen(
         [sys.executable, "-c", (
             "import json, sys\n"
-            "from mmbench.measure import served\n"
-            "from mmbench.measure.jobs import run_job\n"
+            "from mmbench.service import served\n"
+            "from mmbench.service.jobs import run_job\n"
             "served.end_on_sigterm()\n"
             "try:\n"
             f"    run_job(*json.load(open('args.json')), serve={serve})\n"
@@ -666,9 +666,10 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     import json
     import logging
 
-    from mmbench.measure import worker
-    from mmbench.measure.jobs import file_sha, measured_on, run_job
-    from mmbench.measure.journal import journal_key
+    from mmbench.core.cubins import file_sha
+    from mmbench.service import worker
+    from mmbench.service.jobs import measured_on, run_job
+    from mmbench.service.journal import journal_key
 
     v = registry["naive_guarded"]
     cubin = naive_guarded_cubin(registry, arch, tmp_path)
@@ -679,7 +680,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     journal = tmp_path / "ng.csv.journal.jsonl"
     # a first job measured only the first configuration before it was killed, on this GPU
     # (the lock key names it: host and UUID) with this launch spec
-    from mmbench.measure import gpus
+    from mmbench.service import gpus
 
     gpu = gpus.candidates()[0][1]
     launch = v.launch_sha()
@@ -698,7 +699,7 @@ def test_an_interrupted_job_resumes_from_its_journal(tmp_path, registry, arch, c
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     assert worker.main(str(tmp_path / "spec.json")) == 0
     first = [json.loads(x) for x in journal.read_text().splitlines() if '"row"' in x][0]["row"]
-    caplog.set_level(logging.INFO, logger="mmbench.measure.jobs")
+    caplog.set_level(logging.INFO, logger="mmbench.service.jobs")
     times: dict = {}
     run_job(
         "naive_guarded",
@@ -734,8 +735,8 @@ def test_the_runs_worker_measures_two_jobs_in_one_context_sharing_their_referenc
     second is measured by the first's worker process, whose references of both shapes it takes
     rather than builds; both verify.  The worker ends with the run (served.stop)."""
 
-    from mmbench.measure import served
-    from mmbench.measure.jobs import run_job
+    from mmbench.service import served
+    from mmbench.service.jobs import run_job
 
     monkeypatch.chdir(tmp_path)  # this test's own run
     cubin = naive_guarded_cubin(registry, arch, tmp_path)
@@ -774,9 +775,9 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     import importlib.util
     import json
 
-    from mmbench.measure import gpus, served
-    from mmbench.measure.jobs import run_job
     from mmbench.profile.profiling import profile
+    from mmbench.service import gpus, programs, served
+    from mmbench.service.jobs import run_job
 
     monkeypatch.chdir(tmp_path)  # this test's own run
     cubin = naive_guarded_cubin(registry, arch, tmp_path)
@@ -788,7 +789,7 @@ def test_a_profiles_target_runs_in_the_runs_worker_which_then_measures_with_its_
     tools = dict(ncu="off", nsys="off", cupti=cupti_here)
     times: dict = {}
     try:
-        rows = profile(spec, tmp_path / "profile", tools, gpus.acquire, serve=True)
+        rows = profile(spec, tmp_path / "profile", tools, gpus.acquire, programs.Launch(serve=True))
         assert served.serving()
         (entry,) = [e for _, e in served.entries() if e["owner"] == str(tmp_path)]
         settings = dict(sampling=FAST.__dict__, freivalds_vectors=1)
@@ -824,9 +825,9 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
     import json
     import shutil
 
-    from mmbench.measure import gpus
     from mmbench.profile import profilers
     from mmbench.profile.profiling import read_ncu, read_ncu_batch, record_ncu, record_ncu_batch
+    from mmbench.service import gpus, programs
 
     ncu = shutil.which("ncu")
     if ncu is None:
@@ -847,8 +848,10 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
         entries.append((stem, path))
     mapping, version = profilers.load_mapping(), profilers.tool_version(ncu)
     with gpus.acquire() as env:
-        recorded, done = record_ncu_batch(ncu, entries, tmp_path / "batch", mapping, "e3f", env)
-        alone = record_ncu(ncu, specs["ng"], entries[0][1], tmp_path, mapping, "e3f", env)
+        recorded, done = record_ncu_batch(ncu, entries, tmp_path / "batch", mapping, "e3f", env,
+                                          programs.Launch())  # fmt: skip
+        alone = record_ncu(ncu, specs["ng"], entries[0][1], tmp_path, mapping, "e3f", env,
+                           programs.Launch())  # fmt: skip
     assert [(d["stem"], d["ranged"], d["code"]) for d in done] == [("ng", True, 0), ("cb", True, 0)]
     # each configuration's account of its time: begun before it ended, the second after the
     # first, its range (the profiler's replays) a part of it
@@ -874,7 +877,7 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
     from mmbench.profile.profiling import profile, record_targets
 
     with gpus.acquire() as env:
-        targets = record_targets(entries, tmp_path / "batch", env, False, False)
+        targets = record_targets(entries, tmp_path / "batch", env, False, programs.Launch())
     assert set(targets) == {"ng", "cb"}
     for stem in targets:
         assert targets[stem]["event"]["status"] == "ok" and targets[stem]["event"]["value"] > 0
@@ -883,7 +886,7 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
         raise AssertionError("the GPU was asked for")
 
     got = profile(specs["ng"], tmp_path / "ng-job", dict(ncu=ncu, nsys="off", cupti=False),
-                  no_gpu, False, rows["ng"], targets["ng"])  # fmt: skip
+                  no_gpu, programs.Launch(), rows["ng"], targets["ng"])  # fmt: skip
     assert got[0] == targets["ng"]["event"] and got[1 : 1 + len(rows["ng"])] == rows["ng"]
 
 

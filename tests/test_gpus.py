@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from mmbench.measure import gpus
+from mmbench.service import gpus
 
 TWO = [dict(index=0, uuid="GPU-aaa"), dict(index=1, uuid="GPU-bbb")]
 
@@ -56,7 +56,7 @@ def test_a_job_limited_by_slurm_sees_only_its_gpus():
 
 
 def test_the_gpu_lock_folder_is_private_and_a_wait_names_the_holder(tmp_path, monkeypatch):
-    from mmbench.measure import gpus
+    from mmbench.service import gpus
 
     monkeypatch.setattr(gpus, "LOCK_DIR", tmp_path / "locks")
     one = [dict(index=0, uuid="GPU-0")]
@@ -77,7 +77,7 @@ def test_the_gpu_lock_folder_is_private_and_a_wait_names_the_holder(tmp_path, mo
 def test_a_gpu_lock_folder_that_is_a_link_to_a_folder_of_ours_is_refused(tmp_path, monkeypatch):
     """Whoever can swap the link while a job waits would redirect its lock file: refused even
     where the folder it points to is this user's own and private."""
-    from mmbench.measure import gpus
+    from mmbench.service import gpus
 
     ours = tmp_path / "ours"
     ours.mkdir(mode=0o700)

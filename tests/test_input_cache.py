@@ -1,4 +1,4 @@
-"""measure/input_cache.py as someone else would try it: a cache folder that holds other files,
+"""service/input_cache.py as someone else would try it: a cache folder that holds other files,
 one another user or a link owns, arrays planted under a group's name, a link at a temporary
 name.  Nothing that is not the cache's own is emptied, overwritten or used; what is refused is
 said, and the inputs are drawn instead, bit for bit what make_inputs draws."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mmbench.core.axes import Configuration
-from mmbench.measure import input_cache
 from mmbench.measure.oracle import make_inputs, shared_inputs
+from mmbench.service import input_cache
 
 
 def conf(**kw) -> Configuration:
@@ -32,7 +32,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def same_as_drawn(c: Configuration) -> bool:
-    got, fresh = shared_inputs(c), make_inputs(c)
+    got, fresh = shared_inputs(c, input_cache), make_inputs(c)
     return all(x is None and y is None or x.tobytes() == y.tobytes()
                for x, y in zip(got, fresh, strict=True))  # fmt: skip
 
@@ -91,7 +91,7 @@ def test_a_folder_another_user_made_first_is_not_used(cache, capsys):
     for role, shape in (("a", (c.m, c.k)), ("b", (c.k, c.n))):
         np.save(cache / f"{input_cache.key(c)}.{role}.npy", np.zeros(shape, np.uint32))
     os.chown(cache, 65534, 65534)
-    a, b, _ = shared_inputs(c)
+    a, b, _ = shared_inputs(c, input_cache)
     assert a.std() > 0.5 and b.std() > 0.5  # normal inputs, not the planted zeros
     assert same_as_drawn(c)
     assert "is owned by uid 65534, not this user" in capsys.readouterr().err
@@ -104,7 +104,7 @@ def test_arrays_that_are_not_their_draw_are_drawn_again(cache, capsys):
     assert same_as_drawn(c)
     path = cache / f"{input_cache.key(c)}.a.npy"
     np.save(path, np.zeros((c.m, c.k), np.uint32))
-    a, _, _ = shared_inputs(c)
+    a, _, _ = shared_inputs(c, input_cache)
     assert a.tobytes() == make_inputs(c)[0].tobytes()
     assert (
         f"{path} is not what its group's draw was (digest); drawn again" in capsys.readouterr().err

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mmbench.core.axes import Configuration
-from mmbench.measure import gpus
-from mmbench.measure.journal import journal_key, read_journal
 from mmbench.plan import plan
+from mmbench.service import gpus
+from mmbench.service.journal import journal_key, read_journal
 
 from .conftest import ROOT
 
@@ -48,7 +48,7 @@ def test_read_journal_ignores_a_torn_last_line(tmp_path):
 
 
 def test_a_job_whose_every_configuration_failed_is_a_failed_job():
-    from mmbench.measure.jobs import nothing_measured
+    from mmbench.service.jobs import nothing_measured
 
     err = {"verification": "ERROR", "error": "CUDARuntimeError: cudaErrorIllegalAddress"}
     why = nothing_measured([err, dict(err, error="OutOfMemoryError")])
@@ -68,7 +68,7 @@ def test_an_empty_cuda_visible_devices_fails_at_once_with_the_cause(tmp_path, mo
 
 
 def test_a_job_with_no_visible_gpu_fails_naming_the_cause(tmp_path, monkeypatch):
-    from mmbench.measure.jobs import JobFailed, run_job
+    from mmbench.service.jobs import JobFailed, run_job
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     conf = plan.Configuration.of(
@@ -134,7 +134,7 @@ def test_a_stale_start_record_is_not_blamed_on_a_later_worker(tmp_path, monkeypa
     """A start record left by an earlier, interrupted run (configuration 2) is not written
     ERROR when a later worker crashes in another configuration (3): 2 is measured again."""
     from mmbench.core import paths
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     worker = tmp_path / "worker.py"
     worker.write_text(STAND_IN_WORKER)
@@ -151,8 +151,8 @@ def test_a_stale_start_record_is_not_blamed_on_a_later_worker(tmp_path, monkeypa
 
 
 def test_a_journal_from_another_gpu_is_set_aside(tmp_path, caplog):
-    from mmbench.measure import jobs
-    from mmbench.measure.journal import journal_key
+    from mmbench.service import jobs
+    from mmbench.service.journal import journal_key
 
     journal = tmp_path / "t.csv.journal.jsonl"
     settings = {"sampling": {}}
@@ -173,8 +173,8 @@ def test_a_jobs_start_up_splits_into_the_stamps_it_took(tmp_path):
     context) spawned 46.5, imported 48, told 48.1, CuPy 48.5, ready 50, done 60, exited 61;
     tables written at 63.  Each phase by hand: 1, 0.5, 0.5, 1.5 + 1.5, 0.2 + 0.1, 1.8 + 0.4,
     2 + 1.5, 30 + 10, 1 + 1, 2."""
-    from mmbench.measure.jobs import job_phases
-    from mmbench.measure.journal import worker_times
+    from mmbench.service.jobs import job_phases
+    from mmbench.service.journal import worker_times
 
     journal = tmp_path / "j.jsonl"
     journal.write_text(
@@ -226,7 +226,7 @@ def test_a_worker_that_wrote_no_stamps_counts_only_its_spawn_and_exit(tmp_path, 
     GPU): _measure still says when each worker was spawned and exited, two of them here (the
     first crashes in configuration 3), and job_phases counts nothing for stamps never taken."""
     from mmbench.core import paths
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     worker = tmp_path / "worker.py"
     worker.write_text(STAND_IN_WORKER)
@@ -248,7 +248,7 @@ def test_a_worker_started_ahead_waits_and_ends_when_told_so(tmp_path):
     """The real worker with --wait imports what it needs, then waits on its standard input;
     told to end (an empty line: its job never got a GPU) it exits with NEVER_TOLD_EXIT without
     reading its spec (which was never written) or reaching for a GPU."""
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     spec = tmp_path / "never.spec.json"
     proc = jobs._start_worker(spec)
@@ -272,7 +272,7 @@ HERE = dict(gpu_uuid="GPU-bbbb", driver_version="580.95.05", harness_sha256="h1"
 
 
 def test_a_row_of_another_gpu_under_this_gpus_key_is_measured_again(tmp_path, caplog):
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     key = "k1"  # this job's key; the row inside was measured elsewhere
     journal = _journal_with(tmp_path, key, dict(HERE, gpu_uuid="GPU-aaaa", m=1))
@@ -283,7 +283,7 @@ def test_a_row_of_another_gpu_under_this_gpus_key_is_measured_again(tmp_path, ca
 
 
 def test_a_row_of_another_driver_or_harness_or_cubin_is_measured_again(tmp_path, caplog):
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     expected = {"k1": {k: v for k, v in HERE.items() if k != "gpu_uuid"}}
     for name, other in (
@@ -301,7 +301,7 @@ def test_a_row_of_another_driver_or_harness_or_cubin_is_measured_again(tmp_path,
 def test_the_journal_key_names_the_driver_and_the_harness():
     """run_job keys a row by the GPU, the driver and the harness joined (jobs.py): a driver
     update or a harness edit gives other keys, so nothing measured before them is resumed."""
-    from mmbench.measure.journal import harness_sha
+    from mmbench.service.journal import harness_sha
 
     conf, s = dict(variant="v", m=1), {"sampling": {}}
     a = journal_key(conf, "c", "s", s, "hostA-GPU-1/580.95.05/" + harness_sha())
@@ -314,7 +314,7 @@ def test_the_harness_hash_follows_the_measuring_code(tmp_path, monkeypatch):
     """A copy of the package with one line of measure/ changed names another harness."""
     import shutil
 
-    from mmbench.measure import journal
+    from mmbench.service import journal
 
     package = Path(journal.__file__).resolve().parents[1]
     copy = tmp_path / "mmbench"
@@ -322,7 +322,7 @@ def test_the_harness_hash_follows_the_measuring_code(tmp_path, monkeypatch):
     run = [
         sys.executable,
         "-c",
-        "from mmbench.measure.journal import harness_sha; print(harness_sha())",
+        "from mmbench.service.journal import harness_sha; print(harness_sha())",
     ]
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     before = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout

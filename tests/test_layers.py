@@ -1,12 +1,17 @@
 """The package's folders are the stages of the data flow, a tree rather than a line:
 
-    core <- plan <- measure <- profile      (what to run, running it, profiling it)
+    core <- plan <- measure <- profile      (what to run, timing and verifying it, profiling it)
+    measure, profile <- service             (the jobs' processes: the served worker and the
+                                             programs it runs, GPU locks, journal, inputs cache)
     core <- report                          (figures and tables, from the tidy tables alone)
     core, report <- compare                 (two runs side by side, drawn as the report draws)
 
 A stage imports only the stages below it in its branch; the rule files and the job scripts
 belong to a stage each and obey the same tree; common.smk, which plans the invocation and
-holds the input functions, is the workflow's root and may use every stage."""
+holds the input functions, is the workflow's root and may use every stage.  A module that runs
+another as a process (`paths.child_command("stage.module")`) or imports it by a name
+(`importlib.import_module`) depends on it as an import does: the check counts both, and a name
+it cannot read is refused."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ ALLOWED = {
     "plan": {"core", "plan"},
     "measure": {"core", "plan", "measure"},
     "profile": {"core", "plan", "measure", "profile"},
+    "service": {"core", "plan", "measure", "profile", "service"},
     "report": {"core", "report"},
     "compare": {"core", "report", "compare"},
 }
@@ -32,17 +38,18 @@ STAGES = list(ALLOWED)
 # each rule file's stage (aggregate: concatenating tables is core/tables.py's)
 RULE_STAGES = {
     "compile.smk": "plan",
-    "run.smk": "measure",
-    "profile.smk": "profile",
+    "run.smk": "service",
+    "profile.smk": "service",
     "aggregate.smk": "core",
     "report.smk": "report",
     "compare.smk": "compare",
 }
 
 
-def _module_imports(tree: ast.AST, stage_of_relative: str | None = None) -> set[str]:
+def _module_imports(tree: ast.AST, stage_of_relative: str | None = None,
+                    processes: bool = True) -> set[str]:  # fmt: skip
     """The mmbench modules (dotted, without the package) imported anywhere in a tree (a
-    function's import counts)."""
+    function's import counts), and, with `processes`, those it runs as a process."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
@@ -60,7 +67,31 @@ def _module_imports(tree: ast.AST, stage_of_relative: str | None = None) -> set[
                 parts = a.name.split(".")
                 if parts[0] == "mmbench" and len(parts) > 1:
                     out.add(".".join(parts[1:]))
+        elif isinstance(node, ast.Call) and _called(node) in BY_NAME - (
+            set() if processes else {"child_command"}
+        ):
+            name = _named_module(node)
+            out.add(name if name is not None else "<a module named at run time>")
     return out
+
+
+# calls that depend on a module by its name: a process of it, or an import
+BY_NAME = {"child_command", "import_module", "__import__"}
+
+
+def _called(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _named_module(node: ast.Call) -> str | None:
+    """The mmbench module (dotted, without the package) a BY_NAME call names, or None where
+    its name is not written there (a variable)."""
+    if not node.args or not isinstance(node.args[0], ast.Constant):
+        return None
+    name = str(node.args[0].value)
+    # child_command names the module without the package, import_module with it
+    return name.removeprefix("mmbench.")
 
 
 def _stages(modules: set[str]) -> set[str]:
@@ -100,10 +131,27 @@ def test_no_stage_imports_outside_its_branch():
     wrong = []
     for stage in STAGES:
         for module in sorted((PACKAGE / stage).glob("*.py")):
-            for imported in _stages(_module_imports(ast.parse(module.read_text()), stage)):
+            imports = _module_imports(ast.parse(module.read_text()), stage)
+            wrong += [f"{stage}/{module.name}: {m}" for m in imports if m.startswith("<")]
+            for imported in _stages(imports):
                 if imported not in ALLOWED[stage]:
                     wrong.append(f"{stage}/{module.name} imports mmbench.{imported}")
     assert not wrong, wrong
+
+
+def test_the_check_sees_a_module_run_or_imported_by_its_name():
+    """The served worker runs the profilers' target (service/programs.py lists it, imported);
+    a module run as a process by its name, or imported by a name it reads, is seen too."""
+    worker = _module_imports(ast.parse((PACKAGE / "service" / "worker.py").read_text()), "service")
+    assert "service.programs" in worker
+    progs = _module_imports(ast.parse((PACKAGE / "service" / "programs.py").read_text()), "service")
+    assert "profile.target" in progs
+    for line, seen in (('paths.child_command("service.worker", "--serve")', "service.worker"),
+                       ('importlib.import_module("mmbench.profile.target")', "profile.target"),
+                       ("importlib.import_module(module)", "<a module named at run time>")):  # fmt: skip
+        assert seen in _module_imports(ast.parse(f"def f(module):\n    {line}\n"), "measure")
+    planted = _module_imports(ast.parse('paths.child_command("service.worker")'), "measure")
+    assert _stages(planted) - ALLOWED["measure"] == {"service"}
 
 
 def test_the_check_sees_a_wrong_way_import(tmp_path):
@@ -123,9 +171,9 @@ def test_there_is_no_import_cycle_between_modules():
         rel = module.relative_to(PACKAGE).with_suffix("")
         name = ".".join(p for p in rel.parts if p != "__init__")
         stage = rel.parts[0] if len(rel.parts) > 1 else ""
-        graph[name] = {
-            m for m in _module_imports(ast.parse(module.read_text()), stage) if m != name
-        }
+        # a process a module starts (the worker its job's) is no import of it
+        imports = _module_imports(ast.parse(module.read_text()), stage, processes=False)
+        graph[name] = {m for m in imports if m != name}
     state: dict[str, int] = {}
     cycles = []
 
@@ -255,7 +303,7 @@ def test_the_rule_check_sees_a_twin(tmp_path):
 
 def test_the_measurement_worker_does_not_load_the_config_or_the_compiler():
     """The GPU worker imports what measuring needs: not config validation, not nvcc's command."""
-    seen, todo = set(), [PACKAGE / "measure" / "worker.py"]
+    seen, todo = set(), [PACKAGE / "service" / "worker.py"]
     while todo:
         path = todo.pop()
         if path in seen:

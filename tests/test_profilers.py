@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from mmbench.profile import profilers, roofline
+from mmbench.service import programs
 
 from .conftest import DATA, read_csv, recorded
 
@@ -284,7 +285,7 @@ def test_a_profile_job_with_the_batchs_rows_and_target_does_not_hold_the_gpu(tmp
 
     spec = dict(metric_set="ladder", kernel_name="warptile")
     tools = dict(ncu="off", nsys="off", cupti=False)
-    rows = profile(spec, tmp_path / "job", tools, hold, False, ncu_rows,
+    rows = profile(spec, tmp_path / "job", tools, hold, programs.Launch(), ncu_rows,
                    dict(event=event, folder=str(folder)))  # fmt: skip
     assert rows[0] == event and rows[1] == ncu_rows[0]
     assert json.loads((tmp_path / "job" / "event.json").read_text())["event_kernel_ms"] == 1.25

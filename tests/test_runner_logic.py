@@ -259,15 +259,15 @@ def test_inputs_are_drawn_once_per_run_and_read_back_bit_for_bit(tmp_path, monke
     """The first job draws a group and keeps it; a later job maps the same bits read-only (for
     every element type, bfloat16's raw bytes included, and C0); an entry of another shape is
     drawn again; inside a SLURM job nothing is kept unless a folder is named."""
-    from mmbench.measure import input_cache
     from mmbench.measure.oracle import shared_inputs
+    from mmbench.service import input_cache
 
     monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
     for c in (conf(m=64, n=48, k=32), conf(dtype="bfloat16", distribution="normal", m=40, n=30,
               k=20), conf(dtype="float64", accumulate=True, m=16, n=16, k=16)):  # fmt: skip
         fresh = make_inputs(c)
-        first = shared_inputs(c)
-        again = shared_inputs(c)
+        first = shared_inputs(c, input_cache)
+        again = shared_inputs(c, input_cache)
         for x, y, z in zip(fresh, first, again, strict=True):
             if x is None:
                 assert y is None and z is None
@@ -280,7 +280,7 @@ def test_inputs_are_drawn_once_per_run_and_read_back_bit_for_bit(tmp_path, monke
     c = conf(m=64, n=48, k=32)
     stem = input_cache.key(c)
     np.save(tmp_path / "cache" / f"{stem}.a.npy", np.zeros((2, 2), np.uint32))
-    a, _, _ = shared_inputs(c)
+    a, _, _ = shared_inputs(c, input_cache)
     assert a.shape == (64, 32) and a.tobytes() == make_inputs(c)[0].tobytes()
     input_cache.clear()
     assert not (tmp_path / "cache").exists()
@@ -296,7 +296,8 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
     lock waits, then maps what the other kept rather than drawing it."""
     import threading
 
-    from mmbench.measure import input_cache, oracle, predraw
+    from mmbench.measure import oracle
+    from mmbench.service import input_cache, predraw
 
     monkeypatch.setenv("MMBENCH_INPUTS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
@@ -314,11 +315,11 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
     # a worker computes with no cache at all (a SLURM job's)
     assert len(list((tmp_path / "cache").glob("*.probes2x.npz"))) == 2
     for c in (one, two):
-        cached = oracle.Inputs.draw(c, 2).probes()
+        cached = oracle.Inputs.draw(c, 2, store=input_cache).probes()
         with monkeypatch.context() as m:
             m.setenv("SLURM_JOB_ID", "1")
             m.delenv("MMBENCH_INPUTS_CACHE")
-            fresh = oracle.Inputs.draw(c, 2)
+            fresh = oracle.Inputs.draw(c, 2, store=input_cache)
             assert fresh.kept is None
             fresh = fresh.probes()
         for p, q in zip(cached, fresh, strict=True):
@@ -326,9 +327,9 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
             assert p.tolerance.tobytes() == q.tolerance.tobytes()
     # normal inputs (not exact: the bound kept too), kept by the first worker that needs them
     four = conf(distribution="normal", m=40, n=24, k=16)
-    first = oracle.Inputs.draw(four, 1).probes()
+    first = oracle.Inputs.draw(four, 1, store=input_cache).probes()
     assert len(list((tmp_path / "cache").glob("*.probes1r.npz"))) == 1
-    again = oracle.Inputs.draw(four, 1).probes()
+    again = oracle.Inputs.draw(four, 1, store=input_cache).probes()
     assert first[0].tolerance.tobytes() == again[0].tolerance.tobytes()
     assert (first[0].tolerance > 0).all()
     assert not list((tmp_path / "cache").glob("draw-*.json"))
@@ -342,7 +343,9 @@ def test_a_jobs_groups_are_drawn_ahead_into_the_cache_once_each(tmp_path, monkey
     drawn = oracle.make_inputs(three)
     got = []
     with input_cache.drawing(three):  # another drawer holds the group
-        waiter = threading.Thread(target=lambda: got.append(oracle.shared_inputs(three)))
+        waiter = threading.Thread(
+            target=lambda: got.append(oracle.shared_inputs(three, input_cache))
+        )
         waiter.start()
         waiter.join(0.5)
         assert waiter.is_alive()  # it waits for the lock

@@ -1,4 +1,4 @@
-"""The run's worker (measure/served.py, worker.py --serve): its socket, its entry beside the GPU
+"""The run's worker (service/served.py, worker.py --serve): its socket, its entry beside the GPU
 lock, and how it ends.  Real worker processes; none reaches a GPU (the one spec sent names a
 variant the registry lacks, so the worker fails before CuPy).  Its reuse across jobs on a GPU
 is tests/test_gpu.py's."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mmbench.measure import gpus, served
+from mmbench.service import gpus, served
 
 from .conftest import ROOT
 
@@ -111,7 +111,7 @@ def test_a_job_whose_served_worker_is_gone_forgets_it_and_starts_another(locks, 
     used, nor is the process signalled; the entry goes, and a new worker takes the spec (here
     it fails it, the variant being unknown, so the job fails saying so rather than trying the
     dead entry again).  A worker that dies while a job waits on it is GONE (the test above)."""
-    from mmbench.measure import jobs
+    from mmbench.service import jobs
 
     entry = dict(socket=str(tmp_path / "gone.sock"), pid=os.getpid(), owner=os.getcwd(),
                  code=served.code_digest(), gpu=GPU_ENV[gpus.GPU_KEY_VAR])  # fmt: skip
@@ -153,7 +153,7 @@ def test_a_job_stopped_by_sigterm_while_its_worker_measures_ends_the_worker(lock
         [sys.executable, "-c", (
             "import sys\n"
             "from pathlib import Path\n"
-            "from mmbench.measure import served\n"
+            "from mmbench.service import served\n"
             "served.end_on_sigterm()\n"
             "s = served.Served(sys.argv[1], int(sys.argv[2]))\n"
             "try:\n"

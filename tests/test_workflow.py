@@ -510,7 +510,7 @@ def test_a_swapped_cubin_and_results_dated_in_the_future_are_built_again(tmp_pat
     measurement job refuses it and the workflow builds it again.  (2) Then every file under
     results/ dated a year ahead (a copy from a machine whose clock ran ahead) and the kernel
     edited: the edit is built, with one message about the dates."""
-    from mmbench.measure.jobs import JobFailed, run_job
+    from mmbench.service.jobs import JobFailed, run_job
 
     work = copy_workflow(tmp_path)
     folder = "results/build/sm_90/tiled_guarded"

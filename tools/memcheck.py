@@ -31,6 +31,7 @@ from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
 from mmbench.plan.compile import compile_cubin
 from mmbench.plan.tuning import read_tuned, tuned_params, tuned_ranges
+from mmbench.service import programs
 
 
 def main() -> int:
@@ -91,7 +92,7 @@ def main() -> int:
             # CUDA_ERROR_INVALID_VALUE, which the sanitizer would count as API errors
             cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
                    "--report-api-errors", "no",
-                   *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
+                   *programs.command("profile.target", str(spec_path))]  # fmt: skip
             out = subprocess.run(cmd, capture_output=True, text=True)
             summary = re.findall(r"ERROR SUMMARY: .*", out.stdout + out.stderr)
             if out.returncode and args.show:

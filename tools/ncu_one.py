@@ -24,6 +24,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.registry import load_registry, slug
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.plan.compile import compile_cubin
+from mmbench.service import programs
 
 DEFAULT_SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "Occupancy"]
 
@@ -72,7 +73,7 @@ def main() -> int:
     skip = launches_before_timed(Sampling(warmup=spec["warmup"]))
     cmd = ["ncu", "--clock-control", "none", "--kernel-name", kernel,
            "--launch-skip", str(skip), "--launch-count", "1", *sections,
-           *paths.child_command("profile.target", str(spec_path))]  # fmt: skip
+           *programs.command("profile.target", str(spec_path))]  # fmt: skip
     return subprocess.run(cmd).returncode
 
 

@@ -4,7 +4,7 @@ an H100 (2026-11-28) an 8192 x 8192 check took a median 0.52 s inside the runs (
 where the same product alone took 62 ms on that machine's host, and the configurations waited
 6.9 s for it in all.  Three things run beside it there: the runner's own thread (launching and
 timing the passes, holding the interpreter's lock between launches), the next job's draws of its
-inputs (measure/predraw.py: four processes, each with a BLAS pool of as many threads as cores),
+inputs (service/predraw.py: four processes, each with a BLAS pool of as many threads as cores),
 and the BLAS pool of the check's own process.  This times `freivalds.check` (the runner's, on a
 float32 result with one probe, as the ladder's) under each, with the BLAS pools at their
 default size or limited (threadpoolctl, in the process that checks and in the draws):

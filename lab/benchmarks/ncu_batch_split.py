@@ -39,6 +39,7 @@ from mmbench.core import paths  # noqa: E402
 from mmbench.profile import profilers  # noqa: E402
 from mmbench.profile.profiling import kernel_filter  # noqa: E402
 from mmbench.profile.target import MARKER  # noqa: E402
+from mmbench.service import programs  # noqa: E402
 
 PASSES = re.compile(r'==PROF== Profiling "([^"]+)".*?(\d+) pass')
 
@@ -97,7 +98,7 @@ def main() -> int:
         if i not in chosen:
             continue
         (work / "batch.json").write_text(json.dumps(listed))
-        target = paths.child_command(
+        target = programs.command(
             "profile.target", "--batch", str(work / "batch.json"), str(work / "done.json")
         )
         log = work / f"way{i}.log"

@@ -18,7 +18,7 @@ python3 - "$cache" <<'PY' > "$out/planted.txt"
 import sys
 import numpy as np
 from mmbench.core.registry import load_registry
-from mmbench.measure import input_cache
+from mmbench.service import input_cache
 from mmbench.plan import plan as mmplan
 from mmbench.plan.config import validate
 import yaml

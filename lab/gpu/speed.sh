@@ -227,7 +227,7 @@ PY
       pre=(); [ $how = ncu ] && pre=(ncu --clock-control none --kernel-name warptile --launch-skip 3
         --launch-count 1 --metrics gpu__time_duration.sum)
       start=$(date +%s.%N)
-      "${pre[@]}" python3 -m cProfile -o "$out/target-$how.prof" -m mmbench.profile.target "$spec" \
+      "${pre[@]}" python3 -m cProfile -o "$out/target-$how.prof" -m mmbench.service.programs profile.target "$spec" \
         > "$out/target-$how.log" 2>&1
       echo "== the target, $how: exit $?, $(since "$start" 2) s"
       python3 -c "import pstats, sys; pstats.Stats(sys.argv[1]).sort_stats('cumtime').print_stats(30)" \

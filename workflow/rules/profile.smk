@@ -50,7 +50,7 @@ rule profile_kernel:
     threads: gpu_job_threads
     resources:
         # none where the batch gives it everything (a local run, no Nsight Systems): it takes
-        # the batch's rows, and holds the GPU's lock (measure/gpus.py) where it must run more
+        # the batch's rows, and holds the GPU's lock (service/gpus.py) where it must run more
         gpu=profile_job_gpus,
     params:
         spec=profile_spec,

@@ -1,13 +1,13 @@
 # Figures (PNG for the report, PDF for papers), the reports' tables (CSV, Markdown, HTML, LaTeX)
 # of the output catalogue (mmbench/report/catalogue.py) and the summary, from the tidy tables
 # alone: they render without a GPU, also from a results folder copied back from a cluster
-# (render_only=true).  Those that read the profilers' tables alone are drawn by one job as
+# (render_only=true).  Those that read the profile tables alone are drawn by one job as
 # soon as those exist (while the GPU still measures), the rest by one job at the end, which
 # gathers both into the run's figures/ and report/ folders.
 
 
 rule render_profiles:
-    """The figures and tables that read the profilers' tables alone, drawn in one process into
+    """The figures and tables that read the profile tables alone, drawn in one process into
     a folder the render job gathers from."""
     input:
         **render.profile_inputs(R, EARLY_FIGURES, EARLY_TABLES),

@@ -6,8 +6,8 @@ import sys
 import pandas as pd
 
 from mmbench.core.tables import atomic_write_csv
-from mmbench.measure import gpus
 from mmbench.profile.ceilings import measure
+from mmbench.service import gpus
 
 
 def main(sm) -> None:

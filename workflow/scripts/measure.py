@@ -12,8 +12,8 @@ from pathlib import Path  # noqa: E402
 from mmbench.core.archive import record_measured  # noqa: E402
 from mmbench.core.registry import source_hash  # noqa: E402
 from mmbench.core.tables import atomic_write_bytes, atomic_write_text  # noqa: E402
-from mmbench.measure import served  # noqa: E402
-from mmbench.measure.jobs import (  # noqa: E402
+from mmbench.service import served  # noqa: E402
+from mmbench.service.jobs import (  # noqa: E402
     JobFailed,
     git_state,
     job_phases,
@@ -21,7 +21,7 @@ from mmbench.measure.jobs import (  # noqa: E402
     package_versions,
     run_job,
 )
-from mmbench.measure.journal import process_started_at  # noqa: E402
+from mmbench.service.journal import process_started_at  # noqa: E402
 
 
 def main(sm) -> None:

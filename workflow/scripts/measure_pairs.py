@@ -1,10 +1,10 @@
 """Snakemake job: one variant's configurations measured in two builds side by side (rule
-pair_variant), in worker processes that lose nothing (mmbench/measure/jobs.py, paired.py)."""
+pair_variant), in worker processes that lose nothing (mmbench/service/jobs.py, paired.py)."""
 
 import sys
 
 from mmbench.core.registry import source_hash
-from mmbench.measure.jobs import JobFailed, log_to, run_job
+from mmbench.service.jobs import JobFailed, log_to, run_job
 
 
 def main(sm) -> None:

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from mmbench.core.registry import load_registry
 from mmbench.core.tables import atomic_write_text
-from mmbench.measure import gpus, served
 from mmbench.profile import profilers
 from mmbench.profile.profiling import (
     batch_key,
@@ -32,6 +31,7 @@ from mmbench.profile.profiling import (
     record_ncu_batch,
     record_targets,
 )
+from mmbench.service import gpus, programs, served
 
 log = logging.getLogger("mmbench.profile.batch")
 
@@ -77,14 +77,15 @@ def main(sm) -> None:
             recorded, done = [], []
             if todo:
                 recorded, done = record_ncu_batch(
-                    ncu, todo, workdir, mapping, sm.params.metric_set, env
+                    ncu, todo, workdir, mapping, sm.params.metric_set, env, programs.Launch()
                 )
             # every configuration's event-timed run (CUPTI's too, where wanted) in the run's
             # worker, while the GPU is held: its profile job then needs no GPU of its own.  (Not
             # under SLURM, where each profile job is an allocation of its own and would run its
             # target there at once, while here each would be a process started in turn.)
             if served.for_this_job(sm.params.serve):
-                targets = record_targets(list(paths.items()), workdir, env, sm.params.cupti, True)
+                targets = record_targets(list(paths.items()), workdir, env, sm.params.cupti,
+                                         programs.Launch(serve=True))  # fmt: skip
         got = read_ncu_batch(ncu, recorded, done, specs, workdir, mapping,
                              sm.params.metric_set, env, version) if todo else {}  # fmt: skip
         for d in done:

@@ -10,9 +10,9 @@ import pandas as pd
 from mmbench.core.axes import Configuration
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.tables import atomic_write_csv
-from mmbench.measure import gpus, served
 from mmbench.profile.profilers import METRIC_COLUMNS
 from mmbench.profile.profiling import ProfileFailed, profile
+from mmbench.service import gpus, programs, served
 
 
 def main(sm) -> None:
@@ -34,7 +34,8 @@ def main(sm) -> None:
         # the run's worker, where a local run has one (common.smk SERVE_WORKER)
         rows = profile(spec, Path(sm.output.reports), sm.params.tools,
                        lambda: gpus.acquire(log=logging.getLogger("mmbench.profile.profiling")),
-                       served.for_this_job(sm.params.serve), ncu_rows, target)  # fmt: skip
+                       programs.Launch(serve=served.for_this_job(sm.params.serve)), ncu_rows,
+                       target)  # fmt: skip
     except served.Terminated as err:
         print(f"profile_kernel {conf.label} {conf.m}x{conf.n}x{conf.k}: {err}", file=sys.__stderr__)
         raise SystemExit(served.TERMINATED_EXIT) from None

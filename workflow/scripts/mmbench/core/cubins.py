@@ -5,16 +5,23 @@ header included before the kernel defines a device string "mmbench-cubin:<folder
 (results/build/<arch>/<variant>/<instance>.cubin: the variant and the instantiation).  A cubin
 swapped for another instantiation's (with its .sha256 beside it) still names that other one:
 the workflow builds it again (common.smk build_ticket) and a measurement job refuses it
-(measure/jobs.py) before anything measures it.
+(service/jobs.py) before anything measures it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
 IDENTITY_HEADER = "mmbench_identity.cuh"
 IDENTITY_PREFIX = "mmbench-cubin:"
+
+
+def file_sha(path: str | Path) -> str:
+    """A cubin's (or any file's) short digest: the first 16 hex digits of its SHA-256, the
+    key the journal, the profile batch and the run's rows know a build by."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 def cubin_identity(cubin: str | Path) -> str:

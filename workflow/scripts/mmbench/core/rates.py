@@ -1,5 +1,5 @@
 """The rates derived from a row's measurements, computed where a table is made from the rows
-(measure/jobs.py), so that the GPU job records measurements only: GFLOP/s from the kernel time
+(service/jobs.py), so that the GPU job records measurements only: GFLOP/s from the kernel time
 (the load's statistic, core/sampling.Load.statistic) and from the global time, and, where the
 energy rule held (a sustained window's mean power), joules per product and GFLOP/s per watt.
 The timings schema checks the first two against the FLOP count where a table is read."""

@@ -112,7 +112,7 @@ class Row:
     source_sha256: str = ""
     cubin_sha256: str = ""  # the cubin that ran (16 hex digits of its sha256)
     launch_sha256: str = ""  # the registry's launch spec it ran with (Variant.launch_sha)
-    harness_sha256: str = ""  # the harness that measured it (measure/journal.harness_sha)
+    harness_sha256: str = ""  # the harness that measured it (service/journal.harness_sha)
     hostname: str = ""
     timestamp: str = ""
 

@@ -12,10 +12,12 @@ and the operation, never on the kernel, so one reference serves every variant an
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -37,27 +39,41 @@ def make_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     return a, b, c0
 
 
-def shared_inputs(conf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """make_inputs, drawn once per run: the arrays an earlier job of this run drew for the same
-    group, mapped read-only from the inputs cache (input_cache.py), else drawn and kept there."""
-    from mmbench.measure import input_cache
+class InputStore(Protocol):
+    """Where the inputs of a group are kept for the other processes of a run that draw the
+    same group (service/input_cache.py is the run's: shared memory, one drawer at a time).  A
+    measurement is given one through its session (session.py) by whoever runs it; without one
+    each process draws its own."""
 
-    if not input_cache.enabled():
+    def enabled(self) -> bool: ...
+    def key(self, conf) -> str: ...
+    def load(self, conf, dtypes: dict, shapes: dict) -> dict | None: ...
+    def keep(self, conf, arrays: dict) -> bool: ...
+    def drawing(self, conf) -> contextlib.AbstractContextManager: ...
+    def probe_products(self, stem: str, vectors: int, exact: bool, compute) -> dict: ...
+
+
+def shared_inputs(
+    conf, store: InputStore | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """make_inputs, drawn once per run where a `store` is given: the arrays an earlier job of
+    this run drew for the same group, mapped read-only from it, else drawn and kept there."""
+    if store is None or not store.enabled():
         return make_inputs(conf)
     e = conf.element
     dtypes = {"a": e.input.np_dtype, "b": e.input.np_dtype, "c0": e.output.np_dtype}
     shapes = {"a": (conf.m, conf.k), "b": (conf.k, conf.n)}
     if conf.accumulate:
         shapes["c0"] = (conf.m, conf.n)
-    kept = input_cache.load(conf, dtypes, shapes)
+    kept = store.load(conf, dtypes, shapes)
     if kept is not None:
         return kept["a"], kept["b"], kept.get("c0")
-    with input_cache.drawing(conf):  # one drawer at a time; a second finds the arrays kept
-        kept = input_cache.load(conf, dtypes, shapes)
+    with store.drawing(conf):  # one drawer at a time; a second finds the arrays kept
+        kept = store.load(conf, dtypes, shapes)
         if kept is not None:
             return kept["a"], kept["b"], kept.get("c0")
         a, b, c0 = make_inputs(conf)
-        input_cache.keep(conf, {"a": a, "b": b} | ({"c0": c0} if c0 is not None else {}))
+        store.keep(conf, {"a": a, "b": b} | ({"c0": c0} if c0 is not None else {}))
     return a, b, c0
 
 
@@ -149,33 +165,32 @@ class Inputs:
     gamma: float
     vectors: int  # Freivalds vectors; 0 for the sum, checked element by element
     seed: int
-    kept: str | None = None  # the inputs cache's name of the group (input_cache.key)
+    kept: str | None = None  # the store's name of the group (InputStore.key)
+    store: InputStore | None = None
 
     @classmethod
-    def draw(cls, conf, freivalds_vectors: int, promoted_every: int | None = None) -> Inputs:
+    def draw(cls, conf, freivalds_vectors: int, promoted_every: int | None = None,
+             store: InputStore | None = None) -> Inputs:  # fmt: skip
         """`promoted_every`: the products after which the kernel moves the tensor cores' narrow
-        sums to FP32 (registry `sums_promoted_every`; FP8), for the bound."""
-        a, b, c0 = shared_inputs(conf)
+        sums to FP32 (registry `sums_promoted_every`; FP8), for the bound.  `store`: where the
+        run's processes share their draws (shared_inputs)."""
+        a, b, c0 = shared_inputs(conf, store)
         shape = (conf.element, conf.distribution, conf.k, conf.accumulate, conf.operation)
         exact = arith.exact_expected(*shape, promoted_every)
         gamma = arith.tolerance_scale(*shape, conf.math, promoted_every)
         vectors = freivalds_vectors if conf.operation != "add" else 0
-        from mmbench.measure import input_cache
-
-        kept = input_cache.key(conf) if input_cache.enabled() else None
-        return cls(a, b, c0, exact, gamma, vectors, conf.seed, kept)
+        kept = store.key(conf) if store is not None and store.enabled() else None
+        return cls(a, b, c0, exact, gamma, vectors, conf.seed, kept, store)
 
     def probes(self) -> list:
-        """The Freivalds probes; their matrix-vector products (the slow part) from the inputs
-        cache where a job's draw-ahead or an earlier job made them (predraw.py)."""
+        """The Freivalds probes; their matrix-vector products (the slow part) from the store
+        where a job's draw-ahead or an earlier job made them (service/predraw.py)."""
         if not self.vectors:
             return []
         made = None
         if self.kept is not None:
-            from mmbench.measure import input_cache
-
             args = (self.a, self.b, self.c0, self.vectors, self.exact, self.seed)
-            made = input_cache.probe_products(self.kept, self.vectors, self.exact,
+            made = self.store.probe_products(self.kept, self.vectors, self.exact,
                                               lambda: freivalds.products(*args))  # fmt: skip
         return freivalds.probes(
             self.a, self.b, self.c0, self.vectors, self.exact, self.gamma, self.seed, made

@@ -218,7 +218,8 @@ class Runner:
         if self.session.reference(self.group_key(conf)) is not None:
             return None
         promoted = self.variant.sums_promoted_every  # FP8's bound (registry)
-        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors, promoted)
+        return self.drawing.submit(Inputs.draw, conf, self.freivalds_vectors, promoted,
+                                   self.session.store)  # fmt: skip
 
     def group_state(self, conf: Configuration, upcoming: Future | None) -> dict:
         """A group's state as it starts: its kept reference, or its inputs (drawn ahead,

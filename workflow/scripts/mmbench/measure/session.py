@@ -23,6 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from mmbench.measure.device import Nvml, device_facts
+from mmbench.measure.oracle import InputStore
 from mmbench.measure.placement import HostBuffers
 
 log = logging.getLogger("mmbench.measure.session")
@@ -37,6 +38,9 @@ class Session:
 
     # False: a worker that serves one job keeps no reference past its group
     keeps: bool = True
+    # where the run's processes share the inputs they draw (oracle.InputStore; the run's is
+    # service/input_cache.py): given by whoever runs the measurement, none by default
+    store: InputStore | None = None
     buffers: HostBuffers = field(default_factory=HostBuffers)
     references: OrderedDict = field(default_factory=OrderedDict)
     built: int = 0  # references built by this process

@@ -79,7 +79,7 @@ def recording(records: list[dict]):
         for k in kinds:
             cupti.activity_disable(k)
         # detached, so that a served worker's later measurements run as they would without
-        # it (profile/target.py in measure/worker.py); a later recording attaches it again
+        # it (profile/target.py in service/worker.py); a later recording attaches it again
         cupti.finalize()
 
 

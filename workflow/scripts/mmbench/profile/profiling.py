@@ -22,10 +22,10 @@ import shutil
 import subprocess
 from importlib import metadata
 from pathlib import Path
+from typing import Protocol
 
 from mmbench.core import paths
-from mmbench.measure import served
-from mmbench.measure.jobs import file_sha
+from mmbench.core.cubins import file_sha
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
 from mmbench.profile.target import MARKER, NOT_VERIFIED_EXIT
@@ -33,8 +33,13 @@ from mmbench.profile.target import MARKER, NOT_VERIFIED_EXIT
 log = logging.getLogger("mmbench.profile.profiling")
 
 
-def _target(spec_path: Path) -> list[str]:
-    return paths.child_command("profile.target", str(spec_path))
+class Launch(Protocol):
+    """How the target is run (service/programs.py's Launch, handed in by the job script): the
+    command a profiler wraps, and a run without a profiler (exit code, what it said)."""
+
+    def command(self, *args: str) -> list[str]: ...
+    def run(self, args: list[str], env: dict, workdir: Path,
+            fine: tuple[int, ...] = (0,)) -> tuple[int, str]: ...  # fmt: skip
 
 
 def _run(cmd: list[str], env: dict, timeout: int = 1800) -> subprocess.CompletedProcess:
@@ -53,14 +58,14 @@ def status(metric: str, tool: str, text: str, version: str = "") -> dict:
 
 
 def profile(
-    spec: dict, workdir: Path, tools: dict, hold, serve: bool = False, ncu_rows=None, target=None
+    spec: dict, workdir: Path, tools: dict, hold, launch: Launch, ncu_rows=None, target=None
 ) -> list[dict]:
     """Rows for one configuration: event time, then the profilers' metrics.  `hold()` holds
     the GPU (gpus.acquire) and yields the environment of the programs that run on it: the
     target's runs and the profilers' recordings happen inside it; the tools' versions before it,
     and the reading of their reports (ncu --import, nsys stats, no GPU) after it, while the
-    next GPU job measures.  `serve`: the runs without a profiler happen in the run's worker
-    (measure/served.py), in its CUDA context, rather than in a process of their own.
+    next GPU job measures.  `launch`: how the target runs (under a profiler, and without one:
+    in the run's worker, in its CUDA context, where the job has one).
     `ncu_rows`: this configuration's Nsight Compute rows from the run's batch (record_ncu_batch),
     where it has them; else Nsight Compute runs here on this configuration alone.  `target`:
     its event-timed (and CUPTI-recorded) run from the batch (record_targets), where it has one;
@@ -87,12 +92,12 @@ def profile(
         # after it, in the same process) the run CUPTI records
         event = target["event"] if target is not None else None
         if event is None:
-            event = run_target(spec, spec_path, workdir, env, cupti_here, serve)
+            event = run_target(spec, spec_path, workdir, env, cupti_here, launch)
         # 2. metrics, 3. timeline: recorded now, read after the GPU is free
         ncu_run = None
         if ncu and ncu_rows is None:
-            ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env)
-        nsys_run = record_nsys(nsys, spec_path, workdir, env) if nsys else None
+            ncu_run = record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env, launch)
+        nsys_run = record_nsys(nsys, spec_path, workdir, env, launch) if nsys else None
     if gpu_needed:
         log.info("the GPU released; the profilers' reports are read")
     rows = [event]
@@ -127,11 +132,11 @@ def profile(
 
 
 def run_target(
-    spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too: bool, serve: bool = False
+    spec: dict, spec_path: Path, workdir: Path, env: dict, cupti_too: bool, launch: Launch
 ) -> dict:
     """The event-timed run (and, with `cupti_too`, the CUPTI-recorded run after it, in the
-    same process: target.py): the event time's row.  With `serve`, in the run's worker (a
-    worker that cannot be had or that ends unanswering: a process of its own, as without).
+    same process: target.py): the event time's row, run as `launch` runs it (in the run's
+    worker where the job has one).
     Where the target could not run at all (no GPU, no driver, a lost context) the job fails:
     no row may say otherwise."""
     ev_path = workdir / "event.json"
@@ -140,10 +145,8 @@ def run_target(
     if cupti_too:
         (workdir / "cupti.json").unlink(missing_ok=True)
         args += ["--cupti-json", str(workdir / "cupti.json")]
-    code, said = served_target(args, env, workdir) if serve else (served.GONE, "")
-    if code == served.GONE:
-        proc = _run(paths.child_command("profile.target", *args), env)
-        code, said = proc.returncode, proc.stdout + proc.stderr
+    # a result that does not verify leaves the run's worker standing
+    code, said = launch.run(args, env, workdir, fine=(0, NOT_VERIFIED_EXIT))
     if cupti_too:
         (workdir / "cupti.log").write_text(said)
     # with CUPTI after it, a failure of the recorded run leaves the event run's file standing
@@ -169,11 +172,11 @@ def run_target(
     )
 
 
-# what a target's runs leave in their folder (run_target, served_target), for a profile job
+# what a target's runs leave in their folder (run_target), for a profile job
 TARGET_FILES = ("event.json", "cupti.json", "cupti.log", "target.log")
 
 
-def record_targets(entries, workdir: Path, env: dict, cupti_too: bool, serve: bool) -> dict:
+def record_targets(entries, workdir: Path, env: dict, cupti_too: bool, launch: Launch) -> dict:
     """The event-timed (and, with `cupti_too`, CUPTI-recorded) run of every configuration of
     `entries` ((stem, spec path)), one after another in the run's worker while the batch holds
     the GPU: stem -> {event: its row, folder: its files}, so that no profile job holds the GPU
@@ -185,30 +188,13 @@ def record_targets(entries, workdir: Path, env: dict, cupti_too: bool, serve: bo
         folder.mkdir(parents=True, exist_ok=True)
         spec = json.loads(Path(spec_path).read_text())
         try:
-            event = run_target(spec, Path(spec_path), folder, env, cupti_too, serve)
+            event = run_target(spec, Path(spec_path), folder, env, cupti_too, launch)
         except ProfileFailed as err:
             log.warning("%s: its target's runs failed in the batch (%s); its job runs them", stem,
                         str(err)[:300])  # fmt: skip
             continue
         out[stem] = dict(event=event, folder=str(folder))
     return out
-
-
-def served_target(args: list[str], env: dict, workdir: Path) -> tuple[int, str]:
-    """The target's runs in the run's worker (this job holds the GPU): (exit code, what it
-    said), or (GONE, ...) where no worker could be had or it ended unanswering."""
-    log_path = workdir / "target.log"
-    try:
-        worker = served.worker_for(env, None)
-    except RuntimeError as err:  # it did not start: a process of the job's own instead
-        log.warning("%s; the target runs in a process of its own", err)
-        return served.GONE, ""
-    log.info("the target runs in the run's worker (pid %d): %s", worker.pid, " ".join(args))
-    fine = (0, NOT_VERIFIED_EXIT)  # a result that does not verify leaves the worker standing
-    code = worker.program("mmbench.profile.target", args, env, log_path, fine)
-    if code == served.GONE:  # its entry is gone (Served.run), and a process runs it
-        log.warning("the run's worker ended before it answered; the target runs on its own")
-    return code, log_path.read_text() if log_path.exists() else ""
 
 
 def cupti_rows(workdir: Path) -> list[dict]:
@@ -227,7 +213,7 @@ def cupti_rows(workdir: Path) -> list[dict]:
     return cupti.rows(recorded, version)
 
 
-def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] | Path:
+def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env, launch) -> list[dict] | Path:
     """Nsight Compute on the target (on the GPU): its report's path, or the rows saying why
     there is none."""
     select = [
@@ -238,7 +224,8 @@ def record_ncu(ncu, spec, spec_path, workdir, mapping, mset, env) -> list[dict] 
         "--launch-count",
         "1",
     ]
-    return ncu_export(ncu, select, _target(spec_path), workdir / "ncu", mapping, mset, env)
+    target = launch.command(str(spec_path))
+    return ncu_export(ncu, select, target, workdir / "ncu", mapping, mset, env)
 
 
 def ncu_export(ncu, select, target, rep, mapping, mset, env, timeout=1800) -> list[dict] | Path:
@@ -380,7 +367,8 @@ def split_by_config(
     return groups
 
 
-def record_ncu_batch(ncu, entries, workdir, mapping, mset, env) -> tuple[list[dict] | Path, list]:
+def record_ncu_batch(ncu, entries, workdir, mapping, mset, env,
+                     launch) -> tuple[list[dict] | Path, list]:  # fmt: skip
     """Nsight Compute on the target in batch (target.batch; on the GPU): each configuration of
     `entries` ((stem, spec path)) profiled in its own range of one process, in batch_plan's
     order.  The report's path (or the rows saying why there is none), and the target's account of
@@ -395,7 +383,7 @@ def record_ncu_batch(ncu, entries, workdir, mapping, mset, env) -> tuple[list[di
     list_path.write_text(json.dumps(listed))
     done_path.unlink(missing_ok=True)
     select = ["--profile-from-start", "off", "--kernel-name", kernel_filter(names, any(marks))]
-    target = paths.child_command("profile.target", "--batch", str(list_path), str(done_path))
+    target = launch.command("--batch", str(list_path), str(done_path))
     timeout = 300 + 120 * len(entries)
     rep = ncu_export(ncu, select, target, workdir / "ncu", mapping, mset, env, timeout)
     done = json.loads(done_path.read_text()) if done_path.exists() else []
@@ -467,7 +455,7 @@ def read_ncu(ncu, recorded, spec, workdir, mapping, mset, env, version: str) -> 
     return profilers.ncu_rows(launches[0], mapping, mset, version)
 
 
-def record_nsys(nsys, spec_path, workdir, env) -> list[dict] | Path:
+def record_nsys(nsys, spec_path, workdir, env, launch) -> list[dict] | Path:
     """Nsight Systems on the target (on the GPU): its report's path, or the rows saying why
     there is none (on our GPU machines it records but cannot import its recording)."""
     rep = workdir / "nsys"
@@ -481,7 +469,7 @@ def record_nsys(nsys, spec_path, workdir, env) -> list[dict] | Path:
             str(rep),
             "--force-overwrite",
             "true",
-            *_target(spec_path),
+            *launch.command(str(spec_path)),
         ],
         env,
     )

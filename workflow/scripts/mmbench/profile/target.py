@@ -1,6 +1,10 @@
 """The program the profilers run: one configuration, measured by the runner itself.
 
-    python -m mmbench.profile.target SPEC.json [--event-json OUT.json] [--cupti-json OUT.json]
+    python -m mmbench.service.programs profile.target SPEC.json [--event-json OUT.json]
+        [--cupti-json OUT.json]
+
+(service/programs.py gives it its session, with the run's inputs cache, and runs it in a process
+of its own or in the run's served worker.)
 
 It runs the measurement runner (measure/runner.py) on the one configuration: the same placement,
 launch (measure/launch.py), verification (against the float64 reference, at every size) and
@@ -14,7 +18,7 @@ before CUPTI is subscribed, and the recorded run after it in the same process (o
 and CUDA context fewer for the profile job, which holds the GPU).  The exit code is 4 where the
 result did not verify.
 
-    python -m mmbench.profile.target --batch LIST.json OUT.json
+    python -m mmbench.service.programs profile.target --batch LIST.json OUT.json
 
 runs several configurations one after another in one process, for one Nsight Compute run
 (`--profile-from-start off`: profiling.record_ncu_batch): each one's timed pass runs between
@@ -42,10 +46,10 @@ MARKER = "mmbench_profile_marker"
 
 
 def main(argv: list[str], session=None) -> int:
-    """The program's runs; `session`: a served worker's (measure/session.py), whose context,
-    references and host buffers they use (measure/worker.py run_program)."""
+    """The program's runs; `session` (measure/session.py): its process's, or a served worker's,
+    whose context, references and host buffers they use (service/programs.py)."""
     if argv[:1] == ["--batch"]:
-        return batch(argv[1], argv[2])
+        return batch(argv[1], argv[2], session)
     if "--cupti-json" not in argv:
         return run(argv, session=session)
     event = None
@@ -97,7 +101,7 @@ def sampling_of(spec: dict, timed_run: bool):
     return s
 
 
-def batch(list_path: str, out_path: str) -> int:
+def batch(list_path: str, out_path: str, session=None) -> int:
     """Each spec of LIST.json profiled in turn, in one process and one session (the inputs'
     references shared where their shapes are): its timed pass in a profiler range of its own,
     opened by a MARKER launch where the list asks for one.  OUT.json is written after each, so what ran is said even where
@@ -109,12 +113,14 @@ def batch(list_path: str, out_path: str) -> int:
     import cupy as cp
 
     from mmbench.measure.runner import ContextLost
-    from mmbench.measure.session import Session
 
     marker = cp.RawKernel(f'extern "C" __global__ void {MARKER}() {{}}', MARKER)
     marker((1,), (1,), ())  # compiled and loaded now, outside every range (never profiled)
     cp.cuda.runtime.deviceSynchronize()
-    session = Session(keeps=True)
+    if session is None:
+        from mmbench.measure.session import Session
+
+        session = Session(keeps=True)
     done: list[dict] = []
 
     for item in json.loads(open(list_path).read()):
@@ -207,10 +213,3 @@ def run(argv: list[str], timed: dict | None = None, session=None, timed_range=No
             open(argv[argv.index("--event-json") + 1], "w"),
         )
     return 0 if verified else NOT_VERIFIED_EXIT
-
-
-if __name__ == "__main__":
-    from mmbench.measure.freivalds import one_blas_pool
-
-    one_blas_pool()  # its checks beside other jobs' processes, as the worker's (freivalds.py)
-    sys.exit(main(sys.argv[1:]))

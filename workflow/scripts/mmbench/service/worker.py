@@ -1,8 +1,8 @@
-"""Worker process of a measurement job (see jobs.py): `python -m mmbench.measure.worker SPEC.json`.
+"""Worker process of a measurement job (see jobs.py): `python -m mmbench.service.worker SPEC.json`.
 
 With `--wait` it starts (the interpreter, this package and its libraries: no CUDA call) and then
 waits for one line on its standard input, the GPU it may use as JSON (CUDA_VISIBLE_DEVICES, ...)
-that its job sends once it holds that GPU's lock (measure/gpus.py); only then does it read the
+that its job sends once it holds that GPU's lock (service/gpus.py); only then does it read the
 spec, import CuPy and reach the GPU.  A job started while another holds the GPU thus has its
 worker ready when the GPU comes free.  An empty line (the job ended first) ends it quietly.
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import json
 import logging
 import os
@@ -28,17 +27,21 @@ import time
 import traceback
 
 from mmbench.core.axes import Configuration
+from mmbench.core.cubins import file_sha
 from mmbench.core.registry import load_registry
-from mmbench.measure import freivalds, gpus, served
+from mmbench.measure import freivalds
 from mmbench.measure.device import device_properties
-from mmbench.measure.jobs import (
+from mmbench.measure.runner import ContextLost, Runner
+from mmbench.measure.session import Session
+from mmbench.measure.timing import Sampling
+from mmbench.service import gpus, input_cache, programs, served
+from mmbench.service.jobs import (
     CONTEXT_LOST_EXIT,
     JOB_GONE_EXIT,
     NEVER_TOLD_EXIT,
     NO_GPU_EXIT,
-    file_sha,
 )
-from mmbench.measure.journal import (
+from mmbench.service.journal import (
     append_jsonl,
     device_record,
     fatal_record,
@@ -48,9 +51,6 @@ from mmbench.measure.journal import (
     start_record,
     times_record,
 )
-from mmbench.measure.runner import ContextLost, Runner
-from mmbench.measure.session import Session
-from mmbench.measure.timing import Sampling
 
 
 def main(spec_path: str, wait: bool = False) -> int:
@@ -63,7 +63,7 @@ def main(spec_path: str, wait: bool = False) -> int:
             return NEVER_TOLD_EXIT
         os.environ.update(json.loads(line))
     stamps = dict(process=process_started_at(), imported=imported, told=time.time())
-    return run_spec(spec_path, Session(keeps=False), stamps)
+    return run_spec(spec_path, Session(keeps=False, store=input_cache), stamps)
 
 
 def run_spec(spec_path: str, session: Session, stamps: dict, gone=None) -> int:
@@ -197,17 +197,14 @@ def _measure_spec(spec: dict, session: Session, stamps: dict, gone=None) -> int:
     return 0
 
 
-def run_program(module: str, argv: list[str], session: Session, log_path: str) -> int:
-    """A program of this package (`module`, whose main(argv, session) is what `python -m` would
-    run) in this process, for a job that holds the GPU: the profilers' target (profile/
-    target.py) runs its event-timed and CUPTI-recorded runs here, in this worker's context and
-    with its references.  What it says goes to `log_path`; the exit code it would have had as a
-    process (1 where it raised)."""
+def run_program(name: str, argv: list[str], session: Session, log_path: str) -> int:
+    """A program of this package (programs.PROGRAMS: the profilers' target, profile/target.py)
+    in this process, for a job that holds the GPU: its event-timed and CUPTI-recorded runs here,
+    in this worker's context and with its references.  What it says goes to `log_path`; the
+    exit code it would have had as a process (1 where it raised)."""
     with open(log_path, "w", buffering=1) as fh, contextlib.redirect_stderr(fh):
         try:
-            if not module.startswith("mmbench."):
-                raise ValueError(f"not a program of this package: {module}")
-            return importlib.import_module(module).main(argv, session)
+            return programs.run(name, argv, session)
         except Exception:  # noqa: BLE001 - said in its log; the job reads it
             traceback.print_exc()
             return 1
@@ -226,7 +223,7 @@ def serve(sock_path: str) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
     listener.listen(8)
-    session = Session(keeps=True)
+    session = Session(keeps=True, store=input_cache)
     gpu: str | None = None
     jobs = 0
     try:

@@ -1,5 +1,5 @@
 """A measurement job's inputs drawn ahead into the inputs cache (input_cache.py) while the job
-waits for the GPU: `draw_ahead` starts `python -m mmbench.measure.predraw LIST.json PROCESSES`,
+waits for the GPU: `draw_ahead` starts `python -m mmbench.service.predraw LIST.json PROCESSES`,
 which draws each group of the listed configurations once, in a pool of processes, under the
 group's lock (input_cache.drawing), as oracle.shared_inputs would, and computes its Freivalds
 probes' products (input_cache.probe_products), which the worker's Freivalds check would
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mmbench.measure import input_cache
+from mmbench.service import input_cache
 
 
 def draw_ahead(confs: list[dict], processes: int = 4, vectors: int = 0,
@@ -35,7 +35,7 @@ def draw_ahead(confs: list[dict], processes: int = 4, vectors: int = 0,
     fd, listed = tempfile.mkstemp(prefix="draw-", suffix=".json", dir=where)
     with os.fdopen(fd, "w") as fh:
         json.dump([dict(conf=c, vectors=vectors, promoted=promoted) for c in confs], fh)
-    cmd = paths.child_command("measure.predraw", listed, str(processes))
+    cmd = paths.child_command("service.predraw", listed, str(processes))
     env = paths.child_env(dict(os.environ))
     return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
@@ -46,11 +46,11 @@ def _draw_one(item: dict) -> None:
     from mmbench.measure.oracle import Inputs
 
     conf = Configuration.from_dict(item["conf"])
-    Inputs.draw(conf, item["vectors"], item["promoted"]).probes()
+    Inputs.draw(conf, item["vectors"], item["promoted"], input_cache).probes()
 
 
 def main(argv: list[str]) -> int:
-    """`python -m mmbench.measure.predraw LIST.json [PROCESSES]`: each group of the
+    """`python -m mmbench.service.predraw LIST.json [PROCESSES]`: each group of the
     configurations listed drawn into the cache once (draw_ahead), the list file removed."""
     from concurrent.futures import ProcessPoolExecutor
 

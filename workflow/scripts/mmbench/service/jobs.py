@@ -1,6 +1,6 @@
 """One measurement job (rule measure_variant): its configurations run in worker processes.
 
-The parent never touches the GPU.  It starts `python -m mmbench.measure.worker`, which measures the
+The parent never touches the GPU.  It starts `python -m mmbench.service.worker`, which measures the
 configurations still to do and appends each finished row to the job's journal
 (`results/runs/<variant>.csv.journal.jsonl`), flushed, with a "start" record before each one.
 When a worker ends early (a sticky CUDA error ends its context, a segfault, a kill), the parent
@@ -14,7 +14,6 @@ local run (`serve`), the worker is the run's: it stays for the next job on its G
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -28,14 +27,15 @@ import pandas as pd
 
 from mmbench.core import paths
 from mmbench.core.axes import Configuration
-from mmbench.core.cubins import misnamed
+from mmbench.core.cubins import file_sha, misnamed
 from mmbench.core.rates import with_rates
 from mmbench.core.registry import load_registry
 from mmbench.core.row import SAMPLES, config_id, error_row, ordered
 from mmbench.core.tables import atomic_write_csv, atomic_write_text, write_samples
-from mmbench.measure import predraw, served
-from mmbench.measure.gpus import GPU_KEY_VAR
-from mmbench.measure.journal import (
+from mmbench.measure.runner import footprint
+from mmbench.service import predraw, served
+from mmbench.service.gpus import GPU_KEY_VAR
+from mmbench.service.journal import (
     driver_version,
     harness_sha,
     journal_fatal,
@@ -43,9 +43,8 @@ from mmbench.measure.journal import (
     read_journal,
     worker_times,
 )
-from mmbench.measure.runner import footprint
 
-log = logging.getLogger("mmbench.measure.jobs")
+log = logging.getLogger("mmbench.service.jobs")
 CONTEXT_LOST_EXIT = 3
 NO_GPU_EXIT = 4  # the worker could not reach a GPU: nothing in this job can run
 NEVER_TOLD_EXIT = 5  # a worker started ahead whose job ended before it held a GPU
@@ -54,10 +53,6 @@ JOB_GONE_EXIT = 6  # a served worker whose job ended while it measured (it ends 
 
 class JobFailed(RuntimeError):
     """The measurement job cannot measure anything (no GPU, a worker that cannot start)."""
-
-
-def file_sha(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 def log_to(logfile: str) -> None:
@@ -108,7 +103,7 @@ def run_job(
     shas = {name: file_sha(path) for name, path in instantiations.items()}
     for name, path in (baseline or {}).items():  # a pair's row names both builds
         shas[name] = f"{shas.get(name, 'library')}+{file_sha(path) if path else 'library'}"
-    from mmbench.measure import gpus
+    from mmbench.service import gpus
 
     # what every worker of this job is told, besides its configurations still to do
     base = dict(
@@ -276,7 +271,7 @@ def nothing_measured(rows: list[dict]) -> str | None:
     return None
 
 
-# what a worker is told once its job holds a GPU (measure/gpus.py acquire's environment)
+# what a worker is told once its job holds a GPU (service/gpus.py acquire's environment)
 GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", GPU_KEY_VAR)
 
 
@@ -284,7 +279,7 @@ def _start_worker(spec_path: Path) -> subprocess.Popen:
     """A worker that imports what it needs, then waits for the GPU it may use (worker.py)."""
     env = {k: v for k, v in os.environ.items() if k not in GPU_VARIABLES}
     proc = subprocess.Popen(
-        paths.child_command("measure.worker", "--wait", str(spec_path)),
+        paths.child_command("service.worker", "--wait", str(spec_path)),
         env=paths.child_env(env),
         stdin=subprocess.PIPE,
         text=True,

@@ -4,7 +4,7 @@ A measurement job is one variant (so that an edited kernel reruns only its varia
 worker that serves one job pays, per job, its interpreter and imports, CuPy, a CUDA context,
 its inputs drawn or mapped, their float64 references built, its host buffers allocated and
 faulted in, and its exit (lab: code-choices, "served").  Here
-the first job's worker stays: `python -m mmbench.measure.worker --serve SOCKET` listens on a
+the first job's worker stays: `python -m mmbench.service.worker --serve SOCKET` listens on a
 Unix socket, and each later job that holds the same GPU's lock (gpus.py) sends it its spec and
 waits for the exit code, as it would wait for its own worker.  The worker keeps its context,
 the references and the buffers (session.py) between jobs.
@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 
 from mmbench.core import paths
-from mmbench.measure import gpus
+from mmbench.service import gpus
 
-log = logging.getLogger("mmbench.measure.served")
+log = logging.getLogger("mmbench.service.served")
 
 # seconds a served worker waits for its next job before it ends (when it can take the GPU lock)
 IDLE_S = float(os.environ.get("MMBENCH_WORKER_IDLE_S", 60))
@@ -114,7 +114,7 @@ def alive(pid: int) -> bool:
 
 def runs_worker(pid: int, sock: str) -> bool:
     """Whether process `pid` is this user's worker listening on `sock` (its command line, read
-    from /proc, is `python -m mmbench.measure.worker --serve SOCK`): a pid in a stale entry may
+    from /proc, is `python -m mmbench.service.worker --serve SOCK`): a pid in a stale entry may
     name an unrelated process since, which is never signalled.  False where it cannot be read."""
     if not alive(pid):
         return False
@@ -122,7 +122,7 @@ def runs_worker(pid: int, sock: str) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    want = [b"mmbench.measure.worker", b"--serve", os.fsencode(sock)]
+    want = [b"mmbench.service.worker", b"--serve", os.fsencode(sock)]
     return all(w in argv for w in want)
 
 
@@ -162,7 +162,7 @@ def spawn() -> subprocess.Popen:
     sock = lock_dir() / f"w{os.getpid()}-{time.monotonic_ns() % 10**9}.sock"
     env = {k: v for k, v in os.environ.items() if k not in JOB_GPU_VARIABLES}
     proc = subprocess.Popen(
-        paths.child_command("measure.worker", "--serve", str(sock)),
+        paths.child_command("service.worker", "--serve", str(sock)),
         env=paths.child_env(env),
         stdin=subprocess.DEVNULL,
     )
@@ -171,7 +171,7 @@ def spawn() -> subprocess.Popen:
     return proc
 
 
-# what a worker is told once its job holds a GPU (measure/gpus.py acquire's environment)
+# what a worker is told once its job holds a GPU (service/gpus.py acquire's environment)
 JOB_GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", gpus.GPU_KEY_VAR)
 
 
@@ -189,12 +189,12 @@ class Served:
         measurement is this job's)."""
         return self._ask(dict(spec=str(spec_path)), gpu_env)
 
-    def program(self, module: str, argv: list[str], gpu_env: dict, log_path: Path,
+    def program(self, name: str, argv: list[str], gpu_env: dict, log_path: Path,
                 fine: tuple[int, ...] = (0,)) -> int:  # fmt: skip
-        """Runs a program of this package (`module`'s main(argv, session): the profilers'
-        target) in the worker, its messages to `log_path`: the exit code it would have had as
-        a process (GONE as for run).  An exit code not in `fine` ends the worker after it."""
-        msg = dict(program=module, argv=argv, log=str(log_path), fine=list(fine))
+        """Runs a program of this package (programs.PROGRAMS' `name`: the profilers' target)
+        in the worker, its messages to `log_path`: the exit code it would have had as a
+        process (GONE as for run).  An exit code not in `fine` ends the worker after it."""
+        msg = dict(program=name, argv=argv, log=str(log_path), fine=list(fine))
         return self._ask(msg, gpu_env)
 
     def _ask(self, msg: dict, gpu_env: dict) -> int:
@@ -388,7 +388,7 @@ def run_ended(served: bool) -> None:
     """onsuccess, onerror: the inputs the measurement jobs shared (input_cache) go with the
     run, as they are memory (/dev/shm); so does the run's worker, where one served it, which
     holds a CUDA context."""
-    from mmbench.measure import input_cache
+    from mmbench.service import input_cache
 
     input_cache.clear()
     if served:
