@@ -95,12 +95,12 @@ IMPORT_TO_CONDA = {
 }
 # rules whose job starts `python -m mmbench.<module>` children in the same environment
 CHILDREN = {
-    "measure_variant": ["measure/worker"],
+    "measure_variant": ["service/worker"],
     "profile_ncu": ["profile/target"],
     "profile_kernel": ["profile/target"],
 }
 # nvidia-cuda-cupti: the pip wheel cupti-python (pip) resolves against, pinned beside it
-PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti"}
+PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti", "rocrate", "roc-validator"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
 

@@ -70,7 +70,34 @@ rule render:
         "../scripts/render.py"
 
 
+rule crate:
+    """The run's provenance as a Workflow Run RO-Crate (mmbench/report/crate.py): the results
+    folder described by ro-crate-metadata.json at its top (the workflow at its commit, the
+    config, the GPUs, every cubin that ran, every output with its schema), made after every
+    other output of the run.
+    """
+    input:
+        RUN_OUTPUTS,
+        timings=f"{R}/tables/timings.csv",
+        manifests=manifests(),
+    output:
+        metadata=f"{R}/{crate.METADATA}",
+        own=directory(f"{R}/{crate.OWN}"),
+    log:
+        f"{R}/logs/crate.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        config=config,
+        name=f"mmbench: {EXPERIMENT_LABEL}",
+        workflow_dir=workflow.basedir,
+        snakemake_version=SNAKEMAKE_VERSION,
+    script:
+        "../scripts/crate.py"
+
+
 # seconds of work on small tables: on the machine running Snakemake, not queued on a cluster
 localrules:
     render,
     render_profiles,
+    crate,
