@@ -49,8 +49,9 @@ def seeded_cache(where: Path) -> Path:
 
 
 def validate(results: Path, cache: Path, severity: str = "required") -> subprocess.CompletedProcess:
-    validator = Path(sys.executable).with_name("rocrate-validator")
-    cmd = [str(validator), "-y", "--disable-color", "validate", "--offline", "--cache-path",
+    # the validator's command-line entry point (rocrate-validator), run by this Python
+    entry = "from rocrate_validator.cli import cli; cli(prog_name='rocrate-validator')"
+    cmd = [sys.executable, "-c", entry, "-y", "--disable-color", "validate", "--offline", "--cache-path",
            str(cache), "--no-paging", "-v", "-p", PROFILE, "-l", severity, "-w", "160",
            str(results)]  # fmt: skip
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600,

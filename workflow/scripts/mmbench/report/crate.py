@@ -37,11 +37,11 @@ METADATA = "ro-crate-metadata.json"
 FORMAL_PARAMETER = "https://bioschemas.org/profiles/FormalParameter/1.0-RELEASE"
 # what the crate adds to the results folder (beside the metadata file)
 OWN = "crate"
-# the folders a run writes its outputs into (others beside them: the render's staging folder,
-# whose files are linked into figures/ and report/; in results/ itself, the builds and the other
-# experiments' folders)
-RUN_FOLDERS = ("runs", "tables", "figures", "report", "profile", "pairs", "compare", "logs",
-               "benchmarks")  # fmt: skip
+# the folders a run writes its outputs into (render/: the early render's drawing, linked into
+# figures/ and report/); build/ (the cubins) is one of them where the experiment's results folder
+# is results/ itself, whose other experiments' folders are not
+RUN_FOLDERS = ("runs", "archive", "tables", "figures", "report", "render", "profile", "pairs",
+               "compare", "logs", "benchmarks", "build")  # fmt: skip
 # the tidy tables, by file stem -> schema kind (core/schemas.SCHEMAS)
 TABLE_KINDS = {"timings": "timings", "refused": "refused", "resources": "resources",
                "metrics": "metrics", "ceilings": "ceilings", "roofline": "roofline",
