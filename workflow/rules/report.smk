@@ -83,6 +83,7 @@ rule crate:
     output:
         metadata=f"{R}/{crate.METADATA}",
         own=directory(f"{R}/{crate.OWN}"),
+    # no benchmark: its file would be written after the crate has listed the run's files
     log:
         f"{R}/logs/crate.log",
     conda:
