@@ -317,10 +317,22 @@ MAX_SHAPES = 5000
 
 def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
     problems = []
-    if not cfg["sizes"] and not cfg["size_ranges"] and not cfg["shapes"]:
+    d = cfg["draw"]
+    if not cfg["sizes"] and not cfg["size_ranges"] and not cfg["shapes"] and not d["count"]:
         problems.append(
-            "config key 'sizes': the list is empty and neither size_ranges nor shapes gives a "
-            "size; give at least one, e.g. sizes=[1024]"
+            "config key 'sizes': the list is empty and neither size_ranges, shapes nor draw "
+            "gives a size; give at least one, e.g. sizes=[1024]"
+        )
+    if d["count"] and d["seed"] is None:
+        problems.append(
+            f"config key 'draw.seed': null, with draw.count = {d['count']}; valid: an integer "
+            "(the draw's seed, chosen when you run: --config 'draw={count: "
+            f"{d['count']}, seed: 20261202}}')"
+        )
+    if d["low"] > d["high"]:
+        problems.append(
+            f"config key 'draw.low': {d['low']} is above draw.high = {d['high']}; valid: "
+            "low <= high"
         )
     for i, (start, stop, step) in enumerate(cfg["size_ranges"]):
         if stop < start:
@@ -330,6 +342,7 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
     count = (
         len(cfg["sizes"])
         + len(cfg["shapes"])
+        + d["count"]
         + sum(
             len(range(start, stop + 1, step))
             for start, stop, step in cfg["size_ranges"]
@@ -386,12 +399,24 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
 
 
 def shapes_of(cfg: dict) -> list[tuple[int, int, int]]:
-    """(m, n, k) of every product: the square sizes, then the rectangular shapes."""
+    """(m, n, k) of every product: the square sizes, the rectangular shapes, then the products
+    drawn from the config's seed (plan/shapes.py)."""
     sizes = list(cfg["sizes"])
     for start, stop, step in cfg.get("size_ranges", []):
         sizes += range(start, stop + 1, step)
     out = [(s, s, s) for s in sizes] + [tuple(s) for s in cfg.get("shapes", [])]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out + drawn(cfg)))
+
+
+def drawn(cfg: dict) -> list[tuple[int, int, int]]:
+    """The products the config's `draw` asks for (none without a count or a seed)."""
+    d = cfg.get("draw") or {}
+    if not d.get("count") or d.get("seed") is None or d.get("low", 16) > d.get("high", 16384):
+        return []
+    from mmbench.plan.shapes import FAMILIES, draw
+
+    return draw(d["seed"], d["count"], d.get("low", 16), d.get("high", 16384),
+                d.get("families", FAMILIES))  # fmt: skip
 
 
 def runs_at(cfg: dict, load: Load, m: int, n: int, k: int) -> bool:

@@ -244,6 +244,23 @@ FIGURES: dict[str, Output] = {
             conditions=True,
         ),
         _fig(
+            "any_shape",
+            "new (ladder)",
+            lambda d, stem: _figures().any_shape(
+                d["timings"], stem, condition=d.get("condition", "")
+            ),
+            ["timings"],
+            "The ladder at any shape",
+            "Per precision class, each product of the run (config/presets/shapes.yaml draws them "
+            "from a seed) as the best rung's percentage of the cuBLAS of its class, against the "
+            "product's work 2mnk; filled where the tuning table holds a row tuned at that very "
+            "shape, open where the rung ran an instantiation tuned elsewhere. Dashed: the "
+            "any-shape targets (docs/ladder.md: a geometric mean of 95% and a least share of 85% "
+            "per class); red: the class's geometric mean. The note gives each class's mean and "
+            "its least product.",
+            conditions=True,
+        ),
+        _fig(
             "ladder_load",
             "new (ladder)",
             lambda d, stem: _figures().ladder_load(
@@ -379,7 +396,20 @@ TABLES: dict[str, Output] = {
             "wave's where a persistent rung splits only those: kernels/split_k.cuh); "
             "`reference rows` says whether the reference read rows padded as the "
             "kernels' (config reference_rows); `measured on` the inputs and load (sustained where "
-            "the shape was measured so, else bursts).",
+            "the shape was measured so, else bursts); `tuning saw it` whether the rung ran an "
+            "instantiation tuned at that very shape (its row's tuned_for).",
+        ),
+        _tab(
+            "shapes",
+            "new (ladder)",
+            lambda d: ladder.shapes_summary(d["timings"]),
+            ["timings"],
+            "The ladder at any shape: each class's best rung against its cuBLAS over the products",
+            "Per precision class over the run's products (the sweep table's rows): how many, the "
+            "best rung's geometric mean and least percentage of the cuBLAS of its class (the "
+            "product and rung where it is least), against the any-shape targets (docs/ladder.md: "
+            "95% and 85%), how many products fall below 85%, and how many the tuning saw (its "
+            "row tuned at that very shape).",
         ),
         _tab(
             "ladder_profile",

@@ -580,6 +580,77 @@ def ladder_by_size(timings, stem, condition=""):
     return save(fig, stem)
 
 
+def any_shape(timings, stem, condition=""):
+    """New: the ladder at any shape (config/presets/shapes.yaml).  One panel per precision
+    class: each product's best rung as a percentage of the cuBLAS of its class against the
+    product's work (2mnk, log scale), a filled marker where the tuning saw that very shape and
+    an open one where it did not; the any-shape targets (geometric mean, minimum) dashed; a
+    point above 150% at the top edge with its value."""
+    from mmbench.report import ladder as lad
+
+    rows = lad.sweep_with_shares(timings)
+    if rows.empty or len(rows) < 2:
+        no_data(
+            "The ladder at any shape", "kernels and their cuBLAS reference at two products or more"
+        )
+    if stem is None:
+        return None
+    summary = lad.shapes_summary(timings).set_index("precision")
+    classes = [c for c in lad.CLASS_ORDER if c in set(rows.precision)]
+    _setup()
+    cols = 2 if len(classes) > 1 else 1
+    nrows = (len(classes) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(9.5, 3.6 * nrows + 0.8), squeeze=False,
+                             sharex=True)  # fmt: skip
+    work = 2.0 * rows.m * rows.n * rows.k
+    lo, hi = float(work.min()), float(work.max())
+    for ax, cls in zip(axes.flat, classes, strict=False):
+        mine = rows[rows.precision == cls]
+        x, pct = 2.0 * mine.m * mine.n * mine.k, 100 * mine["_fraction"]
+        saw = (mine["tuning saw it"] == "yes").to_numpy()
+        top = min(150.0, max(110.0, float(pct.max()) * 1.08))
+        shown = pct.clip(upper=top)
+        ax.scatter(x[saw], shown[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
+        ax.scatter(x[~saw], shown[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
+                   s=28, zorder=3, label="not tuned at this shape")  # fmt: skip
+        # a product where cuBLAS falls far behind would flatten the rest: marked at the top
+        for xi, p in zip(x[pct > top], pct[pct > top], strict=True):
+            ax.annotate(f"{p:.0f}%", (xi, top), xytext=(5, -9), textcoords="offset points",
+                        fontsize=7.5, color="C0")  # fmt: skip
+        s = summary.loc[cls]
+        for goal, words in ((lad.SHAPES_TARGETS["geometric mean"], "geometric mean"),
+                            (lad.SHAPES_TARGETS["minimum"], "minimum")):  # fmt: skip
+            ax.axhline(100 * goal, color="0.3", ls="--", lw=1.1)
+            ax.text(hi * 1.6, 100 * goal, f" {goal:.0%} {words}", va="center", fontsize=8,
+                    color="0.3")  # fmt: skip
+        ax.axhline(s["geometric mean % of ref"], color="C3", lw=1.4,
+                   label=f"geometric mean {s['geometric mean % of ref']:.1f}%")  # fmt: skip
+        ax.axhline(100, color="0.6", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(lo / 1.6, hi * 1.6)
+        ax.set_ylim(0, top)
+        ax.set(title=f"{cls} (vs {mine.reference.iloc[0]}): {len(mine)} products",
+               ylabel="% of cuBLAS")  # fmt: skip
+        ax.legend(fontsize=8, loc="lower right")
+    for ax in list(axes.flat)[len(classes) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("work of the product, 2mnk (FLOP)")
+    fig.suptitle("The ladder at any shape: each product's best rung as % of its cuBLAS")
+    fig.tight_layout()
+    text = (
+        "; ".join(
+            f"{cls}: geometric mean {r['geometric mean % of ref']:.1f}% (target "
+            f"{r['target %']}%), least {r['minimum % of ref']:.1f}% at {r['at']} ({r['by']}; "
+            f"target {r['target minimum %']}%), {'met' if r['met'] == 'yes' else 'missed'}"
+            for cls, r in summary.iterrows()
+        )
+        + "."
+    )
+    verdict(fig, text, condition)
+    return save(fig, stem)
+
+
 def ladder_load(timings, stem, condition=""):
     """New: what the data and the power limit do to each rung.  Per precision class, each rung's
     best instantiation and its cuBLAS reference at the largest ladder size, in TFLOP/s under

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pandas as pd
 
 from mmbench.core.axes import GPU_KEY
@@ -460,8 +461,13 @@ def split_tiles(launch_facts) -> int | None:
 
 def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per precision class and shape: the best rung there, its GFLOP/s, its reference's,
-    the percentage, the target for that kind of shape and whether it is met, and the rows the
-    reference read (padded as the kernels' where they pad theirs)."""
+    the percentage, the target for that kind of shape and whether it is met, the rows the
+    reference read (padded as the kernels' where they pad theirs), whether the tuning saw it."""
+    return sweep_with_shares(timings).drop(columns="_fraction", errors="ignore")
+
+
+def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
+    """sweep's rows with the unrounded share of the reference (`_fraction`)."""
     k = sweep_rows(timings)
     if k.empty:
         return pd.DataFrame()
@@ -492,7 +498,11 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
                     "measured on": best.condition,
                     "rungs": g.variant.nunique(),
                     "parameters": best.params,
+                    "tuning saw it": "yes"
+                    if tuned_at(best.get("tuned_for")) == (int(m), int(n), int(kk))
+                    else "no",
                     # (last: the shape's numbers, for sorting and for the figure)
+                    "_fraction": float(best.fraction),
                     "m": int(m),
                     "n": int(n),
                     "k": int(kk),
@@ -503,3 +513,47 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     out["_order"] = [CLASS_ORDER.index(p) for p in out.precision]
     out = out.sort_values(["_order", "_square", "m", "n"], ascending=[True, False, True, True])
     return out.drop(columns=["_square", "_order"]).reset_index(drop=True)
+
+
+_TUNED_AT = re.compile(r"tuned at (\d+)x(\d+)x(\d+)")
+
+
+def tuned_at(tuned_for) -> tuple[int, int, int] | None:
+    """The shape a row's instantiation was tuned at (its `tuned_for`: "...; tuned at MxNxK"),
+    None where it records none (a row not tuned, or tuned at one shape only)."""
+    found = _TUNED_AT.search(str(tuned_for or ""))
+    return tuple(int(x) for x in found.groups()) if found else None
+
+
+# the any-shape targets (docs/ladder.md): per class, the best rung's geometric mean over the
+# shapes and its least share of the cuBLAS of its class
+SHAPES_TARGETS = {"geometric mean": 0.95, "minimum": 0.85}
+
+
+def shapes_summary(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per precision class over the run's products: how many, the best rung's geometric
+    mean and minimum share of its cuBLAS (the shape where it is least), against the any-shape
+    targets, and how many of the products the tuning saw (a row tuned at that very shape)."""
+    rows = sweep_with_shares(timings)
+    if rows.empty:
+        return pd.DataFrame()
+    out = []
+    for prec, g in rows.groupby("precision", sort=False):
+        share = g["_fraction"].astype(float)
+        low = g.loc[share.idxmin()]
+        gmean = float(np.exp(np.log(share).mean()))
+        met = gmean >= SHAPES_TARGETS["geometric mean"] and share.min() >= SHAPES_TARGETS["minimum"]
+        out.append({
+            "precision": prec,
+            "products": len(g),
+            "geometric mean % of ref": round(100 * gmean, 1),
+            "target %": round(100 * SHAPES_TARGETS["geometric mean"]),
+            "minimum % of ref": round(100 * float(share.min()), 1),
+            "at": low["shape"],
+            "by": low["best rung"],
+            "target minimum %": round(100 * SHAPES_TARGETS["minimum"]),
+            "met": "yes" if met else "no",
+            "below 85%": int((share < SHAPES_TARGETS["minimum"]).sum()),
+            "the tuning saw": int((g["tuning saw it"] == "yes").sum()),
+        })  # fmt: skip
+    return pd.DataFrame(out)
