@@ -59,7 +59,10 @@ def _nan_mismatch(text: str) -> str:
 
 def write(df: pd.DataFrame, stem: Path, title: str) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
-    text = df.select_dtypes(include="object").columns
+    # text columns: object (pandas 2) or str (pandas 3)
+    text = [
+        c for c in df.columns if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype)
+    ]
     df = df.assign(**{c: df[c].fillna("") for c in text})
     paths = {ext: stem.with_suffix(f".{ext}") for ext in ("csv", "md", "html", "tex")}
     df.to_csv(paths["csv"], index=False)
