@@ -110,3 +110,57 @@ def test_the_shapes_preset_plans_its_drawn_products_and_asks_for_a_seed():
                  if line.strip())  # fmt: skip
     variants = yaml.safe_load((ROOT / "config" / "presets" / "shapes.yaml").read_text())
     assert stats["measure_variant"] == str(len(variants["variants"])) == "13"
+
+
+# kernels/tuned.csv's H100 rows at 4096^3 in FP32: six course and blocking rungs imply cuBLAS at
+# 51 625.6 GFLOP/s (e.g. tiled_guarded 8732.448 GFLOP/s at 16.91495% of it), warptile_db, tuned
+# in a later run, 47 757.146 / 0.9243497 = 51 665.7: the fastest, 51 665.7, is kept.  A 4096^3
+# product (2 * 4096^3 = 137.439 GFLOP) then takes 137.439 / 51 665.7 s = 2.660 ms.
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def _planned(**over):
+    from mmbench.plan.experiment import start
+    from mmbench.report import catalogue
+
+    cfg = dict(variants=["warptile_db", "cublas"], dtypes=["float32"], sizes=[1024, 4096],
+               load=["burst", "sustained"], sustained_from_ms=1.0, tuned="kernels/tuned.csv",
+               tuned_gpu=H100, arch="sm_90", distribution=["normal"]) | over  # fmt: skip
+    return start(cfg, ROOT, outputs=catalogue.names())
+
+
+def test_a_products_time_is_estimated_from_the_tuning_tables_cublas_rate():
+    from mmbench.plan.tuning import estimated_ms, read_tuned, reference_rates
+
+    rates = reference_rates(read_tuned(ROOT / "kernels" / "tuned.csv"), H100)
+    at_4096 = [r for r in rates["float32/ieee"] if r[:3] == [4096, 4096, 4096]]
+    assert at_4096 and at_4096[0][3] == pytest.approx(51665.7, rel=1e-5)
+    assert estimated_ms({"reference_rates": rates}, "float32", "ieee", 4096, 4096, 4096) == (
+        pytest.approx(2.660, abs=0.001)
+    )
+    assert {"float32/tf32", "bfloat16/ieee", "float64/ieee", "float8_e4m3/ieee"} <= set(rates)
+
+
+def test_sustained_from_ms_puts_the_long_products_of_a_class_under_sustained_load():
+    """At 1 ms: 4096^3 in FP32 (2.660 ms by the table's cuBLAS) sustained and in bursts, 1024^3
+    (64 times less work) in bursts only; the rung and its cuBLAS alike."""
+    exp = _planned()
+    loads = {(v, r.m, r.load) for v, runs in exp.plan.runs.items() for r in runs}
+    for v in ("warptile_db", "cublas"):
+        assert (v, 4096, "sustained") in loads and (v, 4096, "burst") in loads
+        assert (v, 1024, "burst") in loads and (v, 1024, "sustained") not in loads
+
+
+@pytest.mark.parametrize(
+    "over,words",
+    [
+        (dict(load=["sustained"]), "chooses between sustained load and bursts, but load"),
+        (dict(sustained_sizes=[4096]), "both choose the sustained products"),
+        (dict(tuned=""), "estimates each product's time from the tuning table's cuBLAS rates"),
+    ],
+)
+def test_sustained_from_ms_without_what_it_needs_is_refused(over, words, capsys):
+    with pytest.raises(SystemExit):  # the run stops before any job, saying why
+        _planned(**over)
+    said = capsys.readouterr().err
+    assert "config key 'sustained_from_ms': 1.0" in said and words in said

@@ -428,9 +428,29 @@ def runs_at(cfg: dict, load: Load, m: int, n: int, k: int) -> bool:
 
 
 def _load_size_problems(cfg: dict) -> list[str]:
-    """A load's sizes key must name square sizes of the run, and leave every product a load."""
+    """A load's sizes key must name square sizes of the run, and leave every product a load;
+    sustained_from_ms needs both loads, a tuning table, and no sustained_sizes beside it."""
     problems: list[str] = []
     loads = [load_of(x) for x in cfg["load"]]
+    from_ms = cfg.get("sustained_from_ms")
+    if from_ms is not None:
+        if not {"burst", "sustained"} <= set(cfg["load"]):
+            problems.append(
+                f"config key 'sustained_from_ms': {from_ms} chooses between sustained load and "
+                f"bursts, but load = {cfg['load']}; valid: load listing burst and sustained"
+            )
+        if cfg.get("sustained_sizes"):
+            problems.append(
+                f"config key 'sustained_from_ms': {from_ms} and sustained_sizes = "
+                f"{cfg['sustained_sizes']} both choose the sustained products; valid: one of "
+                "them (sustained_sizes=[] or sustained_from_ms=null)"
+            )
+        if not cfg.get("tuned"):
+            problems.append(
+                f"config key 'sustained_from_ms': {from_ms} estimates each product's time from "
+                "the tuning table's cuBLAS rates, but tuned is empty; valid: with tuned="
+                "kernels/tuned.csv (or another tuning table)"
+            )
     for ld in loads:
         chosen = cfg.get(ld.sizes_key) if ld.sizes_key else None
         if not chosen:

@@ -15,9 +15,9 @@ from mmbench.core.columns import TUNED_ON
 from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
-from mmbench.core.sampling import load_of
+from mmbench.core.sampling import SUSTAINED, load_of
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
-from mmbench.plan.tuning import nearest
+from mmbench.plan.tuning import estimated_ms, nearest
 
 label = params_label
 __all__ = ["Configuration", "detect_gpus"]
@@ -203,6 +203,11 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
             ):
                 if not runs_at(cfg, load_of(load), m, n, k):
                     continue
+                if load == SUSTAINED.name and cfg.get("sustained_from_ms") is not None:
+                    # sustained where the class's cuBLAS takes long enough to heat the GPU
+                    ms = estimated_ms(cfg, params[DTYPE_PARAM], v.math, m, n, k)
+                    if ms < cfg["sustained_from_ms"]:
+                        continue
                 chosen_for = tuned_for(cfg, name, params, m, n, k)
                 if chosen_for is None:  # another instantiation is tuned for this shape
                     continue

@@ -279,9 +279,45 @@ def apply_tuned(
     ranges = tuned_ranges(table, gpu, list(cfg["variants"]), registry, path)
     if ranges:  # the plan picks each shape's instantiation (plan.expand)
         cfg["tuned_ranges"] = ranges
+    if cfg.get("sustained_from_ms") is not None:  # the plan estimates each product's time
+        cfg["reference_rates"] = reference_rates(table, gpu)
     prof = dict(cfg.get("profile") or {})
     if prof.get("enabled"):
         wanted = [v for v in prof.get("variants", []) if v in pinned]
         prof["params"] = {**(prof.get("params") or {}), **{v: pinned[v] for v in wanted}}
         cfg["profile"] = prof
     return cfg
+
+
+def reference_rates(table, gpu: str) -> dict[str, list[list[float]]]:
+    """The cuBLAS rates the tuning table implies for one GPU model, per element type and math
+    ("float32/tf32"): [m, n, k, GFLOP/s] at each shape a row was tuned at, the reference's rate
+    being the row's over its share of it (kernel_gflops / percent_of_reference * 100; the
+    fastest where several rows give one)."""
+    mine = table[table.gpu_name == gpu]
+    out: dict[str, dict[tuple, float]] = {}
+    for r in mine.itertuples(index=False):
+        share = float(r.percent_of_reference) / 100
+        if not share > 0:
+            continue
+        key, shape = f"{r.dtype}/{r.math}", (int(r.m), int(r.n), int(r.k))
+        rate = float(r.kernel_gflops) / share
+        out.setdefault(key, {})[shape] = max(rate, out.get(key, {}).get(shape, 0.0))
+    return {key: [[*s, g] for s, g in sorted(rows.items())] for key, rows in out.items()}
+
+
+def estimated_ms(cfg: dict, dtype: str, math_mode: str, m: int, n: int, k: int) -> float:
+    """The time the cuBLAS of a class (element type and math) is estimated to take at m x n x k:
+    2mnk over its rate at the tuning row nearest the product (config `reference_rates`,
+    apply_tuned).  ConfigError where the tuning table gives no rate for the class."""
+    rows = (cfg.get("reference_rates") or {}).get(f"{dtype}/{math_mode}")
+    if not rows:
+        have = ", ".join(sorted(cfg.get("reference_rates") or {})) or "none"
+        raise ConfigError(
+            f"config key 'sustained_from_ms': the tuning table holds no rate of {dtype} "
+            f"({math_mode}) for this GPU model to estimate a product's time from (classes with "
+            f"rates: {have}); valid: sustained_from_ms=null, or a tuning table with rows of "
+            "every class the run measures"
+        )
+    m0, n0, k0, gflops = min(rows, key=lambda r: distance((r[0], r[1], r[2]), m, n, k))
+    return 2.0 * m * n * k / (gflops * 1e9) * 1e3

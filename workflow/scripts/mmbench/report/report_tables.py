@@ -147,7 +147,12 @@ def unguarded_vs_guarded(timings: pd.DataFrame) -> pd.DataFrame:
     ]
     out = with_varying_axes(d, d[[c for c in cols if c in d]].copy())
     out["first_mismatches"] = (
-        out["first_mismatches"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
+        out["first_mismatches"]
+        .astype(object)  # a column of no mismatches reads as float NaN
+        .fillna("")
+        .astype(str)
+        .str.split(" | ", regex=False)
+        .str[0]
     )
     # names a reader scans across a report-wide table
     return out.rename(
