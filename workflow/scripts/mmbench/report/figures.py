@@ -638,15 +638,15 @@ def any_shape(timings, stem, condition=""):
         ax.set_xlabel("work of the product, 2mnk (FLOP)")
     fig.suptitle("The ladder at any shape: each product's best rung as % of its cuBLAS")
     fig.tight_layout()
-    text = (
-        "; ".join(
-            f"{cls}: geometric mean {r['geometric mean % of ref']:.1f}% (target "
-            f"{r['target %']}%), least {r['minimum % of ref']:.1f}% at {r['at']} ({r['by']}; "
-            f"target {r['target minimum %']}%), {'met' if r['met'] == 'yes' else 'missed'}"
-            for cls, r in summary.iterrows()
-        )
-        + "."
+    text = "; ".join(
+        f"{cls}: geometric mean {r['geometric mean % of ref']:.1f}% (target "
+        f"{r['target %']}%), least {r['minimum % of ref']:.1f}% at {r['at']} ({r['by']}; "
+        f"target {r['target minimum %']}%), {'met' if r['met'] == 'yes' else 'missed'}"
+        for cls, r in summary.iterrows()
     )
+    met = int((summary["met"] == "yes").sum())
+    text += (f". {met} of {len(summary)} classes meet docs/ladder.md's any-shape targets: this "
+             f"run {'agrees' if met == len(summary) else 'disagrees'} with them.")  # fmt: skip
     verdict(fig, text, condition)
     return save(fig, stem)
 
