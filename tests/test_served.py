@@ -211,3 +211,15 @@ def test_a_stale_entry_naming_another_process_is_never_signalled(locks, tmp_path
     finally:
         other.kill()
         other.wait()
+
+
+def test_the_worker_runs_only_the_programs_it_lists():
+    """service/programs.py: a program named in a message or a command is one of PROGRAMS (the
+    profilers' target), its process the package's module run by this Python."""
+    from mmbench.service import programs
+
+    with pytest.raises(ValueError, match=r"not a program of this package: 'os.system'; valid: "
+                       r"\['profile.target'\]"):  # fmt: skip
+        programs.run("os.system", ["true"])
+    cmd = programs.command("profile.target", "spec.json")
+    assert cmd[-4:] == ["-m", "mmbench.service.programs", "profile.target", "spec.json"]

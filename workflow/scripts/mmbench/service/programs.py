@@ -32,16 +32,20 @@ PROGRAMS = {"profile.target": target.main}
 def run(name: str, argv: list[str], session: Session | None = None) -> int:
     """The program `name` (PROGRAMS) on `argv`, in this process, with `session` (a fresh one
     over the run's inputs cache where None)."""
-    if name not in PROGRAMS:
-        raise ValueError(f"not a program of this package: {name!r}; valid: {sorted(PROGRAMS)}")
-    return PROGRAMS[name](argv, session or Session(keeps=True, store=input_cache))
+    return _known(name)(argv, session or Session(keeps=True, store=input_cache))
 
 
 def command(name: str, *args: str) -> list[str]:
     """The command line that runs the program `name` in a process of its own."""
+    _known(name)
+    return paths.child_command("service.programs", name, *args)
+
+
+def _known(name: str):
+    """The program `name`'s main; ValueError naming the valid ones where there is none."""
     if name not in PROGRAMS:
         raise ValueError(f"not a program of this package: {name!r}; valid: {sorted(PROGRAMS)}")
-    return paths.child_command("service.programs", name, *args)
+    return PROGRAMS[name]
 
 
 @dataclass
