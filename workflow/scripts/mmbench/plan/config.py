@@ -327,7 +327,7 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
         problems.append(
             f"config key 'draw.seed': null, with draw.count = {d['count']}; valid: an integer "
             "(the draw's seed, chosen when you run: --config 'draw={count: "
-            f"{d['count']}, seed: 20261202}}')"
+            f"{d['count']}, seed: 12345}}')"
         )
     if d["low"] > d["high"]:
         problems.append(
