@@ -301,8 +301,8 @@ def reference_rates(table, gpu: str) -> dict[str, list[list[float]]]:
         if not share > 0:
             continue
         key, shape = f"{r.dtype}/{r.math}", (int(r.m), int(r.n), int(r.k))
-        rate = float(r.kernel_gflops) / share
-        out.setdefault(key, {})[shape] = max(rate, out.get(key, {}).get(shape, 0.0))
+        rates = out.setdefault(key, {})
+        rates[shape] = max(float(r.kernel_gflops) / share, rates.get(shape, 0.0))
     return {key: [[*s, g] for s, g in sorted(rows.items())] for key, rows in out.items()}
 
 
@@ -319,5 +319,5 @@ def estimated_ms(cfg: dict, dtype: str, math_mode: str, m: int, n: int, k: int) 
             f"rates: {have}); valid: sustained_from_ms=null, or a tuning table with rows of "
             "every class the run measures"
         )
-    m0, n0, k0, gflops = min(rows, key=lambda r: distance((r[0], r[1], r[2]), m, n, k))
+    *_, gflops = min(rows, key=lambda r: distance(tuple(r[:3]), m, n, k))
     return 2.0 * m * n * k / (gflops * 1e9) * 1e3

@@ -26,12 +26,12 @@ import json
 import shutil
 from pathlib import Path
 
-# the Workflow Run Crate's profiles the crate conforms to (the root's conformsTo)
-PROFILES = (
-    "https://w3id.org/ro/wfrun/process/0.5",
-    "https://w3id.org/ro/wfrun/workflow/0.5",
-    "https://w3id.org/workflowhub/workflow-ro-crate/1.0",
-)
+# the Workflow Run Crate's profiles the crate conforms to (the root's conformsTo), and their names
+PROFILES = {
+    "https://w3id.org/ro/wfrun/process/0.5": "Process Run Crate",
+    "https://w3id.org/ro/wfrun/workflow/0.5": "Workflow Run Crate",
+    "https://w3id.org/workflowhub/workflow-ro-crate/1.0": "Workflow RO-Crate",
+}
 METADATA = "ro-crate-metadata.json"
 # the Bioschemas profile a FormalParameter conforms to (Workflow RO-Crate)
 FORMAL_PARAMETER = "https://bioschemas.org/profiles/FormalParameter/1.0-RELEASE"
@@ -42,10 +42,9 @@ OWN = "crate"
 # is results/ itself, whose other experiments' folders are not
 RUN_FOLDERS = ("runs", "archive", "tables", "figures", "report", "render", "profile", "pairs",
                "compare", "logs", "benchmarks", "build")  # fmt: skip
-# the tidy tables, by file stem -> schema kind (core/schemas.SCHEMAS)
-TABLE_KINDS = {"timings": "timings", "refused": "refused", "resources": "resources",
-               "metrics": "metrics", "ceilings": "ceilings", "roofline": "roofline",
-               "nvprof_metrics": "nvprof_metrics"}  # fmt: skip
+# the tidy tables of tables/ with a schema, each named as its kind (core/schemas.SCHEMAS)
+TIDY_TABLES = ("timings", "refused", "resources", "metrics", "ceilings", "roofline",
+               "nvprof_metrics")  # fmt: skip
 MEDIA = {".csv": "text/csv", ".gz": "application/gzip", ".json": "application/json",
          ".png": "image/png", ".pdf": "application/pdf", ".html": "text/html",
          ".md": "text/markdown", ".tex": "application/x-tex", ".txt": "text/plain",
@@ -81,9 +80,8 @@ def write(results: str | Path, config: dict, workflow_dir: str | Path, manifests
                          f"{_gpu_words(table)}: its tables, figures, report and logs")  # fmt: skip
     crate.license = "MIT"
     crate.root_dataset["conformsTo"] = [{"@id": p} for p in PROFILES]
-    for p in PROFILES:
-        crate.add(ContextEntity(crate, p, properties={"@type": "CreativeWork",
-                                                      "name": _profile_name(p),
+    for p, words in PROFILES.items():
+        crate.add(ContextEntity(crate, p, properties={"@type": "CreativeWork", "name": words,
                                                       "version": p.rsplit("/", 1)[1]}))  # fmt: skip
 
     # the workflow: its definition, copied (the crate holds what it describes)
@@ -191,13 +189,12 @@ def _outputs(crate, results: Path, schemas: dict) -> list:
             rel = str(path.relative_to(results))
             props = dict(encodingFormat=_media(path), contentSize=path.stat().st_size)
             stem = path.name.split(".")[0]
-            if folder.name == "tables" and stem in TABLE_KINDS and ".csv" in path.name:
-                kind = TABLE_KINDS[stem]
-                schema = results / OWN / "schemas" / f"{kind}.schema.json"
+            if folder.name == "tables" and stem in TIDY_TABLES and ".csv" in path.name:
+                schema = results / OWN / "schemas" / f"{stem}.schema.json"
                 if not schema.exists():
-                    schema.write_text(schemas[kind].column_schema().to_json() + "\n")
+                    schema.write_text(schemas[stem].column_schema().to_json() + "\n")
                     crate.add_file(source=schema, dest_path=str(schema.relative_to(results)),
-                                   properties=dict(name=f"The {kind} table's schema (pandera)",
+                                   properties=dict(name=f"The {stem} table's schema (pandera)",
                                                    encodingFormat="application/json"))  # fmt: skip
                 props["conformsTo"] = {"@id": str(schema.relative_to(results))}
             drawn = (FIGURES if folder.name == "figures" else TABLES).get(stem)
@@ -244,8 +241,3 @@ def _times(table) -> tuple[str | None, str | None]:
 
 def _media(path: Path) -> str:
     return MEDIA.get(path.suffix, "application/octet-stream")
-
-
-def _profile_name(uri: str) -> str:
-    return {"process": "Process Run Crate", "workflow": "Workflow Run Crate",
-            "workflow-ro-crate": "Workflow RO-Crate"}[uri.rstrip("/").split("/")[-2]]  # fmt: skip

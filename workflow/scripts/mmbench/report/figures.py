@@ -547,7 +547,7 @@ def ladder_by_size(timings, stem, condition=""):
         ax.axhline(100, color="0.6", lw=0.8)
         # a size where cuBLAS falls far behind (an odd size) would flatten the rest: the axis
         # stops at 150% and such a point is marked at the top with its value
-        top = min(150.0, max(110.0, float((100 * part.fraction).max()) * 1.08))
+        top = _clipped_top(100 * part.fraction)
         ax.set_ylim(0, top)
         rungs = list(dict.fromkeys(part.sort_values("m").variant))
         for r in part[100 * part.fraction > top].itertuples():
@@ -580,6 +580,12 @@ def ladder_by_size(timings, stem, condition=""):
     return save(fig, stem)
 
 
+def _clipped_top(pct) -> float:
+    """A share-of-cuBLAS axis's top: 110% at least, 150% at most (a point where cuBLAS falls far
+    behind, an odd size, would flatten the rest; it is marked at the top with its value)."""
+    return min(150.0, max(110.0, float(pct.max()) * 1.08))
+
+
 def any_shape(timings, stem, condition=""):
     """New: the ladder at any shape (config/presets/shapes.yaml).  One panel per precision
     class: each product's best rung as a percentage of the cuBLAS of its class against the
@@ -595,20 +601,17 @@ def any_shape(timings, stem, condition=""):
         )
     if stem is None:
         return None
-    summary = lad.shapes_summary(timings).set_index("precision")
+    summary = lad.shapes_summary(timings, rows).set_index("precision")
     classes = [c for c in lad.CLASS_ORDER if c in set(rows.precision)]
     _setup()
-    cols = 2 if len(classes) > 1 else 1
-    nrows = (len(classes) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(9.5, 3.6 * nrows + 0.8), squeeze=False,
-                             sharex=True)  # fmt: skip
+    fig, axes = grid(len(classes), ncols=2, size=(4.75, 3.8), sharex=True)
     work = 2.0 * rows.m * rows.n * rows.k
     lo, hi = float(work.min()), float(work.max())
-    for ax, cls in zip(axes.flat, classes, strict=False):
+    for i, (ax, cls) in enumerate(zip(axes, classes, strict=True)):
         mine = rows[rows.precision == cls]
         x, pct = 2.0 * mine.m * mine.n * mine.k, 100 * mine["_fraction"]
         saw = (mine["tuning saw it"] == "yes").to_numpy()
-        top = min(150.0, max(110.0, float(pct.max()) * 1.08))
+        top = _clipped_top(pct)
         shown = pct.clip(upper=top)
         ax.scatter(x[saw], shown[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
         ax.scatter(x[~saw], shown[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
@@ -618,8 +621,7 @@ def any_shape(timings, stem, condition=""):
             ax.annotate(f"{p:.0f}%", (xi, top), xytext=(5, -9), textcoords="offset points",
                         fontsize=7.5, color="C0")  # fmt: skip
         s = summary.loc[cls]
-        for goal, words in ((lad.SHAPES_TARGETS["geometric mean"], "geometric mean"),
-                            (lad.SHAPES_TARGETS["minimum"], "minimum")):  # fmt: skip
+        for words, goal in lad.SHAPES_TARGETS.items():
             ax.axhline(100 * goal, color="0.3", ls="--", lw=1.1)
             ax.text(hi * 1.6, 100 * goal, f" {goal:.0%} {words}", va="center", fontsize=8,
                     color="0.3")  # fmt: skip
@@ -632,10 +634,8 @@ def any_shape(timings, stem, condition=""):
         ax.set(title=f"{cls} (vs {mine.reference.iloc[0]}): {len(mine)} products",
                ylabel="% of cuBLAS")  # fmt: skip
         ax.legend(fontsize=8, loc="lower right")
-    for ax in list(axes.flat)[len(classes) :]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("work of the product, 2mnk (FLOP)")
+        if i + 2 >= len(classes):  # no panel below it
+            ax.set_xlabel("work of the product, 2mnk (FLOP)")
     fig.suptitle("The ladder at any shape: each product's best rung as % of its cuBLAS")
     fig.tight_layout()
     text = "; ".join(

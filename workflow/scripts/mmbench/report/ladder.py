@@ -530,11 +530,12 @@ def tuned_at(tuned_for) -> tuple[int, int, int] | None:
 SHAPES_TARGETS = {"geometric mean": 0.95, "minimum": 0.85}
 
 
-def shapes_summary(timings: pd.DataFrame) -> pd.DataFrame:
+def shapes_summary(timings: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per precision class over the run's products: how many, the best rung's geometric
     mean and minimum share of its cuBLAS (the shape where it is least), against the any-shape
-    targets, and how many of the products the tuning saw (a row tuned at that very shape)."""
-    rows = sweep_with_shares(timings)
+    targets, and how many of the products the tuning saw (a row tuned at that very shape).
+    `rows`: sweep_with_shares(timings), where the caller has them."""
+    rows = sweep_with_shares(timings) if rows is None else rows
     if rows.empty:
         return pd.DataFrame()
     out = []

@@ -38,9 +38,10 @@ class Rendered:
 
     def lines(self) -> list[str]:
         """One line per output not made: left out (no data) or failed."""
-        return [f"{k} {n} not made: {why}" for k, n, why in self.left_out] + [
-            f"{k} {n} failed: {why}" for k, n, why in self.failed
-        ]
+        return [f"{k} {n} not made: {why}" for k, n, why in self.left_out] + self.failed_lines()
+
+    def failed_lines(self) -> list[str]:
+        return [f"{k} {n} failed: {why}" for k, n, why in self.failed]
 
 
 _DATA: dict = {}  # the inputs, read once; forked drawing processes inherit them
@@ -175,8 +176,7 @@ def failures(report_dir: str | Path) -> list[str]:
     path = Path(report_dir) / RENDERED
     if not path.is_file():
         return []
-    done = Rendered(**json.loads(path.read_text()))
-    return [f"{k} {n} failed: {why}" for k, n, why in done.failed]
+    return Rendered(**json.loads(path.read_text())).failed_lines()
 
 
 def summary(timings: str, manifests: list, refused: str | None, txt: str, md: str) -> None:
