@@ -14,6 +14,10 @@
 // swizzle, so a B tile is BN / 64 boxes side by side; everything past the matrix reads as zero,
 // so any m, n, k work (the pipeline pads leading dimensions to 16 bytes: `align` in the
 // registry).
+//
+// This rung keeps its own body: it is the road's first warp-specialised step, one output tile a
+// block and every k-tile's wgmmas waited for, the form the persistent skeleton
+// (kernels/persistent.cuh) that the rungs after it share grew from.
 #include <cuda_bf16.h>
 
 #include "hopper.cuh"

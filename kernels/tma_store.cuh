@@ -18,8 +18,7 @@
 //
 // C's rows are 16-byte aligned (registry `align`), as its tensor map needs.
 #pragma once
-#include "hopper.cuh"
-#include "split_k.cuh"  // named_barrier_sync: one warpgroup's barrier
+#include "persistent.cuh"  // hopper.cuh, split_k.cuh (named_barrier_sync), Params
 
 constexpr int CHUNK_COLS = 128 / sizeof(float);  // a chunk's row: one 128-byte swizzle row
 constexpr int CHUNK_BYTES = 64 * 128;            // a chunk: 64 rows of C
@@ -91,3 +90,41 @@ __device__ __forceinline__ void store_tile(float (&d)[ROWS / 64][COLS / 2], bool
 __device__ __forceinline__ void store_tile_drain() {
     if (threadIdx.x % 128 == 0) bulk_wait<0>();
 }
+
+// The consumer of the TMA-store rungs on the persistent skeleton: its part of a tile (ROWS rows
+// from its warpgroup's place in it) through its two chunk buffers, which lie after the ring
+// (Extra = Chunks; the rung's shared memory is aligned with align_1024_shared, so that the
+// chunks are written with STS)
+struct Chunks {
+    unsigned char c[CONSUMERS][2][CHUNK_BYTES];
+};
+static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
+
+template <int ROWS>
+struct TmaStore {
+    const Params &p;
+    const int c;             // the consumer warpgroup
+    unsigned char *buffers;  // its two chunk buffers
+    unsigned chunk = 0;      // chunks it has handed over: its buffer is chunk % 2
+
+    template <class S>
+    __device__ __forceinline__ TmaStore(const Params &p_, S &sm)
+        : p(p_), c(threadIdx.x / 128 - 1), buffers(sm.extra.c[c][0]) {}
+
+    __device__ __forceinline__ void store(float (&d)[ROWS / 64][BN / 2], int row0, int col0,
+                                          bool zero) {
+        store_tile<ROWS, BN>(d, zero, buffers, chunk, 2 + c, p.c, p.C, p.ldc, p.M, p.N,
+                             row0 + c * ROWS, col0, p.accumulate);
+    }
+    __device__ __forceinline__ void drain() const { store_tile_drain(); }
+};
+
+// A rung of STEPS (the skeleton's step sets) storing its tiles with TmaStore
+template <class Steps>
+struct WithTmaStore : Steps {
+    using Extra = Chunks;
+    using Consumer = TmaStore<Steps::ROWS>;
+    __device__ static __forceinline__ unsigned char *align(unsigned char *p) {
+        return align_1024_shared(p);  // LDS and STS (hopper.cuh)
+    }
+};

@@ -8,7 +8,7 @@ import pytest
 
 from mmbench.core.axes import Configuration
 from mmbench.core.rates import with_rates
-from mmbench.core.registry import load_registry
+from mmbench.core.registry import kernel_dependencies, load_registry
 from mmbench.core.row import SAMPLES
 from mmbench.measure.launch import Workspace
 from mmbench.measure.runner import Runner
@@ -296,6 +296,69 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
         assert heads, splits
     for key, s in sorted(splits.items()):
         print(variant, *key, f"SPLITS={s}")
+
+
+# the rungs on the persistent skeleton (kernels/persistent.cuh)
+SKELETON = [name for name, v in load_registry().items() if v.compiled and "persistent.cuh"
+            in {p.name for p in kernel_dependencies(ROOT / "kernels" / v.source)}]  # fmt: skip
+
+
+def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp_path,
+                                                              monkeypatch):  # fmt: skip
+    """Every rung on the persistent skeleton, its first instantiation, at products it splits
+    (128 x 4096 x 4096: few tiles and a long k; 1 x 33 x 5000; 3001 x 3001 x 1000, a short
+    last wave) and at odd ones it does not (1000 x 1100 x 37; 17 x 4099 x 129, a side < 32),
+    measured twice in two runs of the runner: the result C that each verification reads (every
+    launch's) has the same bytes in both runs, and every row PASSes.  The split fix-up adds
+    the partial sums in split order whichever unit finishes last, so no run-to-run order of
+    the blocks changes a bit."""
+    import hashlib
+
+    import cupy as cp
+
+    from mmbench.measure import oracle
+
+    seen: list[str] = []
+    check = oracle.verify_device
+
+    def recording(cp_, got, *args, **kw):
+        seen.append(hashlib.sha256(cp.asnumpy(got).tobytes()).hexdigest())
+        return check(cp_, got, *args, **kw)
+
+    monkeypatch.setattr(oracle, "verify_device", recording)
+    shapes = [(128, 4096, 4096), (1, 33, 5000), (3001, 3001, 1000), (1000, 1100, 37),
+              (17, 4099, 129)]  # fmt: skip
+    work = {}  # each rung's configurations and cubin, built once for both runs
+    for name in SKELETON:
+        v = registry[name]
+        params = plan.buildable(v, {}, arch)[0][0]
+        confs = [Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
+                                  memory="pinned", distribution="normal", seed=11, math=v.math)
+                 for m, n, k in shapes]  # fmt: skip
+        cubin = tmp_path / f"{name}.cubin"
+        cmd = nvcc_command(ROOT / "kernels" / v.source, cubin, v.arch or arch, v.defines(params))
+        subprocess.run(cmd, check=True, capture_output=True)
+        work[name] = (v, confs, {confs[0].instance: str(cubin)})
+    runs = []
+    for _ in range(2):
+        rows: list[dict] = []
+        digests = []
+        for name, (v, confs, cubins) in work.items():
+            seen.clear()
+            Runner(v, cubins, FAST).run(confs, lambda c, row, out=rows: out.append(with_rates(row)))
+            digests.append((name, list(seen)))
+        runs.append(digests)
+        bad = [(r["label"], r["m"], r["n"], r["k"]) for r in rows if r["verification"] != "PASS"]
+        assert not bad
+    assert all(d for _, d in runs[0]), runs[0]
+    assert runs[0] == runs[1]
+    splits = [r["launch_facts"] for r in rows if "SPLITS=" in r["launch_facts"]
+              and int(r["launch_facts"].split("SPLITS=")[1].split()[0]) > 1]  # fmt: skip
+    assert splits  # some of them ran split
+    print(
+        f"{len(SKELETON)} rungs, {len(rows)} configurations, {len(splits)} split; "
+        f"{sum(len(d) for _, d in runs[0])} results the same in both runs"
+    )
 
 
 # -- memory modes, leading dimensions, cold cache, faults, resume ------------------------------

@@ -16,6 +16,8 @@ from .conftest import ROOT
 KERNELS = ROOT / "kernels"
 HELPER = re.compile(r"^__device__ __forceinline__ [\w:<>* ]+?\b(\w+)\(", re.MULTILINE)
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
+# the persistent skeleton of the Hopper rungs and the headers built on it
+SKELETON = {"persistent.cuh", "bf16_steps.cuh", "kmajor_steps.cuh", "tma_store.cuh"}
 
 
 def _generator():
@@ -69,13 +71,16 @@ def test_every_helper_is_defined_once_in_the_kernels_folder():
 
 def test_the_headers_are_layers():
     """common.cuh <- ptx.cuh <- tile_copy.cuh <- hopper.cuh (wgmma.cuh beside it) <-
-    tma_store.cuh (the TMA-store epilogue, with split_k.cuh's named barrier)."""
+    persistent.cuh (the persistent skeleton, with split_k.cuh) <- its step sets
+    (bf16_steps.cuh, kmajor_steps.cuh) and tma_store.cuh (the TMA-store epilogue)."""
     includes = {p.name: INCLUDE.findall(p.read_text()) for p in KERNELS.glob("*.cuh")}
     assert includes["ptx.cuh"] == ["common.cuh"]
     assert includes["tile_copy.cuh"] == ["ptx.cuh"]
     assert includes["hopper.cuh"] == ["tile_copy.cuh", "wgmma.cuh"]
     assert includes["wgmma.cuh"] == [] and includes["common.cuh"] == []
-    assert includes["tma_store.cuh"] == ["hopper.cuh", "split_k.cuh"]
+    assert includes["persistent.cuh"] == ["hopper.cuh", "split_k.cuh"]
+    for header in ("bf16_steps.cuh", "kmajor_steps.cuh", "tma_store.cuh"):
+        assert includes[header] == ["persistent.cuh"], header
     # every tensor-core kernel includes a header of this line, none copies its helpers
     for path in sorted(KERNELS.glob("1[5-9]_*.cu")) + sorted(KERNELS.glob("2[0-9]_*.cu")):
         used = {p.name for p in kernel_dependencies(path)}
@@ -89,8 +94,10 @@ def test_each_derived_fact_is_used_by_its_kernel_and_not_derived_there_again():
     for v in load_registry().values():
         if not v.derived:
             continue
-        # the kernel's own files (a rung may build another's kernel with other parameters)
-        files = [p for p in kernel_dependencies(KERNELS / v.source) if p.suffix == ".cu"]
+        # the kernel's own files (a rung may build another's kernel with other parameters) and
+        # the persistent skeleton's headers it builds on, which use its rungs' facts
+        files = [p for p in kernel_dependencies(KERNELS / v.source)
+                 if p.suffix == ".cu" or p.name in SKELETON]  # fmt: skip
         source = "\n".join(p.read_text() for p in files)
         for name, _ in v.derived:
             assert re.search(rf"\b{name}\b", source), f"{v.name}: {name} unused by {v.source}"
@@ -172,3 +179,46 @@ def test_the_fp8_kernel_compiles_without_spills_in_blocks_and_clusters(tmp_path)
         spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", out.stderr)]
         assert spills and max(spills) == 0, (bm, bn, cluster, chain, out.stderr)
         assert "serialized" not in out.stderr, (bm, bn, cluster, chain, out.stderr)
+
+
+def _code_lines(text: str) -> list[str]:
+    """A source's lines as a reader compares them: comments, blank lines and lone punctuation
+    dropped, white space folded."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    out = []
+    for line in text.splitlines():
+        line = " ".join(line.split("//")[0].split())
+        if line and not re.fullmatch(r"[{}();,\s]*", line):
+            out.append(line)
+    return out
+
+
+def _shared_run(a: list[str], b: list[str], n: int = 6) -> list[str] | None:
+    """The first run of n consecutive lines of a that stands in b too, or None."""
+    runs = {tuple(b[i : i + n]) for i in range(len(b) - n + 1)}
+    for i in range(len(a) - n + 1):
+        if tuple(a[i : i + n]) in runs:
+            return a[i : i + n]
+    return None
+
+
+def test_the_shared_run_check_sees_six_lines_copied_between_two_files():
+    """Hand-made: six statements copied into another file, comments and spacing changed, are
+    found; five are not."""
+    body = [f"int x{i} = {i};" for i in range(6)]
+    a = "\n".join(["void f() {", *body, "}"])
+    b = "\n".join(["// another file", "void g() {", *(f"  {s}  // here" for s in body), "}"])
+    assert _shared_run(_code_lines(a), _code_lines(b)) == body
+    assert _shared_run(_code_lines(a), _code_lines("\n".join(body[:5]))) is None
+
+
+def test_no_two_persistent_rungs_share_six_lines():
+    """The persistent Hopper rungs (kernels/20-28) hold only their own steps: what they share is
+    in the skeleton (persistent.cuh) and its step sets, so no two of their files share a run of
+    six lines (issue "past cuBLAS at any shape", item 1)."""
+    files = sorted(p for p in KERNELS.glob("2[0-8]_*.cu"))
+    assert len(files) == 9
+    lines = {p.name: _code_lines(p.read_text()) for p in files}
+    shared = [(a, b, run) for a, b in itertools.combinations(lines, 2)
+              if (run := _shared_run(lines[a], lines[b]))]  # fmt: skip
+    assert not shared, shared
