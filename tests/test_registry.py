@@ -308,7 +308,7 @@ def test_the_last_wave_is_split_as_a_hand_count_finds_quickest(registry):
     4096^2 (512 tiles, 24 whole rows, 8 past them, 256 k-tiles): whole, 4 x 260 = 1040; split 9
     ways (units of 33) the 12 early blocks and the 120 late ones have run 192 + 960 = 1152 only
     by 520 + 16 x 33 = 1048: not split (a side-by-side run measured 9 ways 1% slower there)."""
-    from mmbench.core.expressions import last_wave_end
+    from mmbench.core.schedule import last_wave_end
 
     assert last_wave_end(1952, 96, 132, 512, 1, 4) == 8256
     assert last_wave_end(1952, 96, 132, 512, 9, 4) == 8045

@@ -1,7 +1,7 @@
 """The registry's expression language: integer arithmetic over parameter names and m, n, k
 (``cdiv(n, TILE * COARSEN)``, ``BM * BK * 2``, ``k % 8 == 0 and BN <= 256``), evaluated by a
 whitelisting evaluator (names, integers, + - * // %, comparisons, and/or/not, ``cdiv``,
-``min``, ``max``, ``tail_splits``), never by ``eval``."""
+``min``, ``max`` and the split policies of core/schedule.py), never by ``eval``."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import ast
 import operator
 from functools import cache
 
+from mmbench.core import schedule
+
 
 class RegistryError(ValueError):
     """The registry file is malformed."""
 
 
-def cdiv(a: int, b: int) -> int:
-    """Ceiling division of non-negative integers."""
-    return -(-a // b)
+cdiv = schedule.cdiv  # ceiling division of non-negative integers
 
 
 _BINOPS = {
@@ -36,39 +36,7 @@ _CMPOPS = {
 }
 
 
-def tail_splits(head: int, tail: int, wave: int, ktiles: int, most: int, cost: int) -> int:
-    """The ways s (1 to `most`, at most 64) to split each of `tail` tiles of `ktiles` k-tiles,
-    run after `head` whole tiles on `wave` blocks at a time, that end the launch soonest
-    (`last_wave_end`); the fewest splits where several end as soon, 1 where there is no tail."""
-    if tail <= 0 or wave <= 0 or ktiles <= 0:
-        return 1
-    ends = {s: last_wave_end(head, tail, wave, ktiles, s, cost)
-            for s in range(1, min(64, max(1, most)) + 1)}  # fmt: skip
-    return min(ends, key=lambda s: (ends[s], s))
-
-
-def last_wave_end(head: int, tail: int, wave: int, ktiles: int, splits: int, cost: int) -> int:
-    """When a launch of `head` whole tiles then `tail` tiles split `splits` ways along their
-    `ktiles` k-tiles ends, in k-tiles' time, on `wave` blocks at a time that each take the next
-    unit as they come free (the hardware's order): a whole tile takes ktiles + cost (a unit's
-    fixed cost, its first loads and its stores), a split unit cdiv(ktiles, splits) + cost.  The
-    head fills whole rounds and `head % wave` blocks of one more (free at t1), the other
-    blocks are free at t0; the units go to the blocks as they free, so the launch ends at the
-    first time by which the blocks can have run them all."""
-    whole, unit, units = ktiles + cost, cdiv(ktiles, splits) + cost, tail * splits
-    rounds, rest = divmod(head, wave)
-    t0, t1 = rounds * whole, (rounds + 1) * whole
-
-    def capacity(t: int) -> int:
-        return (wave - rest) * ((t - t0) // unit) + rest * max(0, (t - t1) // unit)
-
-    enough = cdiv(units, wave) + cdiv(whole, unit) + 1  # unit ends past t1 that surely suffice
-    times = [t0 + j * unit for j in range(1, enough + 1)] + [t1 + j * unit for j in range(enough)]
-    end = min(t for t in times if capacity(t) >= units)
-    return max(end, t1 if rest else t0)
-
-
-_FUNCS = {"cdiv": cdiv, "min": min, "max": max, "tail_splits": tail_splits}
+_FUNCS = {"cdiv": cdiv, "min": min, "max": max, **schedule.FUNCTIONS}
 
 
 # the longest registry expression accepted (a longer one is a mistake, and a deep one would
@@ -133,7 +101,7 @@ def evaluate(expr: str, **names: int) -> int | bool:
         raise RegistryError(
             f"unsupported construct in registry expression {expr!r} ({type(node).__name__}); "
             "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max(), "
-            "tail_splits()"
+            + ", ".join(f"{name}()" for name in schedule.FUNCTIONS)
         )
 
     try:
