@@ -11,7 +11,9 @@ Three policies, one per kind of kernel:
 - `tail_tiles` and `tail_split_ways`: only the tiles past the last whole wave split, where the
   tiles fill fewer than `FULL_WAVES` waves (the persistent TF32 and FP64 rungs);
 - `tail_splits`: the ways that end a launch soonest by a model of its last wave (warptile_db's
-  rows of tiles, which are not persistent).
+  rows of tiles, which are not persistent);
+- `stream_k_head` and `stream_k_workers`: stream-K's whole tiles and the workers that share the
+  others' k-loops evenly (kernels/stream_k.cuh, whose rule they repeat for the host).
 
 A split is at least `LEAST_DEPTH` deep along k and there are at most `MOST_SPLITS` of a tile."""
 
@@ -82,6 +84,23 @@ def last_wave_end(head: int, tail: int, wave: int, ktiles: int, splits: int, cos
     times = [t0 + j * unit for j in range(1, enough + 1)] + [t1 + j * unit for j in range(enough)]
     end = min(t for t in times if capacity(t) >= units)
     return max(end, t1 if rest else t0)
+
+
+def stream_k_head(tiles: int, workers: int) -> int:
+    """Stream-K's whole tiles (kernels/stream_k.cuh, the same rule): all of them where they fill
+    the workers an exact number of times; otherwise all but the last whole wave and the
+    part-wave after it, which are shared (a share is then between one and two tiles' k-loops);
+    none where they fill no wave."""
+    waves, rest = divmod(tiles, workers)
+    if rest == 0:
+        return tiles
+    return (waves - 1) * workers if waves > 0 else 0
+
+
+def stream_k_workers(tiles: int, ktiles: int, head: int, grid_workers: int) -> int:
+    """The workers that share the tiles past `head`: all of the grid's, or one a k-tile where
+    there are fewer k-tiles to share."""
+    return min((tiles - head) * ktiles, grid_workers)
 
 
 # what the registry's expressions may call

@@ -1,0 +1,57 @@
+"""The stream-K schedule (kernels/stream_k.cuh) built for the host with the real nvcc and run
+here: its shares cover every k-tile once, evenly, with at most two partial segments a worker;
+and the host's facts (core/schedule.py) agree with the header's."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import pytest
+
+from mmbench.core.schedule import stream_k_head, stream_k_workers
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc is not installed here")
+
+
+@pytest.fixture(scope="module")
+def check(tmp_path_factory):
+    out = tmp_path_factory.mktemp("stream_k") / "stream_k_check"
+    subprocess.run(["nvcc", "-std=c++17", "-O2", f"-I{ROOT / 'kernels'}", "-o", str(out),
+                    str(ROOT / "tests" / "stream_k_check.cu")], check=True)  # fmt: skip
+    return out
+
+
+def test_every_k_tile_in_one_segment_and_the_shares_even(check):
+    out = subprocess.run([str(check)], capture_output=True, text=True)
+    cases, bad = out.stdout.split()[-4], out.stdout.split()[-2]
+    assert out.returncode == 0 and bad == "0", out.stdout[-2000:]
+    assert int(cases) >= 10000
+
+
+def test_the_head_by_hand():
+    """1000 tiles on 132 workers: 7 whole waves and 76 more; the first 6 waves (792 tiles) run
+    whole, the last whole wave and the 76 (208 tiles, 1.58 a worker) are shared.  264 tiles
+    fill two waves exactly: all whole.  16 tiles fill none: all shared, by 132 workers where they
+    have 132 k-tiles or more, by one worker a k-tile where fewer (16 tiles of 4 k-tiles: 64)."""
+    assert stream_k_head(1000, 132) == 792
+    assert stream_k_head(264, 132) == 264
+    assert stream_k_head(16, 132) == 0
+    assert stream_k_workers(16, 32, 0, 132) == 132
+    assert stream_k_workers(16, 4, 0, 132) == 64
+
+
+def test_the_host_and_the_header_agree(check):
+    """200 random launches: the head and the sharing workers as core/schedule.py works them out
+    and as kernels/stream_k.cuh does."""
+    rng = random.Random(76)
+    cases = [(rng.randint(1, 5000), rng.randint(1, 600), rng.choice([1, 66, 78, 114, 132, 264]))
+             for _ in range(200)]  # fmt: skip
+    out = subprocess.run([str(check), *(str(x) for c in cases for x in c)],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    header = [tuple(map(int, line.split())) for line in out.stdout.splitlines()]
+    host = [(h := stream_k_head(t, g), stream_k_workers(t, k, h, g)) for t, k, g in cases]
+    assert header == host
