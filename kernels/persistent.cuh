@@ -56,6 +56,7 @@
 #pragma once
 #include "hopper.cuh"
 #include "split_k.cuh"
+#include "stream_k.cuh"
 
 #include <type_traits>
 
@@ -123,6 +124,10 @@ struct Copy {
     unsigned rank;
 };
 
+// The kernel body's three schedules: every unit a whole tile; the tiles past a head split
+// `splits` ways (split_k.cuh); stream-K (stream_k.cuh)
+enum Mode { WHOLE = 0, SPLIT_K = 1, STREAM_K = 2 };
+
 // What a launch of several splits is told: the tiles past the first `head` are split `splits`
 // ways; the partial sums go to `workspace` (split_k.cuh)
 struct Split {
@@ -136,7 +141,8 @@ template <bool ALONG_M>
 struct Schedule {
     int rows, cols, tiles, head, splits, units, ktiles;
 
-    __device__ __forceinline__ Schedule(int M, int N, int K, bool split, const Split &sp) {
+    __device__ __forceinline__ Schedule(int M, int N, int K, bool split, const Split &sp,
+                                        bool stream = false) {
         rows = ALONG_M ? (M + BM * CLUSTER - 1) / (BM * CLUSTER) : (M + BM - 1) / BM;
         cols = ALONG_M ? (N + BN - 1) / BN : (N + BN * CLUSTER - 1) / (BN * CLUSTER);
         tiles = rows * cols;
@@ -144,6 +150,7 @@ struct Schedule {
         head = split ? sp.head : tiles;
         units = head + (tiles - head) * splits;
         ktiles = (K + BK - 1) / BK;
+        if (stream) head = units = stream_k_head(tiles, ktiles, gridDim.x / CLUSTER);
     }
 
     // unit u: a whole tile (SPLIT false: u < head) or a share of a split one
@@ -155,6 +162,25 @@ struct Schedule {
         split_range(ktiles, SPLIT ? splits : 1, SPLIT ? (u - head) % splits : 0, kt0, kt1);
         if (ALONG_M) return {(tm * CLUSTER + static_cast<int>(rank)) * BM, tn * BN, kt0, kt1};
         return {tm * BM, (tn * CLUSTER + static_cast<int>(rank)) * BN, kt0, kt1};
+    }
+
+    __device__ __forceinline__ Work work(int u, std::false_type, unsigned rank) const {
+        return work<false>(u, rank);
+    }
+    __device__ __forceinline__ Work work(int u, std::true_type, unsigned rank) const {
+        return work<true>(u, rank);
+    }
+    // a stream-K segment: its tile (counted after the head) and k-tiles
+    __device__ __forceinline__ Work work(int, const Segment &seg, unsigned rank) const {
+        int tm, tn;
+        grouped_tile<GROUP>(head + seg.tile, rows, cols, tm, tn);
+        if (ALONG_M)
+            return {(tm * CLUSTER + static_cast<int>(rank)) * BM, tn * BN, seg.kt0, seg.kt1};
+        return {tm * BM, (tn * CLUSTER + static_cast<int>(rank)) * BN, seg.kt0, seg.kt1};
+    }
+    // the stream-K shares of the tiles past the head on `clusters` workers
+    __device__ __forceinline__ StreamK stream_k(int clusters) const {
+        return {tiles, ktiles, stream_k_workers(tiles, ktiles, head, clusters, BK), head};
     }
 
     // a split unit's share of its tile's workspace (its tile counted among the split ones, in
@@ -314,9 +340,11 @@ struct PairStore {
 // the tiles; no split arithmetic is compiled in), true for several.  Each is an entry point of
 // its own (PERSISTENT_KERNELS): one body for both, the splits a runtime value, ran 0.3-2.1%
 // slower at 4096 on an H100 than the kernel before split-K.
-template <class Rung, bool SPLIT>
+template <class Rung, int MODE>
 __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp) {
+    constexpr bool SPLIT = MODE == SPLIT_K, STREAM = MODE == STREAM_K;
     constexpr bool PINGPONG = Rung::PINGPONG;
+    static_assert(!(STREAM && PINGPONG), "stream-K: cooperative consumers");
     static_assert(!PINGPONG || (Rung::CONSUMER_THREADS == 256 && !Rung::OWN_LOOP),
                   "ping-pong: two consumer warpgroups on the shared k-loop");
     // the threads that hold a tile: one warpgroup in ping-pong, every consumer otherwise
@@ -344,6 +372,8 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
     // whose head is 0 compiles no loop of whole tiles).  Each side works out the schedule
     // after its setmaxnreg: values live across it are spilled where registers are few.
     using Sched = Schedule<Rung::ALONG_M>;
+    // Stream-K: the whole tiles (stream_k_head) as waves, then this cluster's share of the
+    // others' k-loops, segment by segment (a Segment in place of the split tag).
     auto walk = [&](const Sched &sched, auto unit) {
         const unsigned cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
         unsigned u = cluster;
@@ -351,16 +381,24 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
         if (SPLIT)
             for (; u < static_cast<unsigned>(sched.units); u += clusters)
                 unit(u, std::true_type{});
+        if constexpr (STREAM) {
+            const StreamK sk = sched.stream_k(clusters);
+            if (static_cast<int>(cluster) < sk.workers) {
+                Share share(sk, cluster);
+                Segment seg;
+                while (share.next(seg)) unit(cluster, seg);
+            }
+        }
     };
 
     if (threadIdx.x < 128) {  // producer
         setmaxnreg_dec<Rung::PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-            const Sched sched(p.M, p.N, p.K, SPLIT, sp);
+            const Sched sched(p.M, p.N, p.K, SPLIT, sp, STREAM);
             unsigned it = 0;  // k-tiles issued so far: the ring position
             walk(sched, [&](int u, auto split) {
-                const Work w = sched.template work<decltype(split)::value>(u, rank);
+                const Work w = sched.work(u, split, rank);
                 for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) barrier_wait(&empty[s], ((it / STAGES) + 1) & 1);
@@ -372,7 +410,7 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
     } else {  // consumers
         setmaxnreg_inc<Rung::CONSUMER_REGS>();
         const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-        const Sched sched(p.M, p.N, p.K, SPLIT, sp);
+        const Sched sched(p.M, p.N, p.K, SPLIT, sp, STREAM);
         const int c = threadIdx.x / 128 - 1;  // the consumer warpgroup
         const int r = PINGPONG ? threadIdx.x % 128 : threadIdx.x - 128;  // among TILE_THREADS
         Ring ring{full, empty, 0, Rung::leader()};
@@ -380,8 +418,9 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
         Acc d;
         int turn = 0;  // ping-pong: the block's units so far, this consumer's where turn % 2 == c
         walk(sched, [&](int u, auto split) {
-            constexpr bool SPLIT_UNIT = decltype(split)::value;
-            const Work w = sched.template work<SPLIT_UNIT>(u, rank);
+            constexpr bool SPLIT_UNIT = std::is_same<decltype(split), std::true_type>::value;
+            constexpr bool SEGMENT = std::is_same<decltype(split), Segment>::value;
+            const Work w = sched.work(u, split, rank);
             if (PINGPONG) {
                 if ((turn++ & 1) != c) {  // the other consumer's unit: its stages are not ours
                     ring.it += w.kt1 - w.kt0;
@@ -420,6 +459,23 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
                     return;
                 part.sum_into(flat);
             }
+            if constexpr (SEGMENT) {  // a stream-K tile several share: the last adds them up
+                if (split.sharers > 1) {
+                    const StreamK sk = sched.stream_k(gridDim.x / CLUSTER);
+                    const int first = sk.first_worker(split.tile);
+                    T *flat = reinterpret_cast<T *>(&d);
+                    const StreamKPart<T, ACCS> part(
+                        sp.workspace, (sched.tiles - sched.head) * CLUSTER,
+                        split.tile * CLUSTER + rank, sk.slot(u, split.tile) * CLUSTER + rank,
+                        split.sharers, r, TILE_THREADS);
+                    part.put_all(flat);
+                    if (!part.finish([] { named_barrier_sync(1, TILE_THREADS); }, &split_last[0]))
+                        return;
+                    part.sum_into(flat, [&](int j) {
+                        return sk.slot(first + j, split.tile) * CLUSTER + static_cast<int>(rank);
+                    });
+                }
+            }
             // (a k-loop of the rung's own leaves zeros in d for a unit without k-tiles)
             consumer.store(d, w.row0, w.col0, !Rung::OWN_LOOP && w.kt1 == w.kt0);
         });
@@ -438,12 +494,12 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
 #define PERSISTENT_LIST(...) __VA_ARGS__
 #define PERSISTENT_KERNEL(NAME, RUNG, PARAMS, ARGS)                                        \
     extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME PARAMS {            \
-        persistent_gemm<RUNG, false>(Params{PERSISTENT_LIST ARGS}, Split{1, 0, nullptr}); \
+        persistent_gemm<RUNG, WHOLE>(Params{PERSISTENT_LIST ARGS}, Split{1, 0, nullptr}); \
     }
 #define PERSISTENT_KERNELS(NAME, RUNG, PARAMS, ARGS, SPLIT)                                \
     PERSISTENT_KERNEL(NAME, RUNG, PARAMS, ARGS)                                            \
     extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME##_split PARAMS {    \
-        persistent_gemm<RUNG, true>(Params{PERSISTENT_LIST ARGS},                         \
+        persistent_gemm<RUNG, SPLIT_K>(Params{PERSISTENT_LIST ARGS},                      \
                                     Split{PERSISTENT_LIST SPLIT});                        \
     }
 
@@ -457,3 +513,12 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
                         void *workspace),                                                  \
                        (&mapA, &mapB, nullptr, C, M, N, K, ldc, accumulate, 1.f),          \
                        (splits, 0, workspace))
+
+// A rung's entry point with the stream-K schedule: NAME, whatever the shape (the shares are
+// worked out on the device from the grid; the host gives the workspace, WORKSPACE, its name
+// among PARAMS)
+#define PERSISTENT_STREAM_K(NAME, RUNG, PARAMS, ARGS, WORKSPACE)                           \
+    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME PARAMS {            \
+        persistent_gemm<RUNG, STREAM_K>(Params{PERSISTENT_LIST ARGS},                     \
+                                        Split{1, 0, WORKSPACE});                          \
+    }

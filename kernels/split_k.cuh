@@ -46,6 +46,28 @@ __device__ __forceinline__ void named_barrier_sync(int id, int count) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
+// After every thread of a unit has left its partial sums: true for the one of the tile's `units`
+// units that finishes it (the last to arrive at its `count`, which it sets back to 0 for the
+// next launch).  `sync` makes the tile's threads wait for each other (a named barrier, or
+// __syncthreads where the whole block holds the tile); `last` is an int of shared memory that
+// none of them reads or writes meanwhile (thread r = 0 tells the others through it).
+template <class Sync>
+__device__ __forceinline__ bool finish_tile(int *count, int units, int r, Sync sync,
+                                            volatile int *last) {
+    __threadfence();  // this thread's partial sums before the count, to every block
+    sync();
+    if (r == 0) {
+        const bool done = atomicAdd(count, 1) == units - 1;
+        if (done) {
+            *count = 0;        // for the next launch (no other unit of the tile is left)
+            __threadfence();  // the other units' partial sums before ours are read
+        }
+        *last = done;
+    }
+    sync();
+    return *last;
+}
+
 // One unit's share of a split tile.  T: the accumulators' type; N: accumulators per thread.
 template <typename T, int N>
 struct SplitK {
@@ -68,24 +90,11 @@ struct SplitK {
         slots[(static_cast<long long>(s) * N + i) * threads + r] = v;
     }
 
-    // after every put of every thread: true for the one unit that finishes the tile.  `sync`
-    // makes the tile's `threads` threads wait for each other (a named barrier, or
-    // __syncthreads where the whole block holds the tile); `last` is an int of shared memory
-    // that none of them reads or writes meanwhile (thread 0 tells the others through it).
+    // after every put of every thread: true for the one unit that finishes the tile
+    // (finish_tile)
     template <class Sync>
     __device__ __forceinline__ bool finish(Sync sync, volatile int *last) const {
-        __threadfence();  // this thread's partial sums before the count, to every block
-        sync();
-        if (r == 0) {
-            const bool done = atomicAdd(count, 1) == splits - 1;
-            if (done) {
-                *count = 0;        // for the next launch (no other unit of the tile is left)
-                __threadfence();  // the other units' partial sums before ours are read
-            }
-            *last = done;
-        }
-        sync();
-        return *last;
+        return finish_tile(count, splits, r, sync, last);
     }
 
     // accumulator i of split u's partial sums (after finish, in the unit that finishes the
@@ -106,5 +115,45 @@ struct SplitK {
         for (int v = 0; v < splits; ++v)
 #pragma unroll
             for (int i = 0; i < N; ++i) acc[i] = (v ? acc[i] : T(0)) + partial(v, i);
+    }
+};
+
+// One worker's segment of a stream-K tile (kernels/stream_k.cuh) that several share: the
+// workspace holds one int count per shared tile (padded to 256 bytes), then two slots of
+// partial sums a worker, accumulator i of thread r at [slot][i][r]; the sharer that finishes
+// the tile adds every sharer's slot in the workers' order, its own included.
+template <typename T, int N>
+struct StreamKPart {
+    int *count;  // the tile's count of finished segments
+    T *slots;    // the first slot
+    int slot, sharers, r, threads;
+
+    __device__ __forceinline__ StreamKPart(void *workspace, int tiles, int tile, int slot_,
+                                           int sharers_, int r_, int threads_)
+        : slot(slot_), sharers(sharers_), r(r_), threads(threads_) {
+        unsigned char *w = static_cast<unsigned char *>(workspace);
+        count = reinterpret_cast<int *>(w) + tile;
+        const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
+        slots = reinterpret_cast<T *>(w + head);
+    }
+    __device__ __forceinline__ T *at(int q, int i) const {
+        return slots + (static_cast<long long>(q) * N + i) * threads + r;
+    }
+    __device__ __forceinline__ void put_all(const T *acc) const {
+#pragma unroll
+        for (int i = 0; i < N; ++i) *at(slot, i) = acc[i];
+    }
+    template <class Sync>
+    __device__ __forceinline__ bool finish(Sync sync, volatile int *last) const {
+        return finish_tile(count, sharers, r, sync, last);
+    }
+    // acc = the tile's sum: the slots `slot_of(j)` of its sharers j = 0, 1, ... in order
+    template <class SlotOf>
+    __device__ __forceinline__ void sum_into(T *acc, SlotOf slot_of) const {
+        for (int j = 0; j < sharers; ++j) {
+            const int q = slot_of(j);
+#pragma unroll
+            for (int i = 0; i < N; ++i) acc[i] = (j ? acc[i] : T(0)) + __ldcg(at(q, i));
+        }
     }
 };

@@ -25,8 +25,8 @@
 #endif
 
 // The shares of a launch: `tiles` output tiles of `ktiles` k-tiles each, the first `head`
-// whole, the others' k-tiles shared among `workers` workers (at most one a k-tile: the first
-// `workers` of the grid's; stream_k_workers), each share at least one k-tile
+// whole, the others' k-tiles shared among `workers` workers (the first `workers` of the grid's:
+// stream_k_workers), each share at least one k-tile
 struct StreamK {
     int tiles, ktiles, workers, head;
 
@@ -88,18 +88,25 @@ struct Share {
 };
 
 // The tiles a launch runs whole before the shares: where the tiles fill `workers` an exact
-// number of times, all of them; otherwise all but the last whole wave and the part-wave after
-// it, which are shared (so that a share is between one and two tiles' k-loops); none where
-// they fill no wave
-STREAM_K_FN int stream_k_head(int tiles, int workers) {
+// number of times (or have no k-tiles), all of them; otherwise all but the last whole wave and
+// the part-wave after it, which are shared (so that a share is between one and two tiles'
+// k-loops); none where they fill no wave
+STREAM_K_FN int stream_k_head(int tiles, int ktiles, int workers) {
     const int waves = tiles / workers, rest = tiles % workers;
-    if (rest == 0) return tiles;
+    if (rest == 0 || ktiles == 0) return tiles;
     return waves > 0 ? (waves - 1) * workers : 0;
 }
 
-// The workers that share the tiles past `head`: every worker of the grid, or one a k-tile where
-// there are fewer k-tiles (then each share is one k-tile, and the other workers have none)
-STREAM_K_FN int stream_k_workers(int tiles, int ktiles, int head, int grid_workers) {
+// k of a share at least (as split-K's LEAST_DEPTH): a shorter one costs its tile's fix-up more
+// than it adds
+constexpr int STREAM_K_LEAST_DEPTH = 256;
+
+// The workers that share the tiles past `head`, their k-tiles `bk` deep: every worker of the
+// grid, or fewer where the shares would be shallower than STREAM_K_LEAST_DEPTH (at least one
+// where there is anything to share; the other workers have no share)
+STREAM_K_FN int stream_k_workers(int tiles, int ktiles, int head, int grid_workers, int bk) {
     const long long iterations = static_cast<long long>(tiles - head) * ktiles;
-    return iterations < grid_workers ? static_cast<int>(iterations) : grid_workers;
+    const int least = STREAM_K_LEAST_DEPTH / bk > 1 ? STREAM_K_LEAST_DEPTH / bk : 1;
+    const long long most = iterations / least > 1 ? iterations / least : (iterations > 0);
+    return most < grid_workers ? static_cast<int>(most) : grid_workers;
 }

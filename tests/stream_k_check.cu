@@ -4,19 +4,19 @@
 //                             at most two partial segments a worker, the sharers of a tile in
 //                             the workers' order, their workspace slots distinct and in range;
 //                             prints "N cases, B bad" and exits 1 where B > 0
-//   stream_k_check T K G ...  for each launch of T tiles of K k-tiles on a grid of G workers,
-//                             one line: the whole tiles, the sharing workers
+//   stream_k_check T K G B .. for each launch of T tiles of K k-tiles B deep on a grid of G
+//                             workers, one line: the whole tiles, the sharing workers
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include "stream_k.cuh"
 int main(int argc, char **argv) {
     if (argc > 1) {  // the host facts of the launches named
-        for (int a = 1; a + 2 < argc; a += 3) {
+        for (int a = 1; a + 3 < argc; a += 4) {
             const int tiles = atoi(argv[a]), ktiles = atoi(argv[a + 1]);
-            const int grid = atoi(argv[a + 2]);
-            const int head = stream_k_head(tiles, grid);
-            printf("%d %d\n", head, stream_k_workers(tiles, ktiles, head, grid));
+            const int grid = atoi(argv[a + 2]), bk = atoi(argv[a + 3]);
+            const int head = stream_k_head(tiles, ktiles, grid);
+            printf("%d %d\n", head, stream_k_workers(tiles, ktiles, head, grid, bk));
         }
         return 0;
     }
@@ -32,9 +32,10 @@ int main(int argc, char **argv) {
     };
     for (int c = 0; c < 20000; ++c) {
         const int tiles = c % 3 == 0 ? draw(1, 40) : draw(1, 600);
-        const int ktiles = draw(1, 300), grid = draw(1, 132);
-        const int head = stream_k_head(tiles, grid);
-        const StreamK sk{tiles, ktiles, stream_k_workers(tiles, ktiles, head, grid), head};
+        const int ktiles = c % 50 == 0 ? 0 : draw(1, 300), grid = draw(1, 132);
+        const int bk = c % 2 ? 64 : 16;
+        const int head = stream_k_head(tiles, ktiles, grid);
+        const StreamK sk{tiles, ktiles, stream_k_workers(tiles, ktiles, head, grid, bk), head};
         const int workers = sk.workers, shared = tiles - head;
         if (sk.iterations() == 0) continue;
         ++cases;
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
         for (int w = 0; w < workers; ++w) {
             const long long n = sk.begin(w + 1) - sk.begin(w);
             if (n < even || n > even + 1) fail("uneven shares", tiles, ktiles, workers);
+            if (workers > 1 && n * bk < STREAM_K_LEAST_DEPTH) fail("shallow", tiles, ktiles, workers);
             Share share(sk, w);
             Segment s;
             int partial = 0;

@@ -71,14 +71,15 @@ def test_every_helper_is_defined_once_in_the_kernels_folder():
 
 def test_the_headers_are_layers():
     """common.cuh <- ptx.cuh <- tile_copy.cuh <- hopper.cuh (wgmma.cuh beside it) <-
-    persistent.cuh (the persistent skeleton, with split_k.cuh) <- its step sets
+    persistent.cuh (the persistent skeleton, with split_k.cuh and stream_k.cuh) <- its step sets
     (bf16_steps.cuh, kmajor_steps.cuh) and tma_store.cuh (the TMA-store epilogue)."""
     includes = {p.name: INCLUDE.findall(p.read_text()) for p in KERNELS.glob("*.cuh")}
     assert includes["ptx.cuh"] == ["common.cuh"]
     assert includes["tile_copy.cuh"] == ["ptx.cuh"]
     assert includes["hopper.cuh"] == ["tile_copy.cuh", "wgmma.cuh"]
     assert includes["wgmma.cuh"] == [] and includes["common.cuh"] == []
-    assert includes["persistent.cuh"] == ["hopper.cuh", "split_k.cuh"]
+    assert includes["persistent.cuh"] == ["hopper.cuh", "split_k.cuh", "stream_k.cuh"]
+    assert includes["stream_k.cuh"] == []  # plain arithmetic, for the host as for the device
     for header in ("bf16_steps.cuh", "kmajor_steps.cuh", "tma_store.cuh"):
         assert includes[header] == ["persistent.cuh"], header
     # every tensor-core kernel includes a header of this line, none copies its helpers
@@ -213,11 +214,11 @@ def test_the_shared_run_check_sees_six_lines_copied_between_two_files():
 
 
 def test_no_two_persistent_rungs_share_six_lines():
-    """The persistent Hopper rungs (kernels/20-28) hold only their own steps: what they share is
+    """The persistent Hopper rungs (kernels/20-29) hold only their own steps: what they share is
     in the skeleton (persistent.cuh) and its step sets, so no two of their files share a run of
     six lines (issue "past cuBLAS at any shape", item 1)."""
-    files = sorted(p for p in KERNELS.glob("2[0-8]_*.cu"))
-    assert len(files) == 9
+    files = sorted(p for p in KERNELS.glob("2[0-9]_*.cu"))
+    assert len(files) == 10
     lines = {p.name: _code_lines(p.read_text()) for p in files}
     shared = [(a, b, run) for a, b in itertools.combinations(lines, 2)
               if (run := _shared_run(lines[a], lines[b]))]  # fmt: skip

@@ -36,22 +36,27 @@ def test_the_head_by_hand():
     """1000 tiles on 132 workers: 7 whole waves and 76 more; the first 6 waves (792 tiles) run
     whole, the last whole wave and the 76 (208 tiles, 1.58 a worker) are shared.  264 tiles
     fill two waves exactly: all whole.  16 tiles fill none: all shared, by 132 workers where they
-    have 132 k-tiles or more, by one worker a k-tile where fewer (16 tiles of 4 k-tiles: 64)."""
-    assert stream_k_head(1000, 132) == 792
-    assert stream_k_head(264, 132) == 264
-    assert stream_k_head(16, 132) == 0
-    assert stream_k_workers(16, 32, 0, 132) == 132
-    assert stream_k_workers(16, 4, 0, 132) == 64
+    have 132 shares of 256 or more (16 tiles of 32 k-tiles 64 deep: 128 shares of 4 k-tiles),
+    fewer where not (16 tiles of 4 k-tiles: 16 workers; 1 tile of 2: one, alone)."""
+    assert stream_k_head(1000, 64, 132) == 792
+    assert stream_k_head(264, 64, 132) == 264
+    assert stream_k_head(16, 64, 132) == 0
+    assert stream_k_head(16, 0, 132) == 16  # k = 0: nothing to share, every tile stores zeros
+    assert stream_k_workers(16, 64, 0, 132, 64) == 132
+    assert stream_k_workers(16, 32, 0, 132, 64) == 128
+    assert stream_k_workers(16, 4, 0, 132, 64) == 16
+    assert stream_k_workers(1, 2, 0, 132, 64) == 1
+    assert stream_k_workers(16, 0, 16, 132, 64) == 0
 
 
 def test_the_host_and_the_header_agree(check):
-    """200 random launches: the head and the sharing workers as core/schedule.py works them out
+    """200 random launches: the whole tiles and the sharing workers as core/schedule.py works them out
     and as kernels/stream_k.cuh does."""
     rng = random.Random(76)
-    cases = [(rng.randint(1, 5000), rng.randint(1, 600), rng.choice([1, 66, 78, 114, 132, 264]))
-             for _ in range(200)]  # fmt: skip
+    cases = [(rng.randint(1, 5000), rng.randint(0, 600), rng.choice([1, 66, 78, 114, 132, 264]),
+              rng.choice([8, 16, 32, 64, 128])) for _ in range(200)]  # fmt: skip
     out = subprocess.run([str(check), *(str(x) for c in cases for x in c)],
                          capture_output=True, text=True, check=True)  # fmt: skip
     header = [tuple(map(int, line.split())) for line in out.stdout.splitlines()]
-    host = [(h := stream_k_head(t, g), stream_k_workers(t, k, h, g)) for t, k, g in cases]
+    host = [(h := stream_k_head(t, k, g), stream_k_workers(t, k, h, g, b)) for t, k, g, b in cases]
     assert header == host

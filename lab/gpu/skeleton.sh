@@ -20,7 +20,7 @@ stage=$2
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
-rungs="persistent_bf16 pingpong_bf16 tmastore_bf16 persistent_fp8 persistent_tf32 persistent_tf32_tn tmastore_tf32_tn ws_f64"
+rungs="persistent_bf16 pingpong_bf16 tmastore_bf16 streamk_bf16 persistent_fp8 persistent_tf32 persistent_tf32_tn tmastore_tf32_tn ws_f64"
 if [ "$stage" = check ]; then
   if [ "${TESTS:-yes}" = yes ]; then
     start=$(date +%s)

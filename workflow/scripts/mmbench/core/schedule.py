@@ -86,21 +86,25 @@ def last_wave_end(head: int, tail: int, wave: int, ktiles: int, splits: int, cos
     return max(end, t1 if rest else t0)
 
 
-def stream_k_head(tiles: int, workers: int) -> int:
+def stream_k_head(tiles: int, ktiles: int, workers: int) -> int:
     """Stream-K's whole tiles (kernels/stream_k.cuh, the same rule): all of them where they fill
-    the workers an exact number of times; otherwise all but the last whole wave and the
-    part-wave after it, which are shared (a share is then between one and two tiles' k-loops);
-    none where they fill no wave."""
+    the workers an exact number of times (or have no k-tiles); otherwise all but the last whole
+    wave and the part-wave after it, which are shared (a share is then between one and two
+    tiles' k-loops); none where they fill no wave."""
     waves, rest = divmod(tiles, workers)
-    if rest == 0:
+    if rest == 0 or ktiles == 0:
         return tiles
     return (waves - 1) * workers if waves > 0 else 0
 
 
-def stream_k_workers(tiles: int, ktiles: int, head: int, grid_workers: int) -> int:
-    """The workers that share the tiles past `head`: all of the grid's, or one a k-tile where
-    there are fewer k-tiles to share."""
-    return min((tiles - head) * ktiles, grid_workers)
+def stream_k_workers(tiles: int, ktiles: int, head: int, grid_workers: int, bk: int) -> int:
+    """The workers that share the tiles past `head`, their k-tiles `bk` deep: all of the grid's,
+    or fewer where the shares would be shallower than LEAST_DEPTH (at least one where there is
+    anything to share)."""
+    iterations = (tiles - head) * ktiles
+    least = max(1, LEAST_DEPTH // bk)
+    most = iterations // least if iterations // least > 1 else int(iterations > 0)
+    return min(most, grid_workers)
 
 
 # what the registry's expressions may call
@@ -109,4 +113,6 @@ FUNCTIONS = {
     "tail_tiles": tail_tiles,
     "tail_split_ways": tail_split_ways,
     "tail_splits": tail_splits,
+    "stream_k_head": stream_k_head,
+    "stream_k_workers": stream_k_workers,
 }
