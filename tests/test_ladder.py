@@ -389,3 +389,25 @@ def test_a_rung_run_with_another_models_tuning_says_so_in_the_ladder_table(timin
     assert not ladder.table(h100).parameters.str.contains("tuned on").any()
     recorded = ladder.table(timings).set_index(["precision", "rung"]).parameters
     assert recorded.str.endswith(" (tuned on NVIDIA H100 80GB HBM3)").sum() == 18
+
+
+def test_an_fp8_product_cublaslt_refuses_is_set_against_it_padded():
+    """The recorded FP8 ladder (an H100) with its persistent_fp8 rows at 4096^3 moved to n = 4090,
+    a product cuBLASLt's FP8 matmul refuses (n not a multiple of 16): each is set against
+    cuBLASLt's row at 4096^3, 4090 rounded up to 16 (what the plan runs there), whose rate
+    counts the product's own work, 4090 / 4096 of its own (the same time for less work)."""
+    t = read_csv(DATA / "h100-ladder-fp8" / "results" / "ladder" / "tables" / "timings.csv")
+    fp8 = (t.variant == "persistent_fp8") & (t.m == 4096)
+    moved = t.copy()
+    moved.loc[fp8, "n"] = 4090
+    k = ladder.with_reference(moved)
+    rows = k[(k.variant == "persistent_fp8") & (k.n == 4090)]
+    assert len(rows) == fp8.sum() == 4  # normal and int09 inputs, bursts and sustained
+    ref = t[(t.variant == "cublaslt_fp8") & (t.m == 4096) & (t.verification == "PASS")]
+    for _, r in rows.iterrows():
+        same = ref[(ref.distribution == r.distribution) & (ref.load == r.load)]
+        assert r.reference == "cublaslt_fp8" and r.reference_shape == "4096 x 4096 x 4096"
+        assert r.reference_gflops == pytest.approx(same.kernel_gflops.median() * 4090 / 4096)
+        assert r.fraction == pytest.approx(r.kernel_gflops / r.reference_gflops)
+    # at its own product nothing is padded
+    assert (k[(k.variant == "persistent_fp8") & (k.n == 8192)].reference_shape == "").all()

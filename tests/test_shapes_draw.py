@@ -164,3 +164,17 @@ def test_sustained_from_ms_without_what_it_needs_is_refused(over, words, capsys)
         _planned(**over)
     said = capsys.readouterr().err
     assert "config key 'sustained_from_ms': 1.0" in said and words in said
+
+
+def test_cublaslt_runs_a_product_it_refuses_padded_to_multiples_of_16():
+    """cuBLASLt's FP8 matmul takes n and k multiples of 16 only (registry `requires`, as
+    PyTorch's scaled_mm checks): at 64 x 4100 x 4096 and 64 x 4105 x 4096 it runs 64 x 4112 x
+    4096 (4100 and 4105 rounded up to 16: 257 x 16), once for both, while the FP8 rung runs
+    each product itself; 64 x 4096 x 4096 it runs as it is.  Nothing is refused."""
+    exp = _planned(variants=["persistent_fp8", "cublaslt_fp8"], dtypes=["float8_e4m3"],
+                   sizes=[], shapes=[[64, 4100, 4096], [64, 4105, 4096], [64, 4096, 4096]],
+                   load=["burst"], sustained_from_ms=None)  # fmt: skip
+    shapes = {v: sorted({(r.m, r.n, r.k) for r in runs}) for v, runs in exp.plan.runs.items()}
+    assert shapes["cublaslt_fp8"] == [(64, 4096, 4096), (64, 4112, 4096)]
+    assert shapes["persistent_fp8"] == [(64, 4096, 4096), (64, 4100, 4096), (64, 4105, 4096)]
+    assert [r for r in exp.plan.refused if r["variant"] == "cublaslt_fp8"] == []

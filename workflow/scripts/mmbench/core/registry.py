@@ -81,6 +81,9 @@ class Variant:
     constraints: tuple[Condition, ...] = ()
     requires: tuple[Condition, ...] = ()
     unsafe_when_unmet: bool = False
+    # a library reference whose requires refuse a product runs it with n and k rounded up to
+    # multiples of this (registry `padded_to`; None: it is refused there)
+    padded_to: int | None = None
     reach: tuple[str, str] = ("0", "0")
     arch: str | None = None
     min_arch: str | None = None
@@ -357,6 +360,13 @@ class Variant:
         """Every kernel the variant's cubin holds that a launch may use."""
         return tuple(x for x in (self.symbol, *(s for s, _ in self.symbols)) if x)
 
+    def padded(self, m: int, n: int, k: int) -> tuple[int, int, int]:
+        """The product this reference runs in place of m x n x k (registry `padded_to`): n and
+        k rounded up to multiples of padded_to; the product itself where it has none."""
+        if not self.padded_to:
+            return m, n, k
+        return m, cdiv(n, self.padded_to) * self.padded_to, cdiv(k, self.padded_to) * self.padded_to
+
     def unmet(self, params: dict, m: int, n: int, k: int) -> list[str]:
         """Reasons (from the registry) why this shape breaks the variant's preconditions."""
         names = self.names(params, m=m, n=n, k=k)
@@ -445,6 +455,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             constraints=tuple(Condition(**c) for c in entry.get("constraints", ())),
             requires=tuple(Condition(**r) for r in entry.get("requires", ())),
             unsafe_when_unmet=bool(entry.get("unsafe_when_unmet", False)),
+            padded_to=entry.get("padded_to"),
             reach=(str(reach.get("rows", 0)), str(reach.get("cols", 0))),
             arch=entry.get("arch"),
             min_arch=entry.get("min_arch"),

@@ -189,6 +189,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
     for name in cfg["variants"]:
         v = registry[name]
         runs: list[Configuration] = []
+        padded: set[Configuration] = set()
         instances, refused = built[name]
         plan.refused += [dict(r, seed=cfg["seed"]) for r in refused]
         for params in instances:
@@ -212,6 +213,10 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 if chosen_for is None:  # another instantiation is tuned for this shape
                     continue
                 unmet = v.unmet(params, m, n, k)
+                if unmet and v.padded_to and not v.unmet(params, *v.padded(m, n, k)):
+                    # a reference that refuses the product runs it padded (registry padded_to)
+                    m, n, k = v.padded(m, n, k)
+                    unmet = []
                 ld_align = 0
                 align = rows_of.get((params[DTYPE_PARAM], v.math), 1)
                 if not v.compiled and align > 1:
@@ -247,6 +252,10 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                         )
                     )
                     continue
+                if v.padded_to:  # two products padded to the same one: measured once
+                    if conf in padded:
+                        continue
+                    padded.add(conf)
                 runs.append(conf)
                 if v.compiled:
                     insts[(name, slug(params))] = (name, params)
