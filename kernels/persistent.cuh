@@ -1,6 +1,7 @@
-// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20,
-// 21, 22, 24-28) supplies only what is its own: its tile loads, its MMA step and its store,
-// as a struct of static steps (the `Rung` below); this header owns the rest:
+// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20-29
+// but 23, which builds 20 with other parameters) supplies only what is its own: its tile
+// loads, its MMA step and its store, as a struct of static steps (the `Rung` below); this
+// header owns the rest:
 //
 //   - the block: one or BLOCKS per multiprocessor, each walking the launch's work units in
 //     turn (a block's unit u, u + gridDim.x / CLUSTER, ...), so the producer fetches the next
@@ -16,7 +17,8 @@
 //     tile rows (blocks at work at the same time share rows of A and columns of B in L2); in a
 //     launch of several splits, the first `head` tiles whole and the others each split among
 //     `splits` units over its k-tiles (split_k.cuh), compiled as two loops, so that a whole
-//     tile's k-loop carries no split arithmetic;
+//     tile's k-loop carries no split arithmetic; or stream-K (stream_k.cuh): the whole tiles,
+//     then the cluster's even share of the others' k-loops, segment by segment;
 //   - the consumers' k-loop for rungs whose MMA step reads both operands from shared memory: a
 //     stage waited for, the rung's wgmmas issued, the previous k-tile's wgmmas waited for and
 //     its stage released (one k-tile of wgmmas in flight); a rung whose k-loop is its own
@@ -26,8 +28,8 @@
 //     tile) and ping-pong (each a whole tile, the two taking the block's units in turn, one
 //     storing while the other multiplies; CUTLASS's ordered sequence barrier keeps their waits
 //     on the ring in the units' order);
-//   - the split fix-up: the unit that finishes a split tile adds the others' partial sums
-//     (split_k.cuh) and stores it as an unsplit one;
+//   - the fix-up: the unit that finishes a split or shared tile adds the others' partial sums
+//     in their order (split_k.cuh: SplitK, StreamKPart) and stores it as an unsplit one;
 //   - the end: no block of a cluster leaves while another may still write to its shared memory.
 //
 // A rung is a struct (WgmmaRung<GROUPS> holds the defaults of a rung of wgmma warpgroups) with:

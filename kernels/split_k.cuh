@@ -18,20 +18,13 @@
 #pragma once
 #include "common.cuh"
 
-// Work unit u of a launch whose first `head` tiles run whole and whose others are split
-// `splits` ways (the persistent kernels' last wave: where the tiles fill a few waves of blocks
-// but not the last one, head is the tiles of the whole waves and only the rest are split, so
-// that the last wave is as long as a tile's share rather than a tile; head = 0 where the
-// tiles do not fill one wave): its tile, its split s and its tile's number of splits n.
-// Units head + (tiles - head) * splits in all; a split tile's workspace index is tile - head.
-struct SplitUnit {
-    int tile, s, n;
-};
-__device__ __forceinline__ SplitUnit split_unit(int u, int head, int splits) {
-    if (u < head) return {u, 0, 1};
-    const int v = u - head;
-    return {head + v / splits, v % splits, splits};
-}
+// A launch whose first `head` tiles run whole and whose others are split `splits` ways (the
+// persistent kernels' last wave: where the tiles fill a few waves of blocks but not the last
+// one, head is the tiles of the whole waves and only the rest are split, so that the last wave
+// is as long as a tile's share rather than a tile; head = 0 where the tiles do not fill one
+// wave) has head + (tiles - head) * splits work units; unit u >= head is split (u - head) %
+// splits of tile head + (u - head) / splits, whose workspace index is its place among the split
+// tiles (the persistent skeleton's Schedule, kernels/persistent.cuh).
 
 // the k-tiles [kt0, kt1) of split s of `splits` over `ktiles` k-tiles: none empty while
 // splits <= ktiles, none longer than another by more than one
@@ -75,14 +68,15 @@ struct SplitK {
     T *slots;    // the tile's first split's partial sums; split s at s * N * threads
     int s, splits, r, threads;
 
+    // tile: the split tile's index among the `tiles` split tiles of the launch
     __device__ __forceinline__ SplitK(void *workspace, int tiles, int tile, int s_, int splits_,
-                                      int r_, int threads_, int first = 0)
+                                      int r_, int threads_)
         : s(s_), splits(splits_), r(r_), threads(threads_) {
         unsigned char *w = static_cast<unsigned char *>(workspace);
         count = reinterpret_cast<int *>(w) + tile;
         const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
         slots = reinterpret_cast<T *>(w + head) +
-                static_cast<long long>(tile - first) * splits * N * threads;
+                static_cast<long long>(tile) * splits * N * threads;
     }
 
     // this unit's accumulator i (before finish)

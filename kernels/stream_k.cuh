@@ -107,6 +107,6 @@ constexpr int STREAM_K_LEAST_DEPTH = 256;
 STREAM_K_FN int stream_k_workers(int tiles, int ktiles, int head, int grid_workers, int bk) {
     const long long iterations = static_cast<long long>(tiles - head) * ktiles;
     const int least = STREAM_K_LEAST_DEPTH / bk > 1 ? STREAM_K_LEAST_DEPTH / bk : 1;
-    const long long most = iterations / least > 1 ? iterations / least : (iterations > 0);
+    const long long most = iterations / least > 0 ? iterations / least : (iterations > 0);
     return most < grid_workers ? static_cast<int>(most) : grid_workers;
 }

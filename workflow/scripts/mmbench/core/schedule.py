@@ -103,7 +103,7 @@ def stream_k_workers(tiles: int, ktiles: int, head: int, grid_workers: int, bk: 
     anything to share)."""
     iterations = (tiles - head) * ktiles
     least = max(1, LEAST_DEPTH // bk)
-    most = iterations // least if iterations // least > 1 else int(iterations > 0)
+    most = max(iterations // least, int(iterations > 0))  # one share where any k-tile is left
     return min(most, grid_workers)
 
 
