@@ -174,11 +174,10 @@ struct Schedule {
     }
     // a stream-K segment: its tile (counted after the head) and k-tiles
     __device__ __forceinline__ Work work(int, const Segment &seg, unsigned rank) const {
-        int tm, tn;
-        grouped_tile<GROUP>(head + seg.tile, rows, cols, tm, tn);
-        if (ALONG_M)
-            return {(tm * CLUSTER + static_cast<int>(rank)) * BM, tn * BN, seg.kt0, seg.kt1};
-        return {tm * BM, (tn * CLUSTER + static_cast<int>(rank)) * BN, seg.kt0, seg.kt1};
+        Work w = work<false>(head + seg.tile, rank);  // the tile's place, whole
+        w.kt0 = seg.kt0;
+        w.kt1 = seg.kt1;
+        return w;
     }
     // the stream-K shares of the tiles past the head on `clusters` workers
     __device__ __forceinline__ StreamK stream_k(int clusters) const {
@@ -463,7 +462,7 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
             }
             if constexpr (SEGMENT) {  // a stream-K tile several share: the last adds them up
                 if (split.sharers > 1) {
-                    const StreamK sk = sched.stream_k(gridDim.x / CLUSTER);
+                    const StreamK &sk = *split.shares;
                     const int first = sk.first_worker(split.tile);
                     T *flat = reinterpret_cast<T *>(&d);
                     const StreamKPart<T, ACCS> part(

@@ -56,9 +56,11 @@ struct StreamK {
 };
 
 // One segment of a worker's share: shared tile `tile` (counted from the head), its k-tiles
-// [kt0, kt1), and how it ends: stored whole (sharers == 1) or summed with the others'
+// [kt0, kt1), and how it ends: stored whole (sharers == 1) or summed with the others' (their
+// slots: `shares`, the launch's shares it belongs to)
 struct Segment {
     int tile, kt0, kt1, sharers, index;  // index: this worker's place among the tile's sharers
+    const StreamK *shares;
 };
 
 // The segments of worker w's share, in order: `next` walks them (true while there is one)
@@ -82,6 +84,7 @@ struct Share {
         s.kt1 = kt0 + static_cast<int>(stop - i);
         s.sharers = sk.sharers(t);
         s.index = w - sk.first_worker(t);
+        s.shares = &sk;
         i = stop;
         return true;
     }

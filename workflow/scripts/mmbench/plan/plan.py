@@ -213,10 +213,11 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                 if chosen_for is None:  # another instantiation is tuned for this shape
                     continue
                 unmet = v.unmet(params, m, n, k)
-                if unmet and v.padded_to and not v.unmet(params, *v.padded(m, n, k)):
+                if unmet and v.padded_to:
                     # a reference that refuses the product runs it padded (registry padded_to)
-                    m, n, k = v.padded(m, n, k)
-                    unmet = []
+                    shape = v.padded(m, n, k)
+                    if not v.unmet(params, *shape):
+                        (m, n, k), unmet = shape, []
                 ld_align = 0
                 align = rows_of.get((params[DTYPE_PARAM], v.math), 1)
                 if not v.compiled and align > 1:
