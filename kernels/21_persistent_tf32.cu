@@ -113,15 +113,13 @@ struct PersistentTf32 : WgmmaRung<CONSUMERS> {
             if (kt < kt1) step(d, a0, ring, sm, kt == kt0);
             wgmma_wait<0>();
             accumulators_fence<BM / 2>(d);
-            if (kt1 > kt0) ring.release(ring.it - 1);
-            else  // no k-tiles (k = 0): C gets zeros
-#pragma unroll
-                for (int i = 0; i < BM / 2; ++i) d[i] = 0.f;
+            if (kt1 > kt0) ring.release(ring.it - 1);  // (no k-tiles: the store writes zeros)
         }
 
         // d[4 j + e] = C^T[product row 16 w + g + 8 (e / 2)][8 j + 2 q + e % 2]: C row
-        // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above)
-        __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool) const {
+        // row0 + 8 j + 2 q + e % 2, C column (the chosen row-to-column map above); zeros where
+        // the unit had no k-tiles (zeroing d in the k-loop instead made ptxas spill at BM = 256)
+        __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool zero) const {
             const int colw = col0 + 64 * c + 32 * (w / 2) + 8 * (w % 2) + 16 * (g / 4) + g % 4;
 #pragma unroll
             for (int j = 0; j < BM / 8; ++j)
@@ -131,7 +129,8 @@ struct PersistentTf32 : WgmmaRung<CONSUMERS> {
                     const int col = colw + 4 * (e / 2);
                     if (row < p.M && col < p.N) {
                         out_t *o = p.C + static_cast<long long>(row) * p.ldc + col;
-                        *o = p.accumulate ? *o + d[4 * j + e] : d[4 * j + e];
+                        const float v = zero ? 0.f : d[4 * j + e];
+                        *o = p.accumulate ? *o + v : v;
                     }
                 }
         }

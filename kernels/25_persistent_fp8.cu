@@ -89,6 +89,11 @@ struct PersistentFp8 : KMajorSteps<WgmmaE4m3> {
             }
             ring.it += n;
         }
+        // d starts at zeros, so a unit without k-tiles stores zeros as it is (the store's own
+        // check for one broke an FFMA of its scaling)
+        __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool) const {
+            PairStore<ROWS, true>::store(d, row0, col0, false);
+        }
         template <class S>
         __device__ __forceinline__ void mainloop(Acc &d, Ring &ring, S &sm, int kt0, int kt1) {
 #pragma unroll

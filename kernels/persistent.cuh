@@ -50,10 +50,11 @@
 //   mma(d, a, b, accumulate)   one k-tile of wgmmas from the stage addresses a (this consumer's
 //                  rows of A) and b; accumulate false for the unit's first k-tile
 //   Consumer       a consumer thread's own state, built once (Consumer(p, sm)):
-//                  store(d, row0, col0, zero) per unit (zero: the unit had no k-tiles),
-//                  drain() at the end, and with OWN_LOOP, in place of mma,
+//                  store(d, row0, col0, zero) per unit (zero: the unit had no k-tiles, and C
+//                  gets zeros), drain() at the end, and with OWN_LOOP, in place of mma,
 //                  mainloop(d, ring, sm, kt0, kt1): the unit's k-loop, every stage it waited
-//                  for released, nothing left in flight, d all zeros where kt0 == kt1
+//                  for released, nothing left in flight; where kt0 == kt1 it leaves d all
+//                  zeros or its store heeds `zero` (whichever ptxas compiles better)
 // The kernel's arguments reach every step as one `Params`.
 #pragma once
 #include "hopper.cuh"
@@ -477,8 +478,7 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
                     });
                 }
             }
-            // (a k-loop of the rung's own leaves zeros in d for a unit without k-tiles)
-            consumer.store(d, w.row0, w.col0, !Rung::OWN_LOOP && w.kt1 == w.kt0);
+            consumer.store(d, w.row0, w.col0, w.kt1 == w.kt0);
         });
         consumer.drain();
     }

@@ -68,15 +68,17 @@ struct SplitK {
     T *slots;    // the tile's first split's partial sums; split s at s * N * threads
     int s, splits, r, threads;
 
-    // tile: the split tile's index among the `tiles` split tiles of the launch
+    // tile: the tile's index among the launch's `tiles` counts; its partial sums are at its
+    // place among the split tiles, tile - first (warptile_db counts every tile, the whole ones
+    // first; the persistent skeleton only the split ones)
     __device__ __forceinline__ SplitK(void *workspace, int tiles, int tile, int s_, int splits_,
-                                      int r_, int threads_)
+                                      int r_, int threads_, int first = 0)
         : s(s_), splits(splits_), r(r_), threads(threads_) {
         unsigned char *w = static_cast<unsigned char *>(workspace);
         count = reinterpret_cast<int *>(w) + tile;
         const long long head = (static_cast<long long>(tiles) * 4 + 255) / 256 * 256;
         slots = reinterpret_cast<T *>(w + head) +
-                static_cast<long long>(tile) * splits * N * threads;
+                static_cast<long long>(tile - first) * splits * N * threads;
     }
 
     // this unit's accumulator i (before finish)
