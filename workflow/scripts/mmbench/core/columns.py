@@ -34,6 +34,9 @@ TUNED_COLUMNS = [
 # writes it before the shape's words ("tuned on MODEL; tuned at 4096x4096x4096"), the ladder
 # table reads it back
 TUNED_ON = "tuned on "
+# a row whose instantiation the calibrated model chose (core/timemodel.py): "chosen by the model
+# calibrated at 8 shapes"
+MODEL_WORDS = "chosen by the model calibrated at "
 
 
 def tuned_on(tuned_for: str) -> str | None:

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 from mmbench.core import arith
 from mmbench.core.axes import DTYPE_PARAM, Configuration, params_label, slug
-from mmbench.core.columns import TUNED_ON
+from mmbench.core.columns import MODEL_WORDS, TUNED_ON
 from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import SUSTAINED, load_of
+from mmbench.core.timemodel import choose
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
 from mmbench.plan.tuning import estimated_ms, nearest
 
@@ -163,14 +164,34 @@ def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[t
     return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 
-def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int, k: int) -> str | None:
-    """Where the tuning table holds rows tuned at several shapes for this variant (cfg
-    `tuned_ranges`, plan/tuning.py): the chosen row's words if `params` is the instantiation
-    tuned nearest to m x n x k, None if it is not; "" for a variant tuned once per type.  Where
-    the run borrows another GPU model's tuning (config `tuned_gpu`; apply_tuned's `tuned_on`),
-    the words begin with that model: `tuned on NVIDIA H100 80GB HBM3; tuned at 4096x4096x4096`."""
+def tuned_for(
+    cfg: dict, v: Variant, params: dict, m: int, n: int, k: int, memo: dict | None = None
+) -> str | None:
+    """Where a calibration table holds this variant (cfg `calibrated`, core/timemodel.py): the
+    model's words if `params` is the instantiation whose time it predicts least at m x n x k,
+    None if it is not.  Else, where the tuning table holds rows tuned at several shapes for it
+    (cfg `tuned_ranges`, plan/tuning.py): the chosen row's words if `params` is the
+    instantiation tuned nearest to m x n x k, None if it is not; "" for a variant tuned once
+    per type.  Where the run borrows another GPU model's tuning (config `tuned_gpu`;
+    apply_tuned's `tuned_on`), the words begin with that model: `tuned on NVIDIA H100 80GB
+    HBM3; tuned at 4096x4096x4096`.  `memo` keeps the model's choices of one expansion (each
+    product's asked of every instantiation)."""
+    name = v.name
     borrowed = cfg.get("tuned_on") or {}
     whose = f"{TUNED_ON}{borrowed['gpu']}" if name in borrowed.get("variants", ()) else ""
+    model = (cfg.get("calibrated") or {}).get(name)
+    if model:  # the calibrated model's choice (core/timemodel.py)
+        key = (name, params[DTYPE_PARAM], m, n, k)
+        memo = {} if memo is None else memo
+        if key not in memo:
+            memo[key] = choose(v, model, params[DTYPE_PARAM], m, n, k)
+        row = memo[key]
+        if row is None or row["params"] != params:
+            return None
+        # "tuned at MxNxK" where the product is one the model was fitted at (the tuning saw it)
+        seen = f"tuned at {m}x{n}x{k}" if [m, n, k] in row["fitted_at"] else ""
+        words = (whose, f"{MODEL_WORDS}{row['shapes']} shapes", seen)
+        return "; ".join(w for w in words if w)
     ranges = (cfg.get("tuned_ranges") or {}).get(name)
     if not ranges:
         return whose
@@ -183,6 +204,7 @@ def tuned_for(cfg: dict, name: str, params: dict, m: int, n: int, k: int) -> str
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
     plan = Plan()
     shapes = shapes_of(cfg)
+    choices: dict = {}  # the calibrated model's choice per product (tuned_for)
     insts: dict[tuple, tuple[str, dict]] = {}
     built = {name: buildable(registry[name], cfg, arch) for name in cfg["variants"]}
     rows_of = kernel_row_alignment(cfg, registry, {n: b[0] for n, b in built.items()})
@@ -209,7 +231,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     ms = estimated_ms(cfg, params[DTYPE_PARAM], v.math, m, n, k)
                     if ms < cfg["sustained_from_ms"]:
                         continue
-                chosen_for = tuned_for(cfg, name, params, m, n, k)
+                chosen_for = tuned_for(cfg, v, params, m, n, k, choices)
                 if chosen_for is None:  # another instantiation is tuned for this shape
                     continue
                 unmet = v.unmet(params, m, n, k)
@@ -399,6 +421,7 @@ def profile_plan(
     follow the run: profile_section)."""
     p = profile_section(cfg, named)
     runs, refused = [], []
+    choices: dict = {}  # the calibrated model's choice per product (tuned_for)
     if not p["enabled"]:
         return runs, refused
     for name in p["variants"]:
@@ -409,7 +432,8 @@ def profile_plan(
         instances, why = buildable(v, p, arch)
         refused += why
         for params, size in itertools.product(instances, p["sizes"]):
-            if tuned_for(cfg, name, params, size, size, size) is None:  # tuned for another shape
+            # tuned for another shape
+            if tuned_for(cfg, v, params, size, size, size, choices) is None:
                 continue
             unmet = v.unmet(params, size, size, size)
             if unmet and v.unsafe_when_unmet:

@@ -3,7 +3,12 @@ preset): each rung's best instantiation per GPU model, for every shape or, where
 several rows, at the shape each was tuned at (columns m, n, k), turned into the config's
 per-variant `params` for the GPU this run uses before the plan is expanded, and, where rows are
 tuned at several shapes, into `tuned_ranges`: the plan gives each shape the instantiation tuned
-nearest to it (the range each row holds: the shapes nearer to its own than to any other row's)."""
+nearest to it (the range each row holds: the shapes nearer to its own than to any other row's).
+
+A calibration table (config `calibration`: kernels/calibration.csv, or the tune preset's
+results/tune/report/calibration.csv) overrides the nearest shape for the variants it holds for
+the run's GPU model: each product runs the instantiation whose time the model predicts least
+(core/timemodel.py; `calibrated`)."""
 
 from __future__ import annotations
 
@@ -259,6 +264,12 @@ def apply_tuned(
     a relative table path is looked for in the run's folder, then in `basedir` (locate)."""
     path = locate(cfg.get("tuned") or "", basedir)
     if not path:
+        if cfg.get("calibration"):
+            raise ConfigError(
+                f"config key 'calibration': {cfg['calibration']!r} without a tuning table; "
+                "valid: with tuned=kernels/tuned.csv (or another tuning table), or "
+                "calibration=''"
+            )
         return cfg
     table = read_tuned(path)  # a missing or unreadable table is the first thing to say
     gpu = cfg.get("tuned_gpu") or "auto"
@@ -279,6 +290,17 @@ def apply_tuned(
     ranges = tuned_ranges(table, gpu, list(cfg["variants"]), registry, path)
     if ranges:  # the plan picks each shape's instantiation (plan.expand)
         cfg["tuned_ranges"] = ranges
+    calibration = locate(cfg.get("calibration") or "", basedir)
+    if calibration:
+        model = calibrated(read_calibration(calibration), gpu, list(cfg["variants"]), registry,
+                           calibration)  # fmt: skip
+        for name, rows in model.items():  # every calibrated instantiation may be chosen
+            cfg["params"][name] = {
+                p: list(dict.fromkeys(r["params"][p] for r in rows))
+                for p in registry[name].param_names
+            }
+        if model:
+            cfg["calibrated"] = model
     if cfg.get("sustained_from_ms") is not None:  # the plan estimates each product's time
         cfg["reference_rates"] = reference_rates(table, gpu)
     prof = dict(cfg.get("profile") or {})
@@ -287,6 +309,67 @@ def apply_tuned(
         prof["params"] = {**(prof.get("params") or {}), **{v: pinned[v] for v in wanted}}
         cfg["profile"] = prof
     return cfg
+
+
+def read_calibration(path: str | Path) -> pd.DataFrame:
+    """A calibration table (core/timemodel.py's CALIBRATION_COLUMNS), or a ConfigError saying
+    what is missing."""
+    import pandas as pd
+
+    from mmbench.core.timemodel import CALIBRATION_COLUMNS
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(
+            f"config key 'calibration': {str(path)!r} does not exist; valid: the table the tune "
+            "preset writes (results/tune/report/calibration.csv), the one kept in "
+            "kernels/calibration.csv, or empty (each product runs the instantiation tuned "
+            "nearest to it)"
+        )
+    try:
+        t = pd.read_csv(p, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ConfigError(
+            f"config key 'calibration': {str(path)!r} is not a readable CSV table ({err}); "
+            f"valid: a table with the columns {', '.join(CALIBRATION_COLUMNS)}"
+        ) from None
+    missing = [c for c in CALIBRATION_COLUMNS if c not in t.columns]
+    if missing:
+        raise ConfigError(
+            f"config key 'calibration': {str(path)!r} has no column {missing[0]!r}; valid: a "
+            f"table with the columns {', '.join(CALIBRATION_COLUMNS)} (the tune preset writes "
+            "one: results/tune/report/calibration.csv)"
+        )
+    return t
+
+
+def calibrated(
+    table: pd.DataFrame, gpu: str, variants: list[str], registry: dict[str, Variant], path: str
+) -> dict[str, list[dict]]:
+    """Per listed variant the calibration table holds for GPU model `gpu`: its rows as {dtype,
+    params (the full parameter dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms,
+    shapes, fitted_at ([m, n, k] each)}; a row naming an instantiation the registry does not declare is a ConfigError."""
+    from mmbench.core.timemodel import COST_COLUMNS
+
+    mine = table[(table.gpu_name == gpu) & table.variant.isin(variants)]
+    out: dict[str, list[dict]] = {}
+    for i, r in mine.iterrows():
+        v = registry[r.variant]
+        try:
+            params = v.instance(str(r.instance))
+        except Exception:
+            raise ConfigError(
+                f"config key 'calibration': {path}, line {i + 2}: {r.variant} has no "
+                f"instantiation {r.instance!r} in the registry; valid: one of "
+                f"{', '.join(list(v.by_slug)[:3])}, ... (re-run the tune preset)"
+            ) from None
+        out.setdefault(r.variant, []).append(dict(
+            dtype=params[DTYPE_PARAM], params=params,
+            costs={c: float(r[c]) for c in COST_COLUMNS}, blocks_per_sm=int(r.blocks_per_sm),
+            sms=int(r.sms), shapes=int(r.shapes),
+            fitted_at=[[int(x) for x in s.split("x")] for s in str(r.fitted_at).split()],
+        ))  # fmt: skip
+    return out
 
 
 def reference_rates(table, gpu: str) -> dict[str, list[list[float]]]:

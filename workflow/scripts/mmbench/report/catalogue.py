@@ -106,6 +106,14 @@ RATE_TABLES = ("kernel_times", "matrix_sum", "unguarded_vs_guarded", "time_split
                "leading_dimensions")  # fmt: skip
 
 
+def _calibration(timings):
+    """The calibration table of a tune run's timings (core/timemodel.py)."""
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import calibrate
+
+    return calibrate(timings, load_registry())
+
+
 def _tab(name, experiment, make, inputs, title, caption, cupti=False) -> Output:
     if name in RATE_TABLES:
         make = one_condition_table(make)
@@ -434,6 +442,20 @@ TABLES: dict[str, Output] = {
             "instantiation and how many were measured. The ladder and sweep presets run these, "
             "each product the row tuned nearest to it (the logarithms of m, n and k; "
             "kernels/tuned.csv keeps them per GPU model).",
+        ),
+        _tab(
+            "calibration",
+            "new (ladder)",
+            lambda d: _calibration(d["timings"]),
+            ["timings"],
+            "The tuning's time model: each instantiation's costs",
+            "Per GPU model, rung and instantiation verified at three or more shapes, the costs "
+            "of the time model (core/timemodel.py) fitted to its kernel times: fixed, per k-tile, per "
+            "whole and per split unit of the busiest worker (microseconds), per byte of partial "
+            "sums (one figure per rung), the blocks a multiprocessor holds (grid kernels), and "
+            "the worst relative error of the rung's fit. Point a run's `calibration` at it: "
+            "each product then runs the instantiation the model predicts fastest "
+            "(kernels/calibration.csv keeps them per GPU model).",
         ),
         _tab(
             "verification",

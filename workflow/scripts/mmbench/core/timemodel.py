@@ -1,0 +1,332 @@
+"""Which instantiation of a rung to run at a product: a time model calibrated by the tune preset.
+
+A launch's work is a list of units (whole output tiles, and the shares of split ones), dealt out
+in turn to its workers (the persistent kernels' clusters, or a grid kernel's blocks that fit the
+GPU at once).  The kernel takes as long as its busiest worker, and a worker's time is its
+k-tiles at the instantiation's own rate plus a cost per unit it starts (the prologue, the
+epilogue's stores and a split unit's partial sums):
+
+    time = fixed + per_ktile * (k-tiles of the busiest worker) + per_unit * (its units)
+
+The three costs are an instantiation's own (its tile, its pipeline depth, its cluster), fitted
+to its times at the tune preset's shapes, each weighted by its share of the time (so that a
+small product counts as much as a large one) and none negative (SciPy's non-negative least
+squares).  A grid kernel's workers are the blocks a multiprocessor holds at once times the
+multiprocessors; that count (1 to 4) is the one that fits its times best.  The model sees the
+schedule the registry's shape facts choose at each product (its split of k, the whole tiles
+before a split tail: core/schedule.py), so a tile that leaves most multiprocessors idle, or a
+split whose shares are shallow, costs what the launch will cost.
+
+`calibrate` turns the tune preset's timings into one row per instantiation (CALIBRATION_COLUMNS:
+the tuning table keeps these, not one row per tuning shape); `predict_ms` and `choose` read
+them.  The lab notebook's entry "Which instantiation at a shape the tuning did not see" sets
+the choice against the nearest tuning shape's, each shape held out in turn."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from mmbench.core.schedule import cdiv
+
+# a calibration row: the GPU model's multiprocessors, the instantiation, its costs in
+# microseconds (Costs) and the blocks a multiprocessor holds (grid kernels; 1 for the persistent
+# ones), the shapes it was fitted at (MxNxK, space-separated) and how well its rung's fit fits
+COST_COLUMNS = ["fixed_us", "ktile_us", "unit_us", "split_us", "byte_us"]
+CALIBRATION_COLUMNS = [
+    "gpu_name", "sms", "variant", "dtype", "params", "instance", *COST_COLUMNS,
+    "blocks_per_sm", "shapes", "fitted_at", "worst_fit",
+]  # fmt: skip
+MOST_BLOCKS_PER_SM = 4
+
+
+@dataclass(frozen=True)
+class Work:
+    """A launch's units and workers: the first `head` of `tiles` units are whole tiles of
+    `ktiles` k-tiles; each of the other tiles is `splits` units (split_range's shares); unit u
+    goes to worker u % workers.  Stream-K (`sharers` > 0): the tiles past the head are not
+    split a whole number of ways; their k-tiles, laid end to end, are cut into `sharers` even
+    shares, one for each of the first workers (kernels/stream_k.cuh)."""
+
+    tiles: int
+    head: int
+    splits: int
+    ktiles: int
+    workers: int
+    sharers: int = 0
+
+    def busiest(self) -> tuple[int, int, int]:
+        """(k-tiles, whole units, split units) of the worker with the most k-tiles (the most
+        units on a tie); stream-K's split units are the busiest worker's segments (the tiles
+        its share touches)."""
+        import numpy as np
+
+        w = max(1, self.workers)
+        if self.sharers:
+            whole = np.bincount(np.arange(self.head) % w, minlength=w)
+            kt = whole * self.ktiles
+            rest = (self.tiles - self.head) * self.ktiles
+            i = np.arange(self.sharers)
+            start, end = i * rest // self.sharers, (i + 1) * rest // self.sharers
+            seg = np.zeros(w, dtype=np.int64)
+            seg[: self.sharers] = np.where(
+                end > start, (end - 1) // max(1, self.ktiles) - start // max(1, self.ktiles) + 1, 0
+            )
+            kt[: self.sharers] += end - start
+            top = max(range(w), key=lambda j: (kt[j], whole[j] + seg[j]))
+            return int(kt[top]), int(whole[top]), int(seg[top])
+        split_units = (self.tiles - self.head) * self.splits
+        units = self.head + split_units
+        if units == 0:
+            return 0, 0, 0
+        depth = np.full(units, self.ktiles, dtype=np.int64)
+        if split_units:
+            s = np.arange(split_units) % self.splits
+            share = (s + 1) * self.ktiles // self.splits - s * self.ktiles // self.splits
+            depth[self.head :] = share
+        owner = np.arange(units) % w
+        ktiles = np.bincount(owner, weights=depth, minlength=w)
+        count = np.bincount(owner, minlength=w)
+        split = np.bincount(owner[self.head :], minlength=w)
+        top = max(range(w), key=lambda i: (ktiles[i], count[i]))
+        return int(ktiles[top]), int(count[top] - split[top]), int(split[top])
+
+
+def _facts(text) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"\b([A-Z_]+)=(\d+)", str(text or ""))}
+
+
+def _persistent(variant) -> bool:
+    """A persistent kernel sizes its grid by the GPU (its workers are its blocks); a grid
+    kernel launches a block per unit and the GPU runs as many at once as fit."""
+    return any(re.search(r"\bsms\b|\bWAVE\b|\bCLUSTERS\b", str(e)) for e in variant.grid)
+
+
+def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots: int) -> Work:
+    """The Work of a launch from its shape facts (TILES, SPLITS, and HEAD, or SPLIT_ROWS and
+    COLS where a grid kernel splits whole rows of blocks; neither: all tiles split; stream-K:
+    HEAD and WORKERS, the tiles a sharer's tile is shared among taken as its splits), the
+    variant's names (BK, CLUSTER, k) and its grid; `slots`: a grid kernel's blocks at once."""
+    cluster = int(names.get("CLUSTER", 1))
+    tiles = facts["TILES"] // cluster
+    ktiles = cdiv(int(names["k"]), int(names["BK"]))
+    if "WORKERS" in facts:  # stream-K: its clusters, the whole tiles and the sharing workers
+        sharers = facts["WORKERS"] if tiles > facts["HEAD"] else 0
+        share = (tiles - facts["HEAD"]) * ktiles // max(1, sharers)
+        ways = min(sharers, cdiv(ktiles, max(1, share)) + 1) if sharers else 1
+        return Work(tiles, facts["HEAD"], max(1, ways), ktiles, grid_blocks // cluster, sharers)
+    splits = max(1, facts.get("SPLITS", 1))
+    if splits == 1:
+        head = tiles
+    elif "HEAD" in facts:
+        head = facts["HEAD"]
+    elif "SPLIT_ROWS" in facts and "COLS" in names:
+        head = facts["SPLIT_ROWS"] * int(names["COLS"])
+    else:
+        head = 0
+    workers = grid_blocks // cluster if persistent else min(grid_blocks, slots)
+    return Work(tiles, head, splits, ktiles, max(1, workers))
+
+
+def launch_work(variant, params: dict, m: int, n: int, k: int, sms: int, blocks_per_sm: int = 1):
+    """The Work the registry's launch of `params` at m x n x k does on `sms` multiprocessors
+    (a grid kernel holding `blocks_per_sm` blocks on each)."""
+    return _launch(variant, params, m, n, k, sms, blocks_per_sm)[0]
+
+
+def _launch(variant, params, m, n, k, sms, blocks_per_sm):
+    names = variant.names(params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm)
+    facts = {name: names[name] for name, _ in variant.shape_facts}
+    grid, _ = variant._grid_and_block(names)
+    persistent = _persistent(variant)
+    return work_of(facts, names, math.prod(grid), persistent, sms * blocks_per_sm), names
+
+
+def recorded_work(variant, params: dict, row, sms: int, blocks_per_sm: int) -> Work:
+    """The Work a recorded timing row ran: its own launch facts and grid (the split policy of
+    the sources it ran, which may not be today's), the variant's names for BK and CLUSTER."""
+    m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
+    names = variant.names(params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm)
+    grid = math.prod(int(x) for x in str(row["grid"]).split("x"))
+    return work_of(_facts(row["launch_facts"]) or {"TILES": grid}, names, grid,
+                   _persistent(variant), sms * blocks_per_sm)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Load:
+    """What the busiest worker does: its k-tiles, its whole units, its split units, and the
+    bytes of partial sums it moves (each split unit's own written, and the S shares of the last
+    tile it finishes read back: split_k.cuh)."""
+
+    ktiles: int
+    whole: int
+    split: int
+    partial_bytes: int
+
+
+def load_of(work: Work, tile_bytes: int) -> Load:
+    kt, whole, split = work.busiest()
+    moved = (split + work.splits) * tile_bytes if split else 0
+    return Load(kt, whole, split, moved)
+
+
+def tile_bytes_of(variant, params: dict, names: dict | None = None) -> int:
+    """The bytes of one tile's partial sums (BM x BN accumulators: float, double for FP64);
+    `names`: the variant's names for `params`, where already worked out."""
+    names = names or variant.names(params)
+    acc = 8 if params.get("dtype") == "float64" else 4
+    return int(names["BM"]) * int(names["BN"]) * acc
+
+
+@dataclass(frozen=True)
+class Costs:
+    """An instantiation's costs in microseconds: fixed, per k-tile, per whole unit and per
+    split unit of the busiest worker, and per byte of partial sums it moves (one figure for
+    every instantiation of a rung); a grid kernel's blocks per multiprocessor."""
+
+    fixed_us: float
+    ktile_us: float
+    unit_us: float
+    split_us: float
+    byte_us: float
+    blocks_per_sm: int
+
+    def time_us(self, load: Load) -> float:
+        return (self.fixed_us + self.ktile_us * load.ktiles + self.unit_us * load.whole
+                + self.split_us * load.split + self.byte_us * load.partial_bytes)  # fmt: skip
+
+
+def _blocks_per_sm(variant, params: dict, rows, sms: int) -> int:
+    """A grid kernel's blocks per multiprocessor: the count from 1 to MOST_BLOCKS_PER_SM whose
+    busiest worker's k-tiles and units explain its times best (a persistent kernel: 1)."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    if _persistent(variant):
+        return 1
+    t = np.asarray([float(r["kernel_ms"]) for r in rows]) * 1e3
+    best, best_err = 1, math.inf
+    for o in range(1, MOST_BLOCKS_PER_SM + 1):
+        a = (
+            np.asarray([(1.0, *recorded_work(variant, params, r, sms, o).busiest()) for r in rows])
+            / t[:, None]
+        )
+        coef, _ = nnls(a, np.ones(len(t)))
+        err = float(np.max(np.abs(a @ coef - 1.0)))
+        if err < best_err - 1e-12:
+            best, best_err = o, err
+    return best
+
+
+def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs], float]:
+    """Each instantiation's Costs from its timing rows (runs: instance -> rows with m, n, k,
+    grid, launch_facts and kernel_ms), fitted together: four costs of each instantiation's own
+    and the cost per byte of partial sums shared by all, none negative, minimising the squared
+    relative error (SciPy's nnls); and the worst relative error of the fit."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    names = sorted(runs)
+    own = 4
+    cols, t, blocks = [], [], {}
+    for j, inst in enumerate(names):
+        params = variant.instance(inst)
+        o = blocks[inst] = _blocks_per_sm(variant, params, runs[inst], sms)
+        tb = tile_bytes_of(variant, params)
+        for r in runs[inst]:
+            ld = load_of(recorded_work(variant, params, r, sms, o), tb)
+            row = np.zeros(own * len(names) + 1)
+            row[own * j : own * (j + 1)] = (1.0, ld.ktiles, ld.whole, ld.split)
+            row[-1] = ld.partial_bytes
+            cols.append(row)
+            t.append(float(r["kernel_ms"]) * 1e3)
+    tt = np.asarray(t)
+    a = np.asarray(cols) / tt[:, None]
+    coef, _ = nnls(a, np.ones(len(tt)))
+    worst = float(np.max(np.abs(a @ coef - 1.0)))
+    out = {}
+    for j, inst in enumerate(names):
+        c = coef[own * j : own * (j + 1)]
+        out[inst] = Costs(*map(float, c), float(coef[-1]), blocks[inst])
+    return out, worst
+
+
+def calibrate(timings, registry, sms: dict[str, int] | None = None):
+    """CALIBRATION_COLUMNS rows from a tune run's timings: per GPU model, variant and element
+    type, each instantiation that passed verification at three or more shapes, its costs fitted
+    with the others' (fit_rung) on its fastest kernel time at each shape (bursts and sustained
+    alike).  `sms`: multiprocessors per GPU model (default: sms_of the timings)."""
+    import pandas as pd
+
+    needed = {"grid", "launch_facts", "kernel_ms", "instance", "verification", "backend"}
+    if timings.empty or not needed <= set(timings.columns):
+        return pd.DataFrame(columns=CALIBRATION_COLUMNS)
+    sms = sms_of(timings) if sms is None else sms
+    d = timings[(timings.verification == "PASS") & (timings.backend == "cubin")]
+    d = d[d.variant.isin(list(registry))]
+    out = []
+    for (gpu, name, dtype), part in d.groupby(["gpu_name", "variant", "dtype"], sort=True):
+        v = registry[name]
+        if not v.shape_facts or gpu not in sms:
+            continue
+        firsts = part.sort_values("kernel_ms").drop_duplicates(["instance", "m", "n", "k"])
+        runs = {inst: [r for _, r in rows.iterrows()]
+                for inst, rows in firsts.groupby("instance") if len(rows) >= 3}  # fmt: skip
+        if not runs:
+            continue
+        costs, worst = fit_rung(v, runs, sms[gpu])
+        for inst, c in costs.items():
+            out.append(dict(
+                gpu_name=gpu, sms=sms[gpu], variant=name, dtype=dtype, params=runs[inst][0]["params"],
+                instance=inst, fixed_us=round(c.fixed_us, 4), ktile_us=round(c.ktile_us, 6),
+                unit_us=round(c.unit_us, 4), split_us=round(c.split_us, 4),
+                byte_us=round(c.byte_us, 9), blocks_per_sm=c.blocks_per_sm,
+                shapes=len(runs[inst]),
+                fitted_at=" ".join(sorted(f"{r['m']}x{r['n']}x{r['k']}" for r in runs[inst])),
+                worst_fit=round(worst, 4),
+            ))  # fmt: skip
+    return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
+
+
+def costs_of(row) -> Costs:
+    return Costs(*(float(row[c]) for c in COST_COLUMNS), int(row["blocks_per_sm"]))
+
+
+def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms: int) -> float:
+    """The model's time for the registry's launch of `params` at m x n x k."""
+    work, names = _launch(variant, params, m, n, k, sms, costs.blocks_per_sm)
+    return costs.time_us(load_of(work, tile_bytes_of(variant, params, names))) / 1e3
+
+
+def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dict | None:
+    """Of the calibrated rows of element type `dtype` (tuning.calibrated: params, costs,
+    blocks_per_sm, sms), the one whose predicted time at m x n x k is least, passing over those
+    whose instantiation cannot launch at the product (the registry's requirements); a tie goes
+    to the earlier row.  None where there is none."""
+    best, best_ms = None, math.inf
+    for r in rows:
+        if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
+            continue
+        costs = Costs(*(r["costs"][c] for c in COST_COLUMNS), r["blocks_per_sm"])
+        ms = predict_ms(variant, r["params"], costs, m, n, k, r["sms"])
+        if ms < best_ms - 1e-12:
+            best, best_ms = r, ms
+    return best
+
+
+def sms_of(timings) -> dict[str, int]:
+    """Multiprocessors per GPU model, as its timing rows show them: the widest grid a
+    persistent kernel of one block per multiprocessor and no cluster launched (its grid is the
+    multiprocessors, or its work units where fewer)."""
+    out: dict[str, int] = {}
+    one = timings
+    for col in ("CLUSTER", "BLOCKS"):
+        if col in one:
+            one = one[one[col].fillna(1).astype(float) == 1]
+    one = one[one.variant.str.startswith(("persistent_", "tmastore_", "ws_"))]
+    for gpu, part in one.groupby("gpu_name"):
+        widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
+        if widths:
+            out[gpu] = max(widths)
+    return out
