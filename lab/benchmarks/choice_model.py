@@ -12,10 +12,13 @@ Per rung and held-out shape S, with the other shapes as the tuning:
               tuning shape times the wave fill at S over the wave fill there, the fill being the
               work units (TILES x SPLITS, from the rows' launch facts) over whole waves of 132
               (the H100's multiprocessors)
+    timed     the instantiation whose time at S the pipeline's model (core/timemodel.py) predicts
+              least, each instantiation's costs fitted on the tuning shapes (the launch at S
+              as the row recorded it: the split policy of the sources that ran)
 
 and prints each policy's share of the best (its regret), per rung and over all.  Defaults: the
-H100 tuning runs recorded in lab/data/h100-tune-ranges (1024 to 4096 square) and
-lab/data/h100-tune-shapes (128, 256 and 512 x 8192 x 8192)."""
+H100 tuning runs recorded in tests/data/h100-tune-model (squares.csv.gz: 1024 to 4096 square;
+small_side.csv.gz: 128, 256 and 512 x 8192 x 8192)."""
 
 from __future__ import annotations
 
@@ -31,11 +34,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
+from mmbench.core.registry import load_registry  # noqa: E402
+from mmbench.core.timemodel import fit_rung, load_of, recorded_work, tile_bytes_of  # noqa: E402
 from mmbench.plan.tuning import distance  # noqa: E402
 
 SMS = 132
-DEFAULT = [ROOT / "lab/data/h100-tune-ranges/timings.csv.gz",
-           ROOT / "lab/data/h100-tune-shapes/timings.csv.gz"]  # fmt: skip
+DEFAULT = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
+           ROOT / "tests/data/h100-tune-model/small_side.csv.gz"]  # fmt: skip
 
 
 def facts(text) -> dict[str, int]:
@@ -60,6 +65,32 @@ def main() -> None:
     )
     rate = d.groupby(["variant", "instance", "shape"]).agg(gflops=("kernel_gflops", "median"),
                                                             fill=("fill", "first"))  # fmt: skip
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    first = d.sort_values("kernel_ms").drop_duplicates(["variant", "instance", "m", "n", "k"])
+    runs = {key: r for key, r in zip(
+        zip(first.variant, first.instance, first["shape"], strict=True),
+        (r for _, r in first.iterrows()), strict=True)}  # fmt: skip
+
+    def timed(variant, tuning, held, candidates):
+        v = registry[variant]
+        runs_of = {}
+        for inst in candidates:
+            try:
+                v.instance(inst)
+            except Exception:  # an instantiation the registry no longer declares
+                continue
+            rows = [runs[(variant, inst, s)] for s in tuning if (variant, inst, s) in runs]
+            if len(rows) >= 3:
+                runs_of[inst] = rows
+        costs, _ = fit_rung(v, runs_of, SMS)
+
+        def us(inst):
+            params, c = v.instance(inst), costs[inst]
+            work = recorded_work(v, params, runs[(variant, inst, held)], SMS, c.blocks_per_sm)
+            return c.time_us(load_of(work, tile_bytes_of(v, params)))
+
+        return min(costs, key=us)
+
     rows = []
     for variant, part in rate.groupby(level="variant"):
         part = part.droplevel("variant")
@@ -75,15 +106,17 @@ def main() -> None:
             common = there.index.intersection(at.index)
             predicted = there.gflops[common] * at.fill[common] / there.fill[common]
             pick_model = predicted.idxmax()
+            pick_timed = timed(variant, tuning, held, list(at.index))
             rows.append(dict(variant=variant, shape="x".join(map(str, held)), best=best,
                              nearest=at.gflops.get(pick_near, float("nan")) / best,
                              model=at.gflops[pick_model] / best,
+                             timed=at.gflops.get(pick_timed, float("nan")) / best,
                              largest=at.gflops.get(there.gflops.idxmax(), float("nan")) / best,
                              instances=len(at)))  # fmt: skip
     out = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
     print(out.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    for policy in ("nearest", "largest", "model"):
+    for policy in ("nearest", "largest", "model", "timed"):
         shares = out[policy].dropna()
         gmean = math.exp(statistics.fmean(math.log(x) for x in shares))
         print(

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The ladder at any shape on a GPU machine (issue "past cuBLAS at any shape", items 3 and 4).
+#   lab/gpu.sh shapes OUT calibrate     the tune preset cut to the shapes preset's rungs that
+#                                        kernels/calibration.csv does not hold yet (CAL_VARIANTS),
+#                                        every instantiation at the eight shapes the others were
+#                                        fitted at, bursts, short sampling; OUT/calibration.csv
+#                                        is its calibration table (append its rows to
+#                                        kernels/calibration.csv), OUT/calibrate_timings.csv
+#                                        the timings it was fitted on
+#   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
+#                                        (DRAW_COUNT), TUNED_GPU's tuning; stopped at LIMIT
+#                                        (default 540 s) and resumed from the jobs' journals when
+#                                        run again on the same machine; once whole, its shapes
+#                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
+#                                        without the cubins)
+# OUT receives the logs and tables.
+set -uo pipefail
+out=$1
+stage=$2
+mkdir -p "$out"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
+tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
+timed() {  # name, snakemake args...
+  local name=$1
+  shift
+  local start=$(date +%s)
+  timeout "${LIMIT:-540}" snakemake --cores 16 --rerun-incomplete "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc after $(($(date +%s) - start)) s"
+  [ $rc -ne 0 ] && grep -h "Error\|error\|mmbench" "$out/$name.log" | head -8
+  return $rc
+}
+case "$stage" in
+calibrate)
+  variants=${CAL_VARIANTS:-"[persistent_tf32_tn, tmastore_tf32_tn, tmastore_bf16, persistent_fp8, streamk_bf16]"}
+  timed calibrate --configfile config/presets/tune.yaml --config experiment=calibrate \
+    "variants=$variants" "tuned_gpu=$tuned_gpu" \
+    'sizes=[1024,1536,2048,3072,4096]' 'shapes=[[128,8192,8192],[256,8192,8192],[512,8192,8192]]' \
+    'dtypes=[float32, bfloat16, float8_e4m3]' 'load=[burst]' 'sustained_sizes=[]' \
+    'report={figures: [], tables: [calibration, verification]}' \
+    'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+  grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
+  cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
+  cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&
+    cut -d, -f3,6,7-11,13,15 "$out/calibration.csv" | head -40
+  ;;
+run)
+  seed=${3:?"usage: lab/gpu.sh shapes OUT run SEED"}
+  timed "shapes-$seed" --configfile config/presets/shapes.yaml \
+    --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
+    "experiment=shapes-$seed"
+  rc=$?
+  grep -h "configurations:" "results/shapes-$seed/tables/summary.txt" 2>/dev/null
+  if [ $rc -eq 0 ]; then
+    for t in shapes sweep; do
+      [ -f "results/shapes-$seed/report/$t.md" ] && cat "results/shapes-$seed/report/$t.md"
+    done
+    tar czf "$out/shapes-$seed.tar.gz" --exclude="results/shapes-$seed/build" "results/shapes-$seed"
+  else
+    ls "results/shapes-$seed/runs" 2>/dev/null | grep -c "\.csv$"
+  fi
+  ;;
+*)
+  echo "unknown shapes stage $stage; valid: calibrate, run SEED" >&2
+  exit 2
+  ;;
+esac
