@@ -9,7 +9,7 @@
 #                                        the timings it was fitted on
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning; stopped at LIMIT
-#                                        (default 540 s) and resumed from the jobs' journals when
+#                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
 #                                        without the cubins)
@@ -20,16 +20,8 @@ stage=$2
 mkdir -p "$out"
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
 tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
-timed() {  # name, snakemake args...
-  local name=$1
-  shift
-  local start=$(date +%s)
-  timeout "${LIMIT:-540}" snakemake --cores 16 --rerun-incomplete "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  echo "$name: exit $rc after $(($(date +%s) - start)) s"
-  [ $rc -ne 0 ] && grep -h "Error\|error\|mmbench" "$out/$name.log" | head -8
-  return $rc
-}
+# shellcheck source=lab/gpu/timed.bash
+. "$(dirname "$0")/timed.bash"
 case "$stage" in
 calibrate)
   variants=${CAL_VARIANTS:-"[persistent_tf32_tn, tmastore_tf32_tn, tmastore_bf16, persistent_fp8, streamk_bf16]"}

@@ -30,16 +30,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
 rungs="${RUNGS:-warptile_db,persistent_tf32,persistent_bf16,ws_f64}"
-timed() {  # name, snakemake args...
-  local name=$1
-  shift
-  local start=$(date +%s)
-  timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  echo "$name: exit $rc after $(($(date +%s) - start)) s"
-  [ $rc -ne 0 ] && grep -h "Error\|error\|mmbench" "$out/$name.log" | head -8
-  return $rc
-}
+# shellcheck source=lab/gpu/timed.bash
+. "$(dirname "$0")/timed.bash"
 for sub in "$@"; do
   case "$sub" in
   test)

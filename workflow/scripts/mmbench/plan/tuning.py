@@ -45,32 +45,45 @@ def parse_params(text: str) -> dict[str, int]:
     return out
 
 
-def read_tuned(path: str | Path) -> pd.DataFrame:
+def read_table(
+    path: str | Path, key: str, absent: str, required, also: str = "", whole=None, noun="table"
+) -> pd.DataFrame:
+    """The CSV table config `key` names, or a ConfigError: `absent` says what would be valid
+    where the file is not there; an unreadable one is told the `whole` list of columns (a
+    `noun` with them), one that lacks a `required` column is told those (and `also`)."""
     import pandas as pd
 
     p = Path(path)
     if not p.is_file():
-        raise ConfigError(
-            f"config key 'tuned': {str(path)!r} does not exist; valid: a tuning table written "
-            "by `snakemake --cores 16 --configfile config/presets/tune.yaml` "
-            "(results/tune/report/tuned.csv) or the one kept in kernels/tuned.csv"
-        )
+        raise ConfigError(f"config key '{key}': {str(path)!r} does not exist; valid: {absent}")
     try:
         t = pd.read_csv(p, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ConfigError(
-            f"config key 'tuned': {str(path)!r} is not a readable CSV table ({reason}); valid: "
-            f"a tuning table with the columns {', '.join(TUNED_COLUMNS)}"
+            f"config key '{key}': {str(path)!r} is not a readable CSV table ({reason}); valid: "
+            f"a {noun} with the columns {', '.join(whole or required)}"
         ) from None
-    missing = [c for c in REQUIRED if c not in t.columns]
+    missing = [c for c in required if c not in t.columns]
     if missing:
         raise ConfigError(
-            f"config key 'tuned': {str(path)!r} has no column {missing[0]!r}; valid: a table "
-            f"with at least the columns {', '.join(REQUIRED)} (the tune preset also writes "
-            f"{', '.join(c for c in TUNED_COLUMNS if c not in REQUIRED)})"
+            f"config key '{key}': {str(path)!r} has no column {missing[0]!r}; valid: a table "
+            f"with at least the columns {', '.join(required)}{also}"
         )
     return t
+
+
+def read_tuned(path: str | Path) -> pd.DataFrame:
+    return read_table(
+        path,
+        "tuned",
+        "a tuning table written by `snakemake --cores 16 --configfile config/presets/tune.yaml` "
+        "(results/tune/report/tuned.csv) or the one kept in kernels/tuned.csv",
+        REQUIRED,
+        f" (the tune preset also writes {', '.join(c for c in TUNED_COLUMNS if c not in REQUIRED)})",
+        whole=TUNED_COLUMNS,
+        noun="tuning table",
+    )
 
 
 SHAPE = ("m", "n", "k")
@@ -314,33 +327,17 @@ def apply_tuned(
 def read_calibration(path: str | Path) -> pd.DataFrame:
     """A calibration table (core/timemodel.py's CALIBRATION_COLUMNS), or a ConfigError saying
     what is missing."""
-    import pandas as pd
-
     from mmbench.core.timemodel import CALIBRATION_COLUMNS
 
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(
-            f"config key 'calibration': {str(path)!r} does not exist; valid: the table the tune "
-            "preset writes (results/tune/report/calibration.csv), the one kept in "
-            "kernels/calibration.csv, or empty (each product runs the instantiation tuned "
-            "nearest to it)"
-        )
-    try:
-        t = pd.read_csv(p, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise ConfigError(
-            f"config key 'calibration': {str(path)!r} is not a readable CSV table ({err}); "
-            f"valid: a table with the columns {', '.join(CALIBRATION_COLUMNS)}"
-        ) from None
-    missing = [c for c in CALIBRATION_COLUMNS if c not in t.columns]
-    if missing:
-        raise ConfigError(
-            f"config key 'calibration': {str(path)!r} has no column {missing[0]!r}; valid: a "
-            f"table with the columns {', '.join(CALIBRATION_COLUMNS)} (the tune preset writes "
-            "one: results/tune/report/calibration.csv)"
-        )
-    return t
+    return read_table(
+        path,
+        "calibration",
+        "the table the tune preset writes (results/tune/report/calibration.csv), the one kept "
+        "in kernels/calibration.csv, or empty (each product runs the instantiation tuned nearest "
+        "to it)",
+        CALIBRATION_COLUMNS,
+        " (the tune preset writes one: results/tune/report/calibration.csv)",
+    )
 
 
 def calibrated(
