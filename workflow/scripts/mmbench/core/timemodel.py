@@ -2,25 +2,29 @@
 
 A launch's work is a list of units (whole output tiles, and the shares of split ones), dealt out
 in turn to its workers (the persistent kernels' clusters, or a grid kernel's blocks that fit the
-GPU at once).  The kernel takes as long as its busiest worker, and a worker's time is its
-k-tiles at the instantiation's own rate plus a cost per unit it starts (the prologue, the
-epilogue's stores and a split unit's partial sums):
+GPU at once; stream-K: the whole tiles so, and even shares of the others' k-tiles).  The kernel
+takes as long as its busiest worker, whose time is its k-tiles at the instantiation's own rate,
+a cost for each unit it starts (the prologue and the epilogue's stores), more for a split one,
+and its partial sums' traffic:
 
-    time = fixed + per_ktile * (k-tiles of the busiest worker) + per_unit * (its units)
+    time = fixed + per_ktile x k-tiles + per_unit x whole units + per_split x split units
+           + per_byte x bytes of partial sums moved (its split units' own, written, and the
+             shares of the last tile it finishes, read back)
 
-The three costs are an instantiation's own (its tile, its pipeline depth, its cluster), fitted
-to its times at the tune preset's shapes, each weighted by its share of the time (so that a
-small product counts as much as a large one) and none negative (SciPy's non-negative least
+The first four costs are an instantiation's own (its tile, its pipeline depth, its cluster); the
+cost per byte is one figure for every instantiation of a rung.  All are fitted together to the
+instantiations' times at the tune preset's shapes, each time weighted by its inverse (so that a
+small product counts as much as a large one), none negative (SciPy's non-negative least
 squares).  A grid kernel's workers are the blocks a multiprocessor holds at once times the
-multiprocessors; that count (1 to 4) is the one that fits its times best.  The model sees the
-schedule the registry's shape facts choose at each product (its split of k, the whole tiles
-before a split tail: core/schedule.py), so a tile that leaves most multiprocessors idle, or a
-split whose shares are shallow, costs what the launch will cost.
+multiprocessors; that count (1 to MOST_BLOCKS_PER_SM) is the one that fits its times best.  The
+model sees the schedule the registry's shape facts choose at each product (its split of k, the
+whole tiles before a split tail: core/schedule.py), so a tile that leaves most multiprocessors
+idle, or a split whose shares are shallow, costs what the launch will cost.
 
 `calibrate` turns the tune preset's timings into one row per instantiation (CALIBRATION_COLUMNS:
-the tuning table keeps these, not one row per tuning shape); `predict_ms` and `choose` read
-them.  The lab notebook's entry "Which instantiation at a shape the tuning did not see" sets
-the choice against the nearest tuning shape's, each shape held out in turn."""
+the calibration table holds these, not one row per tuning shape); `choose` reads them.
+lab/benchmarks/choice_model.py sets the choice against the nearest tuning shape's on recorded
+runs, each shape held out in turn."""
 
 from __future__ import annotations
 
@@ -287,10 +291,6 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
                 worst_fit=round(worst, 4),
             ))  # fmt: skip
     return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
-
-
-def costs_of(row) -> Costs:
-    return Costs(*(float(row[c]) for c in COST_COLUMNS), int(row["blocks_per_sm"]))
 
 
 def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms: int) -> float:
