@@ -24,7 +24,7 @@ tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
 . "$(dirname "$0")/timed.bash"
 case "$stage" in
 calibrate)
-  variants=${CAL_VARIANTS:-"[persistent_tf32_tn, tmastore_tf32_tn, tmastore_bf16, persistent_fp8, streamk_bf16]"}
+  variants=${CAL_VARIANTS:-"[persistent_tf32_tn, tmastore_tf32_tn, tmastore_bf16, persistent_fp8, streamk_bf16, streamk_tf32_tn, streamk_fp8]"}
   timed calibrate --configfile config/presets/tune.yaml --config experiment=calibrate \
     "variants=$variants" "tuned_gpu=$tuned_gpu" \
     'sizes=[1024,1536,2048,3072,4096]' 'shapes=[[128,8192,8192],[256,8192,8192],[512,8192,8192]]' \

@@ -8,12 +8,13 @@
 #                                          last instantiation at three odd shapes
 #                                          (MEMCHECK_SHAPES, default "33 31 37|17 4099 129|1000 77
 #                                          3001": a side < 32, a split product)
-#   lab/gpu.sh skeleton OUT streamk      streamk_bf16 (the stream-K schedule): the GPU tests that
-#                                          run it (same bits in two runs, odd shapes and
-#                                          leading dimensions), memcheck of its first and last
-#                                          instantiation at the three odd shapes, then every
-#                                          instantiation of it beside persistent_bf16 (TUNED_GPU's
-#                                          tuning, the nearest tuned shape) and cuBLAS at the
+#   lab/gpu.sh skeleton OUT streamk      streamk_bf16, streamk_tf32_tn, streamk_fp8 (stream-K):
+#                                          the GPU tests that run them (same bits in two runs,
+#                                          odd shapes and leading dimensions), memcheck of their
+#                                          first and last instantiation at the three odd shapes,
+#                                          then every instantiation of each beside the rung it is
+#                                          built from (TUNED_GPU's tuning, the nearest tuned
+#                                          shape) and the cuBLAS of its class at the
 #                                          issue's kinds of shape (SK_SHAPES, one small side, LLM
 #                                          layers; SK_SIZES, squares between the tuned ones),
 #                                          normal inputs, bursts: each shape's best GFLOP/s of
@@ -30,7 +31,7 @@ stage=$2
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
-rungs="persistent_bf16 pingpong_bf16 tmastore_bf16 streamk_bf16 persistent_fp8 persistent_tf32 persistent_tf32_tn tmastore_tf32_tn ws_f64"
+rungs="persistent_bf16 pingpong_bf16 tmastore_bf16 streamk_bf16 streamk_tf32_tn streamk_fp8 persistent_fp8 persistent_tf32 persistent_tf32_tn tmastore_tf32_tn ws_f64"
 if [ "$stage" = check ]; then
   if [ "${TESTS:-yes}" = yes ]; then
     start=$(date +%s)
@@ -59,40 +60,48 @@ elif [ "$stage" = streamk ]; then
   grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -8
   for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
     for which in first last; do
-      python3 tools/memcheck.py streamk_bf16 --shape $shape --$which 1
+      python3 tools/memcheck.py streamk_bf16 streamk_tf32_tn streamk_fp8 --shape $shape --$which 1
     done
   done > "$out/memcheck.log" 2>&1
-  echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") of 6 clean"
+  echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") of 18 clean"
   shapes=${SK_SHAPES:-"[[16,8192,8192],[64,14336,4096],[128,4096,4096],[320,11008,4096],[8192,128,8192],[1000,1100,37],[8192,11008,4096],[4096,4096,14336]]"}
   sizes=${SK_SIZES:-"[2560,3584,4096]"}
-  common=("dtypes=[bfloat16]" "sizes=$sizes" "shapes=$shapes" 'load=[burst]' 'distribution=[normal]'
+  common=("sizes=$sizes" "shapes=$shapes" 'load=[burst]' 'distribution=[normal]'
           'profile={enabled: false}' 'memory=[pinned]' 'report={figures: [], tables: []}')
-  start=$(date +%s)
-  timeout "${LIMIT:-240}" snakemake --cores 16 --config experiment=sk_ref 'variants=[persistent_bf16,cublas]' \
-    tuned=kernels/tuned.csv "tuned_gpu=${TUNED_GPU:-auto}" "${common[@]}" > "$out/sk_ref.log" 2>&1
-  echo "persistent_bf16 and cuBLAS: exit $?, $(($(date +%s) - start)) s"
-  start=$(date +%s)
-  timeout "${LIMIT:-240}" snakemake --cores 16 --config experiment=sk_new 'variants=[streamk_bf16]' \
-    "${common[@]}" > "$out/sk_new.log" 2>&1
-  echo "streamk_bf16: exit $?, $(($(date +%s) - start)) s"
-  cp results/sk_ref/tables/timings.csv "$out/sk_ref.csv" 2>/dev/null
-  cp results/sk_new/tables/timings.csv "$out/sk_new.csv" 2>/dev/null
-  python3 - "$out" <<'PY'
+  # each class: the stream-K rung, the rung it is built from (tuned: the nearest tuned shape),
+  # and the cuBLAS of its class
+  for class in "bf16 bfloat16 streamk_bf16 persistent_bf16 cublas" \
+               "tf32 float32 streamk_tf32_tn persistent_tf32_tn cublas_tf32_tn" \
+               "fp8 float8_e4m3 streamk_fp8 persistent_fp8 cublaslt_fp8"; do
+    read -r name dtype new old ref <<< "$class"
+    start=$(date +%s)
+    timeout "${LIMIT:-240}" snakemake --cores 16 --config "experiment=sk_ref_$name" \
+      "variants=[$old,$ref]" "dtypes=[$dtype]" tuned=kernels/tuned.csv \
+      "tuned_gpu=${TUNED_GPU:-auto}" "${common[@]}" > "$out/sk_ref_$name.log" 2>&1
+    echo "$old and $ref: exit $?, $(($(date +%s) - start)) s"
+    start=$(date +%s)
+    timeout "${LIMIT:-240}" snakemake --cores 16 --config "experiment=sk_new_$name" \
+      "variants=[$new]" "dtypes=[$dtype]" "${common[@]}" > "$out/sk_new_$name.log" 2>&1
+    echo "$new: exit $?, $(($(date +%s) - start)) s"
+    cp "results/sk_ref_$name/tables/timings.csv" "$out/sk_ref_$name.csv" 2>/dev/null
+    cp "results/sk_new_$name/tables/timings.csv" "$out/sk_new_$name.csv" 2>/dev/null
+    python3 - "$out" "$name" "$new" "$old" "$ref" <<'PY'
 import sys
 import pandas as pd
-out = sys.argv[1]
-t = pd.concat([pd.read_csv(f"{out}/sk_ref.csv"), pd.read_csv(f"{out}/sk_new.csv")])
+out, name, new, old, ref = sys.argv[1:]
+t = pd.concat([pd.read_csv(f"{out}/sk_ref_{name}.csv"), pd.read_csv(f"{out}/sk_new_{name}.csv")])
 bad = t[t.verification != "PASS"]
 for _, r in bad.iterrows():
     print("NOT PASS:", r.variant, r.instance, r.m, r.n, r.k, r.verification, str(r.get("error", ""))[:200])
 ok = t[t.verification == "PASS"]
 best = ok.groupby(["m", "n", "k", "variant"]).kernel_gflops.max().unstack("variant") / 1e3
-best["streamk/persistent"] = best["streamk_bf16"] / best["persistent_bf16"]
-best["streamk/cublas"] = best["streamk_bf16"] / best["cublas"]
-best["persistent/cublas"] = best["persistent_bf16"] / best["cublas"]
-print("TFLOP/s, best instantiation each (normal inputs, bursts)")
+best["streamk/rung"] = best[new] / best[old]
+best["streamk/cublas"] = best[new] / best[ref]
+best["rung/cublas"] = best[old] / best[ref]
+print(f"{name}: TFLOP/s, best instantiation each (normal inputs, bursts)")
 print(best.round(3).to_string())
 PY
+  done
 elif [ "$stage" = pair ]; then
   VARIANTS=${VARIANTS:-"persistent_bf16 tmastore_bf16 persistent_fp8 persistent_tf32 persistent_tf32_tn tmastore_tf32_tn ws_f64"} \
     SOURCES_SIZES=${SOURCES_SIZES:-[4096,8192]} SOURCES_SHAPES=${SOURCES_SHAPES:-[]} \
