@@ -209,3 +209,46 @@ def test_costs_add_up_as_the_docstring_says():
 
     c = Costs(5.0, 0.5, 2.0, 3.0, 0.001, 1)
     assert c.time_us(Load(10, 2, 1, 1000)) == 5 + 5 + 4 + 3 + 1
+
+
+def test_a_profiled_rung_is_profiled_at_the_models_choice():
+    """With the calibration and profiling on, persistent_bf16 is profiled at 2048 once, with
+    the instantiation its measured run at 2048 uses (the model's)."""
+    from mmbench.plan.experiment import start
+    from mmbench.report import catalogue
+
+    cfg = dict(variants=["persistent_bf16"], dtypes=["bfloat16"], sizes=[2048],
+               tuned="kernels/tuned.csv", calibration="kernels/calibration.csv",
+               tuned_gpu=H100, arch="sm_90", memory=["pinned"], distribution=["normal"],
+               profile={"enabled": True, "variants": ["persistent_bf16"], "sizes": [2048],
+                        "dtypes": ["bfloat16"]})  # fmt: skip
+    exp = start(cfg, ROOT, outputs=catalogue.names())
+    measured = exp.plan.runs["persistent_bf16"]
+    profiled = [r for r in exp.profile if r.variant == "persistent_bf16"]
+    assert len(measured) == 1 and len(profiled) == 1
+    assert profiled[0].instance == measured[0].instance
+
+
+def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
+    """ws_f64's 128 x 64 tiles at one block per multiprocessor were measured in the recorded
+    runs, and the registry refuses them since (ptxas spills, its constraint says).  A
+    calibration table that still holds one, costing nothing, does not make the plan run it: at
+    512^3 it runs one instantiation the registry builds."""
+    from mmbench.plan.experiment import start
+    from mmbench.report import catalogue
+
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    v = registry["ws_f64"]
+    stale = "float64_BM128_BN64_WM64_WN32_STAGES4_BLOCKS1"
+    assert v.rejected(v.instance(stale))
+    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    row = kept[kept.variant == "ws_f64"].iloc[[0]].assign(
+        instance=stale, params="BM=128 BN=64 WM=64 WN=32 STAGES=4 BLOCKS=1", fixed_us=0.0,
+        ktile_us=0.0, unit_us=0.0, split_us=0.0, byte_us=0.0)  # fmt: skip
+    pd.concat([kept, row]).to_csv(tmp_path / "calibration.csv", index=False)
+    cfg = dict(variants=["ws_f64"], dtypes=["float64"], sizes=[512], tuned="kernels/tuned.csv",
+               calibration=str(tmp_path / "calibration.csv"), tuned_gpu=H100, arch="sm_90",
+               memory=["pinned"], distribution=["normal"])  # fmt: skip
+    runs = start(cfg, ROOT, outputs=catalogue.names()).plan.runs["ws_f64"]
+    assert len(runs) == 1
+    assert runs[0].instance != stale and not v.rejected(v.instance(runs[0].instance))

@@ -258,7 +258,8 @@ def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs]
 
 def calibrate(timings, registry, sms: dict[str, int] | None = None):
     """CALIBRATION_COLUMNS rows from a tune run's timings: per GPU model, variant and element
-    type, each instantiation that passed verification at three or more shapes, its costs fitted
+    type, each instantiation that passed verification at three or more shapes (and that the
+    registry still builds), its costs fitted
     with the others' (fit_rung) on its fastest kernel time at each shape (bursts and sustained
     alike).  `sms`: multiprocessors per GPU model (default: sms_of the timings)."""
     import pandas as pd
@@ -276,7 +277,8 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
             continue
         firsts = part.sort_values("kernel_ms").drop_duplicates(["instance", "m", "n", "k"])
         runs = {inst: [r for _, r in rows.iterrows()]
-                for inst, rows in firsts.groupby("instance") if len(rows) >= 3}  # fmt: skip
+                for inst, rows in firsts.groupby("instance")
+                if len(rows) >= 3 and inst in v.by_slug and not v.rejected(v.by_slug[inst])}  # fmt: skip
         if not runs:
             continue
         costs, worst = fit_rung(v, runs, sms[gpu])

@@ -318,8 +318,9 @@ def apply_tuned(
         cfg["reference_rates"] = reference_rates(table, gpu)
     prof = dict(cfg.get("profile") or {})
     if prof.get("enabled"):
+        # the tuned instantiations, or every calibrated one (the model picks per size)
         wanted = [v for v in prof.get("variants", []) if v in pinned]
-        prof["params"] = {**(prof.get("params") or {}), **{v: pinned[v] for v in wanted}}
+        prof["params"] = {**(prof.get("params") or {}), **{v: cfg["params"][v] for v in wanted}}
         cfg["profile"] = prof
     return cfg
 
@@ -345,7 +346,8 @@ def calibrated(
 ) -> dict[str, list[dict]]:
     """Per listed variant the calibration table holds for GPU model `gpu`: its rows as {dtype,
     params (the full parameter dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms,
-    shapes, fitted_at ([m, n, k] each)}; a row naming an instantiation the registry does not declare is a ConfigError."""
+    shapes, fitted_at ([m, n, k] each)}, but those the registry's constraints now reject; a
+    row naming an instantiation the registry does not declare is a ConfigError."""
     from mmbench.core.timemodel import COST_COLUMNS
 
     mine = table[(table.gpu_name == gpu) & table.variant.isin(variants)]
@@ -360,6 +362,8 @@ def calibrated(
                 f"instantiation {r.instance!r} in the registry; valid: one of "
                 f"{', '.join(list(v.by_slug)[:3])}, ... (re-run the tune preset)"
             ) from None
+        if v.rejected(params):  # the registry no longer builds it (a constraint added since)
+            continue
         out.setdefault(r.variant, []).append(dict(
             dtype=params[DTYPE_PARAM], params=params,
             costs={c: float(r[c]) for c in COST_COLUMNS}, blocks_per_sm=int(r.blocks_per_sm),
