@@ -1,7 +1,8 @@
 // The FP8 rung's steps on the persistent skeleton (kernels/persistent.cuh), shared by
-// persistent_fp8 (25_persistent_fp8.cu, whose opening says what they do) and streamk_fp8 (31):
-// KMajorSteps with e4m3 wgmmas, and a k-loop of its own (OWN_LOOP) that adds each k-tile's
-// sums to FP32 registers in chains of CHAIN k-tiles.
+// persistent_fp8 (25_persistent_fp8.cu, whose opening says what they do), streamk_fp8 (31) and
+// skinny_fp8 (33): KMajorSteps with e4m3 wgmmas, and a k-loop of its own (OWN_LOOP) that adds
+// each k-tile's sums to FP32 registers in chains of CHAIN k-tiles; STORE, the consumer's store
+// (PairStore, or TransposedStore for operands exchanged).
 #pragma once
 #include <cuda_fp8.h>
 
@@ -13,15 +14,16 @@
 #error "CHAIN (k-tiles in a chain of promotions) must be defined"
 #endif
 
-struct PersistentFp8 : KMajorSteps<WgmmaE4m3> {
+template <template <int, bool> class STORE>
+struct Fp8Steps : KMajorSteps<WgmmaE4m3> {
     static constexpr bool OWN_LOOP = true;
-    static_assert(BN % 64 == 0 && ROWS / 64 * BN <= 128,
+    static_assert(BN % 16 == 0 && ROWS / 64 * BN <= 128,
                   "d and each set of partial sums: at most 64 registers a thread each");
     static_assert(CHAIN >= 1, "k-tiles in a chain of promotions");
     static_assert(sizeof(elem_t) == 1 && sizeof(out_t) == 4, "e4m3 in, float32 out");
 
     // the tile's sums d, FP32 on the CUDA cores, stored times the kernel's scale
-    struct Consumer : PairStore<ROWS, true> {
+    struct Consumer : STORE<ROWS, true> {
         // one k-tile's sums each, in the tensor cores' narrower sums: in a chain the next
         // k-tile's wgmmas run into one while the other's sums are added to d
         float parts[2][ROWS / 64][BN / 2];
@@ -29,7 +31,7 @@ struct PersistentFp8 : KMajorSteps<WgmmaE4m3> {
 
         template <class S>
         __device__ __forceinline__ Consumer(const Params &p, S &sm)
-            : PairStore<ROWS, true>(p, sm), rows((threadIdx.x / 128 - 1) * ROWS * 128) {}
+            : STORE<ROWS, true>(p, sm), rows((threadIdx.x / 128 - 1) * ROWS * 128) {}
 
         // k-tile `at` of the ring into `part`, its wgmmas committed
         template <class S>
@@ -75,7 +77,7 @@ struct PersistentFp8 : KMajorSteps<WgmmaE4m3> {
         // d starts at zeros, so a unit without k-tiles stores zeros as it is (the store's own
         // check for one broke an FFMA of its scaling)
         __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool) const {
-            PairStore<ROWS, true>::store(d, row0, col0, false);
+            STORE<ROWS, true>::store(d, row0, col0, false);
         }
         template <class S>
         __device__ __forceinline__ void mainloop(Acc &d, Ring &ring, S &sm, int kt0, int kt1) {
@@ -89,3 +91,5 @@ struct PersistentFp8 : KMajorSteps<WgmmaE4m3> {
         }
     };
 };
+
+using PersistentFp8 = Fp8Steps<PairStore>;

@@ -1,4 +1,4 @@
-// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20-31
+// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20-33
 // but 23, which builds 20 with other parameters) supplies only what is its own: its tile
 // loads, its MMA step and its store, as a struct of static steps (the `Rung` below); this
 // header owns the rest:
@@ -334,6 +334,41 @@ struct PairStore {
                                           bool zero) const {
         store_pairs<ROWS, BN>(d, zero, p.C, p.ldc, p.M, p.N, row0 + offset, col0, p.accumulate,
                               pairs, SCALED ? p.scale : 1.f);
+    }
+    __device__ __forceinline__ void drain() const {}
+};
+
+// The consumer of the rungs that multiply with the operands exchanged (C^T = Bt . A^T: the
+// kernel's M is the product's n, its N the product's m, its A the n x k Bt and its B the m x k
+// A): its part of the kernel's tile, element (row, col) stored to C[col][row], times the
+// kernel's scale where SCALED.  A warp's store of one accumulator writes 8 consecutive floats
+// of each of 4 rows of C (whole 32-byte sectors).
+template <int ROWS, bool SCALED = false>
+struct TransposedStore {
+    const Params &p;
+    const int offset;  // this consumer's first row of the kernel's tile
+
+    template <class S>
+    __device__ __forceinline__ TransposedStore(const Params &p_, S &)
+        : p(p_), offset(ROWS == BM ? 0 : (threadIdx.x / 128 - 1) * ROWS) {}
+
+    __device__ __forceinline__ void store(const float (&d)[ROWS / 64][BN / 2], int row0, int col0,
+                                          bool zero) const {
+        const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
+        const float scale = SCALED ? p.scale : 1.f;
+#pragma unroll
+        for (int i = 0; i < ROWS / 64; ++i)
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int row = row0 + offset + 64 * i + 16 * w + g + 8 * (e / 2);
+                    const int col = col0 + 8 * j + 2 * q + e % 2;
+                    if (row >= p.M || col >= p.N) continue;
+                    const float v = zero ? 0.f : scale * d[i][4 * j + e];
+                    float *c = p.C + static_cast<long long>(col) * p.ldc + row;
+                    *c = p.accumulate ? *c + v : v;
+                }
     }
     __device__ __forceinline__ void drain() const {}
 };

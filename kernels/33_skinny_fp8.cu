@@ -1,0 +1,13 @@
+// streamk_fp8 for products with one small side m, the operands exchanged as skinny_tf32_tn's
+// (32, whose opening says why): the kernel computes C^T = Bt . A^T, its A the n x k Bt, its B
+// the m x k A (BN of its rows, 16 to 64: wgmma's n), its tile stored transposed and scaled
+// (TransposedStore); the FP8 steps' k-loop (fp8_steps.cuh: each k-tile's sums promoted to FP32
+// registers) on the stream-K schedule.  One entry point for every shape; the host gives the
+// workspace (core/schedule.py) and hands the operands over exchanged (the registry's args).
+#include "fp8_steps.cuh"  // the skeleton and the FP8 steps
+
+PERSISTENT_STREAM_K(skinny_fp8, Fp8Steps<TransposedStore>,
+                    (const __grid_constant__ CUtensorMap mapBt,
+                     const __grid_constant__ CUtensorMap mapA, out_t *__restrict__ C, int N,
+                     int M, int K, int ldc, int accumulate, float scale, void *workspace),
+                    (&mapBt, &mapA, nullptr, C, N, M, K, ldc, accumulate, scale), workspace)
