@@ -26,8 +26,14 @@ from mmbench.plan.tuning import distance
 from .conftest import ROOT
 
 H100 = "NVIDIA H100 80GB HBM3"
+H200 = "NVIDIA H200"
 RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
             ROOT / "tests/data/h100-tune-model/small_side.csv.gz"]  # fmt: skip
+# the calibrate stage's runs on an H200 (lab/gpu.sh shapes OUT calibrate): the TN, tmastore and
+# stream-K rungs at the 8 shapes, the skinny rungs at 10 (their fastest row per instantiation
+# and shape, the rows calibrate() reads)
+RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.gz",
+                 ROOT / "tests/data/h200-calibrate/skinny.csv.gz"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +164,43 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
+
+
+def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
+    """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
+    runs: 150 rows, one per instantiation of the nine rungs those runs measured."""
+    recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
+    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    again = calibrate(recorded, registry)
+    mine = kept[kept.gpu_name == H200].reset_index(drop=True)
+    assert len(mine) == 150
+    pd.testing.assert_frame_equal(mine, again, check_dtype=False)
+
+
+def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry):
+    """An H200 has 132 multiprocessors; the skinny rungs' runs launch stream-K grids only (a
+    grid bounded by the multiprocessors, the registry's grid naming `sms` through its shape
+    facts), and their widest is 132."""
+    skinny = pd.read_csv(RECORDED_H200[1])
+    assert set(skinny.variant) == {"skinny_tf32_tn", "skinny_fp8"}
+    assert sms_of(skinny, registry) == {H200: 132}
+    assert sms_of(skinny) == {}  # by name alone, no rung there is persistent
+
+
+def test_each_rung_takes_the_calibration_of_the_gpu_it_runs_on_where_there_is_one(registry):
+    """On an H200 with the H100's tuning: persistent_fp8 (calibrated on both) takes its H200
+    rows (40), persistent_bf16 (on the H100 only) its H100 rows, said to be the H100's, and
+    streamk_bf16 (on the H200 only) its H200 rows (6)."""
+    from mmbench.plan.tuning import calibrated
+
+    table = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    names = ["persistent_fp8", "persistent_bf16", "streamk_bf16"]
+    got = calibrated(table, [H200, H100], names, registry, "kernels/calibration.csv", {H200})
+    assert {r["on"] for r in got["persistent_fp8"]} == {""} and len(got["persistent_fp8"]) == 40
+    assert {r["on"] for r in got["persistent_bf16"]} == {H100}
+    assert {r["on"] for r in got["streamk_bf16"]} == {""} and len(got["streamk_bf16"]) == 6
+    h100 = table[(table.gpu_name == H100) & (table.variant == "persistent_bf16")]
+    assert len(got["persistent_bf16"]) == len(h100)
 
 
 def test_the_shapes_preset_runs_the_models_choice(registry):

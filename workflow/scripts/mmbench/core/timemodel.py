@@ -267,7 +267,7 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
     needed = {"grid", "launch_facts", "kernel_ms", "instance", "verification", "backend"}
     if timings.empty or not needed <= set(timings.columns):
         return pd.DataFrame(columns=CALIBRATION_COLUMNS)
-    sms = sms_of(timings) if sms is None else sms
+    sms = sms_of(timings, registry) if sms is None else sms
     d = timings[(timings.verification == "PASS") & (timings.backend == "cubin")]
     d = d[d.variant.isin(list(registry))]
     out = []
@@ -317,18 +317,32 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dic
     return best
 
 
-def sms_of(timings) -> dict[str, int]:
-    """Multiprocessors per GPU model, as its timing rows show them: the widest grid a
-    persistent kernel of one block per multiprocessor and no cluster launched (its grid is the
-    multiprocessors, or its work units where fewer)."""
+def sms_of(timings, registry=None) -> dict[str, int]:
+    """Multiprocessors per GPU model, as its timing rows show them: the widest grid that a
+    kernel launched one block per multiprocessor and no cluster, its grid bounded by the
+    multiprocessors (its registry grid names `sms`; without a registry, the persistent rungs by
+    name).  Such a grid is the multiprocessors wherever the product has work for them all."""
     out: dict[str, int] = {}
     one = timings
     for col in ("CLUSTER", "BLOCKS"):
         if col in one:
             one = one[one[col].fillna(1).astype(float) == 1]
-    one = one[one.variant.str.startswith(("persistent_", "tmastore_", "ws_"))]
+    if registry is None:
+        one = one[one.variant.str.startswith(("persistent_", "tmastore_", "ws_"))]
+    else:
+        bounded = [name for name, v in registry.items() if _grid_of_sms(v)]
+        one = one[one.variant.isin(bounded)]
     for gpu, part in one.groupby("gpu_name"):
         widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
         if widths:
             out[gpu] = max(widths)
     return out
+
+
+def _grid_of_sms(variant) -> bool:
+    """Whether the variant's grid is bounded by the multiprocessors: its grid expression, or a
+    shape fact it names, mentions `sms`."""
+    text = " ".join(variant.grid)
+    facts = dict(variant.shape_facts or ())
+    text += " " + " ".join(str(e) for f, e in facts.items() if re.search(rf"\b{f}\b", text))
+    return re.search(r"\bsms\b", text) is not None

@@ -190,6 +190,8 @@ def tuned_for(
             return None
         # "tuned at MxNxK" where the product is one the model was fitted at (the tuning saw it)
         seen = f"tuned at {m}x{n}x{k}" if [m, n, k] in row["fitted_at"] else ""
+        # the model's GPU where it is another than this run's
+        whose = f"{TUNED_ON}{row['on']}" if row.get("on") else ""
         words = (whose, f"{MODEL_WORDS}{row['shapes']} shapes", seen)
         return "; ".join(w for w in words if w)
     ranges = (cfg.get("tuned_ranges") or {}).get(name)

@@ -295,31 +295,39 @@ def apply_tuned(
             )
         gpu = gpus[0]["name"]
     cfg = dict(cfg)
-    pinned = tuned_params(table, gpu, list(cfg["variants"]), registry, path)
-    cfg["params"] = {**(cfg.get("params") or {}), **pinned}
     here = {g["name"] for g in gpus}
+    calibration = locate(cfg.get("calibration") or "", basedir)
+    model: dict[str, list[dict]] = {}
+    if calibration:
+        # each rung's rows of this machine's GPU model where the table has them, else of the
+        # tuning's (`tuned_gpu`), else of another model's (its rows then say whose): a
+        # calibration is of one model's times
+        table_cal = read_calibration(calibration)
+        models = [*dict.fromkeys(g["name"] for g in gpus), gpu,
+                  *sorted(set(table_cal.gpu_name.astype(str)))]  # fmt: skip
+        model = calibrated(table_cal, list(dict.fromkeys(models)), list(cfg["variants"]),
+                           registry, calibration, here or {gpu})  # fmt: skip
+    # a calibrated rung needs no tuned row: the model picks its instantiation per product
+    tuned = [v for v in cfg["variants"] if v not in model]
+    pinned = tuned_params(table, gpu, tuned, registry, path)
+    cfg["params"] = {**(cfg.get("params") or {}), **pinned}
     if pinned and here and gpu not in here:  # another model's tuning: each row says whose
         cfg["tuned_on"] = dict(gpu=gpu, variants=sorted(pinned))
-    ranges = tuned_ranges(table, gpu, list(cfg["variants"]), registry, path)
+    ranges = tuned_ranges(table, gpu, tuned, registry, path)
     if ranges:  # the plan picks each shape's instantiation (plan.expand)
         cfg["tuned_ranges"] = ranges
-    calibration = locate(cfg.get("calibration") or "", basedir)
-    if calibration:
-        model = calibrated(read_calibration(calibration), gpu, list(cfg["variants"]), registry,
-                           calibration)  # fmt: skip
-        for name, rows in model.items():  # every calibrated instantiation may be chosen
-            cfg["params"][name] = {
-                p: list(dict.fromkeys(r["params"][p] for r in rows))
-                for p in registry[name].param_names
-            }
-        if model:
-            cfg["calibrated"] = model
+    for name, rows in model.items():  # every calibrated instantiation may be chosen
+        cfg["params"][name] = {
+            p: list(dict.fromkeys(r["params"][p] for r in rows)) for p in registry[name].param_names
+        }
+    if model:
+        cfg["calibrated"] = model
     if cfg.get("sustained_from_ms") is not None:  # the plan estimates each product's time
         cfg["reference_rates"] = reference_rates(table, gpu)
     prof = dict(cfg.get("profile") or {})
     if prof.get("enabled"):
         # the tuned instantiations, or every calibrated one (the model picks per size)
-        wanted = [v for v in prof.get("variants", []) if v in pinned]
+        wanted = [v for v in prof.get("variants", []) if v in pinned or v in model]
         prof["params"] = {**(prof.get("params") or {}), **{v: cfg["params"][v] for v in wanted}}
         cfg["profile"] = prof
     return cfg
@@ -342,15 +350,28 @@ def read_calibration(path: str | Path) -> pd.DataFrame:
 
 
 def calibrated(
-    table: pd.DataFrame, gpu: str, variants: list[str], registry: dict[str, Variant], path: str
+    table: pd.DataFrame,
+    models: list[str],
+    variants: list[str],
+    registry: dict[str, Variant],
+    path: str,
+    quiet: set[str] = frozenset(),
 ) -> dict[str, list[dict]]:
-    """Per listed variant the calibration table holds for GPU model `gpu`: its rows as {dtype,
-    params (the full parameter dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms,
-    shapes, fitted_at ([m, n, k] each)}, but those the registry's constraints now reject; a
-    row naming an instantiation the registry does not declare is a ConfigError."""
+    """Per listed variant the calibration table holds rows of, those of the first GPU model of
+    `models` that it holds rows of the variant for: each as {dtype, params (the full parameter
+    dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms, shapes, fitted_at
+    ([m, n, k] each), on (its GPU model, to be named beside the choice; "" for one of `quiet`:
+    the run's GPU models, or without one the tuning's)}, but those the registry's constraints
+    now reject; a row naming an instantiation the registry does not declare is a
+    ConfigError."""
     from mmbench.core.timemodel import COST_COLUMNS
 
-    mine = table[(table.gpu_name == gpu) & table.variant.isin(variants)]
+    table = table[table.variant.isin(variants)]
+    whose = {}  # variant -> the GPU model whose rows it takes
+    for name, rows in table.groupby("variant"):
+        held = set(rows.gpu_name)
+        whose[name] = next((g for g in models if g in held), None)
+    mine = table[[whose.get(v) == g for v, g in zip(table.variant, table.gpu_name, strict=True)]]
     out: dict[str, list[dict]] = {}
     for i, r in mine.iterrows():
         v = registry[r.variant]
@@ -369,6 +390,7 @@ def calibrated(
             costs={c: float(r[c]) for c in COST_COLUMNS}, blocks_per_sm=int(r.blocks_per_sm),
             sms=int(r.sms), shapes=int(r.shapes),
             fitted_at=[[int(x) for x in s.split("x")] for s in str(r.fitted_at).split()],
+            on="" if r.gpu_name in quiet else str(r.gpu_name),
         ))  # fmt: skip
     return out
 
