@@ -3,9 +3,10 @@
 #   lab/gpu.sh shapes OUT calibrate     the tune preset cut to the shapes preset's rungs that
 #                                        kernels/calibration.csv does not hold yet (CAL_VARIANTS),
 #                                        every instantiation at the eight shapes the others were
-#                                        fitted at, bursts, short sampling; OUT/calibration.csv
-#                                        is its calibration table (append its rows to
-#                                        kernels/calibration.csv), OUT/calibrate_timings.csv
+#                                        fitted at (CAL_SIZES, CAL_SHAPES: others), bursts, short
+#                                        sampling; OUT/calibration.csv is its calibration table
+#                                        (append its rows to kernels/calibration.csv),
+#                                        OUT/calibrate_timings.csv
 #                                        the timings it was fitted on
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning; stopped at LIMIT
@@ -24,10 +25,11 @@ tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
 . "$(dirname "$0")/timed.bash"
 case "$stage" in
 calibrate)
-  variants=${CAL_VARIANTS:-"[persistent_tf32_tn, tmastore_tf32_tn, tmastore_bf16, persistent_fp8, streamk_bf16, streamk_tf32_tn, streamk_fp8]"}
+  variants=${CAL_VARIANTS:-"[warptile_db, persistent_tf32, persistent_bf16, ws_f64]"}
   timed calibrate --configfile config/presets/tune.yaml --config experiment=calibrate \
     "variants=$variants" "tuned_gpu=$tuned_gpu" \
-    'sizes=[1024,1536,2048,3072,4096]' 'shapes=[[128,8192,8192],[256,8192,8192],[512,8192,8192]]' \
+    "sizes=${CAL_SIZES:-[1024,1536,2048,3072,4096]}" \
+    "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
     'dtypes=[float32, bfloat16, float8_e4m3]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
     'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'

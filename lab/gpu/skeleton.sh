@@ -19,6 +19,10 @@
 #                                          layers; SK_SIZES, squares between the tuned ones),
 #                                          normal inputs, bursts: each shape's best GFLOP/s of
 #                                          each and their ratios
+#   lab/gpu.sh skeleton OUT skinny       skinny_tf32_tn, skinny_fp8 (the operands exchanged for one
+#                                          small side) as streamk does the stream-K rungs, each
+#                                          beside its stream-K rung and the cuBLAS of its class
+#                                          at products with one small side (SK_SHAPES)
 #   lab/gpu.sh skeleton OUT pair         OLD_TREE=<a checkout before the skeleton>: each of
 #                                          VARIANTS (default the skeleton's ladder rungs) against
 #                                          its sources in OLD_TREE side by side (lab/gpu/paired.sh
@@ -52,32 +56,47 @@ if [ "$stage" = check ]; then
     grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck_${shape// /x}.log"
     grep -v "ERROR SUMMARY: 0 errors" "$out/memcheck_${shape// /x}.log" | head -5
   done
-elif [ "$stage" = streamk ]; then
-  start=$(date +%s)
-  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "same_bits or streamk" \
-    > "$out/tests.log" 2>&1
-  echo "tests: exit $?, $(($(date +%s) - start)) s"
-  grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -8
-  for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
-    for which in first last; do
-      python3 tools/memcheck.py streamk_bf16 streamk_tf32_tn streamk_fp8 --shape $shape --$which 1
-    done
-  done > "$out/memcheck.log" 2>&1
-  echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") of 18 clean"
-  shapes=${SK_SHAPES:-"[[16,8192,8192],[64,14336,4096],[128,4096,4096],[320,11008,4096],[8192,128,8192],[1000,1100,37],[8192,11008,4096],[4096,4096,14336]]"}
-  sizes=${SK_SIZES:-"[2560,3584,4096]"}
+elif [ "$stage" = streamk ] || [ "$stage" = skinny ]; then
+  if [ "$stage" = streamk ]; then
+    new_rungs="streamk_bf16 streamk_tf32_tn streamk_fp8"
+    classes=("bf16 bfloat16 streamk_bf16 persistent_bf16 cublas"
+             "tf32 float32 streamk_tf32_tn persistent_tf32_tn cublas_tf32_tn"
+             "fp8 float8_e4m3 streamk_fp8 persistent_fp8 cublaslt_fp8")
+    shapes=${SK_SHAPES:-"[[16,8192,8192],[64,14336,4096],[128,4096,4096],[320,11008,4096],[8192,128,8192],[1000,1100,37],[8192,11008,4096],[4096,4096,14336]]"}
+    sizes=${SK_SIZES:-"[2560,3584,4096]"}
+    tests="same_bits or streamk"
+    ref_tuned=(tuned=kernels/tuned.csv "tuned_gpu=${TUNED_GPU:-auto}")  # the base rungs' tuning
+  else
+    new_rungs="skinny_tf32_tn skinny_fp8"
+    classes=("tf32 float32 skinny_tf32_tn streamk_tf32_tn cublas_tf32_tn"
+             "fp8 float8_e4m3 skinny_fp8 streamk_fp8 cublaslt_fp8")
+    shapes=${SK_SHAPES:-"[[16,8192,8192],[32,4096,4096],[64,14336,4096],[128,4096,4096],[128,11008,4096],[200,8192,8192],[320,11008,4096]]"}
+    sizes=${SK_SIZES:-"[]"}
+    tests="same_bits or skinny"
+    ref_tuned=()  # the stream-K rungs are not tuned: every instantiation
+  fi
+  if [ "${TESTS:-yes}" = yes ]; then  # TESTS=no: the comparison only
+    start=$(date +%s)
+    python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "$tests" > "$out/tests.log" 2>&1
+    echo "tests: exit $?, $(($(date +%s) - start)) s"
+    grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -8
+    for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
+      for which in first last; do
+        python3 tools/memcheck.py $new_rungs --shape $shape --$which 1
+      done
+    done > "$out/memcheck.log" 2>&1
+    echo "memcheck: $(grep -c 'ERROR SUMMARY: 0 errors' "$out/memcheck.log") of" \
+      "$((6 * $(wc -w <<< "$new_rungs"))) clean"
+  fi
   common=("sizes=$sizes" "shapes=$shapes" 'load=[burst]' 'distribution=[normal]'
           'profile={enabled: false}' 'memory=[pinned]' 'report={figures: [], tables: []}')
-  # each class: the stream-K rung, the rung it is built from (tuned: the nearest tuned shape),
-  # and the cuBLAS of its class
-  for class in "bf16 bfloat16 streamk_bf16 persistent_bf16 cublas" \
-               "tf32 float32 streamk_tf32_tn persistent_tf32_tn cublas_tf32_tn" \
-               "fp8 float8_e4m3 streamk_fp8 persistent_fp8 cublaslt_fp8"; do
+  # each class: the new rung, the rung it is built from (tuned: the nearest tuned shape), and
+  # the cuBLAS of its class
+  for class in "${classes[@]}"; do
     read -r name dtype new old ref <<< "$class"
     start=$(date +%s)
     timeout "${LIMIT:-240}" snakemake --cores 16 --config "experiment=sk_ref_$name" \
-      "variants=[$old,$ref]" "dtypes=[$dtype]" tuned=kernels/tuned.csv \
-      "tuned_gpu=${TUNED_GPU:-auto}" "${common[@]}" > "$out/sk_ref_$name.log" 2>&1
+      "variants=[$old,$ref]" "dtypes=[$dtype]" "${ref_tuned[@]}" "${common[@]}" > "$out/sk_ref_$name.log" 2>&1
     echo "$old and $ref: exit $?, $(($(date +%s) - start)) s"
     start=$(date +%s)
     timeout "${LIMIT:-240}" snakemake --cores 16 --config "experiment=sk_new_$name" \
@@ -95,8 +114,8 @@ for _, r in bad.iterrows():
     print("NOT PASS:", r.variant, r.instance, r.m, r.n, r.k, r.verification, str(r.get("error", ""))[:200])
 ok = t[t.verification == "PASS"]
 best = ok.groupby(["m", "n", "k", "variant"]).kernel_gflops.max().unstack("variant") / 1e3
-best["streamk/rung"] = best[new] / best[old]
-best["streamk/cublas"] = best[new] / best[ref]
+best["new/rung"] = best[new] / best[old]
+best["new/cublas"] = best[new] / best[ref]
 best["rung/cublas"] = best[old] / best[ref]
 print(f"{name}: TFLOP/s, best instantiation each (normal inputs, bursts)")
 print(best.round(3).to_string())
@@ -107,5 +126,5 @@ elif [ "$stage" = pair ]; then
     SOURCES_SIZES=${SOURCES_SIZES:-[4096,8192]} SOURCES_SHAPES=${SOURCES_SHAPES:-[]} \
     exec "$here/paired.sh" "$out" sources
 else
-  echo "unknown stage $stage: check, streamk, pair"; exit 2
+  echo "unknown stage $stage: check, streamk, skinny, pair"; exit 2
 fi
