@@ -272,6 +272,30 @@ def test_a_profiled_rung_is_profiled_at_the_models_choice():
     assert profiled[0].instance == measured[0].instance
 
 
+def test_a_rung_is_profiled_at_a_product_of_one_small_side():
+    """profile.shapes: persistent_bf16 measured at 128 x 8192 x 8192 and 2048^3 and profiled at
+    the first alone (profile.sizes = []), once, with the instantiation its measured run there
+    uses; profile.sizes and profile.shapes both empty is refused, naming both keys."""
+    from mmbench.plan.experiment import prepare
+    from mmbench.report import catalogue
+
+    cfg = dict(variants=["persistent_bf16"], dtypes=["bfloat16"], sizes=[2048],
+               shapes=[[128, 8192, 8192]], tuned="kernels/tuned.csv",
+               calibration="kernels/calibration.csv", tuned_gpu=H100, arch="sm_90",
+               memory=["pinned"], distribution=["normal"],
+               profile={"enabled": True, "variants": ["persistent_bf16"], "sizes": [],
+                        "shapes": [[128, 8192, 8192]], "dtypes": ["bfloat16"]})  # fmt: skip
+    exp = prepare(cfg, ROOT, catalogue.names())
+    measured = {r.m: r for r in exp.plan.runs["persistent_bf16"]}
+    profiled = [r for r in exp.profile if r.variant == "persistent_bf16"]
+    assert sorted(measured) == [128, 2048]
+    assert [(r.m, r.n, r.k) for r in profiled] == [(128, 8192, 8192)]
+    assert profiled[0].instance == measured[128].instance
+    empty = dict(cfg, profile=dict(cfg["profile"], shapes=[]))
+    with pytest.raises(ConfigError, match="'profile.sizes': \\[\\] with profile.shapes = \\[\\]"):
+        prepare(empty, ROOT, catalogue.names())
+
+
 def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
     """ws_f64's 128 x 64 tiles at one block per multiprocessor were measured in the recorded
     runs, and the registry refuses them since (ptxas spills, its constraint says).  A

@@ -391,6 +391,12 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
         if why:
             problems.append(f"config key 'arch': {why}")
     problems += _param_problems(cfg, registry, "", cfg["variants"])
+    if cfg["profile"]["enabled"] and not (cfg["profile"]["sizes"] or cfg["profile"]["shapes"]):
+        problems.append(
+            "config key 'profile.sizes': [] with profile.shapes = [] profiles nothing; valid: "
+            "a size or a shape to profile (profile.sizes=[2048], profile.shapes=[[16,8192,8192]]),"
+            " or profile={enabled: false}"
+        )
     if cfg["profile"]["enabled"]:
         problems += _param_problems(
             cfg["profile"], registry, "profile.", cfg["profile"]["variants"]

@@ -433,23 +433,24 @@ def profile_plan(
             continue  # the run measures none of the profile's values of this parameter
         instances, why = buildable(v, p, arch)
         refused += why
-        for params, size in itertools.product(instances, p["sizes"]):
+        products = [(s, s, s) for s in p["sizes"]] + [tuple(s) for s in p.get("shapes", [])]
+        for params, (m, n, k) in itertools.product(instances, dict.fromkeys(products)):
             # tuned for another shape
-            if tuned_for(cfg, v, params, size, size, size, choices) is None:
+            if tuned_for(cfg, v, params, m, n, k, choices) is None:
                 continue
-            unmet = v.unmet(params, size, size, size)
+            unmet = v.unmet(params, m, n, k)
             if unmet and v.unsafe_when_unmet:
                 refused.append(
-                    dict(variant=name, params=label(params), m=size, reason="; ".join(unmet))
+                    dict(variant=name, params=label(params), m=m, n=n, k=k, reason="; ".join(unmet))
                 )
                 continue
             runs.append(
                 Configuration.of(
                     name,
                     params,
-                    m=size,
-                    n=size,
-                    k=size,
+                    m=m,
+                    n=n,
+                    k=k,
                     accumulate=False,
                     memory="pinned",
                     distribution="int09",
