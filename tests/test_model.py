@@ -319,3 +319,35 @@ def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
     runs = start(cfg, ROOT, outputs=catalogue.names()).plan.runs["ws_f64"]
     assert len(runs) == 1
     assert runs[0].instance != stale and not v.rejected(v.instance(runs[0].instance))
+
+
+def test_the_margin_leaves_out_a_rung_the_model_sees_far_behind(monkeypatch):
+    """calibration_margin 0.25 with the H200 calibration, TF32-TN rungs on an H200.  Measured
+    there (lab entry "Stream-K and exchanged operands at one small side"): at 16 x 8192 x 8192
+    skinny_tf32_tn ran 29.35 TFLOP/s against streamk_tf32_tn's 22.39 (1.31x), at
+    200 x 8192 x 8192 100.4 against 226.5 (0.44x): each product's slower rung is more than 25%
+    behind, and the plan leaves it out, the faster one in, saying so in its notes; without the
+    margin both run at both."""
+    from mmbench.plan import plan as mmplan
+    from mmbench.plan.experiment import prepare
+    from mmbench.report import catalogue
+
+    cfg = dict(variants=["streamk_tf32_tn", "skinny_tf32_tn"], dtypes=["float32"], sizes=[],
+               shapes=[[16, 8192, 8192], [200, 8192, 8192]], tuned="kernels/tuned.csv",
+               calibration="kernels/calibration.csv", tuned_gpu=H100, arch="sm_90",
+               memory=["pinned"], distribution=["normal"], calibration_margin=0.25)  # fmt: skip
+    monkeypatch.setattr(mmplan, "detect_gpus", lambda: [{"name": H200, "memory_gib": 139.8}])
+    exp = prepare(cfg, ROOT, catalogue.names())
+    every = prepare(dict(cfg, calibration_margin=None), ROOT, catalogue.names())
+    ran = {(name, r.m) for name, runs in exp.plan.runs.items() for r in runs}
+    assert ran == {("skinny_tf32_tn", 16), ("streamk_tf32_tn", 200)}
+    assert sorted(exp.plan.outpaced, key=lambda r: r["m"]) == [
+        dict(variant="streamk_tf32_tn", m=16, n=8192, k=8192, faster="skinny_tf32_tn"),
+        dict(variant="skinny_tf32_tn", m=200, n=8192, k=8192, faster="streamk_tf32_tn"),
+    ]
+    assert any("calibration_margin 0.25: 2 configuration(s) left out" in n for n in exp.notes)
+    assert {(name, r.m) for name, runs in every.plan.runs.items() for r in runs} == {
+        (v, m) for v in ("streamk_tf32_tn", "skinny_tf32_tn") for m in (16, 200)
+    }
+    with pytest.raises(ConfigError, match="'calibration_margin': 0.25 without a calibration"):
+        prepare(dict(cfg, calibration=""), ROOT, catalogue.names())

@@ -391,6 +391,12 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
         if why:
             problems.append(f"config key 'arch': {why}")
     problems += _param_problems(cfg, registry, "", cfg["variants"])
+    if cfg.get("calibration_margin") is not None and not cfg.get("calibration"):
+        problems.append(
+            f"config key 'calibration_margin': {cfg['calibration_margin']} without a "
+            "calibration table to predict with; valid: with calibration=kernels/calibration.csv"
+            " (and tuned=...), or calibration_margin=null"
+        )
     if cfg["profile"]["enabled"] and not (cfg["profile"]["sizes"] or cfg["profile"]["shapes"]):
         problems.append(
             "config key 'profile.sizes': [] with profile.shapes = [] profiles nothing; valid: "

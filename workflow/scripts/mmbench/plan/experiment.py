@@ -161,6 +161,7 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
         exp.arch_problem = str(err)
     exp.plan = mmplan.expand(cfg, registry, exp.arch)
     exp.notes = mmplan.check_something_to_measure(cfg, exp.plan)
+    exp.notes += mmplan.outpaced_notes(cfg, exp.plan)
     exp.profile = mmplan.profile_plan(cfg, registry, exp.arch, named)[0]
     mmplan.check_device_memory(exp.plan, *mmplan.resolve_memory(cfg, gpus))
     return exp

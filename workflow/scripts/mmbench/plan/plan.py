@@ -16,7 +16,7 @@ from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import SUSTAINED, load_of
-from mmbench.core.timemodel import choose
+from mmbench.core.timemodel import COST_COLUMNS, Costs, choose, predict_ms
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
 from mmbench.plan.tuning import estimated_ms, nearest
 
@@ -34,6 +34,8 @@ class Plan:
     refused: list[dict] = field(default_factory=list)
     # (variant, parameter dict) of every cubin the runs need
     instantiations: list[tuple[str, dict]] = field(default_factory=list)
+    # configurations left out by config calibration_margin: {variant, m, n, k, faster}
+    outpaced: list[dict] = field(default_factory=list)
 
 
 COPY_MODES = ("pageable", "pinned")
@@ -203,6 +205,47 @@ def tuned_for(
     return "; ".join(w for w in (whose, row["words"]) if w)
 
 
+def predicted(cfg: dict, v: Variant, dtype: str, m: int, n: int, k: int, memo: dict):
+    """The calibrated model's time (ms) for variant `v`'s choice at m x n x k, with the GPU
+    model its rows are of ("" for the run's own), or None where the run does not calibrate
+    it or the model chooses nothing there."""
+    model = (cfg.get("calibrated") or {}).get(v.name)
+    if not model:
+        return None
+    key = ("ms", v.name, dtype, m, n, k)
+    if key not in memo:
+        if (v.name, dtype, m, n, k) not in memo:  # tuned_for's memo of the choice
+            memo[(v.name, dtype, m, n, k)] = choose(v, model, dtype, m, n, k)
+        row = memo[(v.name, dtype, m, n, k)]
+        if row is None:
+            memo[key] = None
+        else:
+            costs = Costs(*(row["costs"][c] for c in COST_COLUMNS), row["blocks_per_sm"])
+            ms = predict_ms(v, row["params"], costs, m, n, k, row["sms"])
+            memo[key] = (ms, row.get("on", ""))
+    return memo[key]
+
+
+def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str, m: int,
+                n: int, k: int, memo: dict) -> str | None:  # fmt: skip
+    """Config calibration_margin: the calibrated rung of `v`'s class (element type and math),
+    calibrated on the same GPU model, whose predicted time at m x n x k is least, where `v`'s
+    is more than (1 + margin) times it; None otherwise (`v` runs)."""
+    margin = cfg.get("calibration_margin")
+    mine = predicted(cfg, v, dtype, m, n, k, memo) if margin is not None else None
+    if mine is None:
+        return None
+    best, best_ms = None, mine[0]
+    for name in cfg["variants"]:
+        other = registry[name]
+        if other.math != v.math or dtype not in other.dtypes:
+            continue
+        theirs = predicted(cfg, other, dtype, m, n, k, memo)
+        if theirs is not None and theirs[1] == mine[1] and theirs[0] < best_ms:
+            best, best_ms = name, theirs[0]
+    return best if best is not None and mine[0] > (1 + margin) * best_ms else None
+
+
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
     plan = Plan()
     shapes = shapes_of(cfg)
@@ -235,6 +278,10 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                         continue
                 chosen_for = tuned_for(cfg, v, params, m, n, k, choices)
                 if chosen_for is None:  # another instantiation is tuned for this shape
+                    continue
+                faster = outpaced_by(cfg, registry, v, params[DTYPE_PARAM], m, n, k, choices)
+                if faster:  # the model predicts another rung of the class well ahead here
+                    plan.outpaced.append(dict(variant=name, m=m, n=n, k=k, faster=faster))
                     continue
                 unmet = v.unmet(params, m, n, k)
                 if unmet and v.padded_to:
@@ -316,6 +363,22 @@ def check_something_to_measure(cfg: dict, plan: Plan) -> list[str]:
             "refused before running:\n  " + "\n  ".join(empty)
         )
     return empty
+
+
+def outpaced_notes(cfg: dict, plan: Plan) -> list[str]:
+    """What config calibration_margin left out, per variant, in words."""
+    if not plan.outpaced:
+        return []
+    margin = cfg["calibration_margin"]
+    per: dict[str, set] = {}
+    for r in plan.outpaced:
+        per.setdefault(r["variant"], set()).add((r["m"], r["n"], r["k"]))
+    left = "; ".join(f"{name} at {len(products)}" for name, products in per.items())
+    return [
+        f"calibration_margin {margin:g}: {len(plan.outpaced)} configuration(s) left out where "
+        f"the calibrated model predicts another rung of their class more than {margin:.0%} "
+        f"faster (products per variant: {left}); calibration_margin=null runs them all"
+    ]
 
 
 def check_device_memory(plan: Plan, gib: float, where: str) -> None:
