@@ -6,8 +6,9 @@
 #                                        fitted at (CAL_SIZES, CAL_SHAPES: others), bursts, short
 #                                        sampling; OUT/calibration.csv is its calibration table
 #                                        (append its rows to kernels/calibration.csv),
-#                                        OUT/calibrate_timings.csv
-#                                        the timings it was fitted on
+#                                        OUT/calibrate_timings.csv the timings it was fitted on;
+#                                        on this machine, results/calibration-merged.csv: the
+#                                        kept table with its rows, which `run` then uses
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning; stopped at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
@@ -37,12 +38,28 @@ calibrate)
   cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
   cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&
     cut -d, -f3,6,7-11,13,15 "$out/calibration.csv" | head -40
+  # the kept table with these rows in place of any of the same GPU model and instantiation, for
+  # the run stage on this machine (results/ stays between calls; kernels/ is copied anew)
+  [ -f "$out/calibration.csv" ] && python3 - "$out/calibration.csv" <<'PY'
+import sys
+import pandas as pd
+new = pd.read_csv(sys.argv[1])
+kept = pd.read_csv("kernels/calibration.csv")
+key = ["gpu_name", "variant", "instance"]
+old = kept.merge(new[key], on=key, how="left", indicator=True)
+merged = pd.concat([kept[(old["_merge"] == "left_only").to_numpy()], new], ignore_index=True)
+merged.to_csv("results/calibration-merged.csv", index=False)
+print(f"results/calibration-merged.csv: {len(merged)} rows ({len(new)} from this run)")
+PY
   ;;
 run)
   seed=${3:?"usage: lab/gpu.sh shapes OUT run SEED"}
+  cal=kernels/calibration.csv
+  [ -f results/calibration-merged.csv ] && cal=results/calibration-merged.csv
+  echo "calibration: $cal"
   timed "shapes-$seed" --configfile config/presets/shapes.yaml \
     --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
-    "experiment=shapes-$seed"
+    "experiment=shapes-$seed" "calibration=$cal"
   rc=$?
   grep -h "configurations:" "results/shapes-$seed/tables/summary.txt" 2>/dev/null
   if [ $rc -eq 0 ]; then
