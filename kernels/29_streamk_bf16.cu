@@ -24,8 +24,4 @@ struct StreamKBf16 : Bf16Steps<BM / CONSUMERS> {
     using Consumer = PairStore<BM / CONSUMERS>;
 };
 
-PERSISTENT_STREAM_K(streamk_bf16, StreamKBf16,
-                    (const __grid_constant__ CUtensorMap mapA,
-                     const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C, int M,
-                     int N, int K, int ldc, int accumulate, void *workspace),
-                    (&mapA, &mapB, nullptr, C, M, N, K, ldc, accumulate, 1.f), workspace)
+PERSISTENT_STREAM_K_AB(streamk_bf16, StreamKBf16)

@@ -13,8 +13,4 @@ struct StreamKTf32Tn : KMajorSteps<WgmmaTf32> {
     using Consumer = PairStore<ROWS>;
 };
 
-PERSISTENT_STREAM_K(streamk_tf32_tn, StreamKTf32Tn,
-                    (const __grid_constant__ CUtensorMap mapA,
-                     const __grid_constant__ CUtensorMap mapBt, out_t *__restrict__ C, int M,
-                     int N, int K, int ldc, int accumulate, void *workspace),
-                    (&mapA, &mapBt, nullptr, C, M, N, K, ldc, accumulate, 1.f), workspace)
+PERSISTENT_STREAM_K_AB(streamk_tf32_tn, StreamKTf32Tn)

@@ -7,8 +7,4 @@
 // One entry point for every shape; the host gives the workspace (core/schedule.py).
 #include "fp8_steps.cuh"  // the skeleton and the FP8 steps
 
-PERSISTENT_STREAM_K(streamk_fp8, PersistentFp8,
-                    (const __grid_constant__ CUtensorMap mapA,
-                     const __grid_constant__ CUtensorMap mapBt, out_t *__restrict__ C, int M,
-                     int N, int K, int ldc, int accumulate, float scale, void *workspace),
-                    (&mapA, &mapBt, nullptr, C, M, N, K, ldc, accumulate, scale), workspace)
+PERSISTENT_STREAM_K_AB_SCALED(streamk_fp8, PersistentFp8)

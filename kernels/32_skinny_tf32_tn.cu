@@ -22,8 +22,4 @@ struct SkinnyTf32Tn : KMajorSteps<WgmmaTf32> {
     using Consumer = TransposedStore<ROWS>;
 };
 
-PERSISTENT_STREAM_K(skinny_tf32_tn, SkinnyTf32Tn,
-                    (const __grid_constant__ CUtensorMap mapBt,
-                     const __grid_constant__ CUtensorMap mapA, out_t *__restrict__ C, int N,
-                     int M, int K, int ldc, int accumulate, void *workspace),
-                    (&mapBt, &mapA, nullptr, C, N, M, K, ldc, accumulate, 1.f), workspace)
+PERSISTENT_STREAM_K_AB(skinny_tf32_tn, SkinnyTf32Tn)  // its A: the product's B^T

@@ -6,8 +6,4 @@
 // workspace (core/schedule.py) and hands the operands over exchanged (the registry's args).
 #include "fp8_steps.cuh"  // the skeleton and the FP8 steps
 
-PERSISTENT_STREAM_K(skinny_fp8, Fp8Steps<TransposedStore>,
-                    (const __grid_constant__ CUtensorMap mapBt,
-                     const __grid_constant__ CUtensorMap mapA, out_t *__restrict__ C, int N,
-                     int M, int K, int ldc, int accumulate, float scale, void *workspace),
-                    (&mapBt, &mapA, nullptr, C, N, M, K, ldc, accumulate, scale), workspace)
+PERSISTENT_STREAM_K_AB_SCALED(skinny_fp8, Fp8Steps<TransposedStore>)  // its A: B^T

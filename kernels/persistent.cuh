@@ -558,3 +558,22 @@ __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp
         persistent_gemm<RUNG, STREAM_K>(Params{PERSISTENT_LIST ARGS},                     \
                                         Split{1, 0, WORKSPACE});                          \
     }
+
+// A rung's stream-K entry point with the usual arguments: the kernel's A and B tensor maps, C,
+// the kernel's m, n and k, C's leading dimension, accumulate (_SCALED: then the FP8 rungs'
+// scale), then the workspace.  A rung with its operands exchanged takes the product's B^T as
+// its A and the product's n as its m: the registry's args hand them over so.
+#define PERSISTENT_STREAM_K_AB(NAME, RUNG)                                                 \
+    PERSISTENT_STREAM_K(NAME, RUNG,                                                        \
+                        (const __grid_constant__ CUtensorMap mapA,                         \
+                         const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C,  \
+                         int M, int N, int K, int ldc, int accumulate, void *workspace),   \
+                        (&mapA, &mapB, nullptr, C, M, N, K, ldc, accumulate, 1.f), workspace)
+#define PERSISTENT_STREAM_K_AB_SCALED(NAME, RUNG)                                          \
+    PERSISTENT_STREAM_K(NAME, RUNG,                                                        \
+                        (const __grid_constant__ CUtensorMap mapA,                         \
+                         const __grid_constant__ CUtensorMap mapB, out_t *__restrict__ C,  \
+                         int M, int N, int K, int ldc, int accumulate, float scale,        \
+                         void *workspace),                                                 \
+                        (&mapA, &mapB, nullptr, C, M, N, K, ldc, accumulate, scale),       \
+                        workspace)
