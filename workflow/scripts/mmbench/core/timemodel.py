@@ -317,21 +317,17 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dic
     return best
 
 
-def sms_of(timings, registry=None) -> dict[str, int]:
+def sms_of(timings, registry) -> dict[str, int]:
     """Multiprocessors per GPU model, as its timing rows show them: the widest grid that a
     kernel launched one block per multiprocessor and no cluster, its grid bounded by the
-    multiprocessors (its registry grid names `sms`; without a registry, the persistent rungs by
-    name).  Such a grid is the multiprocessors wherever the product has work for them all."""
+    multiprocessors (its registry grid names `sms`).  Such a grid is the multiprocessors
+    wherever the product has work for them all."""
     out: dict[str, int] = {}
     one = timings
     for col in ("CLUSTER", "BLOCKS"):
         if col in one:
             one = one[one[col].fillna(1).astype(float) == 1]
-    if registry is None:
-        one = one[one.variant.str.startswith(("persistent_", "tmastore_", "ws_"))]
-    else:
-        bounded = [name for name, v in registry.items() if _grid_of_sms(v)]
-        one = one[one.variant.isin(bounded)]
+    one = one[one.variant.isin([name for name, v in registry.items() if _grid_of_sms(v)])]
     for gpu, part in one.groupby("gpu_name"):
         widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
         if widths:
