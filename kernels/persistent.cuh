@@ -1,4 +1,4 @@
-// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20-33
+// The persistent warp-specialised GEMM of the Hopper rungs, written once.  A rung (kernels/20-34
 // but 23, which builds 20 with other parameters) supplies only what is its own: its tile
 // loads, its MMA step and its store, as a struct of static steps (the `Rung` below); this
 // header owns the rest:

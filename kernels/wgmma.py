@@ -6,7 +6,8 @@ each.  A new shape is one line of SHAPES, then `python kernels/wgmma.py` (tests/
 checks that the committed header is what this writes).
 
     kind     the operands: "bf16" (A K-major and B MN-major, both in shared memory through
-             descriptors; k = 16), "tf32_rs" (A in registers, the mma.sync TF32 fragment;
+             descriptors; k = 16), "bf16_at" (the same with A MN-major and B K-major: a
+             product of transposed operands, C^T = B^T . A^T), "tf32_rs" (A in registers, the mma.sync TF32 fragment;
              B K-major in shared memory; k = 8), "tf32" (A and B both K-major in shared
              memory, as TF32 must be there; k = 8) or "e4m3" (FP8: A and B both K-major in
              shared memory, as FP8 must be; k = 32)
@@ -23,6 +24,9 @@ SHAPES = [
     ("bf16", 128),
     ("bf16", 192),
     ("bf16", 256),
+    ("bf16_at", 16),
+    ("bf16_at", 32),
+    ("bf16_at", 64),
     ("tf32_rs", 64),
     ("tf32_rs", 128),
     ("tf32_rs", 256),
@@ -68,6 +72,17 @@ KINDS = {
         operand_text=lambda first: f"%{first}, %{first + 1}",
         doc="d (64 x N) (+)= A (64 x 16, K-major, desc_a) . B (16 x N, MN-major, desc_b); "
         "scale_d = 0 ignores d's old value",
+    ),
+    "bf16_at": dict(
+        k=16,
+        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
+        inputs=['"l"(desc_a)', '"l"(desc_b)'],
+        types="f32.bf16.bf16",
+        # scale-d, imm-scale-a, imm-scale-b, transpose a (MN-major: 1), transpose b (K-major: 0)
+        tail="p, 1, 1, 1, 0",
+        operand_text=lambda first: f"%{first}, %{first + 1}",
+        doc="d (64 x N) (+)= A (64 x 16, MN-major, desc_a) . B (16 x N, K-major: N rows of 32 "
+        "bytes, desc_b); scale_d = 0 ignores d's old value",
     ),
     "e4m3": both_k_major(32, "e4m3", "e4m3 inputs, FP32 d"),
     "tf32": both_k_major(8, "tf32", "FP32 inputs read as TF32"),

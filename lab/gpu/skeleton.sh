@@ -19,7 +19,7 @@
 #                                          layers; SK_SIZES, squares between the tuned ones),
 #                                          normal inputs, bursts: each shape's best GFLOP/s of
 #                                          each and their ratios
-#   lab/gpu.sh skeleton OUT skinny       skinny_tf32_tn, skinny_fp8 (the operands exchanged for one
+#   lab/gpu.sh skeleton OUT skinny       skinny_bf16, _tf32_tn, _fp8 (the operands exchanged for one
 #                                          small side) as streamk does the stream-K rungs, each
 #                                          beside its stream-K rung and the cuBLAS of its class
 #                                          at products with one small side (SK_SHAPES)
@@ -67,8 +67,9 @@ elif [ "$stage" = streamk ] || [ "$stage" = skinny ]; then
     tests="same_bits or streamk"
     ref_tuned=(tuned=kernels/tuned.csv "tuned_gpu=${TUNED_GPU:-auto}")  # the base rungs' tuning
   else
-    new_rungs="skinny_tf32_tn skinny_fp8"
-    classes=("tf32 float32 skinny_tf32_tn streamk_tf32_tn cublas_tf32_tn"
+    new_rungs=${SKINNY:-"skinny_bf16 skinny_tf32_tn skinny_fp8"}
+    classes=("bf16 bfloat16 skinny_bf16 streamk_bf16 cublas"
+             "tf32 float32 skinny_tf32_tn streamk_tf32_tn cublas_tf32_tn"
              "fp8 float8_e4m3 skinny_fp8 streamk_fp8 cublaslt_fp8")
     shapes=${SK_SHAPES:-"[[16,8192,8192],[32,4096,4096],[64,14336,4096],[128,4096,4096],[128,11008,4096],[200,8192,8192],[320,11008,4096]]"}
     sizes=${SK_SIZES:-"[]"}
