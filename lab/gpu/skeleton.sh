@@ -95,6 +95,7 @@ elif [ "$stage" = streamk ] || [ "$stage" = skinny ]; then
   # the cuBLAS of its class
   for class in "${classes[@]}"; do
     read -r name dtype new old ref <<< "$class"
+    [[ " $new_rungs " == *" $new "* ]] || continue  # SKINNY: those rungs' classes only
     start=$(date +%s)
     timeout "${LIMIT:-240}" snakemake --cores 16 --config "experiment=sk_ref_$name" \
       "variants=[$old,$ref]" "dtypes=[$dtype]" "${ref_tuned[@]}" "${common[@]}" > "$out/sk_ref_$name.log" 2>&1
