@@ -59,31 +59,29 @@ def both_k_major(k: int, inputs: str, doc: str) -> dict:
     )
 
 
+def bf16(a_mn_major: bool) -> dict:
+    """A bfloat16 kind, both operands from shared memory through descriptors, one of them
+    MN-major (the transpose bit, which bfloat16 allows): B (the rungs' k x n B), or A (B^T
+    as the A of a product of exchanged operands, with the rungs' A as its K-major B)."""
+    a, b = ("MN-major", "K-major: N rows of 32 bytes") if a_mn_major else ("K-major", "MN-major")
+    return dict(
+        k=16,
+        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
+        inputs=['"l"(desc_a)', '"l"(desc_b)'],
+        types="f32.bf16.bf16",
+        # scale-d, imm-scale-a, imm-scale-b, transpose a, transpose b (1: MN-major)
+        tail=f"p, 1, 1, {int(a_mn_major)}, {int(not a_mn_major)}",
+        operand_text=lambda first: f"%{first}, %{first + 1}",
+        doc=f"d (64 x N) (+)= A (64 x 16, {a}, desc_a) . B (16 x N, {b}, desc_b); "
+        "scale_d = 0 ignores d's old value",
+    )
+
+
 # kind -> (k, C++ parameters after d, asm operands after the accumulators, their constraints,
 #          the instruction's type suffix and its trailing immediates)
 KINDS = {
-    "bf16": dict(
-        k=16,
-        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
-        inputs=['"l"(desc_a)', '"l"(desc_b)'],
-        types="f32.bf16.bf16",
-        # scale-d, imm-scale-a, imm-scale-b, transpose a (K-major: 0), transpose b (MN-major: 1)
-        tail="p, 1, 1, 0, 1",
-        operand_text=lambda first: f"%{first}, %{first + 1}",
-        doc="d (64 x N) (+)= A (64 x 16, K-major, desc_a) . B (16 x N, MN-major, desc_b); "
-        "scale_d = 0 ignores d's old value",
-    ),
-    "bf16_at": dict(
-        k=16,
-        params="uint64_t desc_a, uint64_t desc_b, int scale_d",
-        inputs=['"l"(desc_a)', '"l"(desc_b)'],
-        types="f32.bf16.bf16",
-        # scale-d, imm-scale-a, imm-scale-b, transpose a (MN-major: 1), transpose b (K-major: 0)
-        tail="p, 1, 1, 1, 0",
-        operand_text=lambda first: f"%{first}, %{first + 1}",
-        doc="d (64 x N) (+)= A (64 x 16, MN-major, desc_a) . B (16 x N, K-major: N rows of 32 "
-        "bytes, desc_b); scale_d = 0 ignores d's old value",
-    ),
+    "bf16": bf16(a_mn_major=False),
+    "bf16_at": bf16(a_mn_major=True),
     "e4m3": both_k_major(32, "e4m3", "e4m3 inputs, FP32 d"),
     "tf32": both_k_major(8, "tf32", "FP32 inputs read as TF32"),
     "tf32_rs": dict(
