@@ -179,8 +179,8 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
 
 def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry):
     """An H200 has 132 multiprocessors; the skinny rungs' runs launch stream-K grids only (a
-    grid bounded by the multiprocessors, the registry's grid naming `sms` through its shape
-    facts), and their widest is 132."""
+    persistent grid, sized by the GPU through the shape fact CLUSTERS), and their widest is
+    132."""
     skinny = pd.read_csv(RECORDED_H200[1])
     assert set(skinny.variant) == {"skinny_tf32_tn", "skinny_fp8"}
     assert sms_of(skinny, registry) == {H200: 132}

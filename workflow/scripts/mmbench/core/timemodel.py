@@ -319,26 +319,17 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dic
 
 def sms_of(timings, registry) -> dict[str, int]:
     """Multiprocessors per GPU model, as its timing rows show them: the widest grid that a
-    kernel launched one block per multiprocessor and no cluster, its grid bounded by the
-    multiprocessors (its registry grid names `sms`).  Such a grid is the multiprocessors
-    wherever the product has work for them all."""
+    persistent kernel (_persistent: its grid sized by the GPU) launched with one block per
+    multiprocessor and no cluster.  Such a grid is the multiprocessors wherever the product has
+    work for them all; a grid kernel's (a block per tile) is not bounded by them."""
     out: dict[str, int] = {}
     one = timings
     for col in ("CLUSTER", "BLOCKS"):
         if col in one:
             one = one[one[col].fillna(1).astype(float) == 1]
-    one = one[one.variant.isin([name for name, v in registry.items() if _grid_of_sms(v)])]
+    one = one[one.variant.isin([name for name, v in registry.items() if _persistent(v)])]
     for gpu, part in one.groupby("gpu_name"):
         widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
         if widths:
             out[gpu] = max(widths)
     return out
-
-
-def _grid_of_sms(variant) -> bool:
-    """Whether the variant's grid is bounded by the multiprocessors: its grid expression, or a
-    shape fact it names, mentions `sms`."""
-    text = " ".join(variant.grid)
-    facts = dict(variant.shape_facts or ())
-    text += " " + " ".join(str(e) for f, e in facts.items() if re.search(rf"\b{f}\b", text))
-    return re.search(r"\bsms\b", text) is not None
