@@ -6,9 +6,9 @@ tuned at several shapes, into `tuned_ranges`: the plan gives each shape the inst
 nearest to it (the range each row holds: the shapes nearer to its own than to any other row's).
 
 A calibration table (config `calibration`: kernels/calibration.csv, or the tune preset's
-results/tune/report/calibration.csv) overrides the nearest shape for the variants it holds for
-the run's GPU model: each product runs the instantiation whose time the model predicts least
-(core/timemodel.py; `calibrated`)."""
+results/tune/report/calibration.csv) overrides the nearest shape for the variants it holds
+(the rows of the run's GPU model, else of the tuning's, else of another's: `calibrated`): each
+product runs the instantiation whose time the model predicts least (core/timemodel.py)."""
 
 from __future__ import annotations
 
@@ -303,10 +303,10 @@ def apply_tuned(
         # tuning's (`tuned_gpu`), else of another model's (its rows then say whose): a
         # calibration is of one model's times
         table_cal = read_calibration(calibration)
-        models = [*dict.fromkeys(g["name"] for g in gpus), gpu,
-                  *sorted(set(table_cal.gpu_name.astype(str)))]  # fmt: skip
-        model = calibrated(table_cal, list(dict.fromkeys(models)), list(cfg["variants"]),
-                           registry, calibration, here or {gpu})  # fmt: skip
+        models = list(dict.fromkeys([*(g["name"] for g in gpus), gpu,
+                                     *sorted(set(table_cal.gpu_name.astype(str)))]))  # fmt: skip
+        model = calibrated(table_cal, models, list(cfg["variants"]), registry, calibration,
+                           here or {gpu})  # fmt: skip
     # a calibrated rung needs no tuned row: the model picks its instantiation per product
     tuned = [v for v in cfg["variants"] if v not in model]
     pinned = tuned_params(table, gpu, tuned, registry, path)
