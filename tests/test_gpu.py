@@ -2,7 +2,9 @@
 on the GPU machine with `pytest -m gpu`."""
 
 import itertools
+import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -329,6 +331,7 @@ def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp
     shapes = [(128, 4096, 4096), (1, 33, 5000), (3001, 3001, 1000), (1000, 1100, 37),
               (17, 4099, 129)]  # fmt: skip
     work = {}  # each rung's configurations and cubin, built once for both runs
+    commands = []
     for name in SKELETON:
         v = registry[name]
         params = plan.buildable(v, {}, arch)[0][0]
@@ -336,9 +339,12 @@ def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp
                                   memory="pinned", distribution="normal", seed=11, math=v.math)
                  for m, n, k in shapes]  # fmt: skip
         cubin = tmp_path / f"{name}.cubin"
-        cmd = nvcc_command(ROOT / "kernels" / v.source, cubin, v.arch or arch, v.defines(params))
-        subprocess.run(cmd, check=True, capture_output=True)
+        commands.append(
+            nvcc_command(ROOT / "kernels" / v.source, cubin, v.arch or arch, v.defines(params))
+        )
         work[name] = (v, confs, {confs[0].instance: str(cubin)})
+    with ThreadPoolExecutor(os.cpu_count()) as pool:  # the rungs' builds side by side
+        list(pool.map(lambda cmd: subprocess.run(cmd, check=True, capture_output=True), commands))
     runs = []
     for _ in range(2):
         rows: list[dict] = []

@@ -9,8 +9,14 @@
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
 #                                        on this machine, results/calibration-merged.csv: the
 #                                        kept table with its rows, which `run` then uses
+#   lab/gpu.sh shapes OUT rung VARIANT   a new rung before it joins the preset: the GPU test of
+#                                        the skeleton's same bits in two runs (every rung),
+#                                        memcheck of VARIANT's first and last instantiation at
+#                                        three odd shapes, then `calibrate` of VARIANT alone at
+#                                        the skinny rungs' ten shapes; exit 1 where one fails
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
-#                                        (DRAW_COUNT), TUNED_GPU's tuning; stopped at LIMIT
+#                                        (DRAW_COUNT), TUNED_GPU's tuning, WITH="a b" adding
+#                                        rungs to the preset (in their registry dtype); stopped at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
@@ -52,12 +58,47 @@ merged.to_csv("results/calibration-merged.csv", index=False)
 print(f"results/calibration-merged.csv: {len(merged)} rows ({len(new)} from this run)")
 PY
   ;;
+rung)
+  variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT"}
+  start=$(date +%s)
+  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k same_bits > "$out/tests.log" 2>&1
+  rc=$?
+  echo "same-bits test: exit $rc, $(($(date +%s) - start)) s"
+  grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -6
+  for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
+    for which in first last; do
+      python3 tools/memcheck.py "$variant" --shape $shape --$which 1
+    done
+  done > "$out/memcheck.log" 2>&1
+  clean=$(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log")
+  echo "memcheck: $clean of 6 clean"
+  [ "$clean" = 6 ] && [ $rc = 0 ] || exit 1
+  CAL_VARIANTS="[$variant]" \
+    CAL_SHAPES="[[16,8192,8192],[64,8192,8192],[128,8192,8192],[256,8192,8192],[512,8192,8192]]" \
+    "$0" "$out" calibrate
+  ;;
 run)
   seed=${3:?"usage: lab/gpu.sh shapes OUT run SEED"}
   cal=kernels/calibration.csv
   [ -f results/calibration-merged.csv ] && cal=results/calibration-merged.csv
   echo "calibration: $cal"
-  timed "shapes-$seed" --configfile config/presets/shapes.yaml \
+  preset=config/presets/shapes.yaml
+  if [ -n "${WITH:-}" ]; then  # the preset with these rungs added
+    preset=/tmp/shapes-with.yaml
+    python3 - "$preset" $WITH <<'PY'
+import sys
+import yaml
+path, *names = sys.argv[1:]
+cfg = yaml.safe_load(open("config/presets/shapes.yaml"))
+reg = yaml.safe_load(open("kernels/registry.yaml"))["variants"]
+for name in names:
+    cfg["variants"].append(name)
+    cfg["params"][name] = {"dtype": reg[name]["params"]["dtype"][:1]}
+yaml.safe_dump(cfg, open(path, "w"))
+print("preset with", *names)
+PY
+  fi
+  timed "shapes-$seed" --configfile "$preset" \
     --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
     "experiment=shapes-$seed" "calibration=$cal"
   rc=$?
@@ -72,7 +113,7 @@ run)
   fi
   ;;
 *)
-  echo "unknown shapes stage $stage; valid: calibrate, run SEED" >&2
+  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED" >&2
   exit 2
   ;;
 esac
