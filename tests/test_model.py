@@ -168,12 +168,12 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 150 rows, one per instantiation of the nine rungs those runs measured."""
+    runs: 160 rows, one per instantiation of the ten rungs those runs measured."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 150
+    assert len(mine) == 160
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
@@ -182,7 +182,7 @@ def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry
     persistent grid, sized by the GPU through the shape fact CLUSTERS), and their widest is
     132."""
     skinny = pd.read_csv(RECORDED_H200[1])
-    assert set(skinny.variant) == {"skinny_tf32_tn", "skinny_fp8"}
+    assert set(skinny.variant) == {"skinny_tf32_tn", "skinny_fp8", "skinny_bf16"}
     assert sms_of(skinny, registry) == {H200: 132}
 
 
