@@ -20,7 +20,8 @@
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
-#                                        without the cubins)
+#                                        without the cubins); until then OUT/shapes-SEED-partial
+#                                        .tar.gz, the measurement jobs' rows and journals so far
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -108,8 +109,9 @@ PY
       [ -f "results/shapes-$seed/report/$t.md" ] && cat "results/shapes-$seed/report/$t.md"
     done
     tar czf "$out/shapes-$seed.tar.gz" --exclude="results/shapes-$seed/build" "results/shapes-$seed"
-  else
-    ls "results/shapes-$seed/runs" 2>/dev/null | grep -c "\.csv$"
+  else  # what is measured so far comes back too (a released machine keeps nothing)
+    echo "variants measured: $(ls "results/shapes-$seed/runs" 2>/dev/null | grep -c "\.csv$")"
+    tar czf "$out/shapes-$seed-partial.tar.gz" "results/shapes-$seed/runs" 2>/dev/null
   fi
   ;;
 *)
