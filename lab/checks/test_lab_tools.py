@@ -75,3 +75,38 @@ def test_every_entry_states_its_fields():
         named = [line.split(":", 1)[0].removeprefix("- ") for line in head[1].splitlines()]
         missing = [f for f in fields if f not in named]
         assert not missing, (entry.name, missing)
+
+
+def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
+    """lab/shapes_parts.py: the IEEE and bfloat16 classes in one part, TF32 and FP8 in the
+    other, hold every variant of config/presets/shapes.yaml once (cuBLAS's FP32, bfloat16 and
+    FP64 job in the first); a cut that would split cuBLAS's job is refused; merging the two
+    halves of a recorded run's runs/ gives its files back, and a file in both is refused."""
+    import shutil
+
+    import pytest
+    import yaml
+
+    sys.path.insert(0, str(LAB))
+    import shapes_parts
+
+    preset = yaml.safe_load((ROOT / "config/presets/shapes.yaml").read_text())
+    registry = yaml.safe_load((ROOT / "kernels/registry.yaml").read_text())["variants"]
+    one = shapes_parts.cut(preset, registry, {"ieee", "bf16"})["variants"]
+    two = shapes_parts.cut(preset, registry, {"tf32", "fp8"})["variants"]
+    assert sorted(one + two) == sorted(preset["variants"])
+    assert "cublas" in one and {"warptile_db", "ws_f64", "skinny_bf16"} <= set(one)
+    assert {"cublas_tf32_tn", "cublaslt_fp8", "skinny_fp8"} <= set(two)
+    with pytest.raises(SystemExit, match="cublas runs float32, bfloat16, float64 in one job"):
+        shapes_parts.cut(preset, registry, {"ieee", "tf32"})
+    recorded = ROOT / "tests/data/h200-ladder/results/ladder/runs"
+    files = sorted(recorded.iterdir())
+    halves = [tmp_path / "a", tmp_path / "b"]
+    for i, half in enumerate(halves):
+        (half / "runs").mkdir(parents=True)
+        for f in files[i::2]:
+            shutil.copy2(f, half / "runs" / f.name)
+    assert shapes_parts.merge(tmp_path / "whole", halves) == len(files)
+    assert sorted(p.name for p in (tmp_path / "whole/runs").iterdir()) == [f.name for f in files]
+    with pytest.raises(SystemExit, match="one part each"):
+        shapes_parts.merge(tmp_path / "again", [halves[0], halves[0]])

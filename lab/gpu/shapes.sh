@@ -15,8 +15,10 @@
 #                                        three odd shapes, then `calibrate` of VARIANT alone at
 #                                        the skinny rungs' ten shapes; exit 1 where one fails
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
-#                                        (DRAW_COUNT), TUNED_GPU's tuning, WITH="a b" adding
-#                                        rungs to the preset (in their registry dtype); stopped at LIMIT
+#                                        (DRAW_COUNT), TUNED_GPU's tuning; CLASSES=ieee,bf16
+#                                        (say) runs that part of the preset alone, into
+#                                        results/shapes-SEED-ieee+bf16 (lab/shapes_parts.py puts
+#                                        the parts together); stopped at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
@@ -83,35 +85,24 @@ run)
   cal=kernels/calibration.csv
   [ -f results/calibration-merged.csv ] && cal=results/calibration-merged.csv
   echo "calibration: $cal"
-  preset=config/presets/shapes.yaml
-  if [ -n "${WITH:-}" ]; then  # the preset with these rungs added
-    preset=/tmp/shapes-with.yaml
-    python3 - "$preset" $WITH <<'PY'
-import sys
-import yaml
-path, *names = sys.argv[1:]
-cfg = yaml.safe_load(open("config/presets/shapes.yaml"))
-reg = yaml.safe_load(open("kernels/registry.yaml"))["variants"]
-for name in names:
-    cfg["variants"].append(name)
-    cfg["params"][name] = {"dtype": reg[name]["params"]["dtype"][:1]}
-yaml.safe_dump(cfg, open(path, "w"))
-print("preset with", *names)
-PY
+  preset=config/presets/shapes.yaml name=shapes-$seed
+  if [ -n "${CLASSES:-}" ]; then  # a part of the preset: these classes alone
+    preset=/tmp/shapes-part.yaml name=shapes-$seed-${CLASSES//,/+}
+    python3 lab/shapes_parts.py preset "$preset" "$CLASSES" || exit 2
   fi
-  timed "shapes-$seed" --configfile "$preset" \
+  timed "$name" --configfile "$preset" \
     --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
-    "experiment=shapes-$seed" "calibration=$cal"
+    "experiment=$name" "calibration=$cal"
   rc=$?
-  grep -h "configurations:" "results/shapes-$seed/tables/summary.txt" 2>/dev/null
+  grep -h "configurations:" "results/$name/tables/summary.txt" 2>/dev/null
   if [ $rc -eq 0 ]; then
     for t in shapes sweep; do
-      [ -f "results/shapes-$seed/report/$t.md" ] && cat "results/shapes-$seed/report/$t.md"
+      [ -f "results/$name/report/$t.md" ] && cat "results/$name/report/$t.md"
     done
-    tar czf "$out/shapes-$seed.tar.gz" --exclude="results/shapes-$seed/build" "results/shapes-$seed"
+    tar czf "$out/$name.tar.gz" --exclude="results/$name/build" "results/$name"
   else  # what is measured so far comes back too (a released machine keeps nothing)
-    echo "variants measured: $(ls "results/shapes-$seed/runs" 2>/dev/null | grep -c "\.csv$")"
-    tar czf "$out/shapes-$seed-partial.tar.gz" "results/shapes-$seed/runs" 2>/dev/null
+    echo "variants measured: $(ls "results/$name/runs" 2>/dev/null | grep -c "\.csv$")"
+    tar czf "$out/$name-partial.tar.gz" "results/$name/runs" 2>/dev/null
   fi
   ;;
 *)
