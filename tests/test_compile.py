@@ -137,3 +137,66 @@ def test_every_nvcc_the_project_runs_goes_through_the_shell_free_build():
                 if "nvcc_command(" in line or re.search(r"""\[\s*["']nvcc["']""", line):
                     found.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+# -- shared builds (registry `backend: shared`): CUTLASS's GEMM from the installed wheel ------
+
+
+def test_the_cutlass_headers_are_found_where_the_wheel_installed_them():
+    """registry `libraries: [cutlass]`: the include folders of the installed nvidia-cutlass
+    wheel, which hold CUTLASS's and CuTe's headers that kernels/cutlass_gemm.cu includes."""
+    from mmbench.plan.compile import library_includes
+
+    flags = library_includes(["cutlass"])
+    folders = [Path(f.removeprefix("-I")) for f in flags]
+    assert (folders[0] / "cutlass" / "gemm" / "collective" / "collective_builder.hpp").is_file()
+    assert (folders[0] / "cute" / "tensor.hpp").is_file()
+    assert (folders[1] / "cutlass" / "util" / "packed_stride.hpp").is_file()
+
+
+def test_a_header_library_not_installed_says_what_to_install(monkeypatch):
+    from mmbench.plan import compile as mmcompile
+
+    monkeypatch.setitem(mmcompile.LIBRARIES, "cutlass", ("no_such_package_here", ("include",)))
+    with pytest.raises(mmcompile.CompileError, match="no_such_package_here is not installed"):
+        mmcompile.library_includes(["cutlass"])
+
+
+def test_a_shared_build_is_a_position_independent_library_not_a_cubin():
+    from mmbench.plan.compile import nvcc_command
+
+    cmd = nvcc_command("cutlass_gemm.cu", "kernel.so", "sm_90a", {"BM": 128}, shared=True,
+                       libraries=("cutlass",))  # fmt: skip
+    assert "-cubin" not in cmd
+    assert cmd[1:4] == ["-shared", "-Xcompiler", "-fPIC"]
+    assert "-gencode=arch=compute_90a,code=sm_90a" in cmd and "-DBM=128" in cmd
+    assert sum(c.startswith("-I") for c in cmd) == 3  # the source's folder, CUTLASS's two
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_a_cutlass_build_exports_its_entry_points_and_names_itself(tmp_path):
+    """One build of cutlass_bf16 as the compile_library rule makes it: a shared library that
+    exports cutlass_gemm and cutlass_gemm_workspace, carries its instantiation's name, and
+    whose ptxas report holds CUTLASS's one kernel (the resources table's row).  A registry
+    entry point it does not export is a CompileError naming it."""
+    from mmbench.core.registry import load_registry
+    from mmbench.plan.compile import CompileError, build_job, cubin_intact, exported_functions
+    from mmbench.plan.ptxas import parse_ptxas
+
+    v = load_registry(ROOT / "kernels" / "registry.yaml")["cutlass_bf16"]
+    inst = "bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER2"
+    lib = tmp_path / "build" / "sm_90" / "cutlass_bf16" / f"{inst}.so"
+    sha, log, ptxas = (lib.with_suffix(s) for s in (".sha256", ".log", ".ptxas.txt"))
+    build_job(ROOT / "kernels" / v.source, lib, sha, v.arch, v.defines(v.instance(inst)), log,
+              f"cutlass_bf16 {inst}", ptxas=ptxas, entries=v.entry_points, shared=True,
+              libraries=v.libraries)  # fmt: skip
+    assert {"cutlass_gemm", "cutlass_gemm_workspace"} <= set(exported_functions(lib))
+    assert cubin_intact(lib, sha) is True
+    kernels = parse_ptxas(ptxas.read_text())
+    assert len(kernels) == 1 and "device_kernel" in kernels[0]["function"]
+    assert kernels[0]["registers"] > 0
+    with pytest.raises(CompileError, match="'cutlass_gemm_run' is not a function"):
+        build_job(ROOT / "kernels" / v.source, lib, sha, v.arch, v.defines(v.instance(inst)),
+                  log, "cutlass_bf16 again", entries=("cutlass_gemm_run",), shared=True,
+                  libraries=v.libraries)  # fmt: skip

@@ -37,10 +37,10 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
     cubins = {}
     for c in confs:
         if v.compiled and c.instance not in cubins:
-            out = tmp_path / f"{name}_{c.instance}.cubin"
-            cmd = nvcc_command(
-                kernels / v.source, out, v.arch or arch, v.defines(c.instance_params)
-            )
+            out = tmp_path / f"{name}_{c.instance}.{v.build_ext}"
+            cmd = nvcc_command(kernels / v.source, out, v.arch or arch,
+                               v.defines(c.instance_params), shared=v.shared,
+                               libraries=v.libraries)  # fmt: skip
             subprocess.run(cmd, check=True, capture_output=True)
             cubins[c.instance] = str(out)
     rows = []
@@ -210,7 +210,7 @@ def _driver_launched() -> list[str]:
     """The registry's variants whose launch needs the CUDA driver (tensor maps, clusters)."""
     out = []
     for name, v in load_registry().items():
-        if not v.compiled:
+        if v.backend != "cubin":  # a library launches its own
             continue
         spec = v.launch_spec(v.instantiations()[0], 64, 64, 64, (64, 64, 64), False)
         if spec.needs_driver:
@@ -298,6 +298,35 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
         assert heads, splits
     for key, s in sorted(splits.items()):
         print(variant, *key, f"SPLITS={s}")
+
+
+def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path):
+    """cutlass_bf16 (backend shared: kernels/cutlass_gemm.cu, CUTLASS's Hopper GEMM called
+    through its C entry points): each of its five builds at 1024 x 1024 x 1024, at
+    1000 x 1100 x 37 (a k shorter than one k-tile) and at 33 x 4099 x 129 (a side < 64 and
+    sides that are not multiples of its tiles), C = A.B and C += A.B, contiguous and with
+    leading dimensions that break 16-byte rows (pad 3: the harness's aligned copy): every row
+    PASSes, and its grid and block are the library's (0 in the row)."""
+    v = registry["cutlass_bf16"]
+    instances = plan.buildable(v, {}, arch)[0]
+    assert len(instances) == 5  # registry: the three 128 x 128 builds, two 128 x 256
+    confs = [
+        Configuration.of("cutlass_bf16", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=5, pad=pad,
+                         transfer="strided" if pad else "contiguous")
+        for params in instances
+        for (m, n, k), acc, pad in itertools.product(
+            [(1024, 1024, 1024), (1000, 1100, 37), (33, 4099, 129)], [False, True], [0, 3])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, "cutlass_bf16", confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r.get("error"),
+            r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    assert len(rows) == 60
+    assert {r["grid"] for r in rows} == {"0x0x0"}
+    for r in rows:
+        if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
+            print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
 # the rungs on the persistent skeleton (kernels/persistent.cuh)

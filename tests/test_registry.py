@@ -333,3 +333,21 @@ def test_the_last_wave_is_split_as_a_hand_count_finds_quickest(registry):
     assert (dict(small.facts)["SPLIT_ROWS"], dict(small.facts)["SPLITS"]) == (0, 8)
     assert small.grid == (16, 8, 1)
     assert w.uses_occupancy and not registry["persistent_tf32"].uses_occupancy
+
+
+def test_cutlass_is_a_shared_build_of_five_instantiations(registry):
+    """cutlass_bf16 (backend shared): built as a .so whose two C functions the harness calls,
+    launched by the library (no grid of ours).  Its constraints, counted by hand: 128 x 128
+    tiles without clusters (cooperative and data-parallel, cooperative and stream-K,
+    ping-pong and data-parallel) and 128 x 256 tiles in pairs (cooperative, either
+    scheduler): 5 of the 16 parameter sets."""
+    from mmbench.plan.plan import buildable
+
+    v = registry["cutlass_bf16"]
+    assert v.compiled and v.shared and v.library_launched and v.build_ext == "so"
+    assert v.entry_points == ("cutlass_gemm", "cutlass_gemm_workspace")
+    assert v.libraries == ("cutlass",)
+    built = {(p["BN"], p["CLUSTER"], p["SCHEDULE"], p["SCHEDULER"])
+             for p in buildable(v, {}, "sm_90a")[0]}  # fmt: skip
+    assert built == {(128, 1, 1, 1), (128, 1, 1, 2), (128, 1, 2, 1), (256, 2, 1, 1), (256, 2, 1, 2)}
+    assert v.rejected(dict(v.instance("bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER1"))) == []

@@ -76,10 +76,11 @@ def main() -> int:
                 section = {"params": {name: pinned[name]}}
                 chosen += [p for p in plan.buildable(v, section, args.arch)[0] if p not in chosen]
         for params in chosen:
-            cubin = work / f"{name}_{slug(params)}.cubin"
+            cubin = work / f"{name}_{slug(params)}.{v.build_ext}"
             src = paths.data_dir("kernels") / v.source
             compile_cubin(src, cubin, v.arch or args.arch, v.defines(params),
-                          work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
+                          work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}",
+                          shared=v.shared, libraries=v.libraries)  # fmt: skip
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip
             spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),

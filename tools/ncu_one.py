@@ -53,10 +53,17 @@ def main() -> int:
         sys.exit(f"{args.variant} needs a value for {missing}")
     params = {p: params[p] for p in names}  # the registry's order names the instantiation
     work = Path(tempfile.mkdtemp(prefix="ncu-one-"))
-    cubin = work / f"{slug(params)}.cubin"
+    cubin = work / f"{slug(params)}.{v.build_ext}"
     src = paths.data_dir("kernels") / v.source
     compile_cubin(
-        src, cubin, v.arch or args.arch, v.defines(params), work / "nvcc.log", slug(params)
+        src,
+        cubin,
+        v.arch or args.arch,
+        v.defines(params),
+        work / "nvcc.log",
+        slug(params),
+        shared=v.shared,
+        libraries=v.libraries,
     )
     m, n, k = args.shape
     conf = Configuration.of(args.variant, params, m=m, n=n, k=k, accumulate=False,

@@ -154,8 +154,8 @@ def main() -> int:
     jobs = []
     for name in args.variants:
         v = registry[name]
-        if not v.compiled:
-            sys.exit(f"{name} is not a compiled kernel ({v.backend})")
+        if v.backend != "cubin":
+            sys.exit(f"{name} is not one of our cubins ({v.backend})")
         ov = old_registry.get(name)
         if ov is None:
             sys.exit(f"{name}: not in {old_file}")

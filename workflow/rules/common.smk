@@ -27,8 +27,8 @@ def arch():
 
 
 def buildable_cubins(variants=None):
-    """The cubin of every instantiation the registry can build here (of `variants` only)."""
-    return [cubin_path(arch(), v, slug(params))
+    """The build of every instantiation the registry can build here (of `variants` only)."""
+    return [build_path(arch(), v, slug(params), REGISTRY)
             for v, params in mmplan.all_instantiations(REGISTRY, arch())
             if variants is None or v in variants]  # fmt: skip
 
@@ -39,7 +39,7 @@ REBUILT = set()  # cubins found changed in this run (said once each)
 def build_ticket(wildcards):
     v = getattr(wildcards, "variant", "microbench")
     i = getattr(wildcards, "instance", "peak")
-    return rebuild_ticket(cubin_path(wildcards.arch, v, i), REBUILT)
+    return rebuild_ticket(build_path(wildcards.arch, v, i, REGISTRY), REBUILT)
 
 
 def kernel_source(wildcards):
@@ -63,14 +63,13 @@ def sources_sha(wildcards):
 
 def variant_sources(wildcards):
     v = REGISTRY[wildcards.variant]
-    return (
-        [str(p) for p in kernel_dependencies(KERNELS / v.source)] if v.compiled else []
-    )
+    deps = kernel_dependencies(KERNELS / v.source) if v.compiled else []
+    return [str(p) for p in deps]
 
 
 def variant_cubins(wildcards):
     slugs = [slug(p) for v, p in PLAN.instantiations if v == wildcards.variant]
-    return {name: cubin_path(arch(), wildcards.variant, name) for name in slugs}
+    return {i: build_path(arch(), wildcards.variant, i, REGISTRY) for i in slugs}  # fmt: skip
 
 
 def planned_ptxas_reports(wildcards):
@@ -136,7 +135,8 @@ def profile_outputs(wildcards):
 
 
 def spec_of(c):
-    return target_spec(EXPERIMENT, c, cubin_path(arch(), c.variant, c.instance))
+    built = build_path(arch(), c.variant, c.instance, REGISTRY)
+    return target_spec(EXPERIMENT, c, built)
 
 
 def profile_spec(wildcards):

@@ -3,6 +3,12 @@
 # (registers, shared memory, spills), gathered into tables/resources.csv.
 
 
+# the variants built as shared libraries (registry `backend: shared`) and the others, each
+# built by its own rule (their ptxas reports and digests have the same names)
+SHARED_VARIANTS = "|".join(v.name for v in REGISTRY.values() if v.shared) or "(?!)"
+CUBIN_VARIANTS = "|".join(v.name for v in REGISTRY.values() if not v.shared)
+
+
 rule compile_kernel:
     input:
         src=kernel_source,
@@ -18,6 +24,8 @@ rule compile_kernel:
         "results/logs/compile/{arch}/{variant}/{instance}.log",
     benchmark:
         "results/benchmarks/compile/{arch}/{variant}/{instance}.tsv"
+    wildcard_constraints:
+        variant=CUBIN_VARIANTS,
     conda:
         "../envs/compile.yaml"
     params:
@@ -33,6 +41,40 @@ rule compile_kernel:
         entries=lambda w: list(REGISTRY[w.variant].entry_points),
     script:
         # no value reaches a shell: nvcc runs on the bare file name in the kernel's folder
+        "../scripts/compile_kernel.py"
+
+
+# a variant built as a shared library (registry `backend: shared`, e.g. CUTLASS's GEMM), from its
+# source and the installed header libraries it names (`libraries`), compiled as compile_kernel
+# compiles a cubin; its C entry points checked among what it exports
+rule compile_library:
+    input:
+        src=kernel_source,
+        headers=kernel_headers,
+        rebuild=build_ticket,
+    output:
+        library="results/build/{arch}/{variant}/{instance}.so",
+        ptxas="results/build/{arch}/{variant}/{instance}.ptxas.txt",
+        sha="results/build/{arch}/{variant}/{instance}.sha256",
+    log:
+        "results/logs/compile/{arch}/{variant}/{instance}.log",
+    benchmark:
+        "results/benchmarks/compile/{arch}/{variant}/{instance}.tsv"
+    wildcard_constraints:
+        variant=SHARED_VARIANTS,
+    conda:
+        "../envs/compile.yaml"
+    params:
+        arch=lambda w: REGISTRY[w.variant].arch or w.arch,
+        params=lambda w: REGISTRY[w.variant].defines(
+            REGISTRY[w.variant].instance(w.instance)
+        ),
+        what=lambda w: f"{w.variant} {w.instance}",
+        sources=sources_sha,
+        entries=lambda w: list(REGISTRY[w.variant].entry_points),
+        shared=True,
+        libraries=lambda w: list(REGISTRY[w.variant].libraries),
+    script:
         "../scripts/compile_kernel.py"
 
 

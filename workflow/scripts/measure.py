@@ -76,7 +76,8 @@ def archive(output, variant: str, source_sha: str, cubins: dict[str, str]) -> No
     # cubins first, the table last: an entry with a table has its cubins (plan/pairs.py)
     for name, cubin in cubins.items():
         arch = Path(cubin).parent.parent.name  # results/build/<arch>/<variant>/<name>.cubin
-        atomic_write_bytes(folder / "cubins" / arch / f"{name}.cubin", Path(cubin).read_bytes())
+        suffix = Path(cubin).suffix  # .cubin, or .so (a shared library's build)
+        atomic_write_bytes(folder / "cubins" / arch / f"{name}{suffix}", Path(cubin).read_bytes())
     for path in (output.samples, output.manifest, output.table):
         # atomic: a copy interrupted half-way never leaves a torn archive entry
         atomic_write_bytes(folder / Path(path).name, Path(path).read_bytes())

@@ -33,12 +33,20 @@ def cubin_identity(cubin: str | Path) -> str:
     )
 
 
-def identity_header(identity: str) -> str:
-    """The header's text: one device string, kept in the cubin (used); no kernel reads it."""
-    return (
+def identity_header(identity: str, host: bool = False) -> str:
+    """The header's text: one device string, kept in the cubin (used); no kernel reads it.
+    `host`: a shared library's build (registry `backend: shared`), whose device code nvcc may
+    keep compressed: the same string in its host data too."""
+    text = (
         'extern "C" __device__ __attribute__((used)) const char mmbench_cubin_identity[] = '
         f'"{identity}";\n'
     )
+    if host:
+        text += (
+            'extern "C" __attribute__((used)) const char mmbench_build_identity[] = '
+            f'"{identity}";\n'
+        )
+    return text
 
 
 def names_itself(data: bytes, identity: str) -> bool:

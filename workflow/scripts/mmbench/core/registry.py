@@ -108,10 +108,30 @@ class Variant:
     # the element types in which the variant is a rung of the ladder (a cuBLAS backend: the
     # ladder's reference); empty: not on the ladder
     ladder: tuple[str, ...] = ()
+    # the installed header libraries its source includes (registry `libraries`: cutlass)
+    libraries: tuple[str, ...] = ()
 
     @property
     def compiled(self) -> bool:
-        return self.backend == "cubin"
+        """Built by the pipeline from its source: a cubin, or a shared library."""
+        return self.backend in ("cubin", "shared")
+
+    @property
+    def shared(self) -> bool:
+        """Built as a shared library whose C entry points the harness calls (registry
+        `backend: shared`): a library's kernels (CUTLASS) that choose their own launch."""
+        return self.backend == "shared"
+
+    @property
+    def library_launched(self) -> bool:
+        """A library launches its kernels (cuBLAS, a shared build): the launch spec has no grid
+        of ours, and an empty one is not an empty launch."""
+        return self.backend in ("cublas", "shared")
+
+    @property
+    def build_ext(self) -> str:
+        """The extension of its build: cubin, or so for a shared library."""
+        return "so" if self.shared else "cubin"
 
     @cached_property
     def uses_occupancy(self) -> bool:
@@ -209,7 +229,7 @@ class Variant:
                 return out  # the launch shape may divide by the same zero
             if not ok:
                 out.append(f"{c.expr} fails: {c.reason}")
-        if not self.compiled:
+        if self.backend != "cubin":  # the limits of a launch this harness makes itself
             return out
         threads = math.prod(int(evaluate(e, **names, m=1, n=1, k=1)) for e in self.block)
         if threads > arith.MAX_THREADS_PER_BLOCK:
@@ -357,7 +377,10 @@ class Variant:
 
     @property
     def entry_points(self) -> tuple[str, ...]:
-        """Every kernel the variant's cubin holds that a launch may use."""
+        """Every kernel the variant's cubin holds that a launch may use; a shared library's C
+        functions: `symbol` and `symbol`_workspace (its workspace in bytes)."""
+        if self.shared:
+            return (self.symbol, f"{self.symbol}_workspace")
         return tuple(x for x in (self.symbol, *(s for s, _ in self.symbols)) if x)
 
     def padded(self, m: int, n: int, k: int) -> tuple[int, int, int]:
@@ -416,7 +439,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
                     "positive integer; valid: integers >= 1"
                 )
         backend = entry.get("backend", "cubin")
-        if backend == "cubin":
+        if backend in ("cubin", "shared"):
             src = path.parent / entry["source"]
             if not src.is_file():
                 raise RegistryError(f"variant {name!r}: source {src} does not exist")
@@ -468,6 +491,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
             derived=tuple((k, str(v)) for k, v in entry.get("derived", {}).items()),
             shape_facts=tuple((k, str(v)) for k, v in entry.get("shape_facts", {}).items()),
             symbols=tuple((x["symbol"], str(x["when"])) for x in entry.get("symbols", ())),
+            libraries=tuple(entry.get("libraries", ())),
             ladder=tuple(entry.get("ladder", ())),
         )
         variants[name] = variant

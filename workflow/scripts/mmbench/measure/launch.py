@@ -67,6 +67,9 @@ def launcher(
     the variant's registry entry, `operands` A, B and C as the kernel sees them; a library call
     goes through `cublas_handle` (None: CuPy's)."""
     lds = tuple(operands[x].ld for x in "ABC")
+    if v.shared:  # the library chooses its launch: no grid or block of ours
+        spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
+        return shared_launcher(cp, v, conf, cubin, operands, lds, stream), spec
     if v.backend == "cublas":
         spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
         pointers = tuple(operands[x].ptr for x in "ABC")
@@ -99,6 +102,55 @@ def launcher(
     launch.batched = DriverLaunch(cp, spec, fn, operands, stream,
                                   workspaces=[w.data.ptr for w in keep])  # fmt: skip
     return launch, spec
+
+
+# what a shared library's entry point returns (kernels/cutlass_gemm.cu)
+SHARED_STATUS = {1: "the library cannot implement this product (its shape or alignment)",
+                 2: "the library's initialisation failed", 3: "the launch failed"}  # fmt: skip
+_LIBRARIES: dict[str, ctypes.CDLL] = {}
+
+
+def shared_library(path: str) -> ctypes.CDLL:
+    """A shared library of the registry's (`backend: shared`), loaded once per process."""
+    if path not in _LIBRARIES:
+        try:
+            _LIBRARIES[path] = ctypes.CDLL(path)
+        except OSError as err:
+            raise RuntimeError(
+                f"cannot load {path} ({err}); the file is damaged or from another build: "
+                "delete it and run again"
+            ) from None
+    return _LIBRARIES[path]
+
+
+def shared_launcher(cp, v, conf, path: str, operands: dict[str, Operand], lds, stream):
+    """launch() of a shared library's product (registry `backend: shared`): its entry point
+    `symbol`(A, B, C, m, n, k, lda, ldb, ldc, accumulate, workspace, stream), the workspace of
+    `symbol`_workspace(m, n, k, lda, ldb, ldc) bytes allocated here once; the call is the
+    library's own for each product (its kernels' parameters set up, then the launch on
+    `stream`).  A status other than 0 is a RuntimeError naming it."""
+    lib = shared_library(path)
+    size, run = getattr(lib, f"{v.symbol}_workspace"), getattr(lib, v.symbol)
+    c_int, c_long, ptr = ctypes.c_int, ctypes.c_long, ctypes.c_void_p
+    size.restype, size.argtypes = ctypes.c_size_t, [c_int] * 3 + [c_long] * 3
+    run.restype = c_int
+    run.argtypes = [ptr] * 3 + [c_int] * 3 + [c_long] * 3 + [c_int, ptr, ptr]
+    m, n, k = conf.m, conf.n, conf.k
+    nbytes = int(size(m, n, k, *lds))
+    workspace = cp.empty(max(nbytes, 1), dtype=cp.uint8)
+    args = (*(operands[x].ptr for x in "ABC"), m, n, k, *lds, int(conf.accumulate),
+            workspace.data.ptr, stream.ptr)  # fmt: skip
+
+    def launch():
+        status = run(*args)
+        if status:
+            raise RuntimeError(
+                f"{v.name} {conf.instance} at {m} x {n} x {k}: {v.symbol} returned {status} "
+                f"({SHARED_STATUS.get(status, 'unknown')})"
+            )
+
+    launch.workspaces = [workspace]  # alive as long as the launch
+    return launch
 
 
 def allow_shared(fn, spec: LaunchSpec):

@@ -20,6 +20,15 @@ from mmbench.core.elements import element_type
 from mmbench.core.paths import private_folder
 
 NVCC_FLAGS = ("-cubin", "-O3", "-lineinfo", "-std=c++17", "-Xptxas", "-v")
+# a shared library (registry `backend: shared`): position-independent host code beside the
+# kernels, the library's host assertions off as its own builds have them
+SHARED_FLAGS = ("-shared", "-Xcompiler", "-fPIC", "-DNDEBUG", "-O3", "-lineinfo", "-std=c++17",
+                "-Xptxas", "-v")  # fmt: skip
+# registry `libraries`: the Python package that installs each one's headers, and its include
+# folders inside the package
+LIBRARIES = {
+    "cutlass": ("cutlass_library", ("source/include", "source/tools/util/include")),
+}
 
 
 def arch_flags(arch: str) -> list[str]:
@@ -48,20 +57,52 @@ def define_flags(params: dict) -> list[str]:
     return out
 
 
+def library_includes(names) -> list[str]:
+    """-I<folder> for each header library of `names` (registry `libraries`), where its Python
+    package is installed; CompileError where it is not, saying what to install."""
+    import importlib.util
+
+    out = []
+    for name in names:
+        package, folders = LIBRARIES[name]
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise CompileError(
+                f"the {name} headers: Python package {package} is not installed here; install "
+                "the project's dependencies (pip install -e ., which brings nvidia-cutlass)"
+            )
+        root = Path(next(iter(spec.submodule_search_locations)))
+        for sub in folders:
+            folder = root / sub
+            if not folder.is_dir():
+                raise CompileError(f"the {name} headers: {folder} is missing from {package}")
+            if not SAFE_PATH.match(str(folder)):
+                raise CompileError(
+                    f"the {name} headers: {folder} has characters a shell would expand; "
+                    "install the package under a plain path (letters, digits, _ . + - /)"
+                )
+            out.append(f"-I{folder}")
+    return out
+
+
 def nvcc_command(
     source: str | Path, output: str | Path, arch: str, params: dict, nvcc: str = "nvcc",
-    lineinfo: bool = True, identity: str | None = None,
+    lineinfo: bool = True, identity: str | None = None, shared: bool = False,
+    libraries: tuple[str, ...] = (),
 ) -> list[str]:  # fmt: skip
-    """nvcc -cubin for one instantiation; ptxas -v prints the resource report on stderr.
-    `lineinfo` False leaves out the source lines (two sources that differ in comments then
-    build the same bytes: tools/same_cubins.py).  `identity`: a header, beside the source,
-    included before it (IDENTITY_HEADER: the cubin then names its instantiation)."""
+    """nvcc -cubin for one instantiation (`shared`: a shared library, registry `backend:
+    shared`); ptxas -v prints the resource report on stderr.  `lineinfo` False leaves out the
+    source lines (two sources that differ in comments then build the same bytes:
+    tools/same_cubins.py).  `identity`: a header, beside the source, included before it
+    (IDENTITY_HEADER: the build then names its instantiation).  `libraries`: header libraries
+    the source includes (library_includes)."""
     source = Path(source)
     return [
         nvcc,
-        *(f for f in NVCC_FLAGS if lineinfo or f != "-lineinfo"),
+        *(f for f in (SHARED_FLAGS if shared else NVCC_FLAGS) if lineinfo or f != "-lineinfo"),
         *arch_flags(arch),
         f"-I{source.parent}",
+        *library_includes(libraries),
         *(["-include", identity] if identity else []),
         *define_flags(params),
         "-o",
@@ -113,6 +154,7 @@ def build_folder(name: str) -> Path:
 def compile_cubin(
     source: str | Path, cubin: str | Path, arch: str, params: dict, log: str | Path, what: str,
     headers: str | Path | None = None, name: str | None = None, lineinfo: bool = True,
+    shared: bool = False, libraries: tuple[str, ...] = (),
 ) -> str:  # fmt: skip
     """Builds one cubin without any path of this machine reaching a shell (nvcc hands the
     source's absolute path to a shell of its own, in double quotes: a checkout at `d$(cmd)d`
@@ -120,7 +162,8 @@ def compile_cubin(
     this user's whose path depends only on the instantiation (build_folder), nvcc runs there on
     bare names, and the cubin is moved into place whole.  Writes nvcc's output (ptxas's
     resource report) to `log`; returns the cubin's sha256.  CompileError naming the
-    instantiation, with nvcc's first errors, otherwise."""
+    instantiation, with nvcc's first errors, otherwise.  `shared`, `libraries`: a shared
+    library's build instead (nvcc_command)."""
     from mmbench.core.registry import kernel_dependencies
 
     if headers is not None:  # a kernel file from elsewhere, built with the kernels' headers
@@ -131,19 +174,22 @@ def compile_cubin(
                 shutil.copyfile(h, Path(staged) / h.name)
             copy = Path(staged) / (name or Path(source).name)
             shutil.copyfile(source, copy)
-            return compile_cubin(copy, cubin, arch, params, log, what, lineinfo=lineinfo)
+            return compile_cubin(copy, cubin, arch, params, log, what, lineinfo=lineinfo,
+                                 shared=shared, libraries=libraries)  # fmt: skip
     source, cubin, log = Path(source).resolve(), Path(cubin), Path(log)
     files = [Path(p).resolve() for p in kernel_dependencies(source)]
     root = Path(os.path.commonpath([p.parent for p in files]))
     name = f"{arch}/{cubin.parent.name}/{cubin.stem}"
     with _held(name):  # two checkouts building the same instantiation take turns
-        return _build(source, files, root, cubin, arch, params, log, what, name, lineinfo)
+        return _build(source, files, root, cubin, arch, params, log, what, name, lineinfo,
+                      shared, libraries)  # fmt: skip
 
 
 def build_job(
     source: str | Path, cubin: str | Path, sha: str | Path, arch: str, params: dict,
     log: str | Path, what: str, ptxas: str | Path | None = None,
     headers: str | Path | None = None, name: str | None = None, entries: tuple[str, ...] = (),
+    shared: bool = False, libraries: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
     """A compile job's work (rules compile_kernel, compile_microbench and
     compile_baseline_source): the cubin (compile_cubin), ptxas's report copied to `ptxas`
@@ -151,8 +197,20 @@ def build_job(
     its build wrote is found and built again: workflow/rules/common.smk).  `entries`: the
     entry points the registry loads from it (Variant.entry_points), each checked against
     ptxas's list of the entry functions it compiled.  CompileError otherwise (Snakemake
-    removes a failed job's outputs: no partial file is taken as built)."""
-    digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name)
+    removes a failed job's outputs: no partial file is taken as built).  `shared`: a shared
+    library, whose entries are the C functions it exports (exported_functions)."""
+    digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name,
+                           shared=shared, libraries=libraries)  # fmt: skip
+    if shared:
+        exported = exported_functions(cubin)
+        missing = [e for e in entries if e not in exported]
+        if missing:
+            raise CompileError(
+                f"{what}: the registry's entry point {missing[0]!r} is not a function the "
+                f'library nvcc built from {source} exports; valid: an extern "C" function '
+                "the file defines (registry `symbol`, and `symbol`_workspace)"
+            )
+        entries = ()
     compiled = entry_functions(Path(log).read_text())
     missing = [e for e in entries if e not in compiled]
     if missing:
@@ -165,6 +223,19 @@ def build_job(
     if ptxas is not None:
         Path(ptxas).write_text(Path(log).read_text())
     Path(sha).write_text(f"{digest}  {cubin}\n")
+
+
+def exported_functions(library: str | Path) -> list[str]:
+    """The functions a shared library defines for others to call (binutils' nm -D: its dynamic
+    symbols of type T)."""
+    exe = shutil.which("nm")
+    if exe is None:
+        raise CompileError("nm (binutils) is not on PATH: it lists a shared library's functions")
+    out = subprocess.run([exe, "-D", "--defined-only", str(library)], capture_output=True,
+                         text=True, check=False).stdout  # fmt: skip
+    return [
+        f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] == "T"
+    ]
 
 
 def entry_functions(report: str) -> list[str]:
@@ -184,7 +255,8 @@ def _held(name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=True) -> str:
+def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=True,
+           shared=False, libraries=()) -> str:  # fmt: skip
     work = build_folder(name)
     try:
         for f in files:
@@ -196,13 +268,12 @@ def _build(source, files, root, cubin, arch, params, log, what, name, lineinfo=T
                 )
             (work / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, work / "src" / rel)
-        out = work / "kernel.cubin"
+        out = work / ("kernel.so" if shared else "kernel.cubin")
         here = work / "src" / source.relative_to(root).parent
         identity = cubin_identity(cubin)
-        (here / IDENTITY_HEADER).write_text(identity_header(identity))
-        cmd = nvcc_command(
-            source.name, out, arch, params, lineinfo=lineinfo, identity=IDENTITY_HEADER
-        )
+        (here / IDENTITY_HEADER).write_text(identity_header(identity, host=shared))
+        cmd = nvcc_command(source.name, out, arch, params, lineinfo=lineinfo,
+                           identity=IDENTITY_HEADER, shared=shared, libraries=libraries)  # fmt: skip
         proc = subprocess.run(cmd, cwd=here, capture_output=True, text=True)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
@@ -275,6 +346,13 @@ def cubin_path(arch: str, variant: str, instance: str, ext: str = "cubin") -> st
     """Where the build of one instantiation goes, named by its parameter slug (results/build/ is
     shared by every experiment of the checkout)."""
     return f"results/build/{arch}/{variant}/{instance}.{ext}"
+
+
+def build_path(arch: str, variant: str, instance: str, registry: dict | None = None) -> str:
+    """Where an instantiation's build goes: its cubin, or its shared library where the
+    registry builds the variant so (`backend: shared`)."""
+    v = (registry or {}).get(variant)
+    return cubin_path(arch, variant, instance, v.build_ext if v is not None else "cubin")
 
 
 def rebuild_ticket(cubin: str | Path, rebuilt: set) -> list[str]:

@@ -233,7 +233,12 @@ def stopped_by_user(log_text: str) -> str | None:
     )
 
 
-COMPILE_RULES = ("compile_kernel", "compile_microbench", "compile_baseline_source")
+COMPILE_RULES = (
+    "compile_kernel",
+    "compile_library",
+    "compile_microbench",
+    "compile_baseline_source",
+)
 GPU_RULES = ("measure_variant", "pair_variant")
 
 

@@ -65,8 +65,10 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
         )
     if "source" in baseline:
         src = Path(baseline["source"])
-        if not v.compiled:
-            raise ConfigError(f"config key 'baseline': {name} is a library call, not compiled")
+        if not v.compiled or v.shared:
+            raise ConfigError(
+                f"config key 'baseline': {name} is a library call, not compiled from a kernel file of ours"
+            )
         if not src.is_file():
             raise ConfigError(
                 f"config key 'baseline': source {str(src)!r} is not a file; give the kernel "
@@ -136,7 +138,8 @@ def baseline_cubins(
     variant has no baseline build)."""
     form = build_form(baseline)
     if form == "itself":  # a library call has no cubin: "" (its own call)
-        return {i: cubin_path(arch, variant.name, i) if variant.compiled else "" for i in instances}
+        return {i: cubin_path(arch, variant.name, i, variant.build_ext) if variant.compiled else ""
+                for i in instances}  # fmt: skip
     if form == "previous":
         return previous_cubins(Path(results), variant.name, instances, arch, current_source)
     if form not in ("params", "source") or baseline["variant"] != variant.name:
@@ -185,7 +188,7 @@ def paired_builds(exp, variant: str, arch: str, source_sha: str, cubin_path) -> 
     if baseline == "previous" and not cfg["compare"]["paired"]:
         return {}
     v = exp.registry[variant]
-    if not v.compiled and baseline != "itself":
+    if (not v.compiled or v.shared) and baseline != "itself":
         return {}
     instances = sorted({c.instance for c in exp.plan.runs[variant]})
     return baseline_cubins(baseline, v, instances, arch, exp.results, source_sha, cubin_path)
