@@ -201,24 +201,20 @@ def build_job(
     library, whose entries are the C functions it exports (exported_functions)."""
     digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name,
                            shared=shared, libraries=libraries)  # fmt: skip
-    if shared:
-        exported = exported_functions(cubin)
-        missing = [e for e in entries if e not in exported]
-        if missing:
-            raise CompileError(
-                f"{what}: the registry's entry point {missing[0]!r} is not a function the "
-                f'library nvcc built from {source} exports; valid: an extern "C" function '
-                "the file defines (registry `symbol`, and `symbol`_workspace)"
-            )
-        entries = ()
-    compiled = entry_functions(Path(log).read_text())
-    missing = [e for e in entries if e not in compiled]
+    # a cubin's entries are the kernels ptxas compiled; a shared library's, what it exports
+    found = exported_functions(cubin) if shared else entry_functions(Path(log).read_text())
+    missing = [e for e in entries if e not in found]
     if missing:
+        valid = (
+            'an extern "C" function the file defines (registry `symbol`, and `symbol`_workspace)'
+            if shared
+            else 'the name of a __global__ function the file defines as extern "C" (registry '
+            "`symbol` and `symbols`)"
+        )
         raise CompileError(
-            f"{what}: the registry's entry point {missing[0]!r} is not in the cubin nvcc built "
-            f"from {source} (its entry functions: {', '.join(compiled) or 'none'}); valid: the "
-            'name of a __global__ function the file defines as extern "C" (registry `symbol` '
-            "and `symbols`)"
+            f"{what}: the registry's entry point {missing[0]!r} is not in the "
+            f"{'library' if shared else 'cubin'} nvcc built from {source} (its entry "
+            f"functions: {', '.join(found) or 'none'}); valid: {valid}"
         )
     if ptxas is not None:
         Path(ptxas).write_text(Path(log).read_text())
