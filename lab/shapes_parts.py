@@ -2,9 +2,9 @@
 runs that each fit a GPU machine's time, then put back together for the report.
 
     python lab/shapes_parts.py preset OUT.yaml CLASSES     config/presets/shapes.yaml cut to
-                                                           CLASSES (comma-separated, of ieee:
-                                                           FP32 on the CUDA cores and FP64;
-                                                           tf32; bf16; fp8)
+                                                           CLASSES (comma-separated precision
+                                                           classes, core/elements.py: fp32,
+                                                           fp64, tf32, bf16, fp8)
     python lab/shapes_parts.py merge RESULTS PART...       each PART's runs/ (a results folder
                                                            of one part) copied into RESULTS/runs
 
@@ -25,26 +25,23 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CLASSES = ("ieee", "tf32", "bf16", "fp8")
+sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
+from mmbench.core.elements import precision_class  # noqa: E402
 
-def class_of(variant: dict, dtype: str) -> str:
-    """The precision class of a variant's element type: its math where that is TF32."""
-    if dtype == "bfloat16":
-        return "bf16"
-    if dtype == "float8_e4m3":
-        return "fp8"
-    return "tf32" if variant.get("math", "ieee") == "tf32" else "ieee"
+CLASSES = ("fp32", "fp64", "tf32", "bf16", "fp8")
 
 
 def cut(preset: dict, registry: dict, classes: set[str]) -> dict:
-    """The preset with the variants and element types of `classes` alone."""
+    """The preset with the variants and element types of `classes` alone (`registry`:
+    core/registry.py's variants)."""
     unknown = sorted(classes - set(CLASSES))
     if unknown:
         raise SystemExit(f"unknown class(es) {', '.join(unknown)}; valid: {', '.join(CLASSES)}")
     params = {}
     for name, p in preset["params"].items():
-        mine = [d for d in p["dtype"] if class_of(registry[name], d) in classes]
+        math = registry[name].math
+        mine = [d for d in p["dtype"] if str(precision_class(d, math)).lower() in classes]
         if mine and len(mine) < len(p["dtype"]):
             raise SystemExit(
                 f"{name} runs {', '.join(p['dtype'])} in one job: put the classes of all of "
@@ -75,8 +72,10 @@ def merge(results: Path, parts: list[Path]) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "preset":
+        from mmbench.core.registry import load_registry
+
         preset = yaml.safe_load((ROOT / "config/presets/shapes.yaml").read_text())
-        registry = yaml.safe_load((ROOT / "kernels/registry.yaml").read_text())["variants"]
+        registry = load_registry(ROOT / "kernels" / "registry.yaml")
         out = cut(preset, registry, set(argv[2].split(",")))
         Path(argv[1]).write_text(yaml.safe_dump(out, sort_keys=False))
         print(f"{argv[2]}: {' '.join(out['variants'])}")

@@ -78,9 +78,9 @@ def test_every_entry_states_its_fields():
 
 
 def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
-    """lab/shapes_parts.py: the IEEE and bfloat16 classes in one part, TF32 and FP8 in the
-    other, hold every variant of config/presets/shapes.yaml once (cuBLAS's FP32, bfloat16 and
-    FP64 job in the first); a cut that would split cuBLAS's job is refused; merging the two
+    """lab/shapes_parts.py: the FP32, FP64 and bfloat16 classes in one part, TF32 and FP8 in
+    the other, hold every variant of config/presets/shapes.yaml once (cuBLAS's FP32, bfloat16
+    and FP64 job in the first); a cut that would split cuBLAS's job is refused; merging the two
     halves of a recorded run's runs/ gives its files back, and a file in both is refused."""
     import shutil
 
@@ -90,15 +90,17 @@ def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
     sys.path.insert(0, str(LAB))
     import shapes_parts
 
+    from mmbench.core.registry import load_registry
+
     preset = yaml.safe_load((ROOT / "config/presets/shapes.yaml").read_text())
-    registry = yaml.safe_load((ROOT / "kernels/registry.yaml").read_text())["variants"]
-    one = shapes_parts.cut(preset, registry, {"ieee", "bf16"})["variants"]
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    one = shapes_parts.cut(preset, registry, {"fp32", "fp64", "bf16"})["variants"]
     two = shapes_parts.cut(preset, registry, {"tf32", "fp8"})["variants"]
     assert sorted(one + two) == sorted(preset["variants"])
     assert "cublas" in one and {"warptile_db", "ws_f64", "skinny_bf16"} <= set(one)
     assert {"cublas_tf32_tn", "cublaslt_fp8", "skinny_fp8"} <= set(two)
     with pytest.raises(SystemExit, match="cublas runs float32, bfloat16, float64 in one job"):
-        shapes_parts.cut(preset, registry, {"ieee", "tf32"})
+        shapes_parts.cut(preset, registry, {"fp32", "fp64", "tf32"})
     recorded = ROOT / "tests/data/h200-ladder/results/ladder/runs"
     files = sorted(recorded.iterdir())
     halves = [tmp_path / "a", tmp_path / "b"]

@@ -15,10 +15,11 @@
 #                                        three odd shapes, then `calibrate` of VARIANT alone at
 #                                        the skinny rungs' ten shapes; exit 1 where one fails
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
-#                                        (DRAW_COUNT), TUNED_GPU's tuning; CLASSES=ieee,bf16
-#                                        (say) runs that part of the preset alone, into
-#                                        results/shapes-SEED-ieee+bf16 (lab/shapes_parts.py puts
-#                                        the parts together); stopped at LIMIT
+#                                        (DRAW_COUNT), TUNED_GPU's tuning;
+#                                        CLASSES=fp32,fp64,bf16 (say) runs that part of the
+#                                        preset alone, into results/shapes-SEED-fp32+fp64+bf16
+#                                        (lab/shapes_parts.py puts the parts together); stopped
+#                                        at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results

@@ -67,11 +67,10 @@ def launcher(
     the variant's registry entry, `operands` A, B and C as the kernel sees them; a library call
     goes through `cublas_handle` (None: CuPy's)."""
     lds = tuple(operands[x].ld for x in "ABC")
-    if v.shared:  # the library chooses its launch: no grid or block of ours
+    if v.library_launched:  # the library chooses its launch: no grid or block of ours
         spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
-        return shared_launcher(cp, v, conf, cubin, operands, lds, stream), spec
-    if v.backend == "cublas":
-        spec = LaunchSpec(grid=(0, 0, 0), block=(0, 0, 0))
+        if v.shared:
+            return shared_launcher(cp, v, conf, cubin, operands, lds, stream), spec
         pointers = tuple(operands[x].ptr for x in "ABC")
         go = cublas_launcher(cp, conf, pointers, lds, stream, v.math, cublas_handle, v.b_transposed)
         return go, spec
