@@ -17,7 +17,7 @@
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning;
 #                                        CLASSES=fp32,fp64,bf16 (say) runs that part of the
-#                                        preset alone, into results/shapes-SEED-fp32+fp64+bf16
+#                                        preset alone, into results/shapes-SEED-fp32_fp64_bf16
 #                                        (lab/shapes_parts.py puts the parts together); stopped
 #                                        at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
@@ -88,7 +88,7 @@ run)
   echo "calibration: $cal"
   preset=config/presets/shapes.yaml name=shapes-$seed
   if [ -n "${CLASSES:-}" ]; then  # a part of the preset: these classes alone
-    preset=/tmp/shapes-part.yaml name=shapes-$seed-${CLASSES//,/+}
+    preset=/tmp/shapes-part.yaml name=shapes-$seed-${CLASSES//,/_}
     python3 lab/shapes_parts.py preset "$preset" "$CLASSES" || exit 2
   fi
   timed "$name" --configfile "$preset" \
