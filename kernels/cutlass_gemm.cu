@@ -14,7 +14,9 @@
 // stream.  It returns 0, or 1 where CUTLASS cannot implement the product (alignment, shape),
 // 2 where initialize fails, 3 where the launch fails.
 //
-// Parameters (-D): ELEM_T, OUT_T (core/elements.py), BM, BN (the output tile), CLUSTER (blocks
+// Parameters (-D): ELEM_T, OUT_T (core/elements.py; float inputs run on TF32 wgmma, as CUTLASS's
+// builder maps them; e4m3 inputs on CUTLASS's FP8 mainloop, its sums promoted to FP32 registers
+// every 4 MMAs, alpha 1: the inputs' scales), BM, BN (the output tile), CLUSTER (blocks
 // of a cluster along m: TMA multicast of B), SCHEDULE (1: cooperative, both consumer warpgroups
 // on one tile; 2: ping-pong, each warpgroup on a tile of its own), SCHEDULER (1: the persistent
 // data-parallel tile scheduler; 2: stream-K), B_K_MAJOR.

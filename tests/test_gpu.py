@@ -300,25 +300,28 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
         print(variant, *key, f"SPLITS={s}")
 
 
-def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path):
-    """cutlass_bf16 (backend shared: kernels/cutlass_gemm.cu, CUTLASS's Hopper GEMM called
+@pytest.mark.parametrize("variant", ["cutlass_bf16", "cutlass_tf32", "cutlass_fp8"])
+def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, variant):
+    """A CUTLASS variant (backend shared: kernels/cutlass_gemm.cu, CUTLASS's Hopper GEMM called
     through its C entry points): each of its five builds at 1024 x 1024 x 1024, at
     1000 x 1100 x 37 (a k shorter than one k-tile) and at 33 x 4099 x 129 (a side < 64 and
     sides that are not multiples of its tiles), C = A.B and C += A.B, contiguous and with
     leading dimensions that break 16-byte rows (pad 3: the harness's aligned copy): every row
-    PASSes, and its grid and block are the library's (0 in the row)."""
-    v = registry["cutlass_bf16"]
+    PASSes, and its grid and block are the library's (0 in the row).  A product whose n or k
+    CUTLASS's TMA refuses runs padded, as the plan runs it (registry `padded_to`)."""
+    v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
     assert len(instances) == 5  # registry: the three 128 x 128 builds, two 128 x 256
     confs = [
-        Configuration.of("cutlass_bf16", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
                          distribution="normal", seed=5, pad=pad,
                          transfer="strided" if pad else "contiguous")
         for params in instances
         for (m, n, k), acc, pad in itertools.product(
-            [(1024, 1024, 1024), (1000, 1100, 37), (33, 4099, 129)], [False, True], [0, 3])
+            [v.padded(1024, 1024, 1024), v.padded(1000, 1100, 37), v.padded(33, 4099, 129)],
+            [False, True], [0, 3])
     ]  # fmt: skip
-    rows = run(registry, arch, tmp_path, "cutlass_bf16", confs)
+    rows = run(registry, arch, tmp_path, variant, confs)
     bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r.get("error"),
             r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
     assert not bad

@@ -351,3 +351,29 @@ def test_cutlass_is_a_shared_build_of_five_instantiations(registry):
              for p in buildable(v, {}, "sm_90a")[0]}  # fmt: skip
     assert built == {(128, 1, 1, 1), (128, 1, 1, 2), (128, 1, 2, 1), (256, 2, 1, 1), (256, 2, 1, 2)}
     assert v.rejected(dict(v.instance("bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER1"))) == []
+
+
+@pytest.mark.parametrize(
+    "variant, odd, padded",
+    [  # hand counts: n and k rounded up to multiples of 8 bfloat16, 4 floats, 16 e4m3
+        ("cutlass_bf16", (1000, 1100, 37), (1000, 1104, 40)),
+        ("cutlass_bf16", (33, 4099, 129), (33, 4104, 136)),
+        ("cutlass_tf32", (1000, 1100, 37), (1000, 1100, 40)),
+        ("cutlass_tf32", (33, 4099, 129), (33, 4100, 132)),
+        ("cutlass_fp8", (1000, 1100, 37), (1000, 1104, 48)),
+        ("cutlass_fp8", (33, 4099, 129), (33, 4112, 144)),
+    ],
+)
+def test_cutlass_runs_a_product_its_tma_refuses_padded(registry, variant, odd, padded):
+    """CUTLASS's can_implement refuses an operand whose contiguous side is not a whole number
+    of 16 bytes (k of A, n or k of B, n of C): such a product is unmet and runs padded; a
+    product of whole 16-byte rows runs as it is."""
+    from mmbench.plan.plan import buildable
+
+    v = registry[variant]
+    params = buildable(v, {}, "sm_90a")[0][0]
+    assert v.unmet(params, *odd)
+    assert v.padded(*odd) == padded
+    assert v.unmet(params, *padded) == []
+    assert v.padded(1024, 4096, 8192) == (1024, 4096, 8192)
+    assert v.unmet(params, 1024, 4096, 8192) == []

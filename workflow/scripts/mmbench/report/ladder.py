@@ -134,7 +134,8 @@ def _padded_references(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) ->
     here, so its GFLOP/s count the product's own 2mnk (the rate at the padded product x mnk /
     (m n' k')), and `reference_shape` names the product it ran."""
     reg = load_registry()
-    pads = {(dtype, v.math): v for v in reg.values() if v.padded_to for dtype in v.dtypes}
+    pads = {(dtype, v.math): v for v in reg.values()
+            if v.padded_to and v.backend == "cublas" for dtype in v.dtypes}  # fmt: skip
     padded_class = pd.Series(
         [(t, mth) in pads for t, mth in zip(k.dtype, k.math, strict=True)], index=k.index
     )
