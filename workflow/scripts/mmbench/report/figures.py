@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
@@ -586,12 +587,28 @@ def _clipped_top(pct) -> float:
     return min(150.0, max(110.0, float(pct.max()) * 1.08))
 
 
+def _share_axis(ax, pct) -> None:
+    """A share-of-cuBLAS axis on a base-2 log scale holding every point: 50% to 150% at least,
+    from a tick below the least point, ticks at 100% times the powers of two, labelled as
+    percentages."""
+    lo = min(50.0, 100 * 2.0 ** np.floor(np.log2(float(pct.min()) / 115)))  # a tick below all
+    hi = max(150.0, float(pct.max()) * 1.15)
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(lo, hi)
+    ticks = [100 * 2.0**e for e in range(-8, 8) if lo <= 100 * 2.0**e <= hi]
+    ax.yaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}%"))
+    ax.yaxis.set_minor_locator(mticker.NullLocator())
+
+
 def any_shape(timings, stem, condition=""):
     """New: the ladder at any shape (config/presets/shapes.yaml).  One panel per precision
     class: each product's best rung as a percentage of the cuBLAS of its class against the
     product's work (2mnk, log scale), a filled marker where the tuning saw that very shape and
-    an open one where it did not; the any-shape targets (geometric mean, minimum) dashed; a
-    point above 150% at the top edge with its value."""
+    an open one where it did not; the any-shape targets (geometric mean, minimum) dashed.  The
+    share's axis is logarithmic (base 2): a geometric mean is the mean there, and a product
+    where cuBLAS falls far behind (an unaligned side) keeps its place on the axis rather than
+    flattening the rest."""
     from mmbench.report import ladder as lad
 
     rows = lad.sweep_with_shares(timings)
@@ -611,33 +628,32 @@ def any_shape(timings, stem, condition=""):
         mine = rows[rows.precision == cls]
         x, pct = 2.0 * mine.m * mine.n * mine.k, 100 * mine["_fraction"]
         saw = (mine["tuning saw it"] == "yes").to_numpy()
-        top = _clipped_top(pct)
-        shown = pct.clip(upper=top)
-        ax.scatter(x[saw], shown[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
-        ax.scatter(x[~saw], shown[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
+        ax.scatter(x[saw], pct[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
+        ax.scatter(x[~saw], pct[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
                    s=28, zorder=3, label="not tuned at this shape")  # fmt: skip
-        # a product where cuBLAS falls far behind would flatten the rest: marked at the top
-        for xi, p in zip(x[pct > top], pct[pct > top], strict=True):
-            ax.annotate(f"{p:.0f}%", (xi, top), xytext=(5, -9), textcoords="offset points",
-                        fontsize=7.5, color="C0")  # fmt: skip
         s = summary.loc[cls]
         for words, goal in lad.SHAPES_TARGETS.items():
             ax.axhline(100 * goal, color="0.3", ls="--", lw=1.1)
             ax.text(hi * 1.6, 100 * goal, f" {goal:.0%} {words}", va="center", fontsize=8,
                     color="0.3")  # fmt: skip
-        ax.axhline(s["geometric mean % of ref"], color="C3", lw=1.4,
-                   label=f"geometric mean {s['geometric mean % of ref']:.1f}%")  # fmt: skip
+        mean = s["geometric mean % of ref"]
+        ax.axhline(mean, color="C3", lw=1.4)
+        ax.text(lo / 1.4, mean * 1.03, f"geometric mean {mean:.1f}%", color="C3", fontsize=8,
+                va="bottom", bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=1))  # fmt: skip
         ax.axhline(100, color="0.6", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlim(lo / 1.6, hi * 1.6)
-        ax.set_ylim(0, top)
+        _share_axis(ax, pct)
         ax.set(title=f"{cls} (vs {mine.reference.iloc[0]}): {len(mine)} products",
                ylabel="% of cuBLAS")  # fmt: skip
-        ax.legend(fontsize=8, loc="lower right")
         if i + 2 >= len(classes):  # no panel below it
             ax.set_xlabel("work of the product, 2mnk (FLOP)")
     fig.suptitle("The ladder at any shape: each product's best rung as % of its cuBLAS")
-    fig.tight_layout()
+    # one legend for every panel, under the title: a panel's own would hide its points
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=9, frameon=False,
+               bbox_to_anchor=(0.5, 0.965))  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     text = "; ".join(
         f"{cls}: geometric mean {r['geometric mean % of ref']:.1f}% (target "
         f"{r['target %']}%), least {r['minimum % of ref']:.1f}% at {r['at']} ({r['by']}; "
