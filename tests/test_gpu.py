@@ -332,6 +332,37 @@ def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, 
             print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
+def test_skinny_simt_verifies_at_either_small_side(registry, arch, tmp_path):
+    """skinny_simt (kernels/35_skinny_simt.cu), every instantiation (float32 and float64, the
+    small side m or n), at products of one small side either way round (17 x 4099 x 129 and
+    4099 x 17 x 129, a side that is not a multiple of any MT), a tiny one that splits along k
+    (30 x 169 x 470: one tile, 470 // 64 = 7 shares), 1 x 1 x 1 and 33 x 31 x 37, C = A.B and
+    C += A.B, contiguous and with leading dimensions that break 16-byte rows (pad 3: the
+    harness's aligned copy): every row PASSes, and 30 x 169 x 470 ran split."""
+    v = registry["skinny_simt"]
+    instances = plan.buildable(v, {}, arch)[0]
+    assert len(instances) == 16  # registry: float32 5 (MT, TN) x 2 sides, float64 3 x 2
+    shapes = [(17, 4099, 129), (4099, 17, 129), (30, 169, 470), (1, 1, 1), (33, 31, 37)]
+    confs = [
+        Configuration.of("skinny_simt", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=11, pad=pad,
+                         transfer="strided" if pad else "contiguous")
+        for params in instances
+        for (m, n, k), acc, pad in itertools.product(shapes, [False, True], [0, 3])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, "skinny_simt", confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
+            r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad
+    assert len(rows) == 16 * 5 * 2 * 2
+    splits = {int(r["launch_facts"].split("SPLITS=")[1].split()[0])
+              for r in rows if (r["m"], r["n"], r["k"]) == (30, 169, 470)}  # fmt: skip
+    assert min(splits) > 1, splits
+    for r in rows:
+        if r["m"] in (17, 4099) and not r["accumulate"] and not r["pad"]:
+            print(f"{r['label']} {r['m']}x{r['n']}x{r['k']}: {r['kernel_gflops']:.0f} GFLOP/s")
+
+
 # the rungs on the persistent skeleton (kernels/persistent.cuh)
 SKELETON = [name for name, v in load_registry().items() if v.compiled and "persistent.cuh"
             in {p.name for p in kernel_dependencies(ROOT / "kernels" / v.source)}]  # fmt: skip

@@ -19,6 +19,11 @@ def test_few_tiles_split_as_many_ways_as_fit_beside_them():
     assert few_tiles_splits(1, 132, 5000) == 16
     assert few_tiles_splits(16, 132, 300) == 1
     assert few_tiles_splits(132, 132, 8192) == 1
+    # skinny_simt's shares of at least 4 slabs of 16 (64): 30 x 169 x 470 is one tile of 32 x
+    # 256, 470 // 64 = 7 ways; 19 x 4635 x 6086 is 10 tiles of 32 x 512 on 264 blocks at a
+    # time: 26 fit, 95 allowed by k, at most 16
+    assert few_tiles_splits(1, 264, 470, 64) == 7
+    assert few_tiles_splits(10, 264, 6086, 64) == 16
 
 
 def test_only_the_last_waves_tiles_split_and_only_in_a_short_launch():

@@ -10,10 +10,12 @@
 #                                        on this machine, results/calibration-merged.csv: the
 #                                        kept table with its rows, which `run` then uses
 #   lab/gpu.sh shapes OUT rung VARIANT   a new rung before it joins the preset: the GPU test of
-#                                        the skeleton's same bits in two runs (every rung),
+#                                        the skeleton's same bits in two runs (every rung; or
+#                                        the GPU tests RUNG_TESTS names, pytest -k),
 #                                        memcheck of VARIANT's first and last instantiation at
 #                                        three odd shapes, then `calibrate` of VARIANT alone at
-#                                        the skinny rungs' ten shapes; exit 1 where one fails
+#                                        the skinny rungs' ten shapes (or CAL_SIZES and
+#                                        RUNG_SHAPES); exit 1 where one fails
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning;
 #                                        CLASSES=fp32,fp64,bf16 (say) runs that part of the
@@ -41,7 +43,7 @@ calibrate)
     "variants=$variants" "tuned_gpu=$tuned_gpu" \
     "sizes=${CAL_SIZES:-[1024,1536,2048,3072,4096]}" \
     "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
-    'dtypes=[float32, bfloat16, float8_e4m3]' 'load=[burst]' 'sustained_sizes=[]' \
+    'dtypes=[float32, bfloat16, float8_e4m3, float64]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
     'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
   grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
@@ -65,9 +67,10 @@ PY
 rung)
   variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT"}
   start=$(date +%s)
-  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k same_bits > "$out/tests.log" 2>&1
+  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "${RUNG_TESTS:-same_bits}" \
+    > "$out/tests.log" 2>&1
   rc=$?
-  echo "same-bits test: exit $rc, $(($(date +%s) - start)) s"
+  echo "GPU tests (-k ${RUNG_TESTS:-same_bits}): exit $rc, $(($(date +%s) - start)) s"
   grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -6
   for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
     for which in first last; do
@@ -78,7 +81,7 @@ rung)
   echo "memcheck: $clean of 6 clean"
   [ "$clean" = 6 ] && [ $rc = 0 ] || exit 1
   CAL_VARIANTS="[$variant]" \
-    CAL_SHAPES="[[16,8192,8192],[64,8192,8192],[128,8192,8192],[256,8192,8192],[512,8192,8192]]" \
+    CAL_SHAPES=${RUNG_SHAPES:-"[[16,8192,8192],[64,8192,8192],[128,8192,8192],[256,8192,8192],[512,8192,8192]]"} \
     "$0" "$out" calibrate
   ;;
 run)

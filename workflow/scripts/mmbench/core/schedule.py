@@ -32,11 +32,12 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def few_tiles_splits(tiles: int, slots: int, k: int) -> int:
+def few_tiles_splits(tiles: int, slots: int, k: int, least: int = LEAST_DEPTH) -> int:
     """The ways each of `tiles` tiles splits along k on `slots` blocks (or clusters) at a time:
-    as many as fit beside the tiles (slots // tiles), each at least LEAST_DEPTH deep, at most
+    as many as fit beside the tiles (slots // tiles), each at least `least` deep (LEAST_DEPTH;
+    a kernel whose partial sums are few per k-step, skinny_simt, passes less), at most
     MOST_SPLITS; 1 where the tiles fill the slots."""
-    return max(1, min(MOST_SPLITS, slots // max(1, tiles), k // LEAST_DEPTH))
+    return max(1, min(MOST_SPLITS, slots // max(1, tiles), k // max(1, least)))
 
 
 def tail_tiles(tiles: int, wave: int) -> int:

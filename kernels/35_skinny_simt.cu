@@ -1,0 +1,146 @@
+// One small side on the CUDA cores (float32 and float64): a product whose small side (m, or n
+// with SIDE = 2) is a few rows wastes most of a 64-row tile of warptile_db or ws_f64, and leaves
+// most multiprocessors idle where the tiles are few.  Here a block holds MT rows of the small
+// side whole and THREADS * TN columns of the other, each thread all MT rows of its TN columns,
+// so no thread shares a value of the large operand with another: it goes from global memory
+// straight into registers (the next group of k loaded while the current one's FMAs run), and
+// only the small operand's slab of BK steps along k is staged in shared memory, where every
+// thread reads the same address (a broadcast).  The tiles are few, so each is split along k
+// into up to MOST_SPLITS shares of at least four slabs (split_k.cuh's deterministic fix-up: the
+// block that finishes a tile adds every share in split order).  SIDE = 2 (SWAP) exchanges the
+// operands for a small n: the kernel computes C^T = B^T . A^T, the small operand read from B's
+// columns and the large one from A's rows (each thread reading KG consecutive k of its rows of
+// A), and C written transposed back.
+// Any m, n, k and leading dimensions: every load is guarded; a group of the large operand wholly
+// inside the matrices, in 16-byte rows, is loaded 16 bytes at a time.
+#include "split_k.cuh"
+
+// W consecutive values from p, in loads of up to 16 bytes (p aligned to them)
+template <int W>
+__device__ __forceinline__ void load_run(elem_t (&to)[W], const elem_t *p) {
+    constexpr int BYTES = W * static_cast<int>(sizeof(elem_t));
+    if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+        for (int b = 0; b < BYTES / 16; ++b) {
+            const uint4 v = reinterpret_cast<const uint4 *>(p)[b];
+            memcpy(&to[b * 16 / sizeof(elem_t)], &v, 16);
+        }
+    } else if constexpr (BYTES == 8) {
+        const uint2 v = *reinterpret_cast<const uint2 *>(p);
+        memcpy(&to[0], &v, 8);
+    } else {
+#pragma unroll
+        for (int w = 0; w < W; ++w) to[w] = p[w];
+    }
+}
+
+constexpr bool SWAP = SIDE == 2;  // the small side is n: C^T = B^T . A^T
+static_assert(BM == MT && BN == THREADS * TN, "the registry's tile: MT rows, THREADS * TN columns");
+constexpr int KG = 4;             // k-steps per group of the large operand's loads
+static_assert(BK % KG == 0 && MT % 4 == 0, "whole groups of k and of rows");
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    skinny_simt(MM_PARAMS, void *workspace, int splits) {
+    // the small operand's slab, S[kk][r]: row r of the small side at step kk of the slab
+    __shared__ __align__(16) elem_t S[BK * MT];
+    __shared__ int last;
+    const int tid = threadIdx.x;
+    const int small = SWAP ? N : M, large = SWAP ? M : N;
+    const int tileRow = blockIdx.y / splits, s = blockIdx.y % splits;
+    const long long r0 = static_cast<long long>(tileRow) * MT;  // first row of the small side
+    const long long c0 = static_cast<long long>(blockIdx.x) * BN + tid * TN;  // first column
+    int kt0 = 0, kt1 = (K + BK - 1) / BK;
+    if (splits > 1) split_range((K + BK - 1) / BK, splits, s, kt0, kt1);
+    const int kbeg = kt0 * BK, kend = min(K, kt1 * BK);
+
+    // the large operand at step k of column c (a guarded load: 0 past the matrices)
+    auto big = [&](long long k, long long c) -> elem_t {
+        if (k >= kend || c >= large) return elem_t(0);
+        return SWAP ? A[c * lda + k] : B[k * ldb + c];
+    };
+    elem_t acc[MT][TN];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = elem_t(0);
+    // the large operand's rows on 16 bytes (A's for SWAP, else B's)
+    const elem_t *L = SWAP ? A : B;
+    const int ldl = SWAP ? lda : ldb;
+    const bool vec = (reinterpret_cast<unsigned long long>(L) & 15) == 0 &&
+                     (static_cast<long long>(ldl) * sizeof(elem_t)) % 16 == 0;
+    elem_t cur[KG][TN], nxt[KG][TN];
+    auto fetch = [&](elem_t (&to)[KG][TN], long long k) {
+        if (vec && k + KG <= kend && c0 + TN <= large) {  // wholly inside: 16-byte loads
+            if (SWAP) {  // KG consecutive k of each of its TN rows of A
+#pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    elem_t run[KG];
+                    load_run<KG>(run, A + (c0 + j) * lda + k);
+#pragma unroll
+                    for (int q = 0; q < KG; ++q) to[q][j] = run[q];
+                }
+            } else {  // TN consecutive columns of each of KG rows of B
+#pragma unroll
+                for (int q = 0; q < KG; ++q) load_run<TN>(to[q], B + (k + q) * ldb + c0);
+            }
+            return;
+        }
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+#pragma unroll
+            for (int q = 0; q < KG; ++q) to[q][j] = big(k + q, c0 + j);
+    };
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        __syncthreads();  // the slab before was read by every thread
+        // the small operand's slab: A's rows r0.. (k along the threads: A's rows are contiguous
+        // in k) or B's columns r0.. (the rows along the threads: B's rows are contiguous in n)
+        for (int f = tid; f < BK * MT; f += THREADS) {
+            const int kk = SWAP ? f / MT : f % BK, r = SWAP ? f % MT : f / BK;
+            const long long k = k0 + kk, row = r0 + r;
+            elem_t v = elem_t(0);
+            if (k < kend && row < small) v = SWAP ? B[k * ldb + row] : A[row * lda + k];
+            S[kk * MT + r] = v;
+        }
+        __syncthreads();
+        fetch(cur, k0);
+        // one group at a time (unrolled, ptxas held every group's values of S and the large
+        // operand at once: up to 255 registers and spills)
+#pragma unroll 1
+        for (int g = 0; g < BK; g += KG) {
+            if (g + KG < BK) fetch(nxt, k0 + g + KG);  // in flight during this group's FMAs
+#pragma unroll
+            for (int q = 0; q < KG; ++q)
+#pragma unroll
+                for (int i = 0; i < MT; i += 4) {  // four rows of S in one 16-byte read or two
+                    elem_t a[4];
+                    load_run<4>(a, &S[(g + q) * MT + i]);
+#pragma unroll
+                    for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
+                }
+            if (g + KG < BK) {
+#pragma unroll
+                for (int q = 0; q < KG; ++q)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) cur[q][j] = nxt[q][j];
+            }
+        }
+    }
+    if (splits > 1) {  // a split tile: the block that finishes it stores the sum
+        const int tiles = (gridDim.y / splits) * gridDim.x;
+        const SplitK<elem_t, MT * TN> part(workspace, tiles, tileRow * gridDim.x + blockIdx.x,
+                                           s, splits, tid, THREADS);
+        part.put_all(&acc[0][0]);
+        if (!part.finish([] { __syncthreads(); }, &last)) return;
+        part.sum_into(&acc[0][0]);
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const long long row = r0 + i, col = c0 + j;
+            if (row < small && col < large)
+                store_result(C, SWAP ? col * ldc + row : row * ldc + col, acc[i][j], accumulate);
+        }
+}
