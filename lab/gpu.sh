@@ -31,6 +31,7 @@
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   skeleton check | streamk | skinny | pair       (the persistent skeleton: checks, stream-K, swapped operands, sources before)
 #   shapes   calibrate | rung VARIANT | run SEED   (the time model's calibration, the shapes preset)
+#   peers    check | msmf                  (CUTLASS's builds checked; cuBLAS under the flushed load)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
 #   planted                               (another user plants the inputs cache: not used)
 #   multi    N                            (N GPUs of one node against one; needs N GPUs)
@@ -38,14 +39,14 @@
 # LIMIT (seconds, default 560) stops a long run so that its device call returns; the stage run
 # again on the same machine resumes it.
 set -uo pipefail
-stage=${1:?"usage: lab/gpu.sh STAGE OUT [ARGS]; stages: tests, main, rebuild-check, builds, memcheck, ladder, hopper, compare, speed, cupti, presets, sizes, skeleton, shapes, multi"}
+stage=${1:?"usage: lab/gpu.sh STAGE OUT [ARGS]; stages: tests, main, rebuild-check, builds, memcheck, ladder, hopper, compare, speed, cupti, presets, sizes, skeleton, shapes, peers, multi"}
 out=${2:?"usage: lab/gpu.sh STAGE OUT [ARGS]"}
 shift 2
 mkdir -p "$out"
 out=$(realpath "$out")
 here=$(cd "$(dirname "$0")" && pwd)
 case "$stage" in
-ladder | hopper | compare | paired | speed | cupti | presets | sizes | planted | skeleton | shapes) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
+ladder | hopper | compare | paired | speed | cupti | presets | sizes | planted | skeleton | shapes | peers) exec "$here/gpu/$stage.sh" "$out" "$@" ;;
 multi) exec "$here/gpu/multi.sh" "$@" ;;
 esac
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"

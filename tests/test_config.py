@@ -183,6 +183,8 @@ def test_inputs_and_loads_take_one_value_or_a_list_and_are_checked(registry):
         validate(base | {"load": ["steady"]}, registry)
     with pytest.raises(ConfigError, match="sustained runs each kernel back to back"):
         validate(base | {"load": ["sustained"], "cache": ["cold"]}, registry)
+    with pytest.raises(ConfigError, match="flushed runs each kernel back to back"):
+        validate(base | {"load": ["flushed"], "cache": ["cold"]}, registry)
     p = plan.expand(validate(base | {"distribution": ["int09", "normal"], "load": ["burst",
                     "sustained"], "variants": ["cublas"], "sizes": [64]}, registry), registry)  # fmt: skip
     got = {(c.distribution, c.load) for c in p.runs["cublas"]}
@@ -210,6 +212,12 @@ def test_sustained_sizes_settle_only_the_sizes_named(registry):
     # a burst-only run ignores it (the ladder preset with --config load=[burst])
     burst = plan.expand(validate(base | {"sustained_sizes": [4096]}, registry), registry)
     assert {c.load for c in burst.runs["cublas"]} == {"burst"}
+    # the flushed load (mamf-finder's MSMF) keeps to the same sizes: 4096 under all three
+    three = cli("load=[burst,sustained,flushed]", "sustained_sizes=[4096]")
+    runs = plan.expand(validate(base | three, registry), registry).runs["cublas"]
+    got = sorted({(c.m, c.load) for c in runs})
+    assert got == [(9, "burst"), (31, "burst"), (4096, "burst"), (4096, "flushed"),
+                   (4096, "sustained")]  # fmt: skip
 
 
 def test_params_for_a_variant_not_run_is_an_error():
@@ -305,9 +313,9 @@ def test_a_shorthand_that_chooses_nothing_in_this_run_is_refused(registry):
          "pageable nor pinned (managed and mapped matrices are used in place, strided); drop "
          "transfer, or give leading_pad a pad > 0 and memory pageable or pinned"),
         (["sizes=[4096]", "sustained_sizes=[4096]"],
-         "config key 'sustained_sizes': [4096] chooses the sizes of the sustained load, which "
-         "this run does not measure (load = ['burst']); add sustained to load, or drop "
-         "sustained_sizes"),
+         "config key 'sustained_sizes': [4096] chooses the sizes of the sustained or flushed "
+         "load, which this run does not measure (load = ['burst']); add sustained or flushed to "
+         "load, or drop sustained_sizes"),
     ],
 )  # fmt: skip
 def test_a_setting_another_makes_idle_is_refused_naming_both(registry, entries, expected):

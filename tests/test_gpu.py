@@ -688,6 +688,30 @@ def test_a_sustained_load_settles_then_records_clock_power_and_energy(registry, 
     assert -0.02 < rest_s < s.sustained_batch_ms / 1e3, rest_s
 
 
+def test_a_flushed_load_times_each_product_alone_and_records_its_duty(registry, arch, tmp_path):
+    """cuBLAS BF16 at 4096 on normal inputs, sustained and flushed (mamf-finder's MSMF: L2
+    flushed by a memset before every launch, measure/flushed.py): both settle and verify; the
+    flushed window spends part of its wall time on the memsets (its duty below the sustained
+    one's, which runs back to back), and its clock and power are recorded as the sustained
+    one's.  Prints both rates, clocks, powers and duties (the MSMF comparison's figures)."""
+    s = Sampling(warmup=1, min_samples=5, sustained_window_s=1.5, settle_max_s=20)
+    rows = []
+    confs = [conf("cublas", 4096, dtype="bfloat16", distribution="normal", load=load)
+             for load in ("sustained", "flushed")]  # fmt: skip
+    Runner(registry["cublas"], {}, s).run(confs, lambda c, row: rows.append(row))
+    by = {r["load"]: r for r in rows}
+    for r in rows:
+        assert r["verification"] == "PASS", r.get("error")
+        assert r["settled"] == "True" and r["samples"] >= 5 and r["window_s"] >= 1.4
+        assert 100 < r["power_w_median"] < 1000 and r["sm_clock_mhz"] > 500
+        rated = with_rates(r)
+        print(f"{r['load']}: {rated['kernel_gflops'] / 1e3:.1f} TFLOP/s at "
+              f"{r['sm_clock_mhz']:.0f} MHz, {r['power_w_median']:.0f} W, duty {r['duty']:.3f}")  # fmt: skip
+    assert by["sustained"]["duty"] > 0.95
+    # 2 x L2 bytes written before each product of about 0.2 ms: a visible share of the window
+    assert 0.3 < by["flushed"]["duty"] < by["sustained"]["duty"] - 0.02
+
+
 @pytest.mark.parametrize("serve", [False, True], ids=["own worker", "the run's worker"])
 def test_a_faulting_configuration_costs_only_itself(tmp_path, arch, serve, monkeypatch):
     """An illegal address in configuration 13 ends its worker's context: 13 is an ERROR row,

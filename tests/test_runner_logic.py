@@ -207,14 +207,15 @@ def test_the_noise_rule_stops_a_steady_long_kernel_early_and_keeps_a_noisy_one_g
 
 def test_an_unknown_load_is_refused_with_the_valid_ones():
     # a load's name is resolved where it is read (Configuration.load_kind): one place refuses it
-    with pytest.raises(ValueError, match="valid values: burst, sustained"):
+    with pytest.raises(ValueError, match="valid values: burst, sustained, flushed"):
         load_of("graph")
 
 
-def test_a_sustained_load_needs_a_kernel_it_can_repeat():
+@pytest.mark.parametrize("load", ["sustained", "flushed"])
+def test_a_sustained_load_needs_a_kernel_it_can_repeat(load):
     kernel = Kernel(lambda: (0.0, 1.0, 0.0), lambda: False, None, None)
-    with pytest.raises(ValueError, match="cold cache"):
-        measure(kernel, LOADS["sustained"], Sampling())
+    with pytest.raises(ValueError, match=f"load={load} runs the kernel back to back.*cold cache"):
+        measure(kernel, LOADS[load], Sampling())
 
 
 def test_the_profiled_launch_is_the_first_timed_one():

@@ -2,13 +2,18 @@
 a kernel is timed under, declared once (the `load` axis takes its values from LOADS;
 measure/burst.py and sustained.py implement each, measure/telemetry.py reads the clocks, power and energy).
 
-Two questions, two loads:
+Three questions, three loads:
     burst      what one call costs when the GPU is fresh: timed passes, host work (inputs
                reset, NVML read) between them, so the clocks stay up.  The reports' seed
                experiments and the edit loop's comparisons use it.
     sustained  what a steady workload sees: the kernel runs back to back until the SM clock
                has settled (SETTLE RULE below), then the timed batches run back to back with no
                host work between them; clocks, power and energy are those of that window.
+    flushed    the sustained load with L2 flushed before every launch (a memset of twice its
+               size, as a cold cache's passes do), the way mamf-finder measures its MSMF: the
+               GPU writes memory between products rather than multiplying, so it runs cooler
+               and its clock higher.  Each launch is timed alone (its own events, the memset
+               outside them); `duty` is the launches' share of the window's wall time.
 
 The row's kernel time (kernel_ms, and its rates) is the samples' median under burst load and
 their mean under sustained load (Load.statistic below).
@@ -97,8 +102,19 @@ SUSTAINED = Load(
     heats=True,
     sizes_key="sustained_sizes",
 )
+FLUSHED = Load(
+    "flushed",
+    "as sustained, with L2 flushed by a memset before every launch: mamf-finder's MSMF",
+    statistic="mean",
+    back_to_back=True,
+    times_copies=False,
+    measures_power=True,
+    probes_clock=False,
+    heats=True,
+    sizes_key="sustained_sizes",
+)
 # the load axis's values, by name
-LOADS: dict[str, Load] = {x.name: x for x in (BURST, SUSTAINED)}
+LOADS: dict[str, Load] = {x.name: x for x in (BURST, SUSTAINED, FLUSHED)}
 
 
 def load_of(name: str) -> Load:

@@ -28,12 +28,21 @@ from mmbench.measure.sites import Kernel
 class Sustained:
     load = SUSTAINED
 
+    def queue(self, batcher, launch, count: int, warm: bool, after) -> tuple:
+        """One batch of `count` launches queued behind the blocking kernel: (start, end)."""
+        return batcher.queue(launch, count, warm=warm, after=after)
+
+    def batch_ms(self, cp, start, end) -> float:
+        """The launches' milliseconds in a finished batch: here the whole batch's."""
+        return cp.cuda.get_elapsed_time(start, end)
+
     def measure(self, k: Kernel, s: Sampling) -> Samples:
         if k.launch is None or k.batcher is None:
             raise ValueError(
-                "load=sustained runs the kernel back to back, which this configuration cannot "
-                "do (a cold cache flushes L2 before each launch; an empty grid launches nothing; "
-                "or the blocking kernel failed to build: see the log): use load=burst for it"
+                f"load={self.load.name} runs the kernel back to back, which this configuration "
+                "cannot do (a cold cache flushes L2 before each launch; an empty grid launches "
+                "nothing; or the blocking kernel failed to build: see the log): use load=burst "
+                "for it"
             )
         cp = k.batcher.cp
         obs, telemetry = k.observers, k.observers.telemetry
@@ -66,7 +75,7 @@ class Sustained:
                     batcher = site.batcher or k.batcher
                     # after the batch before, which may be on another placement's stream
                     after = flight[-1][1] if flight and len(sites) > 1 else None
-                    events = batcher.queue(site.launch, count, warm=len(sites) > 1, after=after)
+                    events = self.queue(batcher, site.launch, count, len(sites) > 1, after)
                     flight.append((*events, timed, batcher))
                     if len(flight) < 2:
                         continue
@@ -75,7 +84,7 @@ class Sustained:
                 flight.popleft()
                 batcher.check()
                 now = time.monotonic()
-                ms = cp.cuda.get_elapsed_time(start, end)
+                ms = self.batch_ms(cp, start, end)
                 if was_timed:
                     if math.isnan(window_start):
                         window_start = now - ms / 1e3

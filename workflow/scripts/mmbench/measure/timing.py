@@ -1,6 +1,6 @@
 """How long a kernel takes: one timing interface, `measure(kernel, load, sampling)`, with one
-strategy per load (core/sampling.LOADS says which question each answers; burst.py and
-sustained.py implement them), the stopping rules in stopping.py, the pass and batch timers in
+strategy per load (core/sampling.LOADS says which question each answers; burst.py,
+sustained.py and flushed.py implement them), the stopping rules in stopping.py, the pass and batch timers in
 pass_timer.py and batcher.py, what is read beside the samples in observers.py, and what the
 samples become in samples.py (nvbench's practice: warm up, then sample until a minimum count
 and a minimum of GPU time, report median, min, max and IQR).
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from mmbench.core.sampling import LOADS, Load, Sampling
 from mmbench.measure.burst import Burst
+from mmbench.measure.flushed import Flushed
 from mmbench.measure.samples import Samples
 from mmbench.measure.sites import Kernel
 from mmbench.measure.sustained import Sustained
 
 __all__ = ["Sampling", "measure", "launches_before_timed"]
 
-STRATEGIES = {s.load: s for s in (Burst(), Sustained())}
+STRATEGIES = {s.load: s for s in (Burst(), Sustained(), Flushed())}
 assert set(STRATEGIES) == set(LOADS.values()), "every declared load has its strategy here"
 
 

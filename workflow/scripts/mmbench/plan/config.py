@@ -577,12 +577,16 @@ def _idle_layout_settings(given: dict, cfg: dict) -> list[str]:
             "transfer, or give leading_pad a pad > 0 and memory pageable or pinned"
         )
     loads = {load_of(x).name for x in cfg["load"]}
-    for ld in LOADS.values():
-        key = ld.sizes_key
-        if key and key in given and cfg.get(key) and ld.name not in loads:
+    for key in dict.fromkeys(ld.sizes_key for ld in LOADS.values() if ld.sizes_key):
+        users = " or ".join(ld.name for ld in LOADS.values() if ld.sizes_key == key)
+        if (
+            key in given
+            and cfg.get(key)
+            and not any(ld.sizes_key == key for ld in LOADS.values() if ld.name in loads)
+        ):
             problems.append(
-                f"config key '{key}': {cfg[key]} chooses the sizes of the {ld.name} load, which "
-                f"this run does not measure (load = {cfg['load']}); add {ld.name} to load, or "
+                f"config key '{key}': {cfg[key]} chooses the sizes of the {users} load, which "
+                f"this run does not measure (load = {cfg['load']}); add {users} to load, or "
                 f"drop {key}"
             )
     return problems
