@@ -373,3 +373,15 @@ def test_phases_split_wall_time_and_the_gpu_busy_time_of_their_passes(monkeypatc
     phases.mark("inputs")
     assert phases.kept() == {"inputs": [3.0, 0.0], "verified pass": [5.0, 4.0],
                              "timed passes": [100.0, 96.0]}  # fmt: skip
+
+
+def test_a_flushed_batch_holds_a_quarter_of_the_launches_behind_the_blocking_kernel():
+    """Hand count: a 0.2 ms launch fills sustained_batch_ms (100 ms) with 500 launches, which is
+    batch_max (500); each flushed launch queues a memset, two event records and itself, so its
+    batches hold 500 // 4 = 125; a 10 ms launch needs 10 under either."""
+    from mmbench.measure.flushed import Flushed
+    from mmbench.measure.sustained import Sustained
+
+    s = Sampling()
+    assert Sustained().batch_count(s, 0.2) == 500 and Flushed().batch_count(s, 0.2) == 125
+    assert Sustained().batch_count(s, 10.0) == 10 == Flushed().batch_count(s, 10.0)

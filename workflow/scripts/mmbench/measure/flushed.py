@@ -50,8 +50,17 @@ class FlushedLaunches:
         return sum(el(a, b) for a, b in self.events[self.skip :])
 
 
+# what one launch of a batch queues on its stream: the memset, two event records, the launch
+QUEUED_PER_LAUNCH = 4
+
+
 class Flushed(Sustained):
     load = FLUSHED
+
+    def batch_count(self, s, first_ms: float) -> int:
+        """As the sustained load's, but each launch queues QUEUED_PER_LAUNCH commands behind the
+        blocking kernel, so batch_max of those at most."""
+        return max(1, min(super().batch_count(s, first_ms), s.batch_max // QUEUED_PER_LAUNCH))
 
     def queue(self, batcher, launch, count: int, warm: bool, after) -> tuple:
         flushed = FlushedLaunches(batcher.cp, launch, batcher.stream, skip=int(warm))

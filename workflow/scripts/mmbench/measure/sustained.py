@@ -36,6 +36,11 @@ class Sustained:
         """The launches' milliseconds in a finished batch: here the whole batch's."""
         return cp.cuda.get_elapsed_time(start, end)
 
+    def batch_count(self, s: Sampling, first_ms: float) -> int:
+        """Launches a batch: sustained_batch_ms of them (one took `first_ms`), batch_max at
+        most (what the launch queue holds behind the blocking kernel)."""
+        return max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first_ms, 1e-4))))
+
     def measure(self, k: Kernel, s: Sampling) -> Samples:
         if k.launch is None or k.batcher is None:
             raise ValueError(
@@ -53,7 +58,7 @@ class Sustained:
         # this load counts
         first = k.batcher.run(k.launch, 1)
         window_ms = max(s.sustained_window_s, s.min_time_s) * 1e3
-        count = max(1, min(s.batch_max, math.ceil(s.sustained_batch_ms / max(first, 1e-4))))
+        count = self.batch_count(s, first)
         most = max(s.max_samples, math.ceil(2 * window_ms / s.sustained_batch_ms))
         out = Samples(load=self.load, batch_size=count)
         flight: deque = deque()  # (start, end, timed, batcher) of the queued batches
