@@ -264,8 +264,10 @@ FIGURES: dict[str, Output] = {
             "product's work 2mnk; filled where the tuning table holds a row tuned at that very "
             "shape, open where the rung ran an instantiation tuned elsewhere. Dashed: the "
             "any-shape targets (docs/ladder.md: a geometric mean of 95% and a least share of 85% "
-            "per class); red: the class's geometric mean. The note gives each class's mean and "
-            "its least product.",
+            "per class); red: the class's geometric mean. The share's axis is logarithmic, so "
+            "every product keeps its place, a product where cuBLAS falls far behind (a side "
+            "that is not a multiple of 8) too. The note gives each class's mean and its least "
+            "product.",
             conditions=True,
         ),
         _fig(
