@@ -30,7 +30,7 @@
 #   cupti    (CUPTI's GPU-activities table and kernel times)
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   skeleton check | streamk | skinny | pair       (the persistent skeleton: checks, stream-K, swapped operands, sources before)
-#   shapes   calibrate | rung VARIANT | run SEED   (the time model's calibration, the shapes preset)
+#   shapes   calibrate | rung VARIANT | run SEED | misses SHAPES   (calibration, the shapes preset, its misses profiled)
 #   peers    check | msmf                  (CUTLASS's builds checked; cuBLAS under the flushed load)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
 #   planted                               (another user plants the inputs cache: not used)

@@ -27,6 +27,13 @@
 #                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
 #                                        without the cubins); until then OUT/shapes-SEED-partial
 #                                        .tar.gz, the measurement jobs' rows and journals so far
+#   lab/gpu.sh shapes OUT misses SHAPES  the products SHAPES ([[m, n, k], ...]) where a run missed,
+#                                        measured in bursts by the part CLASSES of the preset
+#                                        (default fp32,fp64,bf16) and profiled with Nsight Compute
+#                                        (the ladder metric set: the warps' stall reasons) for
+#                                        PROFILED (default [warptile_db, ws_f64, cublas]) in
+#                                        PROFILED_DTYPES (default [float32, float64]): its
+#                                        sweep and profiler_metrics tables
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -109,8 +116,20 @@ run)
     tar czf "$out/$name-partial.tar.gz" "results/$name/runs" 2>/dev/null
   fi
   ;;
+misses)
+  shapes=${3:?"usage: lab/gpu.sh shapes OUT misses '[[m, n, k], ...]'"}
+  python3 lab/shapes_parts.py preset /tmp/misses.yaml "${CLASSES:-fp32,fp64,bf16}" || exit 2
+  timed misses --configfile /tmp/misses.yaml --config experiment=misses \
+    'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
+    "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, profiler_metrics, verification]}' \
+    "profile={enabled: true, metric_set: ladder, variants: ${PROFILED:-[warptile_db, ws_f64, cublas]}, dtypes: ${PROFILED_DTYPES:-[float32, float64]}, sizes: [], shapes: $shapes}"
+  for t in sweep profiler_metrics; do
+    [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
+    cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
+  done
+  ;;
 *)
-  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED" >&2
+  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED, misses SHAPES" >&2
   exit 2
   ;;
 esac
