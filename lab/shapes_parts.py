@@ -6,7 +6,9 @@ runs that each fit a GPU machine's time, then put back together for the report.
                                                            classes, core/elements.py: fp32,
                                                            fp64, tf32, bf16, fp8)
     python lab/shapes_parts.py merge RESULTS PART...       each PART's runs/ (a results folder
-                                                           of one part) copied into RESULTS/runs
+                                                           of one part) copied into RESULTS/runs,
+                                                           its timings, resources and refused
+                                                           tables' rows into RESULTS/tables
 
 A variant runs in one part with all its element types (cuBLAS's FP32, bfloat16 and FP64 are
 one measurement job): a cut that would split one is refused, and so is a merge where two parts
@@ -55,7 +57,15 @@ def cut(preset: dict, registry: dict, classes: set[str]) -> dict:
     return out
 
 
+# the row tables of a part (tables/<name>.csv) that the whole's are the parts' rows together
+ROW_TABLES = ("timings", "resources", "refused")
+
+
 def merge(results: Path, parts: list[Path]) -> int:
+    """Each part's runs/ copied into RESULTS/runs, and its row tables' rows put together in
+    RESULTS/tables (what render_only reads); returns the files copied."""
+    import pandas as pd
+
     runs = results / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     seen: dict[str, Path] = {p.name: results for p in runs.iterdir()}
@@ -67,6 +77,12 @@ def merge(results: Path, parts: list[Path]) -> int:
             shutil.copy2(f, runs / f.name)
             seen[f.name] = part
             copied += 1
+    (results / "tables").mkdir(exist_ok=True)
+    for name in ROW_TABLES:
+        found = [t for p in parts if (t := p / "tables" / f"{name}.csv").exists()]
+        if found:
+            rows = pd.concat([pd.read_csv(t, low_memory=False) for t in found], ignore_index=True)
+            rows.to_csv(results / "tables" / f"{name}.csv", index=False)
     return copied
 
 

@@ -81,9 +81,11 @@ def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
     """lab/shapes_parts.py: the FP32, FP64 and bfloat16 classes in one part, TF32 and FP8 in
     the other, hold every variant of config/presets/shapes.yaml once (cuBLAS's FP32, bfloat16
     and FP64 job in the first); a cut that would split cuBLAS's job is refused; merging the two
-    halves of a recorded run's runs/ gives its files back, and a file in both is refused."""
+    halves of a recorded run's runs/ gives its files back and its timings table's rows, and a
+    file in both is refused."""
     import shutil
 
+    import pandas as pd
     import pytest
     import yaml
 
@@ -104,11 +106,19 @@ def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
     recorded = ROOT / "tests/data/h200-ladder/results/ladder/runs"
     files = sorted(recorded.iterdir())
     halves = [tmp_path / "a", tmp_path / "b"]
+    timings = pd.read_csv(recorded.parent / "tables" / "timings.csv.gz", low_memory=False)
     for i, half in enumerate(halves):
         (half / "runs").mkdir(parents=True)
-        for f in files[i::2]:
-            shutil.copy2(f, half / "runs" / f.name)
+        (half / "tables").mkdir()
+        mine = set(sorted({f.name.split(".")[0] for f in files})[i::2])  # whole variants
+        for f in files:
+            if f.name.split(".")[0] in mine:
+                shutil.copy2(f, half / "runs" / f.name)
+        timings[timings.variant.isin(mine)].to_csv(half / "tables" / "timings.csv", index=False)
     assert shapes_parts.merge(tmp_path / "whole", halves) == len(files)
     assert sorted(p.name for p in (tmp_path / "whole/runs").iterdir()) == [f.name for f in files]
+    # the halves' rows together are the recorded table's (render_only reads them)
+    whole = pd.read_csv(tmp_path / "whole/tables/timings.csv", low_memory=False)
+    assert len(whole) == len(timings) and set(whole.variant) == set(timings.variant)
     with pytest.raises(SystemExit, match="one part each"):
         shapes_parts.merge(tmp_path / "again", [halves[0], halves[0]])
