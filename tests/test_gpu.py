@@ -32,17 +32,20 @@ def arch():
 
 
 def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
-    """Compiles what the configurations need (as the compile rule does) and measures them."""
+    """Compiles what the configurations need (as the compile rule does, the instantiations at
+    once, one nvcc each on the machine's cores) and measures them."""
     v = registry[name]
-    cubins = {}
-    for c in confs:
-        if v.compiled and c.instance not in cubins:
-            out = tmp_path / f"{name}_{c.instance}.{v.build_ext}"
-            cmd = nvcc_command(kernels / v.source, out, v.arch or arch,
-                               v.defines(c.instance_params), shared=v.shared,
-                               libraries=v.libraries)  # fmt: skip
-            subprocess.run(cmd, check=True, capture_output=True)
-            cubins[c.instance] = str(out)
+    todo = {c.instance: c.instance_params for c in confs} if v.compiled else {}
+
+    def build(instance: str) -> str:
+        out = tmp_path / f"{name}_{instance}.{v.build_ext}"
+        cmd = nvcc_command(kernels / v.source, out, v.arch or arch, v.defines(todo[instance]),
+                           shared=v.shared, libraries=v.libraries)  # fmt: skip
+        subprocess.run(cmd, check=True, capture_output=True)
+        return str(out)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        cubins = dict(zip(todo, pool.map(build, todo), strict=True))
     rows = []
     # the rates as the job's table gets them (core/rates.py): the runner records measurements
     Runner(v, cubins, FAST).run(confs, lambda c, row: rows.append(with_rates(row)))
