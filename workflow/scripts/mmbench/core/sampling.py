@@ -45,7 +45,7 @@ known to one telemetry read, a few ms: 10 steps keep that under 1%).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -102,16 +102,11 @@ SUSTAINED = Load(
     heats=True,
     sizes_key="sustained_sizes",
 )
-FLUSHED = Load(
-    "flushed",
-    "as sustained, with L2 flushed by a memset before every launch: mamf-finder's MSMF",
-    statistic="mean",
-    back_to_back=True,
-    times_copies=False,
-    measures_power=True,
-    probes_clock=False,
-    heats=True,
-    sizes_key="sustained_sizes",
+# the sustained load in every respect but its question (measure/flushed.py flushes L2)
+FLUSHED = replace(
+    SUSTAINED,
+    name="flushed",
+    question="as sustained, with L2 flushed by a memset before every launch: mamf-finder's MSMF",
 )
 # the load axis's values, by name
 LOADS: dict[str, Load] = {x.name: x for x in (BURST, SUSTAINED, FLUSHED)}
