@@ -91,8 +91,8 @@ class Sustained:
                 now = time.monotonic()
                 ms = self.batch_ms(cp, start, end)
                 if was_timed:
-                    if math.isnan(window_start):
-                        window_start = now - ms / 1e3
+                    if math.isnan(window_start):  # the batch's whole span (a flushed one's too)
+                        window_start = now - cp.cuda.get_elapsed_time(start, end) / 1e3
                     out.kernel.append(ms / count)
                     gpu_ms += ms
                     window_end = now
