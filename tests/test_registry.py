@@ -350,6 +350,10 @@ def test_cutlass_is_a_shared_build_of_five_instantiations(registry):
     built = {(p["BN"], p["CLUSTER"], p["SCHEDULE"], p["SCHEDULER"])
              for p in buildable(v, {}, "sm_90a")[0]}  # fmt: skip
     assert built == {(128, 1, 1, 1), (128, 1, 1, 2), (128, 1, 2, 1), (256, 2, 1, 1), (256, 2, 1, 2)}
+    # FP8: the cooperative 128 x 128 builds alone, either scheduler (ptxas spills the others)
+    fp8 = {(p["BN"], p["CLUSTER"], p["SCHEDULE"], p["SCHEDULER"])
+           for p in buildable(registry["cutlass_fp8"], {}, "sm_90a")[0]}  # fmt: skip
+    assert fp8 == {(128, 1, 1, 1), (128, 1, 1, 2)}
     assert v.rejected(dict(v.instance("bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER1"))) == []
 
 
