@@ -122,3 +122,22 @@ def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
     assert len(whole) == len(timings) and set(whole.variant) == set(timings.variant)
     with pytest.raises(SystemExit, match="one part each"):
         shapes_parts.merge(tmp_path / "again", [halves[0], halves[0]])
+
+
+def test_the_shapes_shares_split_by_alignment():
+    """lab/benchmarks/shapes_aligned.py on the recorded sweep of seed 726870 (FP32, FP64, BF16):
+    19 of each class's 64 products have three sides that are multiples of 8 (counted with awk
+    over the file's last three columns); the least shares are the run's own shapes table's
+    minima, each on the side it falls (FP32 24.0% at 30 x 169 x 470, not aligned; BF16 87.4%
+    at 1400^3, aligned)."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import pandas as pd
+    import shapes_aligned
+
+    sweep = pd.read_csv(LAB / "data/h200-shapes-726870/fp32_fp64_bf16-sweep.csv.gz")
+    got = shapes_aligned.split(sweep).set_index(["precision", "sides"])
+    for prec in ("FP32", "FP64", "BF16"):
+        assert got.loc[(prec, "multiples of 8"), "products"] == 19
+        assert got.loc[(prec, "not"), "products"] == 45
+    assert got.loc[("FP32", "not"), "least %"] == 24.0
+    assert got.loc[("BF16", "multiples of 8"), "least %"] == 87.4
