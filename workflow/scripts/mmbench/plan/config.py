@@ -576,14 +576,10 @@ def _idle_layout_settings(given: dict, cfg: dict) -> list[str]:
             f"how padded pageable or pinned matrices reach the device, and {why}; drop "
             "transfer, or give leading_pad a pad > 0 and memory pageable or pinned"
         )
-    loads = {load_of(x).name for x in cfg["load"]}
+    used = {load_of(x).sizes_key for x in cfg["load"]}  # the sizes keys of the listed loads
     for key in dict.fromkeys(ld.sizes_key for ld in LOADS.values() if ld.sizes_key):
         users = " or ".join(ld.name for ld in LOADS.values() if ld.sizes_key == key)
-        if (
-            key in given
-            and cfg.get(key)
-            and not any(ld.sizes_key == key for ld in LOADS.values() if ld.name in loads)
-        ):
+        if key in given and cfg.get(key) and key not in used:
             problems.append(
                 f"config key '{key}': {cfg[key]} chooses the sizes of the {users} load, which "
                 f"this run does not measure (load = {cfg['load']}); add {users} to load, or "
