@@ -4,6 +4,7 @@ run (tests/data/h200-ladder, an H200 with the H100's tuning)."""
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mmbench.core import arith
@@ -411,3 +412,55 @@ def test_an_fp8_product_cublaslt_refuses_is_set_against_it_padded():
         assert r.fraction == pytest.approx(r.kernel_gflops / r.reference_gflops)
     # at its own product nothing is padded
     assert (k[(k.variant == "persistent_fp8") & (k.n == 8192)].reference_shape == "").all()
+
+
+def _with_a_peer(timings, factor=1.05):
+    """The recorded sweep with a CUTLASS line made of persistent_bf16's rows at `factor` times
+    their rate: a peer faster than every BF16 rung, whose share of cuBLAS is that rung's times
+    `factor` by construction."""
+    rows = timings[timings.variant == "persistent_bf16"].copy()
+    rows["variant"], rows["label"] = "cutlass_bf16", "cutlass_bf16"
+    rows["kernel_gflops"] = rows.kernel_gflops * factor
+    return pd.concat([timings, rows], ignore_index=True), rows
+
+
+def test_a_peer_is_a_line_beside_cublas_never_the_best_rung():
+    timings = read_csv(SWEEP)
+    both, _ = _with_a_peer(timings)
+    alone = ladder.sweep(timings).set_index(["precision", "shape"])
+    table = ladder.sweep(both).set_index(["precision", "shape"])
+    bf16 = table.loc[("BF16", "8192")]
+    # the best rung and its share are the recorded run's (98.9%, as above), the peer beside it
+    assert bf16["best rung"] == "persistent_bf16" and bf16["% of ref"] == 98.9
+    assert bf16["CUTLASS % of ref"] == round(100 * 1.05 * 654371.171772 / 661866.022217, 1)
+    assert bf16["rungs"] == alone.loc[("BF16", "8192"), "rungs"]
+    # a class the peer did not run has no share of it
+    assert pd.isna(table.loc[("FP64", "3072"), "CUTLASS % of ref"])
+    assert "CUTLASS % of ref" not in alone
+    summary = ladder.shapes_summary(both).set_index("precision")
+    assert (summary.loc["BF16", "geometric mean % of ref"]
+            == ladder.shapes_summary(timings).set_index("precision").loc["BF16",
+                                                                          "geometric mean % of ref"])  # fmt: skip
+    assert summary.loc["BF16", "CUTLASS products"] == 20
+    assert pd.isna(summary.loc["FP64", "CUTLASS products"])
+
+
+def test_the_ladder_table_gives_a_peer_a_row_with_no_gain(timings):
+    both, _ = _with_a_peer(timings)
+    table = ladder.table(both).set_index(["precision", "rung"])
+    peer = table.loc[("BF16", "cutlass_bf16")]
+    assert peer["idea"].startswith("reference line: CUTLASS")
+    rung = table.loc[("BF16", "persistent_bf16"), "4096: % of ref"]
+    assert pd.isna(peer["4096: gain"]) and peer["4096: % of ref"] == pytest.approx(
+        1.05 * rung, abs=0.1
+    )
+    # the rungs' gains are the recorded run's: a peer is not the rung before the next
+    alone = ladder.table(timings).set_index(["precision", "rung"])
+    rungs = [r for (p, r) in alone.index if p == "BF16"]
+    for r in rungs:
+        assert str(table.loc[("BF16", r), "4096: gain"]) == str(
+            alone.loc[("BF16", r), "4096: gain"]
+        )
+    # its line sits after the rungs, before cuBLAS's
+    order = [r for (p, r) in table.index if p == "BF16"]
+    assert order.index("cutlass_bf16") == len(order) - 2

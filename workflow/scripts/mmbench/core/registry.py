@@ -123,6 +123,23 @@ class Variant:
         return self.backend == "shared"
 
     @property
+    def family(self) -> str:
+        """Who wrote its kernels, as the ladder's tables and figures group them (FAMILIES):
+        cuBLAS (the reference), CUTLASS (a shared build of its headers: a reference line beside
+        cuBLAS, not a rung), or hand-written (our kernels: the rungs)."""
+        if self.backend == "cublas":
+            return "cuBLAS"
+        if "cutlass" in self.libraries:
+            return "CUTLASS"
+        return "hand-written"
+
+    @property
+    def rung(self) -> bool:
+        """A kernel of ours (family hand-written): a rung, against which the peers and cuBLAS
+        are lines to beat."""
+        return self.family == "hand-written"
+
+    @property
     def library_launched(self) -> bool:
         """A library launches its kernels (cuBLAS, a shared build): the launch spec has no grid
         of ours, and an empty one is not an empty launch."""

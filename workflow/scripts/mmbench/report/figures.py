@@ -13,6 +13,7 @@ import textwrap
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.patches as mpatches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
@@ -422,7 +423,11 @@ def ladder_rungs(timings, stem, condition=""):
         for j, n in enumerate(sizes):
             at = part[part.m == n].set_index("variant").reindex(rungs)
             x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
-            ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
+            bars = ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
+            # a peer's build (CUTLASS) is a reference line beside cuBLAS, not a rung: hatched
+            for patch, fam in zip(bars, at.family, strict=True):
+                if fam == fam and fam != lad.RUNGS:
+                    patch.set(hatch="//", edgecolor="white", linewidth=0)
             span = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g != g:
@@ -452,7 +457,12 @@ def ladder_rungs(timings, stem, condition=""):
                for r, vs in first[first != reference].groupby(first, sort=False)]  # fmt: skip
         ax.set(title=f"{cls} (vs {reference}{'; ' + ', '.join(own) if own else ''})",
                ylabel="kernel TFLOP/s")  # fmt: skip
-        ax.legend(fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
+        handles, _ = ax.get_legend_handles_labels()
+        peers = lad.peer_families(part)
+        if peers:  # what a hatched bar is, in the panel's legend
+            handles.append(mpatches.Patch(facecolor="0.75", edgecolor="white", hatch="//",
+                                          label=f"{' and '.join(peers)}: a line beside cuBLAS"))  # fmt: skip
+        ax.legend(handles=handles, fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
         best = standing.best_of(part)
         best_rows.append(standing.of_class(best, class_refs))
         notes.append(
@@ -460,6 +470,19 @@ def ladder_rungs(timings, stem, condition=""):
             + ", ".join(
                 f"{r.variant} {r.fraction:.0%} of {r.reference} at N = {r.m}"
                 for r in best.itertuples()
+            )
+            + "".join(
+                f"; {f}'s best build "
+                + ", ".join(
+                    f"{r.fraction:.0%} at N = {r.m}"
+                    for r in part[part.family == f]
+                    .sort_values("kernel_gflops")
+                    .groupby("m")
+                    .tail(1)
+                    .sort_values("m")
+                    .itertuples()
+                )  # fmt: skip
+                for f in peers
             )
         )
     fig.suptitle(
@@ -620,6 +643,7 @@ def any_shape(timings, stem, condition=""):
         return None
     summary = lad.shapes_summary(timings, rows).set_index("precision")
     classes = [c for c in lad.CLASS_ORDER if c in set(rows.precision)]
+    peers = [f for f in lad.FAMILIES if f"_{f}" in rows]
     _setup()
     fig, axes = grid(len(classes), ncols=2, size=(4.75, 3.8), sharex=True)
     work = 2.0 * rows.m * rows.n * rows.k
@@ -631,6 +655,11 @@ def any_shape(timings, stem, condition=""):
         ax.scatter(x[saw], pct[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
         ax.scatter(x[~saw], pct[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
                    s=28, zorder=3, label="not tuned at this shape")  # fmt: skip
+        for j, f in enumerate(peers):  # a peer's best build: a line beside cuBLAS, not a rung
+            share = 100 * mine[f"_{f}"].astype(float)
+            ax.scatter(x, share, marker="x", color=f"C{2 + j}", s=22, lw=1.2, zorder=2,
+                       label=f"{f}'s best build")  # fmt: skip
+            pct = pd.concat([pct, share.dropna()])
         s = summary.loc[cls]
         for words, goal in lad.SHAPES_TARGETS.items():
             ax.axhline(100 * goal, color="0.3", ls="--", lw=1.1)
@@ -651,13 +680,24 @@ def any_shape(timings, stem, condition=""):
     fig.suptitle("The ladder at any shape: each product's best rung as % of its cuBLAS")
     # one legend for every panel, under the title: a panel's own would hide its points
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=9, frameon=False,
+    for ax in axes[1:]:  # a class the first panel's lacks (a peer that ran FP8 alone)
+        for h, lb in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lb not in labels:
+                handles, labels = [*handles, h], [*labels, lb]
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), fontsize=9, frameon=False,
                bbox_to_anchor=(0.5, 0.965))  # fmt: skip
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     text = "; ".join(
         f"{cls}: geometric mean {r['geometric mean % of ref']:.1f}% (target "
         f"{r['target %']}%), least {r['minimum % of ref']:.1f}% at {r['at']} ({r['by']}; "
         f"target {r['target minimum %']}%), {'met' if r['met'] == 'yes' else 'missed'}"
+        + "".join(
+            f"; {f}'s best build {r[f'{f} geometric mean %']:.1f}% over its "
+            f"{int(r[f'{f} products'])} products, least {r[f'{f} minimum %']:.1f}% at "
+            f"{r[f'{f} least at']}"
+            for f in peers
+            if f"{f} products" in r and r[f"{f} products"] == r[f"{f} products"]
+        )
         for cls, r in summary.iterrows()
     )
     met = int((summary["met"] == "yes").sum())

@@ -30,6 +30,10 @@ from mmbench.core.row import with_added_axes
 from mmbench.core.sampling import BURST, SUSTAINED
 
 CLASS_ORDER = ELEMENT_CLASS_ORDER
+# who wrote a variant's kernels (registry Variant.family), in the order the ladder shows them:
+# the rungs, the peers' reference lines beside cuBLAS, cuBLAS
+RUNGS = "hand-written"
+FAMILIES = (RUNGS, "CUTLASS", "cuBLAS")
 
 
 def ladder_rank(variants) -> list[int]:
@@ -101,7 +105,8 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     """Measured (PASS) GEMM rows of the kernels, each with its reference's name and GFLOP/s at the
     same shape, element type and math (columns reference, reference_gflops, fraction), and the
     bytes the reference's leading dimensions were rounded up to (reference_ld_align: 0 where it
-    read its own rows; plan.reference_ld_align)."""
+    read its own rows; plan.reference_ld_align), and who wrote it (family: FAMILIES)."""
+    reg = load_registry()
     d = with_math(timings)
     d = d[(d.verification == "PASS") & (d.get("operation", "gemm") == "gemm")]
     ref = d[d.backend == "cublas"]
@@ -121,6 +126,7 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
         reference_ld_align=("ld_align", "max"),
     )
     k = d[d.backend != "cublas"].join(rates, on=keys)
+    k["family"] = [reg[v].family if v in reg else "hand-written" for v in k.variant]
     k["reference_shape"] = ""
     k = _padded_references(k, rates, keys)
     k["fraction"] = k.kernel_gflops / k.reference_gflops
@@ -158,6 +164,18 @@ def _padded_references(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) ->
         k.loc[i, "reference_ld_align"] = ref.reference_ld_align
         k.loc[i, "reference_shape"] = f"{m} x {n} x {kk}"
     return k
+
+
+def peer_families(k: pd.DataFrame) -> list[str]:
+    """The families of reference lines beside cuBLAS that rows of with_reference hold (CUTLASS),
+    in FAMILIES' order: not rungs, never a class's best rung, shown beside it."""
+    have = set(k.family) if "family" in k else set()
+    return [f for f in FAMILIES if f in have and f not in (RUNGS, "cuBLAS")]
+
+
+def rungs_of(k: pd.DataFrame) -> pd.DataFrame:
+    """The rows of with_reference that are rungs (our kernels), not a peer's reference line."""
+    return k[k.family == RUNGS] if "family" in k else k
 
 
 def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
@@ -273,10 +291,11 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
         previous: dict[int, float] = {}
         for variant in dict.fromkeys(part.variant):
             mine = part[part.variant == variant]
+            peer = mine.family.iloc[0] != RUNGS if "family" in mine else False
             row = {
                 "precision": prec,
                 "rung": variant,
-                "idea": idea(variant),
+                "idea": f"reference line: {idea(variant)}" if peer else idea(variant),
                 "parameters": " / ".join(dict.fromkeys(mine.params.fillna("").astype(str)))
                 + tuned_elsewhere(mine),
                 "reference": mine.reference.iloc[0],
@@ -285,7 +304,9 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
             for n in sizes:
                 at, other = mine[mine.m == n], b[(b.variant == variant) & (b.m == n)]
                 r = at.iloc[0] if len(at) else None
-                gain = r.kernel_gflops / previous[n] if r is not None and n in previous else None
+                # a peer's line gains nothing over the rung before it, nor the next rung over it
+                ok = r is not None and n in previous and not peer
+                gain = r.kernel_gflops / previous[n] if ok else None
                 row |= {
                     f"{n}: GFLOP/s": _round(r, "kernel_gflops"),
                     f"{n}: % of ref": _round(r, "fraction", 100, 1),
@@ -298,7 +319,7 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
                         f"{n}: {tag} GFLOP/s": _round(o, "kernel_gflops"),
                         f"{n}: {tag} % of ref": _round(o, "fraction", 100, 1),
                     }
-                if r is not None:
+                if r is not None and not peer:
                     previous[n] = float(r.kernel_gflops)
             rows.append(row)
         refs = part.drop_duplicates(["m"])
@@ -498,19 +519,26 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per precision class and shape: the best rung there, its GFLOP/s, its reference's,
     the percentage, the target for that kind of shape and whether it is met, the rows the
     reference read (padded as the kernels' where they pad theirs), whether the tuning saw it."""
-    return sweep_with_shares(timings).drop(columns="_fraction", errors="ignore")
+    rows = sweep_with_shares(timings)
+    return rows.drop(columns=[c for c in rows.columns if c.startswith("_")])
 
 
 def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
-    """sweep's rows with the unrounded share of the reference (`_fraction`)."""
+    """sweep's rows with the unrounded share of the reference (`_fraction`; a peer family's
+    best build's `_<family>`, NaN where it did not run the product)."""
     k = sweep_rows(timings)
     if k.empty:
         return pd.DataFrame()
+    peers = peer_families(k)
     out = []
     for prec in CLASS_ORDER:
         part = k[k.precision == prec]
         for (m, n, kk), g in part.groupby(["m", "n", "k"]):
-            best = g.sort_values("kernel_gflops").iloc[-1]
+            rungs = rungs_of(g)
+            if rungs.empty:  # a peer's line alone: no rung to set beside it
+                continue
+            best = rungs.sort_values("kernel_gflops").iloc[-1]
+            beside = {f: g[g.family == f].fraction.max() for f in peers}
             kind, goal = sweep_target(int(m), int(n), int(kk))
             pad = int(best.reference_ld_align)
             out.append(
@@ -525,6 +553,11 @@ def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
                     "% of ref": round(100 * float(best.fraction), 1),
                     "target %": round(100 * goal),
                     "met": "yes" if best.fraction >= goal else "no",
+                    # each peer's best build, a line beside cuBLAS (never the best rung)
+                    **{
+                        f"{f} % of ref": None if share != share else round(100 * share, 1)
+                        for f, share in beside.items()
+                    },  # fmt: skip
                     "output tiles": output_tiles(
                         best.variant, best.instance, int(m), int(n), int(kk)
                     ),
@@ -532,13 +565,14 @@ def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
                     "tiles split": split_tiles(best.get("launch_facts")),
                     "reference rows": f"padded to {pad} B, as the kernels'" if pad else "its own",
                     "measured on": best.condition,
-                    "rungs": g.variant.nunique(),
+                    "rungs": rungs.variant.nunique(),
                     "parameters": best.params,
                     "tuning saw it": "yes"
                     if tuned_at(best.get("tuned_for")) == (int(m), int(n), int(kk))
                     else "no",
                     # (last: the shape's numbers, for sorting and for the figure)
                     "_fraction": float(best.fraction),
+                    **{f"_{f}": share for f, share in beside.items()},
                     "m": int(m),
                     "n": int(n),
                     "k": int(kk),
@@ -592,5 +626,25 @@ def shapes_summary(timings: pd.DataFrame, rows: pd.DataFrame | None = None) -> p
             "met": "yes" if met else "no",
             "below 85%": int((share < SHAPES_TARGETS["minimum"]).sum()),
             "the tuning saw": int((g["tuning saw it"] == "yes").sum()),
+            **peer_summary(g),
         })  # fmt: skip
     return pd.DataFrame(out)
+
+
+def peer_summary(rows: pd.DataFrame) -> dict:
+    """A class's products (sweep_with_shares rows) as each peer family ran them: over the
+    products it ran, its best build's geometric mean and least share of the cuBLAS of the
+    class, the product where it is least, and how many products it ran."""
+    out = {}
+    for col in [c for c in rows.columns if c.startswith("_") and c[1:] in FAMILIES]:
+        share = rows[col].astype(float).dropna()
+        if share.empty:
+            continue
+        f = col[1:]
+        out |= {
+            f"{f} products": len(share),
+            f"{f} geometric mean %": round(100 * float(np.exp(np.log(share).mean())), 1),
+            f"{f} minimum %": round(100 * float(share.min()), 1),
+            f"{f} least at": rows.loc[share.idxmin(), "shape"],
+        }
+    return out

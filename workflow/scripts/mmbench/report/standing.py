@@ -61,7 +61,9 @@ def class_reference_rows(part: pd.DataFrame, sizes: list[int]) -> dict[int, tupl
 
 
 def best_of(part: pd.DataFrame) -> pd.DataFrame:
-    """A class's fastest rung per size, its `fraction` that of its own reference."""
+    """A class's fastest rung per size (a peer's reference line is none), its `fraction` that
+    of its own reference."""
+    part = lad.rungs_of(part)
     return part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
 
 
