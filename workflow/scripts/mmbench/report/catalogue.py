@@ -106,12 +106,22 @@ RATE_TABLES = ("kernel_times", "matrix_sum", "unguarded_vs_guarded", "time_split
                "leading_dimensions")  # fmt: skip
 
 
-def _calibration(timings):
-    """The calibration table of a tune run's timings (core/timemodel.py)."""
-    from mmbench.core.registry import load_registry
-    from mmbench.core.timemodel import calibrate
+def _calibration(timings, manifests=()):
+    """The calibration table of a tune run's timings (core/timemodel.py), each GPU model's
+    multiprocessors as a persistent kernel's grid shows them, else as the run manifests'
+    device facts record them (a run of grid kernels alone)."""
+    import json
 
-    return calibrate(timings, load_registry())
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import calibrate, sms_of
+
+    registry = load_registry()
+    sms = {}
+    for p in manifests:
+        dev = json.loads(Path(p).read_text()).get("device") or {}
+        if dev.get("name") and dev.get("multiprocessors"):
+            sms.setdefault(dev["name"], int(dev["multiprocessors"]))
+    return calibrate(timings, registry, {**sms, **sms_of(timings, registry)})
 
 
 def _tab(name, experiment, make, inputs, title, caption, cupti=False) -> Output:
@@ -448,8 +458,8 @@ TABLES: dict[str, Output] = {
         _tab(
             "calibration",
             "new (ladder)",
-            lambda d: _calibration(d["timings"]),
-            ["timings"],
+            lambda d: _calibration(d["timings"], d["manifests"]),
+            ["timings", "manifests"],
             "The tuning's time model: each instantiation's costs",
             "Per GPU model, rung and instantiation verified at three or more shapes, the costs "
             "of the time model (core/timemodel.py) fitted to its kernel times: fixed, per k-tile, per "
