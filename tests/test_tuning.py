@@ -318,3 +318,18 @@ def test_a_row_whose_params_and_instance_disagree_is_refused(tmp_path):
     )
     out = apply_tuned(_cfg(table, tuned_gpu="GPU X"), [], load_registry())
     assert out["params"]["warptile_db"]["BM"] == [128]
+
+
+def test_a_peer_without_tuned_rows_runs_the_builds_the_config_gives():
+    """CUTLASS's builds are lines beside cuBLAS: kernels/tuned.csv holds none of them for the
+    H100, and a run of them beside a tuned rung pins the rung alone; the peer keeps the builds
+    the config gives (the shapes preset's two: BN 128, cooperative)."""
+    cfg = dict(variants=["warptile_db", "cutlass_bf16"], tuned=str(ROOT / "kernels" / "tuned.csv"),
+               tuned_gpu="NVIDIA H100 80GB HBM3",
+               params={"cutlass_bf16": {"dtype": ["bfloat16"], "BN": [128], "SCHEDULE": [1]}})  # fmt: skip
+    out = tuning.apply_tuned(cfg, [], load_registry())
+    assert "warptile_db" in out["params"]  # pinned to its tuned rows
+    assert out["params"]["cutlass_bf16"] == cfg["params"]["cutlass_bf16"]
+    builds = plan.buildable(load_registry()["cutlass_bf16"], out, "sm_90")[0]
+    # BN 128 (CLUSTER 1, the constraint), cooperative, either scheduler: two builds
+    assert sorted(b["SCHEDULER"] for b in builds) == [1, 2]

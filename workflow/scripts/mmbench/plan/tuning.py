@@ -141,12 +141,16 @@ def tuned_params(
     table: pd.DataFrame, gpu: str, variants: list[str], registry: dict[str, Variant], path: str
 ) -> dict[str, dict[str, list]]:
     """Per-variant `params` (every parameter pinned to its tuned value) of the compiled
-    variants among `variants` that have more than one instantiation, for GPU model `gpu`."""
+    variants among `variants` that have more than one instantiation, for GPU model `gpu`.  A
+    peer's builds (CUTLASS's: registry Variant.family) are lines beside cuBLAS, not tuned:
+    each runs the builds the config gives it, pinned only where the table has its rows."""
     rows = table[table.gpu_name == gpu]
     out, untuned, stale = {}, [], []
     for name in variants:
         v = registry[name]
         if not v.compiled or len(v.instantiations()) == 1:
+            continue
+        if not v.rung and rows[rows.variant == name].empty:
             continue
         mine = rows[rows.variant == name]
         if mine.empty:
