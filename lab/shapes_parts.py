@@ -1,10 +1,12 @@
 """The shapes preset in parts: the same drawn products, the precision classes shared out among
 runs that each fit a GPU machine's time, then put back together for the report.
 
-    python lab/shapes_parts.py preset OUT.yaml CLASSES     config/presets/shapes.yaml cut to
+    python lab/shapes_parts.py preset OUT.yaml CLASSES [VARIANTS]
+                                                           config/presets/shapes.yaml cut to
                                                            CLASSES (comma-separated precision
                                                            classes, core/elements.py: fp32,
-                                                           fp64, tf32, bf16, fp8)
+                                                           fp64, tf32, bf16, fp8), and to
+                                                           VARIANTS (comma-separated) of them
     python lab/shapes_parts.py merge RESULTS PART...       each PART's runs/ (a results folder
                                                            of one part) copied into RESULTS/runs,
                                                            its timings, resources and refused
@@ -93,6 +95,9 @@ def main(argv: list[str]) -> int:
         preset = yaml.safe_load((ROOT / "config/presets/shapes.yaml").read_text())
         registry = load_registry(ROOT / "kernels" / "registry.yaml")
         out = cut(preset, registry, set(argv[2].split(",")))
+        if len(argv) >= 4:  # VARIANTS: these of the part alone
+            keep = [v for v in out["variants"] if v in argv[3].split(",")]
+            out = dict(out, variants=keep, params={v: out["params"][v] for v in keep})
         Path(argv[1]).write_text(yaml.safe_dump(out, sort_keys=False))
         print(f"{argv[2]}: {' '.join(out['variants'])}")
         return 0

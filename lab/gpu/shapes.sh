@@ -29,7 +29,8 @@
 #                                        .tar.gz, the measurement jobs' rows and journals so far
 #   lab/gpu.sh shapes OUT misses SHAPES  the products SHAPES ([[m, n, k], ...]) where a run missed,
 #                                        measured in bursts by the part CLASSES of the preset
-#                                        (default fp32,fp64,bf16) and profiled with Nsight Compute
+#                                        (default fp32,fp64,bf16; VARIANTS=a,b,... those of
+#                                        its variants alone) and profiled with Nsight Compute
 #                                        (the ladder metric set: the warps' stall reasons) for
 #                                        PROFILED (default [warptile_db, ws_f64, cublas]) in
 #                                        PROFILED_DTYPES (default [float32, float64]): its
@@ -118,7 +119,8 @@ run)
   ;;
 misses)
   shapes=${3:?"usage: lab/gpu.sh shapes OUT misses '[[m, n, k], ...]'"}
-  python3 lab/shapes_parts.py preset /tmp/misses.yaml "${CLASSES:-fp32,fp64,bf16}" || exit 2
+  python3 lab/shapes_parts.py preset /tmp/misses.yaml "${CLASSES:-fp32,fp64,bf16}" \
+    ${VARIANTS:+"$VARIANTS"} || exit 2
   timed misses --configfile /tmp/misses.yaml --config experiment=misses \
     'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
     "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, profiler_metrics, verification]}' \
