@@ -319,7 +319,7 @@ def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, 
     assert len(instances) == (2 if variant == "cutlass_fp8" else 5)
     confs = [
         Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
-                         distribution="normal", seed=5, pad=pad,
+                         distribution="normal", seed=5, pad=pad, math=v.math,
                          transfer="strided" if pad else "contiguous")
         for params in instances
         for (m, n, k), acc, pad in itertools.product(
