@@ -34,7 +34,8 @@
 #                                        (the ladder metric set: the warps' stall reasons) for
 #                                        PROFILED (default [warptile_db, ws_f64, cublas]) in
 #                                        PROFILED_DTYPES (default [float32, float64]): its
-#                                        sweep and profiler_metrics tables
+#                                        sweep, ladder_profile (the limiter) and
+#                                        profiler_metrics tables
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -123,9 +124,9 @@ misses)
     ${VARIANTS:+"$VARIANTS"} || exit 2
   timed misses --configfile /tmp/misses.yaml --config experiment=misses \
     'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
-    "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, profiler_metrics, verification]}' \
+    "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, ladder_profile, profiler_metrics, verification]}' \
     "profile={enabled: true, metric_set: ladder, variants: ${PROFILED:-[warptile_db, ws_f64, cublas]}, dtypes: ${PROFILED_DTYPES:-[float32, float64]}, sizes: [], shapes: $shapes}"
-  for t in sweep profiler_metrics; do
+  for t in sweep ladder_profile profiler_metrics; do
     [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
   done
