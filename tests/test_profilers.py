@@ -106,6 +106,17 @@ def test_e3f_table_and_roofline_from_recorded_metrics():
         "tiled_unguarded TILE=32 N=2048",
     ]
     assert table.metric.iloc[0] == "duration"
+    # the same rows as two element types at a product of one small side: a column each, named
+    # by the whole product (a column per m alone merged FP32's and FP64's kernels)
+    other = metrics.assign(dtype="float64", value=metrics.value * 2)
+    both = pd.concat([metrics, other]).assign(m=21, n=4252, k=4592)
+    wide = profilers.e3f_table(both).set_index("metric")
+    assert "naive_unguarded TILE=32 21x4252x4592 float64" in wide
+    mine = metrics[(metrics.metric == "duration") & (metrics.label == "naive_unguarded TILE=32")]
+    assert wide.loc["duration", "naive_unguarded TILE=32 21x4252x4592 float64"] == pytest.approx(
+        2 * mine.value.iloc[0]
+    )
+    assert len(wide.columns) == 1 + 4  # unit, two kernels in two types
     ceil = pd.DataFrame(
         [
             dict(

@@ -212,13 +212,19 @@ def time_split_rows(kern: list[dict], mem: list[dict], tool: str, version: str) 
 
 def e3f_table(metrics):
     """Seed 002's nvprof table: one row per nvprof metric, one column per profiled kernel
-    (its label and size), values normalised to nvprof's units."""
+    (its label and size: N for a square product, m x n x k for another; its element type too
+    where the table holds more than one), values normalised to nvprof's units."""
     import pandas as pd
 
     ok = metrics[(metrics.status == "ok") & (metrics.tool != "cuda_events")].copy()
     if ok.empty:
         return pd.DataFrame()
-    ok["kernel"] = [f"{lab} N={m}" for lab, m in zip(ok["label"], ok.m, strict=True)]
+    many = "dtype" in ok and ok["dtype"].nunique() > 1
+    ok["kernel"] = [
+        f"{lab} " + (f"N={m}" if m == n == k else f"{m}x{n}x{k}") + (f" {t}" if many else "")
+        for lab, m, n, k, t in zip(ok["label"], ok.m, ok.n, ok.k,
+                                   ok["dtype"] if many else ok.m, strict=True)
+    ]  # fmt: skip
     table = ok.pivot_table(
         index=["metric", "unit"], columns="kernel", values="value", aggfunc="first"
     )
