@@ -126,7 +126,7 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
         reference_ld_align=("ld_align", "max"),
     )
     k = d[d.backend != "cublas"].join(rates, on=keys)
-    k["family"] = [reg[v].family if v in reg else "hand-written" for v in k.variant]
+    k["family"] = [reg[v].family if v in reg else RUNGS for v in k.variant]
     k["reference_shape"] = ""
     k = _padded_references(k, rates, keys)
     k["fraction"] = k.kernel_gflops / k.reference_gflops
