@@ -98,12 +98,13 @@ def host_us_per_launch(site, count: int, repeats: int = 5) -> float:
 
 
 def cupy_launched(preset: str, registry) -> list[str]:
-    """The preset's variants whose timed passes CuPy launches: compiled, and no tensor maps or
-    clusters (those launch through the driver everywhere: launch.py)."""
+    """The preset's variants whose timed passes CuPy launches: compiled cubins (a shared build,
+    CUTLASS's, launches its own kernels), and no tensor maps or clusters (those launch through
+    the driver everywhere: launch.py)."""
     out = []
     for name in planning.preset_config(preset, registry)["variants"]:
         v = registry[name]
-        if v.compiled:
+        if v.compiled and not v.library_launched:
             spec = v.launch_spec(v.instantiations()[0], 64, 64, 64, (64, 64, 64), False)
             if not spec.needs_driver:
                 out.append(name)
