@@ -24,8 +24,11 @@
 #                                        at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
-#                                        and sweep tables and OUT/shapes-SEED.tar.gz (the results
-#                                        without the cubins); until then OUT/shapes-SEED-partial
+#                                        and sweep tables, OUT/shapes-SEED.tar.gz (the results
+#                                        without the cubins) and OUT/shapes-SEED-kept.tar.gz (its
+#                                        manifests and row tables alone: keep it in
+#                                        lab/data/, lab/shapes_parts.py merges such parts);
+#                                        until then OUT/shapes-SEED-partial
 #                                        .tar.gz, the measurement jobs' rows and journals so far
 #   lab/gpu.sh shapes OUT misses SHAPES  the products SHAPES ([[m, n, k], ...]) where a run missed,
 #                                        measured in bursts by the part CLASSES of the preset
@@ -113,6 +116,11 @@ run)
       [ -f "results/$name/report/$t.md" ] && cat "results/$name/report/$t.md"
     done
     tar czf "$out/$name.tar.gz" --exclude="results/$name/build" "results/$name"
+    # what render_only needs of it, small enough to keep in lab/data/ between sessions (a
+    # released machine, or a new checkout, keeps nothing): the manifests and the row tables
+    (cd results && tar czf - "$name"/runs/*.manifest.json \
+      $(ls "$name"/tables/{timings,resources,refused}.csv 2>/dev/null)) > "$out/$name-kept.tar.gz"
+    echo "kept for lab/data: $out/$name-kept.tar.gz, $(du -k "$out/$name-kept.tar.gz" | cut -f1) KiB"
   else  # what is measured so far comes back too (a released machine keeps nothing)
     echo "variants measured: $(ls "results/$name/runs" 2>/dev/null | grep -c "\.csv$")"
     tar czf "$out/$name-partial.tar.gz" "results/$name/runs" 2>/dev/null
