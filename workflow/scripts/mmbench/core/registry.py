@@ -53,6 +53,12 @@ label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
 __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
 
+# who wrote a variant's kernels (Variant.family), in the order the ladder shows them: the rungs,
+# the peers' reference lines beside cuBLAS, cuBLAS
+RUNGS, REFERENCE = "hand-written", "cuBLAS"
+FAMILIES = (RUNGS, "CUTLASS", REFERENCE)
+
+
 @dataclass(frozen=True)
 class Condition:
     """An expression that must hold, with the reason shown when it does not."""
@@ -128,16 +134,16 @@ class Variant:
         cuBLAS (the reference), CUTLASS (a shared build of its headers: a reference line beside
         cuBLAS, not a rung), or hand-written (our kernels: the rungs)."""
         if self.backend == "cublas":
-            return "cuBLAS"
+            return REFERENCE
         if "cutlass" in self.libraries:
             return "CUTLASS"
-        return "hand-written"
+        return RUNGS
 
     @property
     def rung(self) -> bool:
         """A kernel of ours (family hand-written): a rung, against which the peers and cuBLAS
         are lines to beat."""
-        return self.family == "hand-written"
+        return self.family == RUNGS
 
     @property
     def library_launched(self) -> bool:

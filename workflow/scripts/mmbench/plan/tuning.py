@@ -150,11 +150,10 @@ def tuned_params(
         v = registry[name]
         if not v.compiled or len(v.instantiations()) == 1:
             continue
-        if not v.rung and rows[rows.variant == name].empty:
-            continue
         mine = rows[rows.variant == name]
         if mine.empty:
-            untuned.append(name)
+            if v.rung:
+                untuned.append(name)
             continue
         shapes = {i: row_shape(r, path, i + 2) for i, r in mine.iterrows()}
         for dtype, part in mine.groupby("dtype", sort=False):

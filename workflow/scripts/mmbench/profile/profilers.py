@@ -220,11 +220,11 @@ def e3f_table(metrics):
     if ok.empty:
         return pd.DataFrame()
     many = "dtype" in ok and ok["dtype"].nunique() > 1
+    types = [f" {t}" for t in ok["dtype"]] if many else [""] * len(ok)
     ok["kernel"] = [
-        f"{lab} " + (f"N={m}" if m == n == k else f"{m}x{n}x{k}") + (f" {t}" if many else "")
-        for lab, m, n, k, t in zip(ok["label"], ok.m, ok.n, ok.k,
-                                   ok["dtype"] if many else ok.m, strict=True)
-    ]  # fmt: skip
+        f"{lab} " + (f"N={m}" if m == n == k else f"{m}x{n}x{k}") + t
+        for lab, m, n, k, t in zip(ok["label"], ok.m, ok.n, ok.k, types, strict=True)
+    ]
     table = ok.pivot_table(
         index=["metric", "unit"], columns="kernel", values="value", aggfunc="first"
     )

@@ -475,12 +475,7 @@ def ladder_rungs(timings, stem, condition=""):
                 f"; {f}'s best build "
                 + ", ".join(
                     f"{r.fraction:.0%} at N = {r.m}"
-                    for r in part[part.family == f]
-                    .sort_values("kernel_gflops")
-                    .groupby("m")
-                    .tail(1)
-                    .sort_values("m")
-                    .itertuples()
+                    for r in standing.fastest_per_size(part[part.family == f]).itertuples()
                 )  # fmt: skip
                 for f in peers
             )

@@ -25,15 +25,11 @@ from mmbench.core.axes import GPU_KEY
 from mmbench.core.columns import TUNED_COLUMNS, TUNED_ON, tuned_on
 from mmbench.core.elements import CLASS_ORDER as ELEMENT_CLASS_ORDER
 from mmbench.core.elements import precision_class
-from mmbench.core.registry import load_registry
+from mmbench.core.registry import FAMILIES, REFERENCE, RUNGS, load_registry
 from mmbench.core.row import with_added_axes
 from mmbench.core.sampling import BURST, SUSTAINED
 
 CLASS_ORDER = ELEMENT_CLASS_ORDER
-# who wrote a variant's kernels (registry Variant.family), in the order the ladder shows them:
-# the rungs, the peers' reference lines beside cuBLAS, cuBLAS
-RUNGS = "hand-written"
-FAMILIES = (RUNGS, "CUTLASS", "cuBLAS")
 
 
 def ladder_rank(variants) -> list[int]:
@@ -169,13 +165,12 @@ def _padded_references(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) ->
 def peer_families(k: pd.DataFrame) -> list[str]:
     """The families of reference lines beside cuBLAS that rows of with_reference hold (CUTLASS),
     in FAMILIES' order: not rungs, never a class's best rung, shown beside it."""
-    have = set(k.family) if "family" in k else set()
-    return [f for f in FAMILIES if f in have and f not in (RUNGS, "cuBLAS")]
+    return [f for f in FAMILIES if f in set(k.family) and f not in (RUNGS, REFERENCE)]
 
 
 def rungs_of(k: pd.DataFrame) -> pd.DataFrame:
     """The rows of with_reference that are rungs (our kernels), not a peer's reference line."""
-    return k[k.family == RUNGS] if "family" in k else k
+    return k[k.family == RUNGS]
 
 
 def best_per_rung(timings: pd.DataFrame) -> pd.DataFrame:
@@ -291,7 +286,7 @@ def table(timings: pd.DataFrame) -> pd.DataFrame:
         previous: dict[int, float] = {}
         for variant in dict.fromkeys(part.variant):
             mine = part[part.variant == variant]
-            peer = mine.family.iloc[0] != RUNGS if "family" in mine else False
+            peer = mine.family.iloc[0] != RUNGS
             row = {
                 "precision": prec,
                 "rung": variant,

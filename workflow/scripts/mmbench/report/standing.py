@@ -63,8 +63,12 @@ def class_reference_rows(part: pd.DataFrame, sizes: list[int]) -> dict[int, tupl
 def best_of(part: pd.DataFrame) -> pd.DataFrame:
     """A class's fastest rung per size (a peer's reference line is none), its `fraction` that
     of its own reference."""
-    part = lad.rungs_of(part)
-    return part.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
+    return fastest_per_size(lad.rungs_of(part))
+
+
+def fastest_per_size(rows: pd.DataFrame) -> pd.DataFrame:
+    """Of rows at square sizes, the fastest per size, in order of size."""
+    return rows.sort_values("kernel_gflops").groupby("m").tail(1).sort_values("m")
 
 
 def of_class(best: pd.DataFrame, refs: dict[int, tuple[str, float]]) -> pd.DataFrame:
