@@ -464,3 +464,32 @@ def test_the_ladder_table_gives_a_peer_a_row_with_no_gain(timings):
     # its line sits after the rungs, before cuBLAS's
     order = [r for (p, r) in table.index if p == "BF16"]
     assert order.index("cutlass_bf16") == len(order) - 2
+
+
+def test_a_peer_run_padded_counts_for_the_product_it_was_padded_from():
+    """Recorded rows of the seed-726870 shapes run on an H200 (tests/data/h200-shapes-peer):
+    CUTLASS's TMA refuses n and k that are not multiples of 8 bfloat16, so the plan ran
+    308 x 179 x 2620 as 308 x 184 x 2624 and 1327 x 69 x 31 as 1327 x 72 x 32.  Its share at
+    the product the user asked for is the product's own flop count over the padded run's
+    recorded median time, against cuBLAS's rate at the product itself."""
+    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.gz")
+    table = ladder.sweep(t).set_index(["precision", "shape"])
+    # hand count: 2mnk of the asked product over the faster build's median kernel time
+    dp_308 = 2 * 308 * 179 * 2620 / 0.019456e-3 / 1e9  # data-parallel build, 0.019456 ms
+    assert table.loc[("BF16", "308 x 179 x 2620"), "CUTLASS % of ref"] == round(
+        100 * dp_308 / 17033.706925, 1
+    )
+    dp_1327 = 2 * 1327 * 69 * 31 / 0.006752e-3 / 1e9
+    assert table.loc[("BF16", "1327 x 69 x 31"), "CUTLASS % of ref"] == round(
+        100 * dp_1327 / 1055.972107, 1
+    )
+    # at an aligned product the peer ran the product itself
+    assert table.loc[("BF16", "4096"), "CUTLASS % of ref"] == round(
+        100 * 664135.954722 / 741470.402541, 1
+    )
+    # the padded products are not products of the run: no row of their own
+    assert ("BF16", "308 x 184 x 2624") not in table.index
+    k = ladder.with_reference(t)
+    ran = k[(k.variant == "cutlass_bf16") & (k.m == 308) & (k.n == 179)]
+    assert set(ran.ran_shape) == {"308 x 184 x 2624"} and len(ran) == 2
+    assert ladder.shapes_summary(t).set_index("precision").loc["BF16", "CUTLASS products"] == 3

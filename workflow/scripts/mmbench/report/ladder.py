@@ -125,6 +125,7 @@ def with_reference(timings: pd.DataFrame) -> pd.DataFrame:
     k["family"] = [reg[v].family if v in reg else RUNGS for v in k.variant]
     k["reference_shape"] = ""
     k = _padded_references(k, rates, keys)
+    k = _padded_peers(k, rates, keys)
     k["fraction"] = k.kernel_gflops / k.reference_gflops
     return k
 
@@ -160,6 +161,52 @@ def _padded_references(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) ->
         k.loc[i, "reference_ld_align"] = ref.reference_ld_align
         k.loc[i, "reference_shape"] = f"{m} x {n} x {kk}"
     return k
+
+
+def _padded_peers(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """A peer's row measured at a padded product (registry `padded_to`: CUTLASS's TMA refuses
+    the product, so the plan ran n and k rounded up) is also a row of each product the reference
+    measured that pads to it: its time on the padded product is what a user pays for that
+    product with this peer, so its GFLOP/s count the product's own 2mnk (the rate at the padded
+    product x mnk / (m n' k')), and `ran_shape` names the product it ran.  The row at the padded
+    product itself stays as measured."""
+    reg = load_registry()
+    padded = {n for n, v in reg.items() if v.padded_to and v.backend != "cublas"}
+    lost = k.reference_gflops.isna() & k.variant.isin(padded)
+    if not lost.any() or rates.empty:
+        return k.assign(ran_shape="")
+    dims = ("m", "n", "k")
+    extra = []
+    for name in sorted(set(k.variant[lost])):
+        v = reg[name]
+        pads: dict[tuple, list[tuple]] = {}  # a padded product's key: the products padding to it
+        for key in rates.index:
+            at = dict(zip(keys, key, strict=True))
+            shape = v.padded(int(at["m"]), int(at["n"]), int(at["k"]))
+            if shape != tuple(int(at[d]) for d in dims):
+                to = tuple(shape[dims.index(c)] if c in dims else at[c] for c in keys)
+                pads.setdefault(to, []).append(key)
+        for i in k.index[lost & (k.variant == name)]:
+            row = k.loc[i]
+            for key in pads.get(tuple(row[c] for c in keys), []):
+                at = dict(zip(keys, key, strict=True))
+                scale = (
+                    at["m"] * at["n"] * at["k"] / (int(row["m"]) * int(row["n"]) * int(row["k"]))
+                )
+                ref = rates.loc[key]
+                new = row.copy()
+                new["ran_shape"] = f"{int(row['m'])} x {int(row['n'])} x {int(row['k'])}"
+                new["m"], new["n"], new["k"] = at["m"], at["n"], at["k"]
+                new["kernel_gflops"] = row["kernel_gflops"] * scale
+                if "gflops_per_w" in row:
+                    new["gflops_per_w"] = row["gflops_per_w"] * scale
+                new["reference"] = ref.reference
+                new["reference_gflops"] = ref.reference_gflops
+                new["reference_gflops_per_w"] = ref.reference_gflops_per_w
+                new["reference_ld_align"] = ref.reference_ld_align
+                extra.append(new)
+    k = k.assign(ran_shape="")
+    return pd.concat([k, pd.DataFrame(extra)], ignore_index=True) if extra else k
 
 
 def peer_families(k: pd.DataFrame) -> list[str]:
