@@ -25,7 +25,7 @@
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
 #                                        and sweep tables, OUT/shapes-SEED.tar.gz (the results
-#                                        without the cubins) and OUT/shapes-SEED-kept.tar.gz (its
+#                                        without the cubins) and OUT/shapes-SEED-kept.tar.xz (its
 #                                        manifests and row tables alone: keep it in
 #                                        lab/data/, lab/shapes_parts.py merges such parts);
 #                                        until then OUT/shapes-SEED-partial
@@ -118,9 +118,9 @@ run)
     tar czf "$out/$name.tar.gz" --exclude="results/$name/build" "results/$name"
     # what render_only needs of it, small enough to keep in lab/data/ between sessions (a
     # released machine, or a new checkout, keeps nothing): the manifests and the row tables
-    (cd results && tar czf - "$name"/runs/*.manifest.json \
-      $(ls "$name"/tables/{timings,resources,refused}.csv 2>/dev/null)) > "$out/$name-kept.tar.gz"
-    echo "kept for lab/data: $out/$name-kept.tar.gz, $(du -k "$out/$name-kept.tar.gz" | cut -f1) KiB"
+    (cd results && tar cJf - "$name"/runs/*.manifest.json \
+      $(ls "$name"/tables/{timings,resources,refused}.csv 2>/dev/null)) > "$out/$name-kept.tar.xz"
+    echo "kept for lab/data: $out/$name-kept.tar.xz, $(du -k "$out/$name-kept.tar.xz" | cut -f1) KiB"
   else  # what is measured so far comes back too (a released machine keeps nothing)
     echo "variants measured: $(ls "results/$name/runs" 2>/dev/null | grep -c "\.csv$")"
     tar czf "$out/$name-partial.tar.gz" "results/$name/runs" 2>/dev/null
