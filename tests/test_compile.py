@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -200,3 +202,103 @@ def test_a_cutlass_build_exports_its_entry_points_and_names_itself(tmp_path):
         build_job(ROOT / "kernels" / v.source, lib, sha, v.arch, v.defines(v.instance(inst)),
                   log, "cutlass_bf16 again", entries=("cutlass_gemm_run",), shared=True,
                   libraries=v.libraries)  # fmt: skip
+
+
+# -- Triton builds (registry `backend: triton`): Triton's PTX assembled by ptxas --------------
+
+needs_triton = pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None or not shutil.which("ptxas"),
+    reason="needs Triton (the project's triton extra, optional) and ptxas",
+)
+
+
+@needs_triton
+@pytest.mark.parametrize(
+    "variant, inst, ring",
+    [
+        # hand counts: STAGES x (BM x BK + BK x BN) inputs
+        ("triton_bf16", "bfloat16_BM128_BN128_BK64_STAGES4_WARPS8_GROUP8", 4 * (128 * 64 + 64 * 128) * 2),
+        ("triton_tf32", "float32_BM128_BN128_BK32_STAGES3_WARPS8_GROUP8", 3 * (128 * 32 + 32 * 128) * 4),
+        ("triton_fp8", "float8_e4m3_BM128_BN128_BK128_STAGES4_WARPS8_GROUP8", 4 * (128 * 128 + 128 * 128) * 1),
+    ],
+)  # fmt: skip
+def test_a_triton_build_is_a_cubin_that_names_itself_with_its_launch_facts(
+    tmp_path, variant, inst, ring
+):
+    """One instantiation as the compile_triton rule builds it: Triton's PTX (wgmma, TMA loads)
+    assembled by ptxas into a cubin carrying its instantiation's name, the entry `matmul` in
+    ptxas's report without spills, and Triton's launch facts: the block of the registry's WARPS,
+    two 128-byte descriptors of global scratch a program (A's and B's) and the dynamic shared
+    memory of the ring (within 1 KiB of barriers)."""
+    from mmbench.core.cubins import cubin_identity, names_itself
+    from mmbench.core.registry import load_registry
+    from mmbench.plan.ptxas import parse_ptxas
+    from mmbench.plan.triton_build import build, lower
+
+    v = load_registry(ROOT / "kernels" / "registry.yaml")[variant]
+    defines = v.defines(v.instance(inst))
+    cubin = tmp_path / "build" / "sm_90a" / variant / f"{inst}.cubin"
+    log = cubin.with_suffix(".log")
+    digest, meta = build(ROOT / "kernels" / v.source, v.symbol, cubin, v.arch, defines, log,
+                         f"{variant} {inst}")  # fmt: skip
+    assert names_itself(cubin.read_bytes(), cubin_identity(cubin))
+    assert hashlib.sha256(cubin.read_bytes()).hexdigest() == digest
+    (kernel,) = parse_ptxas(log.read_text())
+    assert kernel["function"] == "matmul" and kernel["arch"] == "sm_90a"
+    assert kernel["spill_store_bytes"] == 0 and kernel["registers"] > 0
+    assert meta["num_warps"] == defines["WARPS"] == 8
+    assert meta["global_scratch_size"] == 2 * 128
+    assert ring <= meta["shared"] <= ring + 1024
+    ptx, _ = lower(ROOT / "kernels" / v.source, v.symbol, v.arch, defines)
+    assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" in ptx
+
+
+@needs_triton
+def test_a_triton_build_needing_too_much_shared_memory_is_refused(tmp_path):
+    from mmbench.core.registry import load_registry
+    from mmbench.plan.compile import CompileError
+    from mmbench.plan.triton_build import build
+
+    v = load_registry(ROOT / "kernels" / "registry.yaml")["triton_bf16"]
+    inst = "bfloat16_BM128_BN128_BK64_STAGES4_WARPS8_GROUP8"
+    cubin = tmp_path / f"{inst}.cubin"
+    with pytest.raises(
+        CompileError, match=r"needs \d+ B of shared memory per block, over the 100000"
+    ):
+        build(ROOT / "kernels" / v.source, v.symbol, cubin, v.arch, v.defines(v.instance(inst)),
+              tmp_path / "log", "triton_bf16", shared_limit=100000)  # fmt: skip
+    assert not cubin.exists()
+
+
+def test_a_triton_launch_takes_its_builds_shared_memory_and_checks_its_scratch(tmp_path):
+    """measure/launch.triton_spec: the registry's launch of triton_bf16 at 1000 x 1100 x 37 on
+    132 multiprocessors (8 x 9 = 72 tiles of 128 x 128: 72 programs of 256 threads, 256 bytes
+    of global scratch each in the first workspace), given the dynamic shared memory its build's
+    .triton.json records; a build needing more scratch than the workspace holds, or built for
+    other warps, is refused."""
+    import json
+
+    from mmbench.core.registry import load_registry
+    from mmbench.measure.launch import triton_spec
+
+    v = load_registry(ROOT / "kernels" / "registry.yaml")["triton_bf16"]
+    params = v.instance("bfloat16_BM128_BN128_BK64_STAGES4_WARPS8_GROUP8")
+    spec = v.launch_spec(params, 1000, 1100, 37, (40, 1104, 1104), False, 132)
+    assert spec.grid == (72, 1, 1) and spec.block == (256, 1, 1)
+    cubin = tmp_path / "x.cubin"
+    meta = {"num_warps": 8, "shared": 131104, "global_scratch_size": 256}
+    cubin.with_suffix(".triton.json").write_text(json.dumps(meta))
+    assert triton_spec(spec, str(cubin)).dynamic_shared_bytes == 131104
+    cubin.with_suffix(".triton.json").write_text(json.dumps(meta | {"global_scratch_size": 384}))
+    with pytest.raises(RuntimeError, match="needs 384 B of global scratch .* gives 18432 B"):
+        triton_spec(spec, str(cubin))
+    cubin.with_suffix(".triton.json").write_text(json.dumps(meta | {"num_warps": 4}))
+    with pytest.raises(RuntimeError, match="built it for 4 warps, the registry's block has 256"):
+        triton_spec(spec, str(cubin))
+
+
+def test_triton_missing_says_what_to_install(monkeypatch):
+    from mmbench.plan import triton_build
+
+    monkeypatch.setattr(triton_build.importlib.util, "find_spec", lambda name: None)
+    assert "pip install -e '.[triton]'" in triton_build.triton_missing()

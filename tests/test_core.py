@@ -224,7 +224,7 @@ def _registry_with(tmp_path, entry: str) -> dict:
     (tmp_path / "k.cu").write_text("// test\n")
     text = (src / "registry.yaml").read_text().replace("variants:\n", "variants:\n" + entry, 1)
     (tmp_path / "registry.yaml").write_text(text)
-    for f in src.glob("*.cu*"):
+    for f in [*src.glob("*.cu*"), *src.glob("*.py")]:  # the kernels (Triton's too)
         (tmp_path / f.name).write_text(f.read_text()) if f.name != "k.cu" else None
     load_registry.cache_clear()
     return load_registry(tmp_path / "registry.yaml")

@@ -100,7 +100,8 @@ CHILDREN = {
     "profile_kernel": ["profile/target"],
 }
 # nvidia-cuda-cupti: the pip wheel cupti-python (pip) resolves against, pinned beside it
-PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti", "rocrate", "roc-validator"}
+# triton: PyPI's wheel, the build our GPU machines have (the optional triton extra)
+PIP_ONLY = {"cuda-bench", "cupti-python", "nvidia-cuda-cupti", "rocrate", "roc-validator", "triton"}
 TEST_TOOLS = {"pytest", "hypothesis", "ruff", "snakefmt", "playwright"}
 
 

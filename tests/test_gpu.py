@@ -16,6 +16,7 @@ from mmbench.measure.launch import Workspace
 from mmbench.measure.runner import Runner
 from mmbench.measure.timing import Sampling
 from mmbench.plan import plan
+from mmbench.plan.builds import build_instantiation
 from mmbench.plan.compile import compile_cubin, nvcc_command
 
 from .conftest import ROOT, covering, read_csv
@@ -39,6 +40,10 @@ def run(registry, arch, tmp_path, name, confs, kernels=ROOT / "kernels"):
 
     def build(instance: str) -> str:
         out = tmp_path / f"{name}_{instance}.{v.build_ext}"
+        if kernels == ROOT / "kernels":  # as its compile rule builds it (a Triton build too)
+            build_instantiation(v, todo[instance], out, arch, out.with_suffix(".log"),
+                                f"{name} {instance}")  # fmt: skip
+            return str(out)
         cmd = nvcc_command(kernels / v.source, out, v.arch or arch, v.defines(todo[instance]),
                            shared=v.shared, libraries=v.libraries)  # fmt: skip
         subprocess.run(cmd, check=True, capture_output=True)
@@ -337,6 +342,45 @@ def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, 
     assert len(rows) == len(instances) * 12
     assert {r["grid"] for r in rows} == {"0x0x0"}
     for r in rows:
+        if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
+            print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
+
+
+@pytest.mark.parametrize("variant", ["triton_bf16", "triton_tf32", "triton_fp8"])
+def test_triton_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, variant):
+    """A Triton variant (backend triton: kernels/triton_matmul.py lowered by Triton, assembled
+    by ptxas, launched by our harness with Triton's dynamic shared memory and scratch): its
+    first and last builds at 1024 x 1024 x 1024, at 1000 x 1100 x 37 (a k shorter than one
+    k-step) and at 33 x 4099 x 129 (a side < 64 and sides that are not multiples of its tiles),
+    C = A.B and C += A.B, contiguous and with leading dimensions that break 16-byte rows (pad 3:
+    the harness's aligned copy): every row PASSes, one program per multiprocessor at most."""
+    v = registry[variant]
+    instances = plan.buildable(v, {}, arch)[0]
+    assert len(instances) == 3  # registry: 128 x 128 tiles, 2-4 stages, 8 warps
+    picked = [instances[0], instances[-1]]
+    confs = [
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=5, pad=pad, math=v.math,
+                         transfer="strided" if pad else "contiguous")
+        for params in picked
+        for (m, n, k), acc, pad in itertools.product(
+            [(1024, 1024, 1024), (1000, 1100, 37), (33, 4099, 129)], [False, True], [0, 3])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["verification"],
+            r.get("error"), r.get("max_abs_error"), r.get("tolerance"), r.get("mismatches"),
+            r.get("oob_writes"), r.get("first_mismatches"))
+           for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    for b in bad:  # whole, where pytest's message would cut them short
+        print("not PASS:", *b)
+    assert not bad
+    assert len(rows) == 2 * 12
+    import cupy as cp
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    for r in rows:
+        programs = int(r["grid"].split("x")[0])
+        assert programs == min(sms, -(-r["m"] // 128) * -(-r["n"] // 128)), r["grid"]
         if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
             print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
 

@@ -97,13 +97,15 @@ def test_each_derived_fact_is_used_by_its_kernel_and_not_derived_there_again():
             continue
         # the kernel's own files (a rung may build another's kernel with other parameters) and
         # the persistent skeleton's headers it builds on, which use its rungs' facts
+        # (a Triton kernel's .py file: its tl.constexpr arguments of the same names)
         files = [p for p in kernel_dependencies(KERNELS / v.source)
-                 if p.suffix == ".cu" or p.name in SKELETON]  # fmt: skip
+                 if p.suffix in (".cu", ".py") or p.name in SKELETON]  # fmt: skip
         source = "\n".join(p.read_text() for p in files)
         for name, _ in v.derived:
             assert re.search(rf"\b{name}\b", source), f"{v.name}: {name} unused by {v.source}"
             assert not re.search(rf"constexpr [\w ]+\b{name}\s*=", source), (v.name, name)
             assert not re.search(rf"#define {name}\b", source), (v.name, name)
+            assert not re.search(rf"^\s*{name}\s*=", source, re.M), (v.name, name)
 
 
 def test_the_hopper_rungs_take_their_boxes_and_stage_bytes_from_the_registry():

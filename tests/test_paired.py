@@ -297,7 +297,7 @@ def test_a_parameter_baseline_plans_the_pair_and_builds_the_other_instantiation(
          "tiled_guarded's TILE has no value 7; valid: 16, 32, 8"),
         ("{variant: tiled_guarded}", "either `source` (a kernel file) or `params`"),
         ("{variant: tiled_guarded, source: no/such.cu}", "source 'no/such.cu' is not a file"),
-        ("{variant: cublas, source: environment.yml}", "cublas is a library call, not compiled"),
+        ("{variant: cublas, source: environment.yml}", "cublas is not compiled by nvcc from a kernel file of ours"),
         ("{variant: tiled_guarded, params: {TILE: 16}, registry: kernels/registry.yaml}",
          "`registry` gives the -D flags of a baseline `source`"),
         ("{variant: tiled_guarded, source: environment.yml, registry: no/such.yaml}",

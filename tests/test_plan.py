@@ -276,3 +276,15 @@ def test_one_variant_of_a_preset_is_planned_with_its_tuned_instantiations():
 
     with pytest.raises(ConfigError, match="no tuned parameters of warptile_db for 'NVIDIA H200'"):
         runner.plan_for(*args)
+
+
+def test_a_triton_entry_is_refused_where_triton_is_not_installed(registry, monkeypatch):
+    """Triton's compiler is optional (the triton extra): without it a Triton entry plans no
+    build, and its refusal says what to install; the other entries are untouched."""
+    from mmbench.plan import triton_build
+
+    monkeypatch.setattr(triton_build.importlib.util, "find_spec", lambda name: None)
+    keep, refused = plan.buildable(registry["triton_bf16"], {}, "sm_90")
+    assert keep == [] and "pip install -e '.[triton]'" in refused[0]["reason"]
+    assert plan.buildable(registry["persistent_bf16"], {}, "sm_90")[0]
+    assert not any(v.startswith("triton_") for v, _ in plan.all_instantiations(registry, "sm_90"))

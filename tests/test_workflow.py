@@ -123,6 +123,14 @@ def test_every_instantiation_compiles(workdir, arch, registry):
     # (tests/test_registry.py counts them by hand)
     cutlass = ["cutlass_bf16"] * 5 + ["cutlass_fp8"] * 2 + ["cutlass_tf32"] * 5
     assert [p.parent.name for p in libraries] == (cutlass if arch == "sm_90" else [])
+    # triton_bf16, triton_fp8, triton_tf32 (sm_90a, where Triton is installed: the triton extra,
+    # which .ci/run installs for these tests): 128 x 128 tiles, 8 warps, STAGES 2, 3 and 4,
+    # each ring within 227 KiB (4 x 256 rows x 128 bytes = 128 KiB) = 3 each, with Triton's
+    # launch facts beside
+    facts = sorted(p.parent.name for p in build.glob("triton_*/*.triton.json"))
+    has_triton = importlib.util.find_spec("triton") is not None
+    triton = ["triton_bf16"] * 3 + ["triton_fp8"] * 3 + ["triton_tf32"] * 3
+    assert facts == (triton if arch == "sm_90" and has_triton else [])
     assert all(p.stat().st_size > 1000 for p in cubins)
     report = workdir / "results" / "build" / arch / "tiled_guarded" / "float64_TILE32.ptxas.txt"
     assert f"for '{arch}'" in report.read_text()

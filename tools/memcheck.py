@@ -29,7 +29,7 @@ from mmbench.core.axes import Configuration
 from mmbench.core.expressions import evaluate
 from mmbench.core.registry import load_registry, slug
 from mmbench.plan import plan
-from mmbench.plan.compile import compile_cubin
+from mmbench.plan.builds import build_instantiation
 from mmbench.plan.tuning import read_tuned, tuned_params, tuned_ranges
 from mmbench.service import programs
 
@@ -77,10 +77,8 @@ def main() -> int:
                 chosen += [p for p in plan.buildable(v, section, args.arch)[0] if p not in chosen]
         for params in chosen:
             cubin = work / f"{name}_{slug(params)}.{v.build_ext}"
-            src = paths.data_dir("kernels") / v.source
-            compile_cubin(src, cubin, v.arch or args.arch, v.defines(params),
-                          work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}",
-                          shared=v.shared, libraries=v.libraries)  # fmt: skip
+            build_instantiation(v, params, cubin, args.arch,
+                                work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
             conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
                                     memory="pinned", distribution="int09", seed=2024)  # fmt: skip
             spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),

@@ -41,7 +41,8 @@ def test_the_launch_paths_benchmark_takes_the_presets_cupy_launched_rungs():
     the ladder's rungs that CuPy launches, the ten from tiled_guarded to wgmma_tf32 in the
     registry's order (counted by hand in kernels/registry.yaml: the rungs after them take
     tensor maps or clusters and launch through the driver everywhere; the cuBLAS and cuBLASLt
-    references call their libraries)."""
+    references call their libraries), then the three Triton builds (pointers, integers and
+    workspaces: kernels/registry.yaml's triton entries)."""
     import importlib.util
 
     from mmbench.core.registry import load_registry
@@ -53,7 +54,8 @@ def test_the_launch_paths_benchmark_takes_the_presets_cupy_launched_rungs():
     spec.loader.exec_module(module)
     assert module.cupy_launched(str(ROOT / "config/presets/ladder.yaml"), load_registry()) == [
         "tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec", "warptile",
-        "warptile_db", "mma_tf32", "mma_f64", "wgmma_tf32"]  # fmt: skip
+        "warptile_db", "mma_tf32", "mma_f64", "wgmma_tf32", "triton_bf16", "triton_tf32",
+        "triton_fp8"]  # fmt: skip
 
 
 def test_the_index_lists_every_entry():

@@ -3,10 +3,14 @@
 # (registers, shared memory, spills), gathered into tables/resources.csv.
 
 
-# the variants built as shared libraries (registry `backend: shared`) and the others, each
-# built by its own rule (their ptxas reports and digests have the same names)
+# the variants built as shared libraries (registry `backend: shared`), those Triton lowers
+# (`backend: triton`) and the others, each built by its own rule (their ptxas reports and
+# digests have the same names)
 SHARED_VARIANTS = "|".join(v.name for v in REGISTRY.values() if v.shared) or "(?!)"
-CUBIN_VARIANTS = "|".join(v.name for v in REGISTRY.values() if not v.shared)
+TRITON_VARIANTS = (
+    "|".join(v.name for v in REGISTRY.values() if v.backend == "triton") or "(?!)"
+)
+CUBIN_VARIANTS = "|".join(v.name for v in REGISTRY.values() if v.backend == "cubin")
 
 
 rule compile_kernel:
@@ -76,6 +80,38 @@ rule compile_library:
         libraries=lambda w: list(REGISTRY[w.variant].libraries),
     script:
         "../scripts/compile_kernel.py"
+
+
+# a Triton kernel (registry `backend: triton`): Triton's compiler lowers the file's function
+# to PTX for the instantiation, ptxas assembles it into a cubin that names itself; Triton's
+# launch facts (dynamic shared memory, warps, scratch) beside it (mmbench/plan/triton_build.py)
+rule compile_triton:
+    input:
+        src=kernel_source,
+        rebuild=build_ticket,
+    output:
+        cubin="results/build/{arch}/{variant}/{instance}.cubin",
+        ptxas="results/build/{arch}/{variant}/{instance}.ptxas.txt",
+        sha="results/build/{arch}/{variant}/{instance}.sha256",
+        launch="results/build/{arch}/{variant}/{instance}.triton.json",
+    log:
+        "results/logs/compile/{arch}/{variant}/{instance}.log",
+    benchmark:
+        "results/benchmarks/compile/{arch}/{variant}/{instance}.tsv"
+    wildcard_constraints:
+        variant=TRITON_VARIANTS,
+    conda:
+        "../envs/triton.yaml"
+    params:
+        arch=lambda w: REGISTRY[w.variant].arch or w.arch,
+        params=lambda w: REGISTRY[w.variant].defines(
+            REGISTRY[w.variant].instance(w.instance)
+        ),
+        what=lambda w: f"{w.variant} {w.instance}",
+        sources=sources_sha,
+        symbol=lambda w: REGISTRY[w.variant].symbol,
+    script:
+        "../scripts/compile_triton.py"
 
 
 rule compile_baseline_source:

@@ -56,7 +56,7 @@ __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate",
 # who wrote a variant's kernels (Variant.family), in the order the ladder shows them: the rungs,
 # the peers' reference lines beside cuBLAS, cuBLAS
 RUNGS, REFERENCE = "hand-written", "cuBLAS"
-FAMILIES = (RUNGS, "CUTLASS", REFERENCE)
+FAMILIES = (RUNGS, "CUTLASS", "Triton", REFERENCE)
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,9 @@ class Variant:
 
     @property
     def compiled(self) -> bool:
-        """Built by the pipeline from its source: a cubin, or a shared library."""
-        return self.backend in ("cubin", "shared")
+        """Built by the pipeline from its source: a cubin (nvcc's, or ptxas's of Triton's PTX),
+        or a shared library."""
+        return self.backend in ("cubin", "shared", "triton")
 
     @property
     def shared(self) -> bool:
@@ -131,10 +132,13 @@ class Variant:
     @property
     def family(self) -> str:
         """Who wrote its kernels, as the ladder's tables and figures group them (FAMILIES):
-        cuBLAS (the reference), CUTLASS (a shared build of its headers: a reference line beside
-        cuBLAS, not a rung), or hand-written (our kernels: the rungs)."""
+        cuBLAS (the reference), CUTLASS (a shared build of its headers) and Triton (a kernel
+        Triton's compiler lowers): reference lines beside cuBLAS, not rungs; or hand-written
+        (our kernels: the rungs)."""
         if self.backend == "cublas":
             return REFERENCE
+        if self.backend == "triton":
+            return "Triton"
         if "cutlass" in self.libraries:
             return "CUTLASS"
         return RUNGS
@@ -462,7 +466,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Variant]:
                     "positive integer; valid: integers >= 1"
                 )
         backend = entry.get("backend", "cubin")
-        if backend in ("cubin", "shared"):
+        if backend in ("cubin", "shared", "triton"):
             src = path.parent / entry["source"]
             if not src.is_file():
                 raise RegistryError(f"variant {name!r}: source {src} does not exist")

@@ -77,6 +77,8 @@ def launcher(
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
     shape = (conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
     spec = v.launch_spec(*shape)
+    if v.backend == "triton":  # its dynamic shared memory is what Triton's compiler said
+        spec = triton_spec(spec, cubin)
     if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
         resident = blocks_per_sm(modules.function(cubin, spec.symbol or v.symbol), spec)
         spec = v.launch_spec(*shape, blocks_per_sm=resident)
@@ -180,6 +182,39 @@ def blocks_per_sm(fn, spec: LaunchSpec) -> int:
             "shared memory does not fit on a multiprocessor of this GPU"
         )
     return int(count)
+
+
+def triton_spec(spec: LaunchSpec, cubin: str) -> LaunchSpec:
+    """A Triton build's launch (registry `backend: triton`) with the dynamic shared memory its
+    compiler gave it (plan/triton_build.py: `<instance>.triton.json`); refused where the
+    registry's block is not the build's warps, or its first workspace is smaller than the
+    global scratch the build's programs need."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    path = Path(cubin).with_suffix(".triton.json")
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RuntimeError(f"{path} is missing: build {cubin} again (snakemake compile)") from None
+    threads = math.prod(spec.block)
+    if threads != 32 * meta["num_warps"]:
+        raise RuntimeError(
+            f"{cubin}: Triton built it for {meta['num_warps']} warps, the registry's block has "
+            f"{threads} threads: build it again (snakemake compile)"
+        )
+    # Triton's global scratch: its bytes a program, for every program of the grid, in the
+    # registry's first workspace argument
+    need = int(meta["global_scratch_size"]) * math.prod(spec.grid)
+    given = next((a.nbytes for a in spec.args if isinstance(a, Workspace)), 0)
+    if need > given:
+        raise RuntimeError(
+            f"{cubin}: Triton's build needs {meta['global_scratch_size']} B of global scratch a "
+            f"program ({need} B for the grid's {math.prod(spec.grid)}); the registry's first "
+            f"workspace argument gives {given} B: make it give that much"
+        )
+    return replace(spec, dynamic_shared_bytes=int(meta["shared"]))
 
 
 def cupy_arguments(cp, spec: LaunchSpec, operands: dict[str, Operand], keep: list) -> tuple:

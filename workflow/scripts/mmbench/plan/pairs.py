@@ -65,9 +65,10 @@ def check_build(baseline: dict, registry: dict[str, Variant], variants) -> None:
         )
     if "source" in baseline:
         src = Path(baseline["source"])
-        if not v.compiled or v.shared:
+        if v.backend != "cubin":
             raise ConfigError(
-                f"config key 'baseline': {name} is a library call, not compiled from a kernel file of ours"
+                f"config key 'baseline': {name} is not compiled by nvcc from a kernel file of "
+                f"ours (backend {v.backend}): a baseline source is built as nvcc builds a rung"
             )
         if not src.is_file():
             raise ConfigError(
@@ -188,7 +189,7 @@ def paired_builds(exp, variant: str, arch: str, source_sha: str, cubin_path) -> 
     if baseline == "previous" and not cfg["compare"]["paired"]:
         return {}
     v = exp.registry[variant]
-    if (not v.compiled or v.shared) and baseline != "itself":
+    if v.backend != "cubin" and baseline != "itself":
         return {}
     instances = sorted({c.instance for c in exp.plan.runs[variant]})
     return baseline_cubins(baseline, v, instances, arch, exp.results, source_sha, cubin_path)

@@ -141,6 +141,10 @@ def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], 
     section: the chosen values, less what the constraints and the hardware rule out."""
     base = dict(variant=v.name)
     why = arch_refusal(v, arch)
+    if not why and v.backend == "triton":  # Triton's compiler is optional (the triton extra)
+        from mmbench.plan.triton_build import triton_missing
+
+        why = triton_missing()
     if why:
         return [], [dict(base, reason=why)]
     chosen, problems = chosen_values(v, section)
@@ -162,7 +166,8 @@ def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], 
 
 
 def all_instantiations(registry: dict[str, Variant], arch: str | None) -> list[tuple[str, dict]]:
-    """Every (variant, parameter dict) the registry can build for `arch` (CI compiles them all)."""
+    """Every (variant, parameter dict) the registry can build for `arch` (CI compiles them all):
+    a Triton kernel's where Triton is installed (its import is optional: buildable)."""
     return [(v.name, p) for v in registry.values() if v.compiled for p in buildable(v, {}, arch)[0]]
 
 

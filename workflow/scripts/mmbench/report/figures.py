@@ -193,6 +193,10 @@ def remainder(timings, stem, condition=""):
 
 
 # the variants global_vs_kernel draws, the first the run measured (seed 002 drew tiled_guarded)
+# how a peer family's builds are drawn (report/ladder.py FAMILIES): its bars' hatch in the
+# ladder figure, its points' marker and colour in any_shape (C3 is the geometric mean's line)
+PEER_HATCH = {"CUTLASS": "//", "Triton": "xx"}
+PEER_POINT = {"CUTLASS": ("x", "C2"), "Triton": ("+", "C4")}
 GLOBAL_VS_KERNEL = ("tiled_guarded", "naive_guarded", "coarsened", "cublas")
 
 
@@ -424,10 +428,11 @@ def ladder_rungs(timings, stem, condition=""):
             at = part[part.m == n].set_index("variant").reindex(rungs)
             x = np.arange(len(rungs)) + (j - (len(sizes) - 1) / 2) * bar
             bars = ax.bar(x, at.kernel_gflops / 1e3, width=bar, color=hues[j], label=f"N = {n}")
-            # a peer's build (CUTLASS) is a reference line beside cuBLAS, not a rung: hatched
+            # a peer's build (CUTLASS, Triton) is a reference line beside cuBLAS, not a rung:
+            # hatched, each family its own way
             for patch, fam in zip(bars, at.family, strict=True):
                 if fam == fam and fam != lad.RUNGS:
-                    patch.set(hatch="//", edgecolor="white", linewidth=0)
+                    patch.set(hatch=PEER_HATCH.get(fam, "//"), edgecolor="white", linewidth=0)
             span = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g != g:
@@ -459,9 +464,10 @@ def ladder_rungs(timings, stem, condition=""):
                ylabel="kernel TFLOP/s")  # fmt: skip
         handles, _ = ax.get_legend_handles_labels()
         peers = lad.peer_families(part)
-        if peers:  # what a hatched bar is, in the panel's legend
-            handles.append(mpatches.Patch(facecolor="0.75", edgecolor="white", hatch="//",
-                                          label=f"{' and '.join(peers)}: a line beside cuBLAS"))  # fmt: skip
+        for f in peers:  # what a hatched bar is, in the panel's legend
+            handles.append(mpatches.Patch(facecolor="0.75", edgecolor="white",
+                                          hatch=PEER_HATCH.get(f, "//"),
+                                          label=f"{f}: a line beside cuBLAS"))  # fmt: skip
         ax.legend(handles=handles, fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
         best = standing.best_of(part)
         best_rows.append(standing.of_class(best, class_refs))
@@ -650,9 +656,10 @@ def any_shape(timings, stem, condition=""):
         ax.scatter(x[saw], pct[saw], color="C0", s=28, zorder=3, label="the tuning saw it")
         ax.scatter(x[~saw], pct[~saw], facecolors="white", edgecolors="C0", linewidths=1.3,
                    s=28, zorder=3, label="not tuned at this shape")  # fmt: skip
-        for j, f in enumerate(peers):  # a peer's best build: a line beside cuBLAS, not a rung
+        for f in peers:  # a peer's best build: a line beside cuBLAS, not a rung
             share = 100 * mine[f"_{f}"].astype(float)
-            ax.scatter(x, share, marker="x", color=f"C{2 + j}", s=22, lw=1.2, zorder=2,
+            marker, color = PEER_POINT.get(f, ("x", "C2"))
+            ax.scatter(x, share, marker=marker, color=color, s=22, lw=1.2, zorder=2,
                        label=f"{f}'s best build")  # fmt: skip
             pct = pd.concat([pct, share.dropna()])
         s = summary.loc[cls]

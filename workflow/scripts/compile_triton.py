@@ -1,0 +1,37 @@
+"""Snakemake job (rule compile_triton): one Triton instantiation lowered by Triton's compiler
+and assembled by ptxas into a cubin that names itself (mmbench/plan/triton_build.py); ptxas's
+report, the cubin's sha256 and Triton's launch facts kept beside it."""
+
+import json
+import sys
+from pathlib import Path
+
+from mmbench.core.arith import shared_optin_limit
+from mmbench.plan.compile import CompileError
+from mmbench.plan.triton_build import build
+
+
+def main(sm) -> None:
+    what = sm.params.what
+    defines = dict(sm.params.params)
+    arch = sm.params.arch  # sm_90a: compute capability 9.0's opt-in limit of shared memory
+    digits = arch.removeprefix("sm_").rstrip("af")
+    limit = shared_optin_limit(f"{digits[:-1]}.{digits[-1]}")
+    try:
+        digest, meta = build(
+            sm.input.src, sm.params.symbol, sm.output.cubin, arch, defines,
+            sm.log[0], what, shared_limit=limit,
+        )  # fmt: skip
+    except CompileError as err:  # said in the job's log too
+        Path(sm.log[0]).parent.mkdir(parents=True, exist_ok=True)
+        with open(sm.log[0], "a") as log:
+            log.write(f"{err}\n")
+        sys.exit(str(err))
+    except KeyboardInterrupt:
+        sys.exit(f"compilation of {what} interrupted")
+    Path(sm.output.ptxas).write_text(Path(sm.log[0]).read_text())
+    Path(sm.output.launch).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    Path(sm.output.sha).write_text(f"{digest}  {sm.output.cubin}\n")
+
+
+main(snakemake)  # noqa: F821
