@@ -31,7 +31,8 @@
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   skeleton check | streamk | skinny | pair       (the persistent skeleton: checks, stream-K, swapped operands, sources before)
 #   shapes   calibrate | rung VARIANT | run SEED | misses SHAPES   (calibration, the shapes preset, its misses profiled)
-#   peers    check | msmf                  (CUTLASS's builds checked; cuBLAS under the flushed load)
+#   peers    check | msmf | triton | harness   (CUTLASS's and Triton's builds checked; the flushed
+#                                         load; Triton's own timings and the harness's)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)
 #   planted                               (another user plants the inputs cache: not used)
 #   multi    N                            (N GPUs of one node against one; needs N GPUs)

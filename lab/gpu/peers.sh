@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CUTLASS (and later Triton) beside cuBLAS on a GPU machine (issue "CUTLASS and Triton as
-# reference lines"):
+# CUTLASS and Triton beside cuBLAS on a GPU machine (issue "CUTLASS and Triton as reference
+# lines"):
 #   lab/gpu.sh peers OUT check     the GPU tests of the CUTLASS builds (cutlass_bf16, _tf32,
 #                                  _fp8: every build at 1024^3 and two odd shapes, padded where
 #                                  CUTLASS's TMA refuses them) and of the flushed load, then
@@ -12,6 +12,15 @@
 #                                  flushed before every product), with the CUTLASS builds beside
 #                                  them (PEERS=no leaves them out): OUT/msmf.csv, each row's
 #                                  TFLOP/s, SM clock, power and duty
+#   lab/gpu.sh peers OUT triton    the GPU tests of the Triton builds (triton_bf16, _tf32, _fp8:
+#                                  the first and last build at 1024^3 and two odd shapes), then
+#                                  memcheck of each one's first and last build at 33 x 4099 x 129
+#                                  and 17 x 31 x 37, then Triton's own timings of the same kernel
+#                                  (lab/benchmarks/triton_matmul_check.py: do_bench, its CUDA-graph
+#                                  variant, back-to-back events) at 4096 and 8192
+#   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
+#                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
+#                                  inputs, burst and sustained: OUT/harness.csv
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -54,8 +63,42 @@ t.to_csv(sys.argv[1], index=False)
 print(t.to_string(index=False))
 PY
   ;;
+triton)
+  start=$(date +%s)
+  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "triton_builds" > "$out/tests.log" 2>&1
+  echo "GPU tests: exit $?, $(($(date +%s) - start)) s"
+  grep -ah "passed\|failed\|FAILED\|not PASS\|GFLOP/s" "$out/tests.log" | cut -c1-300 | tail -20
+  for v in triton_bf16 triton_tf32 triton_fp8; do
+    for shape in "33 4099 129" "17 31 37"; do
+      for which in first last; do
+        python3 tools/memcheck.py "$v" --shape $shape --$which 1
+      done
+    done
+  done > "$out/memcheck.log" 2>&1
+  echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of 12 clean"
+  grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+  python3 lab/benchmarks/triton_matmul_check.py 2>&1 | tee "$out/triton_tools.log" | tail -20
+  ;;
+harness)
+  timed harness --config experiment=triton-harness \
+    "variants=[triton_bf16, triton_tf32, triton_fp8, cublas, cublas_tf32, cublaslt_fp8]" \
+    'sizes=[4096, 8192]' 'dtypes=[float32, bfloat16, float8_e4m3]' 'distribution=[normal]' \
+    'load=[burst, sustained]' \
+    'params={triton_bf16: {STAGES: [4]}, triton_tf32: {STAGES: [4]}, triton_fp8: {STAGES: [4]}}' \
+    'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+  python3 - "$out/harness.csv" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv("results/triton-harness/tables/timings.csv")
+keep = ["variant", "instance", "dtype", "m", "load", "verification", "kernel_gflops",
+        "kernel_ms_median", "sm_clock_mhz", "power_w_median", "gflops_per_w", "duty"]
+t = t[[c for c in keep if c in t]].sort_values(["dtype", "m", "variant", "load"])
+t.to_csv(sys.argv[1], index=False)
+print(t.to_string(index=False))
+PY
+  ;;
 *)
-  echo "unknown peers stage $stage; valid: check, msmf" >&2
+  echo "unknown peers stage $stage; valid: check, msmf, triton, harness" >&2
   exit 2
   ;;
 esac
