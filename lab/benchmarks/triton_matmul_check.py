@@ -4,8 +4,8 @@ the same kernel and build parameters as the pipeline's Triton entries, launched 
 JIT launcher on PyTorch tensors, at 4096 and 8192 (normal inputs), timed three ways, beside
 torch.matmul (cuBLAS; torch._scaled_mm for FP8: cuBLASLt):
 
-  do_bench     triton.testing.do_bench: 25 ms of warm-up, then timed runs with the L2 cleared
-               by a 256 MB memset before each, the median of the runs' CUDA-event times
+  do_bench     triton.testing.do_bench: 25 ms of warm-up, then 100 ms of timed runs with the L2
+               cleared by a 256 MB memset before each, the mean of the runs' CUDA-event times
   cudagraph    triton.testing.do_bench_cudagraph: the runs captured in a CUDA graph and replayed,
                no L2 clearing
   events       back-to-back launches between two CUDA events after two warm-up calls
