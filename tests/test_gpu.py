@@ -308,6 +308,34 @@ def test_split_k_products_verify_and_record_their_splits(registry, arch, tmp_pat
         print(variant, *key, f"SPLITS={s}")
 
 
+def _peer_rows(registry, arch, tmp_path, variant, instances, shapes) -> list[dict]:
+    """A peer's builds (CUTLASS's, Triton's) measured at `shapes`, C = A.B and C += A.B,
+    contiguous and with leading dimensions that break 16-byte rows (pad 3: the harness's
+    aligned copy), normal inputs: every row PASSes (a failing one printed whole, where
+    pytest's message would cut it short), and each build's rate at 1024^3 is printed."""
+    v = registry[variant]
+    confs = [
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=5, pad=pad, math=v.math,
+                         transfer="strided" if pad else "contiguous")
+        for params in instances
+        for (m, n, k), acc, pad in itertools.product(shapes, [False, True], [0, 3])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["verification"],
+            r.get("error"), r.get("max_abs_error"), r.get("tolerance"), r.get("mismatches"),
+            r.get("oob_writes"), r.get("first_mismatches"))
+           for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    for b in bad:
+        print("not PASS:", *b)
+    assert not bad
+    assert len(rows) == len(instances) * len(shapes) * 4
+    for r in rows:
+        if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
+            print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
+    return rows
+
+
 @pytest.mark.parametrize("variant", ["cutlass_bf16", "cutlass_tf32", "cutlass_fp8"])
 def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, variant):
     """A CUTLASS variant (backend shared: kernels/cutlass_gemm.cu, CUTLASS's Hopper GEMM called
@@ -322,28 +350,9 @@ def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, 
     # registry: the three 128 x 128 builds and two 128 x 256; FP8 the two cooperative 128 x 128
     # ones (the others spill)
     assert len(instances) == (2 if variant == "cutlass_fp8" else 5)
-    confs = [
-        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
-                         distribution="normal", seed=5, pad=pad, math=v.math,
-                         transfer="strided" if pad else "contiguous")
-        for params in instances
-        for (m, n, k), acc, pad in itertools.product(
-            [v.padded(1024, 1024, 1024), v.padded(1000, 1100, 37), v.padded(33, 4099, 129)],
-            [False, True], [0, 3])
-    ]  # fmt: skip
-    rows = run(registry, arch, tmp_path, variant, confs)
-    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["verification"],
-            r.get("error"), r.get("max_abs_error"), r.get("tolerance"), r.get("mismatches"),
-            r.get("oob_writes"), r.get("first_mismatches"))
-           for r in rows if r["verification"] != "PASS"]  # fmt: skip
-    for b in bad:  # whole, where pytest's message would cut them short
-        print("not PASS:", *b)
-    assert not bad
-    assert len(rows) == len(instances) * 12
+    shapes = [v.padded(1024, 1024, 1024), v.padded(1000, 1100, 37), v.padded(33, 4099, 129)]
+    rows = _peer_rows(registry, arch, tmp_path, variant, instances, shapes)
     assert {r["grid"] for r in rows} == {"0x0x0"}
-    for r in rows:
-        if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
-            print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
 @pytest.mark.parametrize("variant", ["triton_bf16", "triton_tf32", "triton_fp8"])
@@ -357,32 +366,14 @@ def test_triton_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, v
     v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
     assert len(instances) == 3  # registry: 128 x 128 tiles, 2-4 stages, 8 warps
-    picked = [instances[0], instances[-1]]
-    confs = [
-        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
-                         distribution="normal", seed=5, pad=pad, math=v.math,
-                         transfer="strided" if pad else "contiguous")
-        for params in picked
-        for (m, n, k), acc, pad in itertools.product(
-            [(1024, 1024, 1024), (1000, 1100, 37), (33, 4099, 129)], [False, True], [0, 3])
-    ]  # fmt: skip
-    rows = run(registry, arch, tmp_path, variant, confs)
-    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["verification"],
-            r.get("error"), r.get("max_abs_error"), r.get("tolerance"), r.get("mismatches"),
-            r.get("oob_writes"), r.get("first_mismatches"))
-           for r in rows if r["verification"] != "PASS"]  # fmt: skip
-    for b in bad:  # whole, where pytest's message would cut them short
-        print("not PASS:", *b)
-    assert not bad
-    assert len(rows) == 2 * 12
+    shapes = [(1024, 1024, 1024), (1000, 1100, 37), (33, 4099, 129)]
+    rows = _peer_rows(registry, arch, tmp_path, variant, [instances[0], instances[-1]], shapes)
     import cupy as cp
 
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     for r in rows:
         programs = int(r["grid"].split("x")[0])
         assert programs == min(sms, -(-r["m"] // 128) * -(-r["n"] // 128)), r["grid"]
-        if r["m"] == 1024 and not r["accumulate"] and not r["pad"]:
-            print(f"{r['label']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
 def test_skinny_simt_verifies_at_either_small_side(registry, arch, tmp_path):

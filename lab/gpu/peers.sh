@@ -29,6 +29,22 @@ mkdir -p "$out"
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader | head -1)"
 # shellcheck source=lab/gpu/timed.bash
 . "$(dirname "$0")/timed.bash"
+# memcheck VARIANTS SHAPE...: compute-sanitizer memcheck of each variant's first and last build
+# at each shape ("m n k") into OUT/memcheck.log, then how many were clean
+memcheck() {
+  local variants=$1
+  shift
+  for v in $variants; do
+    for shape in "$@"; do
+      for which in first last; do
+        python3 tools/memcheck.py "$v" --shape $shape --$which 1
+      done
+    done
+  done > "$out/memcheck.log" 2>&1
+  local count=$(($(echo $variants | wc -w) * $# * 2))
+  echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of $count clean"
+  grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+}
 case "$stage" in
 check)
   start=$(date +%s)
@@ -36,15 +52,7 @@ check)
     > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?, $(($(date +%s) - start)) s"
   grep -h "passed\|failed\|FAILED\|TFLOP/s\|GFLOP/s" "$out/tests.log" | tail -30
-  for v in cutlass_bf16 cutlass_tf32 cutlass_fp8; do
-    for shape in "33 32 48" "17 4112 144"; do
-      for which in first last; do
-        python3 tools/memcheck.py "$v" --shape $shape --$which 1
-      done
-    done
-  done > "$out/memcheck.log" 2>&1
-  echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of 12 clean"
-  grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+  memcheck "cutlass_bf16 cutlass_tf32 cutlass_fp8" "33 32 48" "17 4112 144"
   ;;
 msmf)
   variants="[cublas, cublaslt_fp8, cutlass_bf16, cutlass_fp8]"
@@ -68,15 +76,7 @@ triton)
   python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "triton_builds" > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?, $(($(date +%s) - start)) s"
   grep -ah "passed\|failed\|FAILED\|not PASS\|GFLOP/s" "$out/tests.log" | cut -c1-300 | tail -20
-  for v in triton_bf16 triton_tf32 triton_fp8; do
-    for shape in "33 4099 129" "17 31 37"; do
-      for which in first last; do
-        python3 tools/memcheck.py "$v" --shape $shape --$which 1
-      done
-    done
-  done > "$out/memcheck.log" 2>&1
-  echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of 12 clean"
-  grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+  memcheck "triton_bf16 triton_tf32 triton_fp8" "33 4099 129" "17 31 37"
   python3 lab/benchmarks/triton_matmul_check.py 2>&1 | tee "$out/triton_tools.log" | tail -20
   ;;
 harness)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from mmbench.core.arith import shared_optin_limit
+from mmbench.core.arith import compute_capability, shared_optin_limit
 from mmbench.plan.compile import CompileError
 from mmbench.plan.triton_build import build
 
@@ -15,8 +15,7 @@ def main(sm) -> None:
     what = sm.params.what
     defines = dict(sm.params.params)
     arch = sm.params.arch  # sm_90a: compute capability 9.0's opt-in limit of shared memory
-    digits = arch.removeprefix("sm_").rstrip("af")
-    limit = shared_optin_limit(f"{digits[:-1]}.{digits[-1]}")
+    limit = shared_optin_limit(compute_capability(arch))
     try:
         digest, meta = build(
             sm.input.src, sm.params.symbol, sm.output.cubin, arch, defines,

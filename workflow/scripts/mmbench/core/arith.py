@@ -167,6 +167,14 @@ def guard_elements(
     return round_up(guard, multiple)
 
 
+def compute_capability(arch: str | None) -> str | None:
+    """sm_90a -> "9.0"; None where unknown."""
+    if not arch:
+        return None
+    num = arch.removeprefix("sm_").rstrip("af")
+    return f"{num[:-1]}.{num[-1]}" if len(num) >= 2 else None
+
+
 def shared_optin_limit(compute_capability: str | None) -> int | None:
     """Opt-in shared memory per block of a compute capability such as "9.0" (None: unknown)."""
     return SHARED_OPTIN_LIMIT.get(compute_capability or "")

@@ -12,10 +12,12 @@ leading dimension, and cuLaunchKernelEx launches with the cluster dimension as a
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -189,10 +191,6 @@ def triton_spec(spec: LaunchSpec, cubin: str) -> LaunchSpec:
     compiler gave it (plan/triton_build.py: `<instance>.triton.json`); refused where the
     registry's block is not the build's warps, or its first workspace is smaller than the
     global scratch the build's programs need."""
-    import json
-    from dataclasses import replace
-    from pathlib import Path
-
     path = Path(cubin).with_suffix(".triton.json")
     try:
         meta = json.loads(path.read_text())

@@ -109,18 +109,10 @@ def chosen_values(v: Variant, section: dict) -> tuple[dict[str, list], list[str]
     return chosen, problems
 
 
-def compute_capability(arch: str | None) -> str | None:
-    """sm_90a -> "9.0"; None where unknown."""
-    if not arch:
-        return None
-    num = arch.removeprefix("sm_").rstrip("af")
-    return f"{num[:-1]}.{num[-1]}" if len(num) >= 2 else None
-
-
 def arch_refusal(v: Variant, arch: str | None) -> str | None:
     """Why `v` cannot run on a GPU of architecture `arch` (None: it can)."""
     if v.min_arch and arch is not None:
-        have, need = compute_capability(arch), compute_capability(v.min_arch)
+        have, need = arith.compute_capability(arch), arith.compute_capability(v.min_arch)
         if have and need and tuple(map(int, have.split("."))) < tuple(map(int, need.split("."))):
             return (
                 f"needs {v.min_arch} or newer (instructions older GPUs lack), but this run "
@@ -128,10 +120,10 @@ def arch_refusal(v: Variant, arch: str | None) -> str | None:
             )
     if not v.arch or arch is None:
         return None
-    if compute_capability(v.arch) != compute_capability(arch):
+    if arith.compute_capability(v.arch) != arith.compute_capability(arch):
         return (
             f"needs {v.arch} (architecture-specific instructions), but this run targets {arch}; "
-            f"run it on a GPU of compute capability {compute_capability(v.arch)}"
+            f"run it on a GPU of compute capability {arith.compute_capability(v.arch)}"
         )
     return None
 
@@ -150,7 +142,7 @@ def buildable(v: Variant, section: dict, arch: str | None) -> tuple[list[dict], 
     chosen, problems = chosen_values(v, section)
     if problems:
         return [], [dict(base, reason=p) for p in problems]
-    limit = arith.shared_optin_limit(compute_capability(arch))
+    limit = arith.shared_optin_limit(arith.compute_capability(arch))
     keep, refused = [], []
     for params in v.instantiations(chosen):
         reasons = v.rejected(params, limit)
