@@ -43,8 +43,8 @@ def triton_missing() -> str | None:
     """Why Triton cannot build here (None: it can)."""
     if importlib.util.find_spec("triton") is None:
         return (
-            "Triton is not installed here; it builds the backend: triton variants (install "
-            "the project's triton extra: pip install -e '.[triton]')"
+            "Triton is not installed here, and it builds the backend: triton variants; install "
+            "the project's triton extra: pip install -e '.[triton]'"
         )
     return None
 
