@@ -1,8 +1,7 @@
 """Snakemake job (rule compile_triton): one Triton instantiation lowered by Triton's compiler
-and assembled by ptxas into a cubin that names itself (mmbench/plan/triton_build.py); ptxas's
-report, the cubin's sha256 and Triton's launch facts kept beside it."""
+and assembled by ptxas into a cubin that names itself, Triton's launch facts beside it
+(mmbench/plan/triton_build.py); ptxas's report and the cubin's sha256 kept too."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ def main(sm) -> None:
     arch = sm.params.arch  # sm_90a: compute capability 9.0's opt-in limit of shared memory
     limit = shared_optin_limit(compute_capability(arch))
     try:
-        digest, meta = build(
+        digest, _ = build(
             sm.input.src, sm.params.symbol, sm.output.cubin, arch, defines,
             sm.log[0], what, shared_limit=limit,
         )  # fmt: skip
@@ -29,7 +28,6 @@ def main(sm) -> None:
     except KeyboardInterrupt:
         sys.exit(f"compilation of {what} interrupted")
     Path(sm.output.ptxas).write_text(Path(sm.log[0]).read_text())
-    Path(sm.output.launch).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     Path(sm.output.sha).write_text(f"{digest}  {sm.output.cubin}\n")
 
 

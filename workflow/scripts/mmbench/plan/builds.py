@@ -5,7 +5,6 @@ launch facts beside the cubin: plan/triton_build.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mmbench.core.paths import data_dir
@@ -21,9 +20,6 @@ def build_instantiation(v, params: dict, out: str | Path, arch: str, log: str | 
     if v.backend == "triton":
         from mmbench.plan.triton_build import build
 
-        defines = v.defines(params)
-        digest, meta = build(source, v.symbol, out, v.arch or arch, defines, log, what)
-        Path(out).with_suffix(".triton.json").write_text(json.dumps(meta, indent=1) + "\n")
-        return digest
+        return build(source, v.symbol, out, v.arch or arch, v.defines(params), log, what)[0]
     return compile_cubin(source, out, v.arch or arch, v.defines(params), log, what,
                          shared=v.shared, libraries=v.libraries)  # fmt: skip

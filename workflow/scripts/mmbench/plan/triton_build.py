@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mmbench.core.arith import compute_capability
 from mmbench.core.axes import DTYPE_PARAM
 from mmbench.core.cubins import cubin_identity
 from mmbench.core.elements import element_type
@@ -105,7 +107,7 @@ def lower(source: str | Path, symbol: str, arch: str, defines: dict) -> tuple[st
 
     fn = load_kernel(source, symbol)
     sig, const = signature(fn, defines)
-    capability = int(re.sub(r"\D", "", arch))
+    capability = int(compute_capability(arch).replace(".", ""))
     options = {
         "num_warps": int(defines.get("WARPS", 4)),
         "num_stages": int(defines.get("STAGES", 3)),
@@ -168,7 +170,8 @@ def assemble(ptx: str, cubin: Path, arch: str, log: Path, ptxas: str = "ptxas") 
 def build(source: str | Path, symbol: str, cubin: str | Path, arch: str, defines: dict,
           log: str | Path, what: str, shared_limit: int | None = None) -> tuple[str, dict]:  # fmt: skip
     """One Triton instantiation built: the cubin (named, assembled by ptxas, its report in
-    `log`), and (sha256, launch metadata).  A build needing more dynamic shared memory than
+    `log`) and its launch metadata beside it (`<instance>.triton.json`, which the launcher
+    reads); returns (sha256, launch metadata).  A build needing more dynamic shared memory than
     `shared_limit` is refused."""
     cubin, log = Path(cubin), Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -186,4 +189,5 @@ def build(source: str | Path, symbol: str, cubin: str | Path, arch: str, defines
     tmp = cubin.with_name(f".{cubin.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, cubin)
+    cubin.with_suffix(".triton.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return hashlib.sha256(data).hexdigest(), meta
