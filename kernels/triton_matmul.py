@@ -10,8 +10,8 @@ zeros), sums in FP32 on the tensor cores (tl.dot: wgmma on Hopper), and the tile
 mask at the matrix's edge, added to C's old values where `accumulate`.
 
 The compile-time switches, from the registry entry's parameters and element type:
-  B_NK   B handed over as its transpose, n x k (registry `b_layout: n_by_k`: FP8's wgmma reads
-         B K-major), else k x n
+  B_NK   B handed over as its transpose, n x k (registry `b_layout: n_by_k`: the FP8 and TF32
+         wgmma read B K-major), else k x n
   TF32   float32 inputs on the TF32 tensor cores
   FP8_PROMOTE  FP8 sums moved to FP32 registers after this many products (Triton's
          max_num_imprecise_acc; on Hopper its default is never, over the whole of k)
