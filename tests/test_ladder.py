@@ -493,3 +493,24 @@ def test_a_peer_run_padded_counts_for_the_product_it_was_padded_from():
     ran = k[(k.variant == "cutlass_bf16") & (k.m == 308) & (k.n == 179)]
     assert set(ran.ran_shape) == {"308 x 184 x 2624"} and len(ran) == 2
     assert ladder.shapes_summary(t).set_index("precision").loc["BF16", "CUTLASS products"] == 3
+
+
+def test_a_peer_run_padded_counts_where_the_reference_ran_padded_too():
+    """Recorded FP8 rows of the same run (tests/data/h200-shapes-peer): cuBLASLt's FP8 matmul
+    and CUTLASS's FP8 builds both need n and k in multiples of 16, so both ran 2437^3 as
+    2437 x 2448 x 2448 and 172 x 1843 x 7126 as 172 x 1856 x 7136, and the rungs ran the
+    products themselves.  The peer's padded run counts for the product asked for, against the
+    reference's padded run, each at the product's own 2mnk."""
+    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.gz")
+    table = ladder.sweep(t).set_index(["precision", "shape"])
+    # hand count: the faster CUTLASS build (stream-K) from its median kernel time, cuBLASLt's
+    # recorded rate at the padded product scaled to the product's flops
+    peer = 2 * 2437**3 / 0.052080e-3 / 1e9
+    ref = 882750.257090 * 2437**3 / (2437 * 2448 * 2448)
+    assert table.loc[("FP8", "2437"), "CUTLASS % of ref"] == round(100 * peer / ref, 1)
+    peer = 2 * 172 * 1843 * 7126 / 0.026176e-3 / 1e9
+    ref = 364602.996734 * (172 * 1843 * 7126) / (172 * 1856 * 7136)
+    assert table.loc[("FP8", "172 x 1843 x 7126"), "CUTLASS % of ref"] == round(100 * peer / ref, 1)
+    assert ("FP8", "2437 x 2448 x 2448") not in table.index
+    summary = ladder.shapes_summary(t).set_index("precision")
+    assert summary.loc["FP8", "CUTLASS products"] == 2

@@ -165,47 +165,55 @@ def _padded_references(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) ->
 
 def _padded_peers(k: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """A peer's row measured at a padded product (registry `padded_to`: CUTLASS's TMA refuses
-    the product, so the plan ran n and k rounded up) is also a row of each product the reference
-    measured that pads to it: its time on the padded product is what a user pays for that
-    product with this peer, so its GFLOP/s count the product's own 2mnk (the rate at the padded
-    product x mnk / (m n' k')), and `ran_shape` names the product it ran.  The row at the padded
-    product itself stays as measured."""
+    the product, so the plan ran n and k rounded up) is also a row of each product of the run
+    that pads to it, one the reference measured or one a rung measured against a padded
+    reference (cuBLASLt's FP8 matmul pads too: then the peer's padded product is the
+    reference's own).  Its time on the padded product is what a user pays for that product with
+    this peer, so its GFLOP/s count the product's own 2mnk (the rate at the padded product x
+    mnk / (m n' k')), it takes that product's reference, and `ran_shape` names the product it
+    ran.  The row at the padded product itself stays as measured."""
     reg = load_registry()
     padded = {n for n, v in reg.items() if v.padded_to and v.backend != "cublas"}
-    lost = k.reference_gflops.isna() & k.variant.isin(padded)
-    if not lost.any() or rates.empty:
-        return k.assign(ran_shape="")
+    peers = k.variant.isin(padded)
+    k = k.assign(ran_shape="")
+    if not peers.any():
+        return k
+    # the products of the run, each with its reference: the references' own, then those only
+    # the rungs ran (their reference padded: _padded_references)
+    cols = ["reference", "reference_gflops", "reference_gflops_per_w", "reference_ld_align",
+            "reference_shape"]  # fmt: skip
+    asked = rates.assign(reference_shape="")
+    rungs = k[~peers & k.reference_gflops.notna()].groupby(keys)[cols].first()
+    asked = pd.concat([asked, rungs[~rungs.index.isin(asked.index)]])
+    ran = {
+        (name, key) for name, key in zip(k.variant, k[keys].itertuples(index=False), strict=True)
+    }
     dims = ("m", "n", "k")
     extra = []
-    for name in sorted(set(k.variant[lost])):
+    for name in sorted(set(k.variant[peers])):
         v = reg[name]
         pads: dict[tuple, list[tuple]] = {}  # a padded product's key: the products padding to it
-        for key in rates.index:
+        for key in asked.index:
             at = dict(zip(keys, key, strict=True))
             shape = v.padded(int(at["m"]), int(at["n"]), int(at["k"]))
-            if shape != tuple(int(at[d]) for d in dims):
+            if shape != tuple(int(at[d]) for d in dims) and (name, key) not in ran:
                 to = tuple(shape[dims.index(c)] if c in dims else at[c] for c in keys)
                 pads.setdefault(to, []).append(key)
-        for i in k.index[lost & (k.variant == name)]:
+        for i in k.index[peers & (k.variant == name)]:
             row = k.loc[i]
             for key in pads.get(tuple(row[c] for c in keys), []):
                 at = dict(zip(keys, key, strict=True))
                 scale = (
                     at["m"] * at["n"] * at["k"] / (int(row["m"]) * int(row["n"]) * int(row["k"]))
                 )
-                ref = rates.loc[key]
                 new = row.copy()
                 new["ran_shape"] = f"{int(row['m'])} x {int(row['n'])} x {int(row['k'])}"
                 new["m"], new["n"], new["k"] = at["m"], at["n"], at["k"]
                 new["kernel_gflops"] = row["kernel_gflops"] * scale
                 if "gflops_per_w" in row:
                     new["gflops_per_w"] = row["gflops_per_w"] * scale
-                new["reference"] = ref.reference
-                new["reference_gflops"] = ref.reference_gflops
-                new["reference_gflops_per_w"] = ref.reference_gflops_per_w
-                new["reference_ld_align"] = ref.reference_ld_align
+                new[cols] = asked.loc[key, cols]
                 extra.append(new)
-    k = k.assign(ran_shape="")
     return pd.concat([k, pd.DataFrame(extra)], ignore_index=True) if extra else k
 
 
@@ -567,7 +575,8 @@ def sweep(timings: pd.DataFrame) -> pd.DataFrame:
 
 def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
     """sweep's rows with the unrounded share of the reference (`_fraction`; a peer family's
-    best build's `_<family>`, NaN where it did not run the product)."""
+    best build's `_<family>`, NaN where it did not run the product) and the reference's name
+    alone (`_reference`: `reference` may add the padded product it ran)."""
     k = sweep_rows(timings)
     if k.empty:
         return pd.DataFrame()
@@ -614,6 +623,7 @@ def sweep_with_shares(timings: pd.DataFrame) -> pd.DataFrame:
                     else "no",
                     # (last: the shape's numbers, for sorting and for the figure)
                     "_fraction": float(best.fraction),
+                    "_reference": best.reference,
                     **{f"_{f}": share for f, share in beside.items()},
                     "m": int(m),
                     "n": int(n),
