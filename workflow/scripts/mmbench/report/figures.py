@@ -675,7 +675,8 @@ def any_shape(timings, stem, condition=""):
         ax.set_xscale("log")
         ax.set_xlim(lo / 1.6, hi * 1.6)
         _share_axis(ax, pct)
-        ax.set(title=f"{cls} (vs {mine.reference.iloc[0]}): {len(mine)} products",
+        refs = " / ".join(sorted(set(mine["_reference"])))  # TF32: two layouts of B
+        ax.set(title=f"{cls} (vs {refs}): {len(mine)} products",
                ylabel="% of cuBLAS")  # fmt: skip
         if i + 2 >= len(classes):  # no panel below it
             ax.set_xlabel("work of the product, 2mnk (FLOP)")
