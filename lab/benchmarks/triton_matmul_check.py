@@ -10,6 +10,10 @@ torch.matmul (cuBLAS; torch._scaled_mm for FP8: cuBLASLt):
                no L2 clearing
   events       back-to-back launches between two CUDA events after two warm-up calls
 
+Each timing's line also gives do_bench's median beside its mean, and what NVML read on a thread
+every 5 ms while it ran: the median SM clock (MHz) and board power (W), so that a difference of
+clocks is a measured one.
+
 Set beside the pipeline's burst and sustained rows of the same builds (the ladder preset cut to
 the Triton entries and cuBLAS), each difference is one of warm-up, L2, launch cost or clocks.
 
@@ -23,7 +27,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import statistics
 import sys
+import threading
+import time
 from functools import partial
 from pathlib import Path
 
@@ -42,7 +49,7 @@ matmul = _module.matmul
 # the registry's entries: (BK, B handed over as n x k, TF32, FP8 promotion) per input type
 ENTRIES = {
     torch.bfloat16: ("triton_bf16", 64, 0, 0, 0),
-    torch.float32: ("triton_tf32", 32, 0, 1, 0),
+    torch.float32: ("triton_tf32", 32, 1, 1, 0),
     torch.float8_e4m3fn: ("triton_fp8", 128, 1, 0, 128),
 }
 
@@ -76,6 +83,49 @@ def launch(a, b, c, stages: int):
         GROUP=8, STAGES=stages, B_NK=nk, TF32=tf32, FP8_PROMOTE=promote, num_warps=8,
         num_stages=stages,
     )  # fmt: skip
+
+
+class Sampler:
+    """NVML's SM clock and board power read every `interval` s on a thread while a timing runs."""
+
+    def __init__(self, interval: float = 0.005):
+        import pynvml
+
+        pynvml.nvmlInit()
+        self.nvml = pynvml
+        self.handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        self.interval = interval
+
+    def __enter__(self):
+        self.reads, self.running = [], True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.running = False
+        self.thread.join()
+
+    def _run(self):
+        n = self.nvml
+        while self.running:
+            mhz = n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM)
+            watts = n.nvmlDeviceGetPowerUsage(self.handle) / 1e3
+            self.reads.append((mhz, watts))
+            time.sleep(self.interval)
+
+    def medians(self) -> str:
+        if not self.reads:
+            return "no NVML reads"
+        mhz, watts = (statistics.median(c) for c in zip(*self.reads, strict=True))
+        return f"{mhz:.0f} MHz, {watts:.0f} W"
+
+
+def timed(tf: float, how, fn) -> str:
+    """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile."""
+    with Sampler() as s:
+        ms = how(fn)
+    return f"{tf / ms:.1f} ({s.medians()})"
 
 
 def events_ms(fn, count=50) -> float:
@@ -116,13 +166,15 @@ def main(argv: list[str]) -> int:
                                                     out_dtype=torch.float32)  # fmt: skip
             else:
                 torch.backends.cuda.matmul.allow_tf32 = dtype == torch.float32
-                calls["torch (cuBLAS)"] = partial(torch.matmul, x, y)
+                calls["torch (cuBLAS)"] = partial(torch.matmul, x, y.t() if entry[2] else y)
             tf = 2.0 * size**3 / 1e9  # GFLOP of the product: over ms, TFLOP/s
+            median = partial(triton.testing.do_bench, return_mode="median")
             for name, fn in calls.items():
-                print(f"time {dtype} {size} {name}: do_bench "
-                      f"{tf / triton.testing.do_bench(fn):.1f}, cudagraph "
-                      f"{tf / triton.testing.do_bench_cudagraph(fn):.1f}, events "
-                      f"{tf / events_ms(fn):.1f} TFLOP/s")  # fmt: skip
+                print(f"time {dtype} {size} {name} TFLOP/s: do_bench "
+                      f"{timed(tf, triton.testing.do_bench, fn)}, do_bench median "
+                      f"{timed(tf, median, fn)}, cudagraph "
+                      f"{timed(tf, triton.testing.do_bench_cudagraph, fn)}, events "
+                      f"{timed(tf, events_ms, fn)}")  # fmt: skip
     print(f"{bad} check(s) over 2^-9")
     return 1 if bad else 0
 
