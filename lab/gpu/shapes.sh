@@ -39,6 +39,14 @@
 #                                        PROFILED_DTYPES (default [float32, float64]): its
 #                                        sweep, ladder_profile (the limiter) and
 #                                        profiler_metrics tables
+#   lab/gpu.sh shapes OUT pitch SIDES    FP8 at square products of SIDES (space-separated) with
+#                                        their rows as the plan pads them (16-byte pitch) and
+#                                        padded on to a 128-byte pitch (leading_pad, strided
+#                                        transfer): persistent_fp8 at 128 x 128, 6 stages,
+#                                        CLUSTER 1 and 2, streamk_fp8's two 128 x 128 builds and
+#                                        cuBLASLt, bursts, every build run (no calibration
+#                                        margin): OUT/pitch-SIDE.csv each (question: are the
+#                                        slow large unaligned FP8 squares the rows' pitch?)
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -139,8 +147,32 @@ misses)
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
   done
   ;;
+pitch)
+  sides=${3:?"usage: lab/gpu.sh shapes OUT pitch 'SIDE ...'"}
+  python3 lab/shapes_parts.py preset /tmp/pitch.yaml fp8 persistent_fp8,streamk_fp8,cublaslt_fp8 \
+    || exit 2
+  for side in $sides; do
+    pad=$(((128 - side % 128) % 128))  # e4m3: one byte an element
+    timed "pitch-$side" --configfile /tmp/pitch.yaml --config "experiment=pitch-$side" \
+      'draw={count: 0, seed: 1}' "shapes=[[$side, $side, $side]]" 'load=[burst]' \
+      'sustained_from_ms=null' 'calibration_margin=null' 'memory=[pinned]' \
+      "leading_pad=[0, $pad]" 'transfer=[strided]' "tuned_gpu=$tuned_gpu" \
+      'params={persistent_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, streamk_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, cublaslt_fp8: {dtype: [float8_e4m3]}}' \
+      'report={figures: [], tables: [verification]}'
+    python3 - "results/pitch-$side/tables/timings.csv" "$out/pitch-$side.csv" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv(sys.argv[1])
+cols = ["variant", "params", "m", "pad", "lda", "kernel_ld", "verification", "kernel_ms_median",
+        "kernel_gflops", "sm_clock_mhz"]
+t = t[[c for c in cols if c in t]]
+t.to_csv(sys.argv[2], index=False)
+print(t.to_string(index=False))
+PY
+  done
+  ;;
 *)
-  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED, misses SHAPES" >&2
+  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED, misses SHAPES, pitch SIDES" >&2
   exit 2
   ;;
 esac
