@@ -3,15 +3,17 @@
 // most multiprocessors idle where the tiles are few.  Here a block holds MT rows of the small
 // side whole and THREADS * TN columns of the other, each thread all MT rows of its TN columns,
 // so no thread shares a value of the large operand with another: it goes from global memory
-// straight into registers (the next group of k loaded while the current one's FMAs run), and
-// only the small operand's slab of BK steps along k is staged in shared memory, where every
-// thread reads the same address (a broadcast).  The tiles are few, so each is split along k
-// into up to MOST_SPLITS shares of at least four slabs (split_k.cuh's deterministic fix-up: the
-// block that finishes a tile adds every share in split order).  SIDE = 2 (SWAP) exchanges the
+// straight into registers, and only the small operand's slab of BK steps along k is staged in
+// shared memory, where every thread reads the same address (a broadcast).  A slab's loads of
+// both operands are all issued before any is used, so that a slab costs one wait on global
+// memory (at a few rows and a short k the kernel is little more than those waits, slab after
+// slab).  The tiles are few, so each is split along k into up to MOST_SPLITS shares of at least
+// four slabs (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every
+// share in split order).  SIDE = 2 (SWAP) exchanges the
 // operands for a small n: the kernel computes C^T = B^T . A^T, the small operand read from B's
-// columns and the large one from A's rows (each thread reading KG consecutive k of its rows of
+// columns and the large one from A's rows (each thread reading BK consecutive k of its rows of
 // A), and C written transposed back.
-// Any m, n, k and leading dimensions: every load is guarded; a group of the large operand wholly
+// Any m, n, k and leading dimensions: every load is guarded; a slab of the large operand wholly
 // inside the matrices, in 16-byte rows, is loaded 16 bytes at a time.
 #include "split_k.cuh"
 
@@ -36,10 +38,12 @@ __device__ __forceinline__ void load_run(elem_t (&to)[W], const elem_t *p) {
 
 constexpr bool SWAP = SIDE == 2;  // the small side is n: C^T = B^T . A^T
 static_assert(BM == MT && BN == THREADS * TN, "the registry's tile: MT rows, THREADS * TN columns");
-constexpr int KG = 4;             // k-steps per group of the large operand's loads
-static_assert(BK % KG == 0 && MT % 4 == 0, "whole groups of k and of rows");
+constexpr int SLAB_SHARE = (BK * MT + THREADS - 1) / THREADS;  // a thread's values of a slab
+static_assert(MT % 4 == 0, "whole groups of four rows");
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+// at least two blocks a multiprocessor: no cap on the largest builds (255 registers fit twice),
+// and without it ptxas spilled the smallest build to the stack
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     skinny_simt(MM_PARAMS, void *workspace, int splits) {
     // the small operand's slab, S[kk][r]: row r of the small side at step kk of the slab
     __shared__ __align__(16) elem_t S[BK * MT];
@@ -68,64 +72,64 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const int ldl = SWAP ? lda : ldb;
     const bool vec = (reinterpret_cast<unsigned long long>(L) & 15) == 0 &&
                      (static_cast<long long>(ldl) * sizeof(elem_t)) % 16 == 0;
-    elem_t cur[KG][TN], nxt[KG][TN];
-    auto fetch = [&](elem_t (&to)[KG][TN], long long k) {
-        if (vec && k + KG <= kend && c0 + TN <= large) {  // wholly inside: 16-byte loads
-            if (SWAP) {  // KG consecutive k of each of its TN rows of A
+    // the large operand's values of one slab, BK steps of k of its TN columns
+    elem_t cur[BK][TN];
+    auto fetch = [&](long long k) {
+        if (vec && k + BK <= kend && c0 + TN <= large) {  // wholly inside: 16-byte loads
+            if (SWAP) {  // BK consecutive k of each of its TN rows of A
 #pragma unroll
                 for (int j = 0; j < TN; ++j) {
-                    elem_t run[KG];
-                    load_run<KG>(run, A + (c0 + j) * lda + k);
+                    elem_t run[BK];
+                    load_run<BK>(run, A + (c0 + j) * lda + k);
 #pragma unroll
-                    for (int q = 0; q < KG; ++q) to[q][j] = run[q];
+                    for (int q = 0; q < BK; ++q) cur[q][j] = run[q];
                 }
-            } else {  // TN consecutive columns of each of KG rows of B
+            } else {  // TN consecutive columns of each of BK rows of B
 #pragma unroll
-                for (int q = 0; q < KG; ++q) load_run<TN>(to[q], B + (k + q) * ldb + c0);
+                for (int q = 0; q < BK; ++q) load_run<TN>(cur[q], B + (k + q) * ldb + c0);
             }
             return;
         }
 #pragma unroll
         for (int j = 0; j < TN; ++j)
 #pragma unroll
-            for (int q = 0; q < KG; ++q) to[q][j] = big(k + q, c0 + j);
+            for (int q = 0; q < BK; ++q) cur[q][j] = big(k + q, c0 + j);
     };
+    // this thread's share of the small operand's slab: element f = tid + p * THREADS is step kk
+    // along k of row r of the small side (k along the threads: A's rows are contiguous in k; or
+    // the rows along the threads: B's rows are contiguous in n)
+    elem_t part[SLAB_SHARE];
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        __syncthreads();  // the slab before was read by every thread
-        // the small operand's slab: A's rows r0.. (k along the threads: A's rows are contiguous
-        // in k) or B's columns r0.. (the rows along the threads: B's rows are contiguous in n)
-        for (int f = tid; f < BK * MT; f += THREADS) {
+        // every load of the slab issued before any is used (the small operand's share, then the
+        // large operand's values): a slab costs one wait on global memory
+#pragma unroll
+        for (int p = 0; p < SLAB_SHARE; ++p) {
+            const int f = tid + p * THREADS;
             const int kk = SWAP ? f / MT : f % BK, r = SWAP ? f % MT : f / BK;
             const long long k = k0 + kk, row = r0 + r;
-            elem_t v = elem_t(0);
-            if (k < kend && row < small) v = SWAP ? B[k * ldb + row] : A[row * lda + k];
-            S[kk * MT + r] = v;
+            part[p] = f < BK * MT && k < kend && row < small
+                          ? (SWAP ? B[k * ldb + row] : A[row * lda + k])
+                          : elem_t(0);
+        }
+        fetch(k0);
+        __syncthreads();  // the slab before was read by every thread
+#pragma unroll
+        for (int p = 0; p < SLAB_SHARE; ++p) {
+            const int f = tid + p * THREADS;
+            if (f < BK * MT) S[SWAP ? f : (f % BK) * MT + f / BK] = part[p];
         }
         __syncthreads();
-        fetch(cur, k0);
-        // one group at a time (unrolled, ptxas held every group's values of S and the large
-        // operand at once: up to 255 registers and spills)
-#pragma unroll 1
-        for (int g = 0; g < BK; g += KG) {
-            if (g + KG < BK) fetch(nxt, k0 + g + KG);  // in flight during this group's FMAs
 #pragma unroll
-            for (int q = 0; q < KG; ++q)
+        for (int q = 0; q < BK; ++q)
 #pragma unroll
-                for (int i = 0; i < MT; i += 4) {  // four rows of S in one 16-byte read or two
-                    elem_t a[4];
-                    load_run<4>(a, &S[(g + q) * MT + i]);
+            for (int i = 0; i < MT; i += 4) {  // four rows of S in one 16-byte read or two
+                elem_t a[4];
+                load_run<4>(a, &S[q * MT + i]);
 #pragma unroll
-                    for (int ii = 0; ii < 4; ++ii)
+                for (int ii = 0; ii < 4; ++ii)
 #pragma unroll
-                        for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
-                }
-            if (g + KG < BK) {
-#pragma unroll
-                for (int q = 0; q < KG; ++q)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) cur[q][j] = nxt[q][j];
+                    for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
             }
-        }
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         const int tiles = (gridDim.y / splits) * gridDim.x;
