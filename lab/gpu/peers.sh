@@ -18,6 +18,15 @@
 #                                  and 17 x 31 x 37, then Triton's own timings of the same kernel
 #                                  (lab/benchmarks/triton_matmul_check.py: do_bench, its CUDA-graph
 #                                  variant, back-to-back events) at 4096 and 8192
+#   lab/gpu.sh peers OUT profiler  CUTLASS's own profiler (.cutlass/cutlass-profiler.tar.xz,
+#                                  built by lab/cutlass_profiler.sh; the call carries it alone,
+#                                  without the wheels) on its kernels of our CUTLASS builds'
+#                                  configuration (128 x 128, cooperative, data-parallel and
+#                                  stream-K) at 4096 and 8192, the SM clock and power read every
+#                                  20 ms meanwhile (OUT/profiler-SIZE.*.csv, OUT/clocks-SIZE.csv)
+#   lab/gpu.sh peers OUT harness-cutlass   the harness's figures of our CUTLASS builds of that
+#                                  configuration and the cuBLAS of each class, burst and
+#                                  sustained (OUT/harness-cutlass.csv)
 #   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
 #                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
 #                                  inputs, burst and sustained: OUT/harness.csv
@@ -44,6 +53,19 @@ memcheck() {
   local count=$(($(echo $variants | wc -w) * $# * 2))
   echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of $count clean"
   grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
+}
+# rates EXPERIMENT CSV: the experiment's rows, each one's rate, clock, power and duty, into CSV
+rates() {
+  python3 - "results/$1/tables/timings.csv" "$2" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv(sys.argv[1])
+keep = ["variant", "instance", "dtype", "m", "load", "verification", "kernel_gflops",
+        "kernel_ms_median", "sm_clock_mhz", "power_w_median", "gflops_per_w", "duty"]
+t = t[[c for c in keep if c in t]].sort_values(["dtype", "m", "variant", "load"])
+t.to_csv(sys.argv[2], index=False)
+print(t.to_string(index=False))
+PY
 }
 case "$stage" in
 check)
@@ -86,19 +108,38 @@ harness)
     'load=[burst, sustained]' \
     'params={triton_bf16: {STAGES: [4]}, triton_tf32: {STAGES: [4]}, triton_fp8: {STAGES: [4]}}' \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
-  python3 - "$out/harness.csv" <<'PY'
-import sys
-import pandas as pd
-t = pd.read_csv("results/triton-harness/tables/timings.csv")
-keep = ["variant", "instance", "dtype", "m", "load", "verification", "kernel_gflops",
-        "kernel_ms_median", "sm_clock_mhz", "power_w_median", "gflops_per_w", "duty"]
-t = t[[c for c in keep if c in t]].sort_values(["dtype", "m", "variant", "load"])
-t.to_csv(sys.argv[1], index=False)
-print(t.to_string(index=False))
-PY
+  rates triton-harness "$out/harness.csv"
+  ;;
+profiler)
+  pack=.cutlass/cutlass-profiler.tar.xz
+  [ -f "$pack" ] || { echo "no $pack: build it with lab/cutlass_profiler.sh and carry .cutlass" >&2; exit 2; }
+  dir=$(mktemp -d)
+  tar xJf "$pack" -C "$dir"
+  for size in 4096 8192; do
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader -lms 20 \
+      > "$out/clocks-$size.csv" &
+    smi=$!
+    # the profiler's own protocol: warm-up runs, then timed ones after a sleep (its defaults)
+    LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$dir/cutlass_profiler" \
+      --operation=Gemm --m=$size --n=$size --k=$size --beta=0 \
+      --dist=gaussian,mean:0,stddev:1 --verification-enabled=false \
+      --kernels=cutlass3x_sm90_tensorop_gemm --output="$out/profiler-$size" > "$out/profiler-$size.log" 2>&1
+    echo "profiler at $size: exit $?"
+    kill $smi
+    grep -h "Operation:\|Math:\|Runtime:\|Status:" "$out/profiler-$size.log" | paste - - - - | head -20
+  done
+  ;;
+harness-cutlass)
+  timed harness-cutlass --config experiment=cutlass-harness \
+    "variants=[cutlass_bf16, cutlass_tf32, cutlass_fp8, cublas, cublas_tf32_tn, cublaslt_fp8]" \
+    'sizes=[4096, 8192]' 'dtypes=[float32, bfloat16, float8_e4m3]' 'distribution=[normal]' \
+    'load=[burst, sustained]' \
+    'params={cutlass_bf16: {BN: [128], SCHEDULE: [1]}, cutlass_tf32: {BN: [128], SCHEDULE: [1]}, cutlass_fp8: {BN: [128], SCHEDULE: [1]}}' \
+    'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+  rates cutlass-harness "$out/harness-cutlass.csv"
   ;;
 *)
-  echo "unknown peers stage $stage; valid: check, msmf, triton, harness" >&2
+  echo "unknown peers stage $stage; valid: check, msmf, triton, profiler, harness, harness-cutlass" >&2
   exit 2
   ;;
 esac
