@@ -5,20 +5,16 @@ and assembled by ptxas into a cubin that names itself, Triton's launch facts bes
 import sys
 from pathlib import Path
 
-from mmbench.core.arith import compute_capability, shared_optin_limit
 from mmbench.plan.compile import CompileError
 from mmbench.plan.triton_build import build
 
 
 def main(sm) -> None:
     what = sm.params.what
-    defines = dict(sm.params.params)
-    arch = sm.params.arch  # sm_90a: compute capability 9.0's opt-in limit of shared memory
-    limit = shared_optin_limit(compute_capability(arch))
-    try:
+    try:  # refused past the opt-in limit of shared memory of the arch's compute capability
         digest, _ = build(
-            sm.input.src, sm.params.symbol, sm.output.cubin, arch, defines,
-            sm.log[0], what, shared_limit=limit,
+            sm.input.src, sm.params.symbol, sm.output.cubin, sm.params.arch,
+            dict(sm.params.params), sm.log[0], what,
         )  # fmt: skip
     except CompileError as err:  # said in the job's log too
         Path(sm.log[0]).parent.mkdir(parents=True, exist_ok=True)

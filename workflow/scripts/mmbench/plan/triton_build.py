@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mmbench.core.arith import compute_capability
+from mmbench.core.arith import compute_capability, shared_optin_limit
 from mmbench.core.axes import DTYPE_PARAM
 from mmbench.core.cubins import cubin_identity
 from mmbench.core.elements import element_type
@@ -172,10 +172,12 @@ def build(source: str | Path, symbol: str, cubin: str | Path, arch: str, defines
     """One Triton instantiation built: the cubin (named, assembled by ptxas, its report in
     `log`) and its launch metadata beside it (`<instance>.triton.json`, which the launcher
     reads); returns (sha256, launch metadata).  A build needing more dynamic shared memory than
-    `shared_limit` is refused."""
+    `shared_limit` (default: the opt-in limit of `arch`'s compute capability) is refused."""
     cubin, log = Path(cubin), Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)
     ptx, meta = lower(source, symbol, arch, defines)
+    if shared_limit is None:
+        shared_limit = shared_optin_limit(compute_capability(arch))
     if shared_limit is not None and meta["shared"] > shared_limit:
         raise CompileError(
             f"{what}: Triton's build needs {meta['shared']} B of shared memory per block, over "
