@@ -54,15 +54,16 @@ memcheck() {
   echo "memcheck: $(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log") of $count clean"
   grep -h "ERROR SUMMARY" "$out/memcheck.log" | sort | uniq -c
 }
-# rates EXPERIMENT CSV: the experiment's rows, each one's rate, clock, power and duty, into CSV
+# rates EXPERIMENT CSV: the experiment's rows, each one's rate, clock, power, duty and whether
+# its clocks settled, into CSV
 rates() {
   python3 - "results/$1/tables/timings.csv" "$2" <<'PY'
 import sys
 import pandas as pd
 t = pd.read_csv(sys.argv[1])
 keep = ["variant", "instance", "dtype", "m", "load", "verification", "kernel_gflops",
-        "kernel_ms_median", "sm_clock_mhz", "power_w_median", "gflops_per_w", "duty"]
-t = t[[c for c in keep if c in t]].sort_values(["dtype", "m", "variant", "load"])
+        "kernel_ms_median", "sm_clock_mhz", "power_w_median", "gflops_per_w", "duty", "settled"]
+t = t[[c for c in keep if c in t]].sort_values(["dtype", "m", "variant", "load", "kernel_gflops"])
 t.to_csv(sys.argv[2], index=False)
 print(t.to_string(index=False))
 PY
@@ -82,16 +83,7 @@ msmf)
   timed msmf --config experiment=msmf "variants=$variants" 'sizes=[4096, 8192]' \
     'dtypes=[bfloat16, float8_e4m3]' 'distribution=[normal]' 'load=[sustained, flushed]' \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
-  python3 - "$out/msmf.csv" <<'PY'
-import sys
-import pandas as pd
-t = pd.read_csv("results/msmf/tables/timings.csv")
-keep = ["variant", "instance", "dtype", "m", "load", "verification", "kernel_gflops",
-        "sm_clock_mhz", "power_w_median", "duty", "settled"]
-t = t[keep].sort_values(["dtype", "m", "variant", "load", "kernel_gflops"])
-t.to_csv(sys.argv[1], index=False)
-print(t.to_string(index=False))
-PY
+  rates msmf "$out/msmf.csv"
   ;;
 triton)
   start=$(date +%s)
