@@ -288,3 +288,22 @@ def test_a_triton_entry_is_refused_where_triton_is_not_installed(registry, monke
     assert keep == [] and "pip install -e '.[triton]'" in refused[0]["reason"]
     assert plan.buildable(registry["persistent_bf16"], {}, "sm_90")[0]
     assert not any(v.startswith("triton_") for v, _ in plan.all_instantiations(registry, "sm_90"))
+
+
+def test_the_fp8_class_reads_the_fp8_rungs_128_byte_rows(registry):
+    """persistent_fp8 asks for 128-byte rows (registry align: 128, 128 e4m3 elements): at 2437
+    (2437 = 19 x 128 + 5) cuBLASLt and the CUTLASS peer are given those rows (ld_align 128;
+    both run 2437 padded to 2448 = 19 x 128 + 16, still off a line); at 4096 (32 x 128) every
+    row is whole already (0); the rung keeps its own."""
+    p = _plan(
+        registry, sizes=[2437, 4096], variants=["persistent_fp8", "cutlass_fp8", "cublaslt_fp8"],
+        dtypes=["float8_e4m3"],
+        params={"persistent_fp8": {"BM": [128], "BN": [128], "STAGES": [6], "CLUSTER": [1],
+                                   "GROUP": [8], "CHAIN": [8]},
+                "cutlass_fp8": {"BN": [128], "SCHEDULE": [1], "SCHEDULER": [1]}},
+    )  # fmt: skip
+    for peer in ("cublaslt_fp8", "cutlass_fp8"):
+        refs = _refs(p, peer)
+        assert refs[("float8_e4m3", 2437, 2448, 2448)] == 128, (peer, refs)
+        assert refs[("float8_e4m3", 4096, 4096, 4096)] == 0, (peer, refs)
+    assert set(_refs(p, "persistent_fp8").values()) == {0}

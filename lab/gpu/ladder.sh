@@ -16,7 +16,11 @@
 #                                    kernels/tuned.csv), profiled with Nsight Compute; stopped
 #                                    at LIMIT seconds (default 560) and resumed by running the
 #                                    stage again on the same machine; VARIANTS=[a,b,cublas] for
-#                                    some rungs only
+#                                    some rungs only; PROFILE=no without Nsight Compute
+#                                    (the ladder table and figures alone),
+#                                    DISTRIBUTION='[normal]' those inputs only,
+#                                    PARAMS='{cutlass_bf16: {BN: [128]}}' some builds only,
+#                                    TUNED_GPU=MODEL that model's tuned rows
 #   lab/gpu.sh ladder OUT profile  the ladder's Nsight Compute profile alone at one size
 #                                    (PROFILE_SIZE, default 8192; the preset profiles at 4096),
 #                                    int09 inputs in bursts (results/prof<SIZE>): VARIANTS
@@ -123,9 +127,28 @@ print(" ".join(n for n in ladder_variants(r) if r[n].compiled))')
 elif [ "$stage" = ladder ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
+  preset=$(subset config/presets/ladder.yaml)
+  if [ "${PROFILE:-yes}" = no ] || [ -n "${DISTRIBUTION:-}" ] || [ -n "${PARAMS:-}" ]; then
+    python3 - "$preset" results/ladder_edited.yaml <<'PY'
+import os
+import sys
+import yaml
+c = yaml.safe_load(open(sys.argv[1]))
+if os.environ.get("PROFILE") == "no":  # no Nsight Compute: the tables and figures of the timings
+    c["profile"] = {"enabled": False}
+    c["report"] = {"figures": ["ladder", "ladder_load"], "tables": ["ladder", "verification"]}
+if os.environ.get("DISTRIBUTION"):
+    c["distribution"] = yaml.safe_load(os.environ["DISTRIBUTION"])
+for name, values in yaml.safe_load(os.environ.get("PARAMS") or "{}").items():
+    c["params"].setdefault(name, {}).update(values)  # some builds of a variant
+yaml.safe_dump(c, open(sys.argv[2], "w"), sort_keys=False)
+PY
+    preset=results/ladder_edited.yaml
+  fi
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete \
-    --configfile "$(subset config/presets/ladder.yaml)" --config "tuned=$tuned" >> "$out/ladder.log" 2>&1
+    --configfile "$preset" --config "tuned=$tuned" ${TUNED_GPU:+"tuned_gpu=$TUNED_GPU"} \
+    >> "$out/ladder.log" 2>&1
   rc=$?
   echo "ladder: exit $rc after $(($(date +%s) - start)) s (tuned parameters: $tuned)"
   [ $rc = 124 ] && { echo "stopped at the limit: run the stage again to resume"; tail -3 "$out/ladder.log"; exit 0; }

@@ -60,8 +60,8 @@ def kernel_row_alignment(
 ) -> dict[str, int]:
     """(element type, math) -> the bytes the run's compiled kernels of that type and math round
     their leading dimensions up to (the largest registry `align` among their instantiations),
-    for the library references of that class (config `reference_rows: kernels`); {} with
-    `packed`."""
+    for the library references and the peers of that class (config `reference_rows:
+    kernels`); {} with `packed`."""
     if cfg.get("reference_rows", "kernels") != "kernels":
         return {}
     out: dict[tuple[str, str], int] = {}
@@ -288,7 +288,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                         (m, n, k), unmet = shape, []
                 ld_align = 0
                 align = rows_of.get((params[DTYPE_PARAM], v.math), 1)
-                if not v.compiled and align > 1:
+                if not v.rung and align > 1:  # a reference or a peer: the rungs' rows
                     ld_align = reference_ld_align(align, params[DTYPE_PARAM], m, n, k, pad)
                 conf = Configuration.of(
                     name,
