@@ -147,7 +147,7 @@ def test_fp8_sums_are_exact_while_the_tensor_cores_runs_fit_their_14_bits():
 
 
 def test_fp8_tolerance_counts_one_narrow_add_per_instruction_of_32_products():
-    """By hand, normal inputs at k = 4096: never moved to FP32, 4096 / 32 = 128 instructions
+    """By hand (the instructions of whole 128-value k-tiles), normal inputs at k = 4096: never moved to FP32, 4096 / 32 = 128 instructions
     each within 2^(1 - 14) = 2^-13 of what they add: 128 * 2^-13 = 0.015625, and one FP32
     run (3 adds of doubled float32 roundoff 2^-23); moved every 128 products: 4 * 2^-13 =
     4.8828e-4 per run and 4096 / 128 + 2 = 34 FP32 adds (34 * 2^-23 = 4.053e-6)."""
@@ -156,6 +156,17 @@ def test_fp8_tolerance_counts_one_narrow_add_per_instruction_of_32_products():
     assert never == pytest.approx(0.015625 + 3 * 2.0**-23, rel=1e-4)
     every = arith.tolerance_scale(e, "normal", 4096, False, promoted_every=128)
     assert every == pytest.approx(4 * 2.0**-13 + 34 * 2.0**-23, rel=1e-3)
+    # k = 48 (the ladder's 1000 x 1100 x 37 as cuBLASLt runs it, padded): one 128-value
+    # k-tile, 128 / 32 = 4 instructions (not 48 / 32 rounded up, 2), 4 * 2^-13, and one FP32
+    # run (48 / 48 + 2 = 3 adds); the same with the sums moved every 128 products
+    short = 4 * 2.0**-13 + 3 * 2.0**-23
+    assert arith.tolerance_scale(e, "normal", 48, False) == pytest.approx(short, rel=1e-3)
+    moved = arith.tolerance_scale(e, "normal", 48, False, promoted_every=128)
+    assert moved == pytest.approx(short, rel=1e-3)
+    # k = 4097: 33 k-tiles, 33 * 4 = 132 instructions (not 129)
+    assert arith.tolerance_scale(e, "normal", 4097, False) == pytest.approx(
+        132 * 2.0**-13 + 3 * 2.0**-23, rel=1e-3
+    )
     # bfloat16's bound is unchanged by the new parameter (no narrower tensor-core sums)
     bf16 = element_type("bfloat16")
     assert arith.tolerance_scale(bf16, "normal", 4096, False, promoted_every=128) == (

@@ -514,3 +514,14 @@ def test_a_peer_run_padded_counts_where_the_reference_ran_padded_too():
     assert ("FP8", "2437 x 2448 x 2448") not in table.index
     summary = ladder.shapes_summary(t).set_index("precision")
     assert summary.loc["FP8", "CUTLASS products"] == 2
+
+
+def test_a_peers_idea_is_the_first_sentence_of_its_source_cu_or_py():
+    """The ladder's idea column: kernels/triton_matmul.py opens with the docstring "A persistent
+    Triton matmul: a reference line ...", kernels/cutlass_gemm.cu with the comment "CUTLASS
+    3.x's Hopper GEMM as a reference line beside cuBLAS: ...", each read by hand; the name part
+    before the colon is the idea."""
+    from mmbench.report.ladder import idea
+
+    assert idea("triton_bf16") == "A persistent Triton matmul"
+    assert idea("cutlass_fp8") == "CUTLASS 3.x's Hopper GEMM as a reference line beside cuBLAS"

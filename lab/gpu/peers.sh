@@ -27,6 +27,11 @@
 #   lab/gpu.sh peers OUT harness-cutlass   the harness's figures of our CUTLASS builds of that
 #                                  configuration and the cuBLAS of each class, burst and
 #                                  sustained (OUT/harness-cutlass.csv)
+#   lab/gpu.sh peers OUT one-place cutlass_fp8 (that configuration), cuBLASLt and persistent_fp8
+#                                  (VARIANTS) in bursts from one place (sampling.placements 1:
+#                                  the same buffers every launch, as CUTLASS's profiler times
+#                                  them) at 4096, and verified at the ladder's odd sizes, int09
+#                                  and normal inputs: OUT/one-place.csv
 #   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
 #                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
 #                                  inputs, burst and sustained: OUT/harness.csv
@@ -121,6 +126,19 @@ profiler)
     grep -h "Operation:\|Math:\|Runtime:\|Status:" "$out/profiler-$size.log" | paste - - - - | head -20
   done
   ;;
+one-place)
+  # CUTLASS's profiler times every launch from the same buffers; the harness from four places in
+  # turn (sampling.placements).  FP8 at 4096 (A and B: 32 MiB, within the 50 MiB L2) from one
+  # place, and the ladder's odd sizes verified in the same run
+  timed one-place --config experiment=one-place \
+    "variants=${VARIANTS:-[cutlass_fp8, cublaslt_fp8, persistent_fp8]}" \
+    'sizes=[1, 31, 33, 4096, 4097]' 'shapes=[[1000, 1100, 37]]' 'dtypes=[float8_e4m3]' \
+    'distribution=[int09, normal]' 'load=[burst]' 'sampling={placements: 1}' \
+    'params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
+    'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+  grep -h "configurations:\|UNEXPECTED" results/one-place/tables/summary.txt
+  rates one-place "$out/one-place.csv"
+  ;;
 harness-cutlass)
   timed harness-cutlass --config experiment=cutlass-harness \
     "variants=[cutlass_bf16, cutlass_tf32, cutlass_fp8, cublas, cublas_tf32_tn, cublaslt_fp8]" \
@@ -131,7 +149,7 @@ harness-cutlass)
   rates cutlass-harness "$out/harness-cutlass.csv"
   ;;
 *)
-  echo "unknown peers stage $stage; valid: check, msmf, triton, profiler, harness, harness-cutlass" >&2
+  echo "unknown peers stage $stage; valid: check, msmf, triton, profiler, harness, harness-cutlass, one-place" >&2
   exit 2
   ;;
 esac

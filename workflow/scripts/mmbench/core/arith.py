@@ -119,9 +119,12 @@ def tolerance_scale(
     each instruction adds its tensor_core_k products to the running sum, and is taken to err
     by at most u_tc = 2^(1 - b) (a truncated add) of the magnitudes it adds; a run of r
     products the tensor cores sum themselves (tensor_core_run: all k, or `promoted_every`
-    where the kernel moves its sums to FP32 registers that often) then errs by at most
-    (r / tensor_core_k) u_tc of its |A|.|B|, and the k / r runs are summed in FP32 as above:
-    gamma = (1 + (r / k_tc) u_tc) (1 + gamma_(k / r + 2)) - 1.
+    where the kernel moves its sums to FP32 registers that often) is covered by the
+    instructions of whole k-tiles (r rounded up to e.tensor_core_k_tile: a kernel reads k in
+    128-byte stages, zeros past the matrix, and an instruction that adds zeros still sums its
+    running sum again), i = ceil(r / k_tile) k_tile / k_tc of them, and errs by at most i u_tc
+    of its |A|.|B|; the k / r runs are summed in FP32 as above:
+    gamma = (1 + i u_tc) (1 + gamma_(k / r + 2)) - 1.
     """
     if exact_expected(e, distribution, k, accumulate, operation, promoted_every):
         return 0.0
@@ -133,7 +136,9 @@ def tolerance_scale(
     gamma = steps * u / (1 - steps * u)
     if run:
         u_tc = 2.0 ** (1 - e.tensor_core_sum_bits)
-        return (1 + -(-run // e.tensor_core_k) * u_tc) * (1 + gamma) - 1
+        tile = e.tensor_core_k_tile
+        instructions = -(-(-(-run // tile) * tile) // e.tensor_core_k)
+        return (1 + instructions * u_tc) * (1 + gamma) - 1
     if math == "tf32":
         return (1 + TF32_INPUT_ERROR) ** 2 * (1 + gamma) - 1
     return gamma

@@ -196,6 +196,10 @@ class ElementType:
     # every so many products (arith.tolerance_scale's `promoted_every`).
     tensor_core_sum_bits: int | None = None
     tensor_core_k: int = 1
+    # the k a kernel's stage reads (FP8: one 128-byte swizzle row, 128 e4m3 values, in every
+    # Hopper FP8 GEMM, libraries' included): its instructions cover k rounded up to it (zeros
+    # past the matrix), and each one sums its running sum again, whatever it adds
+    tensor_core_k_tile: int = 1
 
     def precision_class(self, math: str) -> str | None:
         return dict(self.classes).get(math or "ieee")
@@ -247,6 +251,7 @@ ELEMENT_TYPES: dict[str, ElementType] = {
             sums_on_tensor_cores=True,
             tensor_core_sum_bits=14,
             tensor_core_k=32,
+            tensor_core_k_tile=128,
         ),
     )
 }

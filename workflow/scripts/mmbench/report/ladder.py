@@ -15,6 +15,7 @@ it into the config's per-variant `params` for the GPU this run uses.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 
@@ -297,19 +298,24 @@ _SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
 
 
 def idea(variant: str) -> str:
-    """The first sentence of a rung's kernel file (each file opens with its idea)."""
+    """The first sentence of a rung's kernel file (each file opens with its idea: comment lines
+    in a .cu file, the module's docstring in a Triton kernel's .py file)."""
     v = load_registry().get(variant)
     if v is None or not v.compiled:
         return ""
     from mmbench.core import paths
 
-    lines = []
-    for line in (paths.data_dir("kernels") / v.source).read_text().splitlines():
-        m = _COMMENT.match(line)
-        if not m:
-            break
-        lines.append(m.group(1))
-    text = " ".join(lines)
+    source = (paths.data_dir("kernels") / v.source).read_text()
+    if v.source.endswith(".py"):
+        text = " ".join((ast.get_docstring(ast.parse(source)) or "").split())
+    else:
+        lines = []
+        for line in source.splitlines():
+            m = _COMMENT.match(line)
+            if not m:
+                break
+            lines.append(m.group(1))
+        text = " ".join(lines)
     first = _SENTENCE_END.split(text, maxsplit=1)[0]  # "ch. 4" does not end a sentence
     head = first.split(": ")[0]  # the name part of "Name (source): what it does"
     return head.strip().rstrip(".")
