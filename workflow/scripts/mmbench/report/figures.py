@@ -452,8 +452,6 @@ def ladder_rungs(timings, stem, condition=""):
         ax.set_xticklabels(rungs, rotation=25 if tilt else 0, ha="right" if tilt else "center")
         ax.set_xlim(-0.6, len(rungs) - 0.4)
         top = max(part.kernel_gflops.max(), part.reference_gflops.max()) / 1e3
-        legend_rows = 2 + len(sizes) if len(rungs) < 4 else 2
-        ax.set_ylim(0, (1.2 + 0.12 * legend_rows) * top)  # the legend above the lines
         # a rung with a reference of its own (its layout of B: persistent_tf32_tn) is named
         # with it, the rungs of one such reference together; the lines drawn are the class's
         # first reference
@@ -468,7 +466,10 @@ def ladder_rungs(timings, stem, condition=""):
             handles.append(mpatches.Patch(facecolor="0.75", edgecolor="white",
                                           hatch=PEER_HATCH.get(f, "//"),
                                           label=f"{f}: a line beside cuBLAS"))  # fmt: skip
-        ax.legend(handles=handles, fontsize=9, loc="upper left", ncol=2 if len(rungs) >= 4 else 1)
+        ncol = 2 if len(rungs) >= 4 else 1
+        ax.legend(handles=handles, fontsize=9, loc="upper left", ncol=ncol)
+        legend_rows = -(-len(handles) // ncol)  # its lines, sizes and peer families
+        ax.set_ylim(0, (1.2 + 0.12 * legend_rows) * top)  # the legend above the lines
         best = standing.best_of(part)
         best_rows.append(standing.of_class(best, class_refs))
         notes.append(
