@@ -39,14 +39,19 @@
 #                                        PROFILED_DTYPES (default [float32, float64]): its
 #                                        sweep, ladder_profile (the limiter) and
 #                                        profiler_metrics tables
-#   lab/gpu.sh shapes OUT pitch SIDES    FP8 at square products of SIDES (space-separated) with
-#                                        their rows as the plan pads them (16-byte pitch) and
-#                                        padded on to a 128-byte pitch (leading_pad, strided
-#                                        transfer): persistent_fp8 at 128 x 128, 6 stages,
-#                                        CLUSTER 1 and 2, streamk_fp8's two 128 x 128 builds and
-#                                        cuBLASLt, bursts, every build run (no calibration
-#                                        margin): OUT/pitch-SIDE.csv each (question: are the
-#                                        slow large unaligned FP8 squares the rows' pitch?)
+#   lab/gpu.sh shapes OUT pitch SIDES    square products of SIDES (space-separated) with their
+#                                        rows as the plan pads them and padded on to a 128-byte
+#                                        pitch (leading_pad, strided transfer), bursts, every
+#                                        build run (no calibration margin): OUT/pitch-SIDE.csv
+#                                        each.  PITCH_CLASS=fp8 (default): persistent_fp8 at
+#                                        128 x 128, 6 stages, CLUSTER 1 and 2, streamk_fp8's two
+#                                        128 x 128 builds and cuBLASLt (since the FP8 rungs ask
+#                                        for 128-byte rows, both pads give such rows); bf16:
+#                                        persistent_bf16 and tmastore_bf16 at their tuned
+#                                        128 x 256 builds and cuBLAS; tf32: persistent_tf32_tn
+#                                        and tmastore_tf32_tn (128 x 256, 3 stages) and
+#                                        cublas_tf32_tn (question: do the 16-byte rows slow the
+#                                        TMA rungs of the class at such sides?)
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -149,15 +154,31 @@ misses)
   ;;
 pitch)
   sides=${3:?"usage: lab/gpu.sh shapes OUT pitch 'SIDE ...'"}
-  python3 lab/shapes_parts.py preset /tmp/pitch.yaml fp8 persistent_fp8,streamk_fp8,cublaslt_fp8 \
-    || exit 2
+  # per class: the variants and builds, and the elements of a 128-byte row
+  case "${PITCH_CLASS:-fp8}" in
+  fp8)
+    python3 lab/shapes_parts.py preset /tmp/pitch.yaml fp8 persistent_fp8,streamk_fp8,cublaslt_fp8 \
+      || exit 2
+    files=(--configfile /tmp/pitch.yaml) extra=('draw={count: 0, seed: 1}') line=128
+    params='{persistent_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, streamk_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, cublaslt_fp8: {dtype: [float8_e4m3]}}'
+    ;;
+  bf16)
+    files=() extra=('variants=[persistent_bf16, tmastore_bf16, cublas]' 'sizes=[]') line=64
+    params='{persistent_bf16: {dtype: [bfloat16], BM: [128], BN: [256], STAGES: [4], CLUSTER: [2], GROUP: [8]}, tmastore_bf16: {dtype: [bfloat16], BM: [128], BN: [256], STAGES: [4], CLUSTER: [2], GROUP: [8]}, cublas: {dtype: [bfloat16]}}'
+    ;;
+  tf32)
+    files=() extra=('variants=[persistent_tf32_tn, tmastore_tf32_tn, cublas_tf32_tn]' 'sizes=[]')
+    line=32
+    params='{persistent_tf32_tn: {dtype: [float32], BM: [128], BN: [256], STAGES: [3], CLUSTER: [1], GROUP: [16]}, tmastore_tf32_tn: {dtype: [float32], BM: [128], BN: [256], STAGES: [3], CLUSTER: [1], GROUP: [16]}, cublas_tf32_tn: {dtype: [float32]}}'
+    ;;
+  *) echo "PITCH_CLASS: fp8, bf16 or tf32, not ${PITCH_CLASS}" >&2; exit 2 ;;
+  esac
   for side in $sides; do
-    pad=$(((128 - side % 128) % 128))  # e4m3: one byte an element
-    timed "pitch-$side" --configfile /tmp/pitch.yaml --config "experiment=pitch-$side" \
-      'draw={count: 0, seed: 1}' "shapes=[[$side, $side, $side]]" 'load=[burst]' \
+    pad=$(((line - side % line) % line))  # to the next whole 128-byte row
+    timed "pitch-$side" ${files[@]+"${files[@]}"} --config "${extra[@]}" "experiment=pitch-$side" \
+      "shapes=[[$side, $side, $side]]" 'load=[burst]' \
       'sustained_from_ms=null' 'calibration_margin=null' 'memory=[pinned]' \
-      "leading_pad=[0, $pad]" 'transfer=[strided]' "tuned_gpu=$tuned_gpu" \
-      'params={persistent_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, streamk_fp8: {dtype: [float8_e4m3], BM: [128], BN: [128], STAGES: [6], CLUSTER: [1, 2], GROUP: [8], CHAIN: [8]}, cublaslt_fp8: {dtype: [float8_e4m3]}}' \
+      "leading_pad=[0, $pad]" 'transfer=[strided]' "tuned_gpu=$tuned_gpu" "params=$params" \
       'report={figures: [], tables: [verification]}'
     python3 - "results/pitch-$side/tables/timings.csv" "$out/pitch-$side.csv" <<'PY'
 import sys
