@@ -31,7 +31,8 @@
 #                                  (VARIANTS) in bursts from one place (sampling.placements 1:
 #                                  the same buffers every launch, as CUTLASS's profiler times
 #                                  them) at 4096, and verified at the ladder's odd sizes, int09
-#                                  and normal inputs: OUT/one-place.csv
+#                                  and normal inputs; then at 4096 from four places on the same
+#                                  machine: OUT/one-place.csv (its column `placements`)
 #   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
 #                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
 #                                  inputs, burst and sustained: OUT/harness.csv
@@ -137,7 +138,24 @@ one-place)
     'params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
   grep -h "configurations:\|UNEXPECTED" results/one-place/tables/summary.txt
-  rates one-place "$out/one-place.csv"
+  cp results/one-place/tables/timings.csv /tmp/one-place-1.csv
+  # the same experiment (its builds kept) at 4096 from four places, on the same machine
+  timed one-place-4 --config experiment=one-place \
+    "variants=${VARIANTS:-[cutlass_fp8, cublaslt_fp8, persistent_fp8]}" \
+    'sizes=[4096]' 'shapes=[]' 'dtypes=[float8_e4m3]' 'distribution=[normal]' 'load=[burst]' \
+    'sampling={placements: 4}' \
+    'params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
+    'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+  python3 - /tmp/one-place-1.csv results/one-place/tables/timings.csv "$out/one-place.csv" <<'PY'
+import sys
+import pandas as pd
+keep = ["variant", "instance", "m", "n", "k", "distribution", "memory", "placements",
+        "verification", "max_abs_error", "tolerance", "kernel_gflops", "sm_clock_mhz"]
+t = pd.concat([pd.read_csv(f) for f in sys.argv[1:3]], ignore_index=True)
+t = t[[c for c in keep if c in t]]
+t.to_csv(sys.argv[3], index=False)
+print(t[t.m == 4096].sort_values(["variant", "placements"]).to_string(index=False))
+PY
   ;;
 harness-cutlass)
   timed harness-cutlass --config experiment=cutlass-harness \
