@@ -125,6 +125,18 @@ def workdir(tmp_path):
     return copy_workflow(tmp_path)
 
 
+@pytest.fixture(scope="session")
+def sm90_build(tmp_path_factory):
+    """`compile_all` for sm_90 in a copy of the workflow, run once a session: the count of its
+    builds (test_workflow) and every Hopper rung's ptxas report (test_ptxas) read the same
+    builds, so CI compiles each instantiation once.  (workdir, the finished Snakemake run)."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("sm90-build"))
+    out = snakemake(
+        "--cores", str(os.cpu_count() or 2), "compile_all", "--config", "arch=sm_90", cwd=workdir
+    )
+    return workdir, out
+
+
 def _gpu_reason() -> str | None:
     """Why GPU tests cannot run here, or None when a CUDA GPU is usable."""
     try:

@@ -1,13 +1,12 @@
 import shutil
-import subprocess
 
 import pytest
 
+from mmbench.core.axes import slug
 from mmbench.core.registry import load_registry
-from mmbench.plan.compile import nvcc_command
 from mmbench.plan.ptxas import parse_ptxas
 
-from .conftest import DATA, ROOT, read_csv
+from .conftest import DATA, read_csv
 
 needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 
@@ -18,20 +17,19 @@ def _compiled(registry):
     return [(v, v.instantiations()[-1]) for v in registry.values() if v.backend == "cubin"]
 
 
-@pytest.mark.slow  # nvcc for each of the 26 variants: 25 s on a 2-core machine
+@pytest.mark.slow  # the session's sm_90 compile_all (conftest)
 @needs_nvcc
-def test_parse_real_nvcc_report_of_every_variant(tmp_path, registry):
-    """ptxas's report of a real nvcc build of each variant parses, and its static shared memory
-    is what the registry declares."""
+def test_parse_real_nvcc_report_of_every_variant(sm90_build, registry):
+    """ptxas's report of a real nvcc build of each variant (the one the compile rule kept beside
+    its cubin) parses, and its static shared memory is what the registry declares."""
+    workdir, out = sm90_build
+    assert out.returncode == 0, out.stderr[-3000:]
     for v, params in _compiled(registry):
         if v.rejected(params, 227 * 1024):
             params = next(p for p in v.instantiations() if not v.rejected(p, 227 * 1024))
         arch = v.arch or "sm_90"  # wgmma_tf32: sm_90a
-        cmd = nvcc_command(
-            ROOT / "kernels" / v.source, tmp_path / "k.cubin", arch, v.defines(params)
-        )
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        recs = parse_ptxas(out.stderr)
+        report = workdir / "results" / "build" / "sm_90" / v.name / f"{slug(params)}.ptxas.txt"
+        recs = parse_ptxas(report.read_text())
         # one record per entry point: `symbol` and the registry's other `symbols`
         assert sorted(r["function"] for r in recs) == sorted(v.entry_points), v.name
         assert all(r["arch"] == arch and 8 <= r["registers"] <= 255 for r in recs), v.name
@@ -55,30 +53,25 @@ HOPPER_RUNGS = [n for n, v in load_registry().items()
 
 
 @needs_nvcc
-@pytest.mark.slow  # every instantiation built: .ci/run runs it after the README's command
+@pytest.mark.slow  # every instantiation built (the session's sm_90 compile_all, conftest)
 @pytest.mark.parametrize("variant", HOPPER_RUNGS)
-def test_every_instantiation_of_the_hopper_rungs_builds_without_spills(tmp_path, registry, variant):
+def test_every_instantiation_of_the_hopper_rungs_builds_without_spills(
+    sm90_build, registry, variant
+):
     """Each buildable instantiation (what the tune preset runs) compiles for sm_90a with its
     declared static shared memory and no spills: the registers setmaxnreg hands each warpgroup
-    hold its accumulators and copies (the constraints keep out what would not)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    hold its accumulators and copies (the constraints keep out what would not).  Read from the
+    ptxas report the pipeline's compile rule kept beside each cubin."""
+    workdir, out = sm90_build
+    assert out.returncode == 0, out.stderr[-3000:]
     v = registry[variant]
     todo = [p for p in v.instantiations() if not v.rejected(p, 227 * 1024)]
     assert todo
-
-    def build(i_params):
-        i, params = i_params
-        cmd = nvcc_command(
-            ROOT / "kernels" / v.source, tmp_path / f"{i}.cubin", v.arch, v.defines(params)
-        )
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        return params, parse_ptxas(out.stderr)
-
-    with ThreadPoolExecutor(2) as pool:
-        for params, recs in pool.map(build, enumerate(todo)):
-            assert sorted(r["function"] for r in recs) == sorted(v.entry_points), params
-            assert all(r["arch"] == "sm_90a" for r in recs)
-            assert max(r["shared_bytes"] for r in recs) == v.static_shared_bytes(params), params
-            for rec in recs:
-                assert (rec["spill_store_bytes"], rec["stack_bytes"]) == (0, 0), (params, rec)
+    build = workdir / "results" / "build" / "sm_90" / variant
+    for params in todo:
+        recs = parse_ptxas((build / f"{slug(params)}.ptxas.txt").read_text())
+        assert sorted(r["function"] for r in recs) == sorted(v.entry_points), params
+        assert all(r["arch"] == "sm_90a" for r in recs)
+        assert max(r["shared_bytes"] for r in recs) == v.static_shared_bytes(params), params
+        for rec in recs:
+            assert (rec["spill_store_bytes"], rec["stack_bytes"]) == (0, 0), (params, rec)
