@@ -131,20 +131,22 @@ one-place)
   # CUTLASS's profiler times every launch from the same buffers; the harness from four places in
   # turn (sampling.placements).  FP8 at 4096 (A and B: 32 MiB, within the 50 MiB L2) from one
   # place, and the ladder's odd sizes verified in the same run
+  variants=${VARIANTS:-[cutlass_fp8, cublaslt_fp8, persistent_fp8]}
+  params='params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}'
   timed one-place --config experiment=one-place \
-    "variants=${VARIANTS:-[cutlass_fp8, cublaslt_fp8, persistent_fp8]}" \
+    "variants=$variants" \
     'sizes=[1, 31, 33, 4096, 4097]' 'shapes=[[1000, 1100, 37]]' 'dtypes=[float8_e4m3]' \
     'distribution=[int09, normal]' 'load=[burst]' 'sampling={placements: 1}' \
-    'params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
+    "$params" \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
   grep -h "configurations:\|UNEXPECTED" results/one-place/tables/summary.txt
   cp results/one-place/tables/timings.csv /tmp/one-place-1.csv
   # the same experiment (its builds kept) at 4096 from four places, on the same machine
   timed one-place-4 --config experiment=one-place \
-    "variants=${VARIANTS:-[cutlass_fp8, cublaslt_fp8, persistent_fp8]}" \
+    "variants=$variants" \
     'sizes=[4096]' 'shapes=[]' 'dtypes=[float8_e4m3]' 'distribution=[normal]' 'load=[burst]' \
     'sampling={placements: 4}' \
-    'params={cutlass_fp8: {BN: [128], SCHEDULE: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
+    "$params" \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
   python3 - /tmp/one-place-1.csv results/one-place/tables/timings.csv "$out/one-place.csv" <<'PY'
 import sys

@@ -136,8 +136,7 @@ def tolerance_scale(
     gamma = steps * u / (1 - steps * u)
     if run:
         u_tc = 2.0 ** (1 - e.tensor_core_sum_bits)
-        tile = e.tensor_core_k_tile
-        instructions = -(-(-(-run // tile) * tile) // e.tensor_core_k)
+        instructions = -(-round_up(run, e.tensor_core_k_tile) // e.tensor_core_k)
         return (1 + instructions * u_tc) * (1 + gamma) - 1
     if math == "tf32":
         return (1 + TF32_INPUT_ERROR) ** 2 * (1 + gamma) - 1
