@@ -23,7 +23,12 @@
 #                                  without the wheels) on its kernels of our CUTLASS builds'
 #                                  configuration (128 x 128, cooperative, data-parallel and
 #                                  stream-K) at 4096 and 8192, the SM clock and power read every
-#                                  20 ms meanwhile (OUT/profiler-SIZE.*.csv, OUT/clocks-SIZE.csv)
+#                                  20 ms meanwhile, with two kinds of input (DISTS, default
+#                                  both): `normal`, N(0, 1) as the harness's normal inputs
+#                                  (--dist=gaussian,...,scale:-1); `integer`, the same rounded
+#                                  to integers, which is what --dist=gaussian,mean:0,stddev:1
+#                                  gives (CUTLASS's Distribution rounds unless scale is
+#                                  negative): OUT/profiler-SIZE-DIST.*.csv, OUT/clocks-SIZE-DIST.csv
 #   lab/gpu.sh peers OUT harness-cutlass   the harness's figures of our CUTLASS builds of that
 #                                  configuration and the cuBLAS of each class, burst and
 #                                  sustained (OUT/harness-cutlass.csv)
@@ -114,17 +119,24 @@ profiler)
   dir=$(mktemp -d)
   tar xJf "$pack" -C "$dir"
   for size in 4096 8192; do
-    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader -lms 20 \
-      > "$out/clocks-$size.csv" &
-    smi=$!
-    # the profiler's own protocol: warm-up runs, then timed ones after a sleep (its defaults)
-    LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$dir/cutlass_profiler" \
-      --operation=Gemm --m=$size --n=$size --k=$size --beta=0 \
-      --dist=gaussian,mean:0,stddev:1 --verification-enabled=false \
-      --kernels=cutlass3x_sm90_tensorop_gemm --output="$out/profiler-$size" > "$out/profiler-$size.log" 2>&1
-    echo "profiler at $size: exit $?"
-    kill $smi
-    grep -h "Operation:\|Math:\|Runtime:\|Status:" "$out/profiler-$size.log" | paste - - - - | head -20
+    for dist in ${DISTS:-normal integer}; do
+      case $dist in
+      normal) spec=gaussian,mean:0,stddev:1,scale:-1 ;;
+      integer) spec=gaussian,mean:0,stddev:1 ;;
+      *) echo "DISTS: $dist is not normal or integer" >&2; exit 2 ;;
+      esac
+      nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader -lms 20 \
+        > "$out/clocks-$size-$dist.csv" &
+      smi=$!
+      # the profiler's own protocol: warm-up runs, then timed ones after a sleep (its defaults)
+      LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$dir/cutlass_profiler" \
+        --operation=Gemm --m=$size --n=$size --k=$size --beta=0 \
+        --dist=$spec --verification-enabled=false --kernels=cutlass3x_sm90_tensorop_gemm \
+        --output="$out/profiler-$size-$dist" > "$out/profiler-$size-$dist.log" 2>&1
+      echo "profiler at $size, $dist inputs ($spec): exit $?"
+      kill $smi
+      grep -h "Operation:\|Math:\|Runtime:\|Status:" "$out/profiler-$size-$dist.log" | paste - - - - | head -20
+    done
   done
   ;;
 one-place)
