@@ -144,3 +144,82 @@ def test_the_time_estimate_comes_from_the_jobs_last_durations(tmp_path):
     tsv = tmp_path / "b.tsv"
     tsv.write_text("s\th:m:s\tmax_rss\n12.3456\t0:00:12\t100.5\n")
     assert last_seconds(tsv) == 12.3456 and last_seconds(tmp_path / "none.tsv") is None
+
+
+RECORDED_LADDER = DATA / "h200-ladder" / "results" / "ladder"
+
+
+def _stopped_before_gathering(tmp_path, monkeypatch):
+    """The recorded H200 ladder run as its measurement jobs left it, in a working folder:
+    runs/ with each job's manifest and its rows (the recorded timings table, which the aggregate
+    job gathered on the GPU machine, split back by variant), and no tables/."""
+    import shutil
+
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    res = tmp_path / "results" / "ladder"
+    shutil.copytree(RECORDED_LADDER / "runs", res / "runs")
+    recorded = pd.read_csv(RECORDED_LADDER / "tables" / "timings.csv.gz")
+    for variant, rows in recorded.groupby("variant"):
+        rows.to_csv(res / "runs" / f"{variant}.csv", index=False)
+    return res, recorded
+
+
+def _render_only():
+    return prepare({"experiment": "ladder", "render_only": True}, ROOT, outputs=names())
+
+
+def test_render_only_gathers_the_timings_of_a_run_stopped_before_its_tables(tmp_path, monkeypatch):
+    import pandas as pd
+
+    res, recorded = _stopped_before_gathering(tmp_path, monkeypatch)
+    exp = _render_only()
+    gathered = pd.read_csv(res / "tables" / "timings.csv")
+    key = ["variant", "instance", "dtype", "m", "n", "k", "memory", "load", "distribution"]
+    assert len(gathered) == len(recorded)
+    assert sorted(map(tuple, gathered[key].astype(str).values)) == sorted(
+        map(tuple, recorded[key].astype(str).values)
+    )
+    jobs = recorded.variant.nunique()
+    assert exp.notes == [
+        f"render_only: results/ladder/tables/timings.csv gathered from the {jobs} finished "
+        f"measurement job(s) in results/ladder/runs/ ({len(recorded)} rows: "
+        f"{', '.join(sorted(recorded.variant.unique()))}); the run had stopped before gathering "
+        "them"
+    ]
+    # the table gathered, a second render_only reads it as it is
+    assert _render_only().notes == []
+
+
+def test_render_only_leaves_out_a_job_that_wrote_no_manifest_and_refuses_a_short_one(
+    tmp_path, monkeypatch
+):
+    import pandas as pd
+
+    res, recorded = _stopped_before_gathering(tmp_path, monkeypatch)
+    # a job stopped before its manifest and samples (written last; here its rows are left
+    # behind too): its rows are not the run's
+    (res / "runs" / "cublas.manifest.json").unlink()
+    (res / "runs" / "cublas.samples.json.gz").unlink()
+    _render_only()
+    gathered = pd.read_csv(res / "tables" / "timings.csv")
+    assert "cublas" not in set(gathered.variant)
+    assert len(gathered) == len(recorded) - (recorded.variant == "cublas").sum()
+    # a job's rows cut short (an interrupted copy): refused, naming the job and its count
+    (res / "tables" / "timings.csv").unlink()
+    mine = recorded[recorded.variant == "ws_f64"]
+    mine.iloc[:-1].to_csv(res / "runs" / "ws_f64.csv", index=False)
+    with pytest.raises(ConfigError) as err:
+        _render_only()
+    assert f"ws_f64: {len(mine) - 1} rows, its run manifest says {len(mine)} configurations" in str(
+        err.value
+    )
+    assert not (res / "tables" / "timings.csv").exists()
+
+
+def test_render_only_without_any_finished_job_says_no_run_is_there(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results" / "ladder" / "runs").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="holds no finished measurement job"):
+        _render_only()

@@ -87,9 +87,45 @@ def user_config(basedir: str | Path, given: dict) -> tuple[dict, frozenset]:
     return merge(defaults, dict(given)), named
 
 
-def check_copied_run(results: str | Path) -> None:
+def gather_measured_runs(results: str | Path) -> str | None:
+    """render_only where a run stopped after its measurement jobs but before its timings table
+    was gathered (its time ran out while drawing the report, say): tables/timings.csv made from
+    runs/<variant>.csv of every job that wrote its manifest (a job writes its manifest last, so
+    a job stopped part-way adds nothing), checked as the aggregate job checks it.  A note saying
+    what was gathered, or None where runs/ holds no finished job (ConfigError where it holds a
+    damaged one)."""
+    from mmbench.core.row import ordered
+    from mmbench.core.schemas import TableError, check_against_manifests, check_frame
+    from mmbench.core.tables import DamagedFile, atomic_write_csv, concat_csv
+
+    runs = Path(results) / "runs"
+    manifests = sorted(runs.glob("*.manifest.json"))
+    tables = [m.with_name(m.name.removesuffix(".manifest.json") + ".csv") for m in manifests]
+    tables = [t for t in tables if t.exists()]
+    if not tables:
+        return None
+    manifests = [t.with_suffix(".manifest.json") for t in tables]
+    timings = Path(results) / "tables" / "timings.csv"
+    try:
+        df = ordered(concat_csv(tables, "timings"))
+        check_against_manifests(df, manifests, str(timings), results)
+        check_frame(df, "timings", str(timings))
+    except (TableError, DamagedFile) as err:
+        raise ConfigError(f"render_only=true: gathering {runs}/: {err}") from None
+    timings.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_csv(df, timings)
+    return (
+        f"render_only: {timings} gathered from the {len(tables)} finished measurement job(s) "
+        f"in {runs}/ ({len(df)} rows: {', '.join(t.stem for t in tables)}); the run had "
+        "stopped before gathering them"
+    )
+
+
+def check_copied_run(results: str | Path) -> str | None:
     """render_only: the copied results folder's tables, checked against their schemas and the
-    run manifests before any job (ConfigError naming the file and what is wrong)."""
+    run manifests before any job (ConfigError naming the file and what is wrong); where the
+    timings table is missing but runs/ holds finished measurement jobs, the table gathered from
+    them first (gather_measured_runs, whose note it returns)."""
     # pandera's import is a third of a second: only render_only pays it at planning time
     from mmbench.core.run_files import checked_samples
     from mmbench.core.schemas import TableError, check_against_manifests, read_table
@@ -97,11 +133,13 @@ def check_copied_run(results: str | Path) -> None:
 
     folder = Path(results) / "tables"
     timings = folder / "timings.csv"
+    note = None if timings.exists() else gather_measured_runs(results)
     if not timings.exists():
         raise ConfigError(
             f"render_only=true renders a run already measured, from {results}/, but "
-            f"{timings} is missing (no run of this experiment is there); copy the results "
-            f"folder of a run to {results}/ first, or drop render_only to measure one"
+            f"{timings} is missing and {results}/runs/ holds no finished measurement job (no "
+            f"run of this experiment is there); copy the results folder of a run to "
+            f"{results}/ first, or drop render_only to measure one"
         )
     runs = sorted(Path(results).glob("runs/*.manifest.json"))
     try:
@@ -114,6 +152,7 @@ def check_copied_run(results: str | Path) -> None:
         checked_samples(sorted(Path(results).glob("runs/*.samples.json.gz")), checked)
     except (TableError, DamagedFile) as err:
         raise ConfigError(f"render_only=true: {err}") from None
+    return note
 
 
 def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> Experiment:
@@ -141,7 +180,8 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     exp = Experiment(config=cfg, registry=registry, kernels=kernels, results=results)
     if exp.render_only:  # nothing is compiled or measured: no GPU, no architecture needed
         exp.arch_problem = "render_only=true compiles nothing"
-        check_copied_run(results)
+        gathered = check_copied_run(results)
+        exp.notes = [gathered] if gathered else []
         return exp
     exp.gpus = gpus = mmplan.detect_gpus()
     if cfg["arch"] == "auto" and not gpus:
