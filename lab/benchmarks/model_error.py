@@ -3,9 +3,11 @@ from a recorded run's kernel time, at the shapes the calibration was not fitted 
 
     python lab/benchmarks/model_error.py [TIMINGS.csv.gz] [--calibration kernels/calibration.csv]
 
-Each verified row of a calibrated instantiation is predicted from the launch it recorded (its
-TILES, SPLITS and grid) and the instantiation's costs; prints the relative error (predicted over
-measured, minus 1) per rung and load, and its spread over the shapes the fit never saw.  Default:
+Each verified row of a calibrated instantiation (`--as-planned`: of any GPU model's calibration
+where the run's has none, as the plan picks; the variant then names the model) is predicted
+from the launch it recorded (its TILES, SPLITS and grid) and the instantiation's costs; prints
+the relative error (predicted over measured, minus 1) per rung and load, and its spread over the
+shapes the fit never saw.  Default:
 the recorded H100 sweep (tests/data/h100-sweep: 1024 to 16384 square, 3001, 7001, one small side
 with n = k = 4096 to 16384; bursts, and sustained at 4096, 7001, 8192 and 16384)."""
 
@@ -36,6 +38,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("timings", nargs="?", type=Path, default=DEFAULT)
     ap.add_argument("--calibration", type=Path, default=ROOT / "kernels" / "calibration.csv")
+    ap.add_argument(
+        "--as-planned",
+        action="store_true",
+        help="where the calibration has no row of the run's GPU model for an instantiation, "
+        "use another model's, as the plan does (plan/tuning.py: each rung's rows of this "
+        "GPU model where the table has them, else another's)",
+    )
     args = ap.parse_args()
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     cal = pd.read_csv(args.calibration)
@@ -45,6 +54,8 @@ def main() -> None:
     for _, r in t.iterrows():
         c = cal[(cal.gpu_name == r.gpu_name) & (cal.variant == r.variant)
                 & (cal.instance == r.instance)]  # fmt: skip
+        if c.empty and args.as_planned:
+            c = cal[(cal.variant == r.variant) & (cal.instance == r.instance)]
         if c.empty:
             continue
         c = c.iloc[0]
@@ -53,7 +64,8 @@ def main() -> None:
         work = recorded_work(v, params, r, int(c.sms), costs.blocks_per_sm)
         ms = costs.time_us(load_of(work, tile_bytes_of(v, params))) / 1e3
         shape = f"{r.m}x{r.n}x{r.k}"
-        rows.append(dict(variant=r.variant, shape=shape, load=r.load, measured_ms=r.kernel_ms,
+        rows.append(dict(variant=f"{r.variant} ({c.gpu_name})" if c.gpu_name != r.gpu_name
+                         else r.variant, shape=shape, load=r.load, measured_ms=r.kernel_ms,
                          predicted_ms=ms, error=ms / r.kernel_ms - 1,
                          fitted=shape in str(c.fitted_at).split()))  # fmt: skip
     d = pd.DataFrame(rows)
@@ -65,6 +77,13 @@ def main() -> None:
     err = unseen.error.abs()
     print(f"|error| at unseen shapes: median {err.median():.3f}, 90th percentile "
           f"{err.quantile(0.9):.3f}, largest {err.max():.3f}")  # fmt: skip
+    # by the kernel's measured time: the fit's shapes take 0.1 ms and more
+    bands = pd.cut(unseen.measured_ms, [0, 0.05, 0.2, 1, float("inf")],
+                   labels=["< 0.05 ms", "0.05-0.2 ms", "0.2-1 ms", ">= 1 ms"])  # fmt: skip
+    by = unseen.groupby(bands, observed=True).error
+    print("by measured time: " + "; ".join(
+        f"{band} {len(e)} rows, median {e.median():+.3f}, |error| median {e.abs().median():.3f}"
+        for band, e in by))  # fmt: skip
     for label, part in (("bursts", unseen[unseen.load == "burst"]),
                         ("sustained", unseen[unseen.load == "sustained"])):  # fmt: skip
         if len(part):
