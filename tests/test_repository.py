@@ -104,6 +104,44 @@ def test_the_docs_ladder_table_is_the_recorded_runs():
     assert "| FP32 | warptile_db | 50898 | 99.4 | 52545 | 103.1 |" in text
 
 
+RECORDED_SHAPES = DATA / "h200-shapes-726870"
+
+
+def test_the_docs_shapes_table_is_the_recorded_shapes_run():
+    """docs/ladder.md's shapes section is what `python -m mmbench.report.standing shapes`
+    writes from the recorded shapes run (seed 726870's five classes on an H200, its parts
+    merged; kept here with the columns the shapes table reads): typed by no one."""
+    timings = pd.read_csv(RECORDED_SHAPES / "timings.csv.gz")
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    section = standing.shapes_section(timings, [726870])
+    assert standing.with_section(text, section, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
+    # the lab entries' tables of that run (BF16 and FP32: "The shapes preset at seed 726870 with
+    # skinny_simt and CUTLASS"; FP8: "FP8 at odd row pitches")
+    assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in text
+    assert "| FP32 | 64 | 80.0 | 95 | 45.9 | 29 x 353 x 87 | skinny_simt |" in text
+    assert "| FP8 | 64 | 81.8 | 95 | 57.1 | 21 x 4252 x 4592 | skinny_fp8 |" in text
+    assert "met by BF16; missed by FP32, TF32, FP8, FP64." in text
+
+
+def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(
+    tmp_path, capsys
+):
+    """The draw seed comes from the run's manifests (config `draw`, as the shapes preset
+    writes it); a run drawn from no seed (the main command's) is refused and docs stay."""
+    import json
+
+    manifest = json.loads((RECORDED_LADDER / "runs" / "cublas.manifest.json").read_text())
+    assert standing.draw_seeds([RECORDED_LADDER / "runs" / "cublas.manifest.json"]) == []
+    for name, seed in (("a", 726870), ("b", 726870), ("c", 755700)):
+        manifest["config"]["draw"] = {"count": 64, "seed": seed}
+        (tmp_path / f"{name}.manifest.json").write_text(json.dumps(manifest))
+    assert standing.draw_seeds(sorted(tmp_path.glob("*.manifest.json"))) == [726870, 755700]
+    before = (ROOT / "docs" / "ladder.md").read_bytes()
+    assert standing.main(["shapes", str(DATA / "h100-main" / "results")]) == 2
+    assert "holds no shapes verdicts" in capsys.readouterr().err
+    assert (ROOT / "docs" / "ladder.md").read_bytes() == before
+
+
 def test_every_file_in_tests_data_is_read_by_a_test(request):
     """Run last (conftest.py orders it so): in a whole run of the README's test command, every
     file under tests/data was opened by a test, or handed to a process a test started

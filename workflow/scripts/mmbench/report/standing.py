@@ -3,12 +3,15 @@ rung per size against its target (report/ladder.TARGETS), and in the recorded sw
 best rung per shape against its.  Kept as two small tables with the package
 (workflow/resources/standing/ladder.csv and sweep.csv), which the ladder figures' notes read at
 render time ("met or missed as in the recorded run"), and shown in docs/ladder.md as the table
-between its standing markers.  Recording a new run is a command, never an edit of source:
+between its standing markers.  The recorded shapes run (the any-shape targets per class) is
+shown in docs/ladder.md alone, between its shapes markers.  Recording a new run is a command,
+never an edit of source:
 
     python -m mmbench.report.standing ladder RESULTS   # RESULTS: a ladder preset's results folder
     python -m mmbench.report.standing sweep RESULTS    # a sweep preset's
+    python -m mmbench.report.standing shapes RESULTS   # a shapes preset's (its parts merged)
 
-tests/test_repository.py checks that both tables and docs/ladder.md's are the recorded runs'.
+tests/test_repository.py checks that the tables and docs/ladder.md's are the recorded runs'.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from mmbench.report import ladder as lad
 
 DOCS = Path(__file__).resolve().parents[4] / "docs" / "ladder.md"
 BEGIN, END = "<!-- standing:begin -->", "<!-- standing:end -->"
+SHAPES_BEGIN, SHAPES_END = "<!-- shapes:begin -->", "<!-- shapes:end -->"
+KINDS = ("ladder", "sweep", "shapes")
 LADDER_COLUMNS = ["precision", "size", "rung", "reference", "gflops", "reference_gflops",
                   "fraction", "target", "met", "gpu", "measured_on"]  # fmt: skip
 SWEEP_COLUMNS = ["precision", "shape", "rung", "percent", "target_percent", "met", "gpu",
@@ -159,16 +164,54 @@ def docs_section(timings: pd.DataFrame) -> str:
     )
 
 
+def shapes_section(timings: pd.DataFrame, seeds: list[int]) -> str:
+    """The Markdown docs/ladder.md shows between its shapes markers: the shapes run's table
+    (report/ladder.shapes_summary: per class the best rung's geometric mean and least share of
+    its cuBLAS, the peers' beside it) and which classes meet the any-shape targets; `seeds`: the
+    draw seeds of the run's parts (its manifests')."""
+    from mmbench.report.report_tables import for_people
+
+    table = lad.shapes_summary(timings)
+    met = [p for p, m in zip(table.precision, table.met, strict=True) if m == "yes"]
+    missed = [p for p in table.precision if p not in met]
+    targets = lad.SHAPES_TARGETS
+    words = "; ".join(
+        f"{label} by {', '.join(classes)}" for label, classes in (("met", met), ("missed", missed))
+        if classes
+    )  # fmt: skip
+    drawn = ", ".join(str(s) for s in seeds) or "none recorded"
+    return (
+        f"Recorded on an {timings.gpu_name.iloc[0]}, {len(timings)} configurations at the products "
+        f"drawn from seed {drawn} (`python -m mmbench.report.standing shapes RESULTS` writes "
+        f"this section from a shapes run). The targets, a geometric mean of "
+        f"{targets['geometric mean']:.0%} and a least share of {targets['minimum']:.0%} of the "
+        f"cuBLAS of the class: {words}.\n\n" + markdown(for_people(table).fillna(""))
+    )
+
+
+def draw_seeds(manifests: list[Path]) -> list[int]:
+    """The draw seeds the run's manifests name (config `draw.seed`), in order, each once."""
+    import json
+
+    seeds = []
+    for m in manifests:
+        config = json.loads(Path(m).read_text()).get("config") or {}
+        seed = (config.get("draw") or {}).get("seed")
+        if seed is not None and int(seed) not in seeds:
+            seeds.append(int(seed))
+    return seeds
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A Markdown table without padding (a docs page's source stays readable)."""
     rows = [list(table.columns), ["---"] * len(table.columns), *table.astype(str).values.tolist()]
     return "".join("| " + " | ".join(map(str, r)) + " |\n" for r in rows)
 
 
-def with_section(text: str, section: str) -> str:
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{section}{END}{tail}"
+def with_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{section}{end}{tail}"
 
 
 def _timings(results: Path) -> pd.DataFrame:
@@ -185,7 +228,7 @@ def _timings(results: Path) -> pd.DataFrame:
 def main(argv: list[str]) -> int:
     from mmbench.core.columns import TableError
 
-    if len(argv) != 2 or argv[0] not in ("ladder", "sweep"):
+    if len(argv) != 2 or argv[0] not in KINDS:
         print(__doc__, file=sys.stderr)
         return 2
     kind, results = argv[0], Path(argv[1])
@@ -194,6 +237,8 @@ def main(argv: list[str]) -> int:
     except TableError as err:
         print(f"standing: {err}", file=sys.stderr)
         return 2
+    if kind == "shapes":
+        return _record_shapes(t, results)
     table = ladder_standing(t) if kind == "ladder" else sweep_standing(t)
     sizes = set(table["size"]) if kind == "ladder" else set()
     if table.empty or (kind == "ladder" and not VERDICT_SIZES <= sizes):
@@ -207,6 +252,24 @@ def main(argv: list[str]) -> int:
     if kind == "ladder" and DOCS.exists():  # a checkout (an installed wheel has no docs)
         DOCS.write_text(with_section(DOCS.read_text(), docs_section(t)))
         print(f"{DOCS}: standing table written")
+    return 0
+
+
+def _record_shapes(t: pd.DataFrame, results: Path) -> int:
+    """docs/ladder.md's shapes section from a shapes run's timings (`t`, of `results`)."""
+    seeds = draw_seeds(sorted((results / "runs").glob("*.manifest.json")))
+    if not seeds or lad.shapes_summary(t).empty:
+        print(f"standing: {results} holds no shapes verdicts (a drawn product's best rung "
+              "against the cuBLAS of its class); give the results folder of a shapes preset "
+              "run", file=sys.stderr)  # fmt: skip
+        return 2
+    if not DOCS.exists():  # an installed wheel has no docs
+        print(f"standing: no {DOCS} to write the shapes section into", file=sys.stderr)
+        return 2
+    DOCS.write_text(
+        with_section(DOCS.read_text(), shapes_section(t, seeds), SHAPES_BEGIN, SHAPES_END)
+    )
+    print(f"{DOCS}: shapes section written (seed {', '.join(map(str, seeds))})")
     return 0
 
 
