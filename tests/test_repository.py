@@ -110,8 +110,9 @@ RECORDED_SHAPES = DATA / "h200-shapes-726870"
 def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     """docs/ladder.md's shapes section is what `python -m mmbench.report.standing shapes`
     writes from the recorded shapes run (seed 726870's five classes on an H200, its parts
-    merged; kept here with the columns the shapes table reads): typed by no one."""
-    timings = pd.read_csv(RECORDED_SHAPES / "timings.csv.gz")
+    merged; its timings rows kept here with the 23 columns the shapes table reads, not a
+    timings table): typed by no one."""
+    timings = pd.read_csv(RECORDED_SHAPES / "shapes-columns.csv.gz")
     text = (ROOT / "docs" / "ladder.md").read_text()
     section = standing.shapes_section(timings, [726870])
     assert standing.with_section(text, section, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
