@@ -2,17 +2,11 @@
 // kernel built by CUTLASS's collective builders from the headers of NVIDIA's nvidia-cutlass
 // wheel (found where it is installed, never copied here), its schedule and tile scheduler chosen
 // by the registry's parameters.  Built as a shared library (registry `backend: shared`); the
-// harness calls its two C entry points through ctypes:
-//
-//   size_t cutlass_gemm_workspace(m, n, k, lda, ldb, ldc)   bytes of workspace a launch needs
-//   int    cutlass_gemm(A, B, C, m, n, k, lda, ldb, ldc, accumulate, workspace, stream)
+// harness calls its two C entry points (kernels/cutlass_entry.cuh) through ctypes.
 //
 // C (m x n, row-major, leading dimension ldc) = A . B (+ C where accumulate), A m x k row-major,
 // B k x n row-major (B_K_MAJOR = 0) or n x k row-major (B_K_MAJOR = 1, K-major, as FP8 and TF32
-// take it).  The call is CUTLASS's device API as a user calls it for each product: can_implement,
-// initialize (the kernel's parameters and TMA descriptors, the workspace set up) and run on the
-// stream.  It returns 0, or 1 where CUTLASS cannot implement the product (alignment, shape),
-// 2 where initialize fails, 3 where the launch fails.
+// take it).
 //
 // Parameters (-D): ELEM_T, OUT_T (core/elements.py; float inputs run on TF32 wgmma, as CUTLASS's
 // builder maps them; e4m3 inputs on CUTLASS's FP8 mainloop, its sums promoted to FP32 registers
@@ -92,9 +86,11 @@ static void set_ldb(Stride& s, long ldb) {
   }
 }
 
+using Scalar = float;  // alpha and beta
+
 // the packed strides of each operand, their leading dimension set to the harness's
 static typename Gemm::Arguments arguments(const void* a, const void* b, void* c, int m, int n,
-                                          int k, long lda, long ldb, long ldc, float beta) {
+                                          int k, long lda, long ldb, long ldc, Scalar beta) {
   auto sa = cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, {m, k, 1});
   auto sb = cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, {n, k, 1});
   auto sc = cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, {m, n, 1});
@@ -109,18 +105,4 @@ static typename Gemm::Arguments arguments(const void* a, const void* b, void* c,
 }
 }  // namespace mmbench_cutlass
 
-extern "C" size_t cutlass_gemm_workspace(int m, int n, int k, long lda, long ldb, long ldc) {
-  using namespace mmbench_cutlass;
-  return Gemm::get_workspace_size(arguments(nullptr, nullptr, nullptr, m, n, k, lda, ldb, ldc, 0.f));
-}
-
-extern "C" int cutlass_gemm(const void* a, const void* b, void* c, int m, int n, int k, long lda,
-                            long ldb, long ldc, int accumulate, void* workspace, void* stream) {
-  using namespace mmbench_cutlass;
-  Gemm gemm;
-  auto args = arguments(a, b, c, m, n, k, lda, ldb, ldc, accumulate ? 1.0f : 0.0f);
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) return 1;
-  auto s = static_cast<cudaStream_t>(stream);
-  if (gemm.initialize(args, workspace, s) != cutlass::Status::kSuccess) return 2;
-  return gemm.run(s) == cutlass::Status::kSuccess ? 0 : 3;
-}
+#include "cutlass_entry.cuh"  // the C entry points

@@ -336,7 +336,7 @@ def _peer_rows(registry, arch, tmp_path, variant, instances, shapes) -> list[dic
     return rows
 
 
-@pytest.mark.parametrize("variant", ["cutlass_bf16", "cutlass_tf32", "cutlass_fp8"])
+@pytest.mark.parametrize("variant", ["cutlass_bf16", "cutlass_tf32", "cutlass_fp8", "cutlass_f64"])
 def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, variant):
     """A CUTLASS variant (backend shared: kernels/cutlass_gemm.cu, CUTLASS's Hopper GEMM called
     through its C entry points): each of its builds at 1024 x 1024 x 1024, at
@@ -348,8 +348,8 @@ def test_cutlass_builds_verify_at_even_and_odd_shapes(registry, arch, tmp_path, 
     v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
     # registry: the three 128 x 128 builds and two 128 x 256; FP8 the two cooperative 128 x 128
-    # ones (the others spill)
-    assert len(instances) == (2 if variant == "cutlass_fp8" else 5)
+    # ones (the others spill); FP64 the four tiles of CUTLASS's own SM90 FP64 tests
+    assert len(instances) == {"cutlass_fp8": 2, "cutlass_f64": 4}.get(variant, 5)
     shapes = [v.padded(1024, 1024, 1024), v.padded(1000, 1100, 37), v.padded(33, 4099, 129)]
     rows = _peer_rows(registry, arch, tmp_path, variant, instances, shapes)
     assert {r["grid"] for r in rows} == {"0x0x0"}

@@ -357,6 +357,23 @@ def test_cutlass_is_a_shared_build_of_five_instantiations(registry):
     assert v.rejected(dict(v.instance("bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER1"))) == []
 
 
+def test_cutlass_f64_builds_cutlass_own_four_sm90_fp64_configurations(registry):
+    """cutlass_f64 (kernels/cutlass_gemm_f64.cu, CUTLASS's 2.x device GEMM for arch::Sm90): the
+    block and warp tiles and stages of CUTLASS's own SM90 FP64 tests
+    (test/unit/gemm/device/gemm_f64*_tensor_op_f64_sm90.cu, v4.2.0), copied here by hand:
+    64 x 64 / 32 x 32, 4 stages; 128 x 64 / 64 x 32, 4; 64 x 128 / 32 x 64, 3;
+    128 x 128 / 32 x 64, 3; k 16 a stage.  Doubles need no 16-byte rows: nothing is padded."""
+    from mmbench.plan.plan import buildable
+
+    v = registry["cutlass_f64"]
+    assert v.shared and v.entry_points == ("cutlass_gemm", "cutlass_gemm_workspace")
+    built = {tuple(v.defines(p)[n] for n in ("BM", "BN", "WM", "WN", "STAGES", "BK"))
+             for p in buildable(v, {}, "sm_90a")[0]}  # fmt: skip
+    assert built == {(64, 64, 32, 32, 4, 16), (128, 64, 64, 32, 4, 16),
+                     (64, 128, 32, 64, 3, 16), (128, 128, 32, 64, 3, 16)}  # fmt: skip
+    assert v.padded(1000, 1100, 37) == (1000, 1100, 37)
+
+
 @pytest.mark.parametrize(
     "variant, odd, padded",
     [  # hand counts: n and k rounded up to multiples of 8 bfloat16, 4 floats, 16 e4m3

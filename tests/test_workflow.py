@@ -124,9 +124,11 @@ def test_every_instantiation_compiles(request, tmp_path, arch, registry):
     build = workdir / "results" / "build" / arch
     assert len(list((build / "tiled_guarded").glob("*.cubin"))) == 9
     assert len(list((build / "persistent_bf16").glob("*.cubin"))) == (40 if arch == "sm_90" else 0)
-    # cutlass_bf16, cutlass_fp8, cutlass_tf32 (sm_90a, shared builds): 5, 2 and 5
-    # (tests/test_registry.py counts them by hand)
-    cutlass = ["cutlass_bf16"] * 5 + ["cutlass_fp8"] * 2 + ["cutlass_tf32"] * 5
+    # cutlass_bf16, cutlass_f64, cutlass_fp8, cutlass_tf32 (sm_90a, shared builds): 5, 4, 2 and
+    # 5 (tests/test_registry.py counts them by hand)
+    cutlass = (
+        ["cutlass_bf16"] * 5 + ["cutlass_f64"] * 4 + ["cutlass_fp8"] * 2 + ["cutlass_tf32"] * 5
+    )
     assert [p.parent.name for p in libraries] == (cutlass if arch == "sm_90" else [])
     # triton_bf16, triton_fp8, triton_tf32 (sm_90a, where Triton is installed: the triton extra,
     # which .ci/run installs for these tests): 128 x 128 tiles, 8 warps, STAGES 2, 3 and 4,
