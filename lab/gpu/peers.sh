@@ -2,7 +2,7 @@
 # CUTLASS and Triton beside cuBLAS on a GPU machine (issue "CUTLASS and Triton as reference
 # lines"):
 #   lab/gpu.sh peers OUT check     the GPU tests of the CUTLASS builds (cutlass_bf16, _tf32,
-#                                  _fp8: every build at 1024^3 and two odd shapes, padded where
+#                                  _fp8, _f64: every build at 1024^3 and two odd shapes, padded where
 #                                  CUTLASS's TMA refuses them) and of the flushed load, then
 #                                  compute-sanitizer memcheck of each CUTLASS variant's first and
 #                                  last build at two odd shapes run padded (33 x 32 x 48,
@@ -86,7 +86,7 @@ check)
     > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?, $(($(date +%s) - start)) s"
   grep -h "passed\|failed\|FAILED\|TFLOP/s\|GFLOP/s" "$out/tests.log" | tail -30
-  memcheck "cutlass_bf16 cutlass_tf32 cutlass_fp8" "33 32 48" "17 4112 144"
+  memcheck "cutlass_bf16 cutlass_tf32 cutlass_fp8 cutlass_f64" "33 32 48" "17 4112 144"
   ;;
 msmf)
   variants="[cublas, cublaslt_fp8, cutlass_bf16, cutlass_fp8]"
