@@ -469,3 +469,25 @@ def test_the_two_launch_paths_time_a_batch_the_same_and_the_driver_costs_the_hos
     assert "host 13.9 against 8.8 us a launch (medians)" in text
     assert all(d < c for c, d in zip(cupy, driver, strict=True))
     assert "60 configurations of 10 variants" in text and "0 beyond +-0.5%" in text
+
+
+def test_fp8_from_one_place_runs_as_from_four_and_integer_inputs_run_faster():
+    """Entry "FP8 from one place against four, the ladder's odd sizes under the k-tile bound,
+    and what CUTLASS's profiler fed its kernels" (an H200): at 4096, normal inputs, each build
+    from four placements against one within -0.4% to +0.9%; integer inputs (int09) against
+    normal ones, one place, +4.4% to +8.5%; all 96 configurations PASS (the ladder's odd sizes
+    among them, 1000 x 1100 x 37 run padded to 1000 x 1104 x 48 by cuBLASLt and CUTLASS)."""
+    t = read_csv(DATA / "h200-fp8-one-place" / "one-place.csv")
+    assert len(t) == 104 and (t.verification == "PASS").all()  # 96 + 8 rows of the 4-place run
+    at = t[t.m == 4096].assign(build=lambda d: d.variant + " " + d.instance)
+    rate = at.set_index(["build", "memory", "distribution", "placements"]).kernel_gflops
+    builds = sorted(set(at.build))
+    assert len(builds) == 4
+    four = [rate[b, mem, "normal", 4.0] / rate[b, mem, "normal", 1.0] - 1
+            for b in builds for mem in ("pageable", "pinned")]  # fmt: skip
+    assert -0.005 < min(four) and max(four) < 0.01
+    ints = [rate[b, mem, "int09", 1.0] / rate[b, mem, "normal", 1.0] - 1
+            for b in builds for mem in ("pageable", "pinned")]  # fmt: skip
+    assert round(min(ints), 3) == 0.044 and round(max(ints), 3) == 0.085
+    padded = t[(t.m == 1000) & t.variant.isin(["cublaslt_fp8", "cutlass_fp8"])]
+    assert set(zip(padded.n, padded.k, strict=True)) == {(1104, 48)}
