@@ -491,3 +491,20 @@ def test_fp8_from_one_place_runs_as_from_four_and_integer_inputs_run_faster():
     assert round(min(ints), 3) == 0.044 and round(max(ints), 3) == 0.085
     padded = t[(t.m == 1000) & t.variant.isin(["cublaslt_fp8", "cutlass_fp8"])]
     assert set(zip(padded.n, padded.k, strict=True)) == {(1104, 48)}
+
+
+def test_the_second_seeds_fp32_fp64_bf16_part_as_its_entry_quotes_it():
+    """Entry "The shapes preset at a second seed, 755700: FP32, FP64 and BF16" (an H200): its
+    sweep table's 64 products per class; the best rung's geometric mean and least share of
+    cuBLAS per class, FP32 84.6 / 38.7, FP64 98.2 / 33.0, BF16 191.2 / 62.1; 27, 11 and 3
+    products below 85%; none seen by the tuning."""
+    import numpy as np
+
+    s = read_csv(DATA / "h200-shapes-755700" / "fp32_fp64_bf16-sweep.csv")
+    assert (s.groupby("precision").size() == 64).all() and set(s["tuning saw it"]) == {"no"}
+    share = s.groupby("precision")["% of ref"]
+    gmean = share.apply(lambda x: 100 * np.exp(np.log(x / 100).mean())).round(1).to_dict()
+    assert gmean == {"BF16": 191.2, "FP32": 84.6, "FP64": 98.2}
+    assert share.min().to_dict() == {"BF16": 62.1, "FP32": 38.7, "FP64": 33.0}
+    assert (s[s["% of ref"] < 85].groupby("precision").size().to_dict()
+            == {"BF16": 3, "FP32": 27, "FP64": 11})  # fmt: skip
