@@ -110,7 +110,7 @@ RECORDED_SHAPES = DATA / "h200-shapes-726870"
 def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     """docs/ladder.md's shapes section is what `python -m mmbench.report.standing shapes`
     writes from the recorded shapes run (seed 726870's five classes on an H200, its parts
-    merged; its timings rows kept here with the 23 columns the shapes table reads, not a
+    merged; its timings rows kept here with the 17 columns the shapes table reads, not a
     timings table): typed by no one."""
     timings = pd.read_csv(RECORDED_SHAPES / "shapes-columns.csv.gz")
     text = (ROOT / "docs" / "ladder.md").read_text()
