@@ -4,21 +4,20 @@ for the timings, against the run manifests: every configuration of every job, on
 
 import sys
 
-from mmbench.core.row import ordered
-from mmbench.core.schemas import check_against_manifests, check_frame
-from mmbench.core.tables import atomic_write_csv, concat_csv
+from mmbench.core.schemas import check_frame
+from mmbench.core.tables import atomic_write_csv, concat_csv, gather_timings
 
 
 def main(sm) -> None:
     sys.stderr = open(sm.log[0], "w")
     kind = sm.params.get("kind") or "metrics"
     tables = list(sm.input.get("tables", sm.input))
-    df = concat_csv(tables, kind)
     if kind == "timings":
-        df = ordered(df)
-        check_against_manifests(df, list(sm.input.manifests), sm.output[0])
-    check_frame(df, kind, sm.output[0])
-    atomic_write_csv(df, sm.output[0])
+        df = gather_timings(tables, sm.input.manifests, sm.output[0])
+    else:
+        df = concat_csv(tables, kind)
+        check_frame(df, kind, sm.output[0])
+        atomic_write_csv(df, sm.output[0])
     print(f"{len(df)} rows from {len(tables)} tables", file=sys.stderr)
 
 

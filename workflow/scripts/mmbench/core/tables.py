@@ -103,3 +103,19 @@ def concat_csv(paths: list[str | Path], kind: str | None = None) -> pd.DataFrame
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
+
+
+def gather_timings(tables, manifests, dest: str | Path, results=None) -> pd.DataFrame:
+    """A run's timings table from its measurement jobs' tables (runs/<variant>.csv): each
+    checked and concatenated in row.py's column order, checked against the jobs' manifests
+    (every configuration of every job, once; `results`: the results folder its message names)
+    and whole, then written to `dest` atomically.  TableError where a check fails, nothing
+    written."""
+    from .row import ordered
+    from .schemas import check_against_manifests, check_frame
+
+    df = ordered(concat_csv(tables, "timings"))
+    check_against_manifests(df, list(manifests), str(dest), results)
+    check_frame(df, "timings", str(dest))
+    atomic_write_csv(df, dest)
+    return df

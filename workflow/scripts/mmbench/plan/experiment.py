@@ -94,9 +94,8 @@ def gather_measured_runs(results: str | Path) -> str | None:
     a job stopped part-way adds nothing), checked as the aggregate job checks it.  A note saying
     what was gathered, or None where runs/ holds no finished job (ConfigError where it holds a
     damaged one)."""
-    from mmbench.core.row import ordered
-    from mmbench.core.schemas import TableError, check_against_manifests, check_frame
-    from mmbench.core.tables import DamagedFile, atomic_write_csv, concat_csv
+    from mmbench.core.schemas import TableError
+    from mmbench.core.tables import DamagedFile, gather_timings
 
     runs = Path(results) / "runs"
     manifests = sorted(runs.glob("*.manifest.json"))
@@ -106,14 +105,10 @@ def gather_measured_runs(results: str | Path) -> str | None:
         return None
     manifests = [t.with_suffix(".manifest.json") for t in tables]
     timings = Path(results) / "tables" / "timings.csv"
-    try:
-        df = ordered(concat_csv(tables, "timings"))
-        check_against_manifests(df, manifests, str(timings), results)
-        check_frame(df, "timings", str(timings))
+    try:  # as the aggregate job gathers them (scripts/concat_tables.py)
+        df = gather_timings(tables, manifests, timings, results)
     except (TableError, DamagedFile) as err:
         raise ConfigError(f"render_only=true: gathering {runs}/: {err}") from None
-    timings.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_csv(df, timings)
     return (
         f"render_only: {timings} gathered from the {len(tables)} finished measurement job(s) "
         f"in {runs}/ ({len(df)} rows: {', '.join(t.stem for t in tables)}); the run had "

@@ -164,14 +164,16 @@ def docs_section(timings: pd.DataFrame) -> str:
     )
 
 
-def shapes_section(timings: pd.DataFrame, seeds: list[int]) -> str:
+def shapes_section(timings: pd.DataFrame, seeds: list[int]) -> str | None:
     """The Markdown docs/ladder.md shows between its shapes markers: the shapes run's table
     (report/ladder.shapes_summary: per class the best rung's geometric mean and least share of
     its cuBLAS, the peers' beside it) and which classes meet the any-shape targets; `seeds`: the
-    draw seeds of the run's parts (its manifests')."""
+    draw seeds of the run's parts (its manifests').  None where the run has no such table."""
     from mmbench.report.report_tables import for_people
 
     table = lad.shapes_summary(timings)
+    if table.empty:
+        return None
     met = [p for p, m in zip(table.precision, table.met, strict=True) if m == "yes"]
     missed = [p for p in table.precision if p not in met]
     targets = lad.SHAPES_TARGETS
@@ -258,7 +260,8 @@ def main(argv: list[str]) -> int:
 def _record_shapes(t: pd.DataFrame, results: Path) -> int:
     """docs/ladder.md's shapes section from a shapes run's timings (`t`, of `results`)."""
     seeds = draw_seeds(sorted((results / "runs").glob("*.manifest.json")))
-    if not seeds or lad.shapes_summary(t).empty:
+    section = shapes_section(t, seeds) if seeds else None
+    if section is None:
         print(f"standing: {results} holds no shapes verdicts (a drawn product's best rung "
               "against the cuBLAS of its class); give the results folder of a shapes preset "
               "run", file=sys.stderr)  # fmt: skip
@@ -266,9 +269,7 @@ def _record_shapes(t: pd.DataFrame, results: Path) -> int:
     if not DOCS.exists():  # an installed wheel has no docs
         print(f"standing: no {DOCS} to write the shapes section into", file=sys.stderr)
         return 2
-    DOCS.write_text(
-        with_section(DOCS.read_text(), shapes_section(t, seeds), SHAPES_BEGIN, SHAPES_END)
-    )
+    DOCS.write_text(with_section(DOCS.read_text(), section, SHAPES_BEGIN, SHAPES_END))
     print(f"{DOCS}: shapes section written (seed {', '.join(map(str, seeds))})")
     return 0
 
