@@ -104,24 +104,30 @@ def test_the_docs_ladder_table_is_the_recorded_runs():
     assert "| FP32 | warptile_db | 50898 | 99.4 | 52545 | 103.1 |" in text
 
 
-RECORDED_SHAPES = DATA / "h200-shapes-726870"
+RECORDED_SHAPES = {seed: DATA / f"h200-shapes-{seed}" for seed in (726870, 755700)}
 
 
 def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     """docs/ladder.md's shapes section is what `python -m mmbench.report.standing shapes`
-    writes from the recorded shapes run (seed 726870's five classes on an H200, its parts
-    merged; its timings rows kept here with the 17 columns the shapes table reads, not a
-    timings table): typed by no one."""
-    timings = pd.read_csv(RECORDED_SHAPES / "shapes-columns.csv.gz")
+    writes from the recorded shapes runs, one table per seed (726870 and 755700: five classes
+    each on H200s, their parts merged; the timings rows kept here with the 18 columns the
+    shapes table reads, not a timings table): typed by no one."""
     text = (ROOT / "docs" / "ladder.md").read_text()
-    section = standing.shapes_section(timings, [726870])
-    assert standing.with_section(text, section, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
-    # the lab entries' tables of that run (BF16 and FP32: "The shapes preset at seed 726870 with
-    # skinny_simt and CUTLASS"; FP8: "FP8 at odd row pitches")
-    assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in text
-    assert "| FP32 | 64 | 80.0 | 95 | 45.9 | 29 x 353 x 87 | skinny_simt |" in text
-    assert "| FP8 | 64 | 81.8 | 95 | 57.1 | 21 x 4252 x 4592 | skinny_fp8 |" in text
-    assert "met by BF16; missed by FP32, TF32, FP8, FP64." in text
+    sections = [
+        standing.shapes_section(pd.read_csv(folder / "shapes-columns.csv.gz"), [seed])
+        for seed, folder in RECORDED_SHAPES.items()
+    ]
+    together = "\n".join(sections)
+    assert standing.with_section(text, together, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
+    # the lab entries' tables of those runs (seed 726870, BF16 and FP32: "The shapes preset at
+    # seed 726870 with skinny_simt and CUTLASS"; FP8: "FP8 at odd row pitches"; seed 755700's
+    # FP32: "The shapes preset at a second seed, 755700")
+    assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in sections[0]
+    assert "| FP32 | 64 | 80.0 | 95 | 45.9 | 29 x 353 x 87 | skinny_simt |" in sections[0]
+    assert "| FP8 | 64 | 81.8 | 95 | 57.1 | 21 x 4252 x 4592 | skinny_fp8 |" in sections[0]
+    assert "met by BF16; missed by FP32, TF32, FP8, FP64." in sections[0]
+    assert "| FP32 | 64 | 84.6 | 95 | 38.7 | 5624 x 77 x 182 | warptile_db |" in sections[1]
+    assert "3 boards" in sections[1]  # three machines measured its three parts
 
 
 def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(

@@ -174,3 +174,23 @@ def test_the_summary_of_a_recorded_tuned_run_counts_its_refusals(run, refused_ro
     if asked:
         assert f"  {asked}" in txt and "[10x]" in txt
     assert max(map(len, txt.splitlines())) <= 200
+
+
+def test_a_run_put_together_from_two_gpus_names_each_and_its_variants():
+    """Parts of one run measured on two boards (lab/shapes_parts.py merges such parts): the
+    summary names both GPUs and which variants each measured, not the first row's alone."""
+    timings = read_csv(DATA / "h100-main" / "results" / "tables" / "timings.csv")
+    txt, md = render(timings)
+    assert sum(x.startswith("GPU: ") for x in txt.splitlines()) == 1  # one board: one line
+    two = timings.copy()
+    two.loc[two.variant == "cublas", "gpu_uuid"] = "GPU-other-board"
+    txt, md = render(two)
+    lines = txt.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("GPUs: "))
+    assert lines[head].startswith("GPUs: 2;")
+    boards = lines[head + 1 : head + 3]
+    other = next(x for x in boards if "GPU-other-board" in x)
+    assert other.endswith(": cublas")
+    first = next(x for x in boards if "GPU-other-board" not in x)
+    assert "cublas" not in first.split("): ")[-1].split(": ")[-1].split(", ")
+    assert "GPU-other-board" in md

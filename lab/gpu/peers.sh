@@ -6,7 +6,8 @@
 #                                  CUTLASS's TMA refuses them) and of the flushed load, then
 #                                  compute-sanitizer memcheck of each CUTLASS variant's first and
 #                                  last build at two odd shapes run padded (33 x 32 x 48,
-#                                  17 x 4112 x 144)
+#                                  17 x 4112 x 144); CHECK_K (pytest -k) and CHECK_VARIANTS
+#                                  (memcheck's) narrow it to some builds
 #   lab/gpu.sh peers OUT msmf      cuBLAS BF16 (cublasGemmEx) and cuBLASLt FP8 at 4096 and 8192,
 #                                  normal inputs, sustained and flushed (mamf-finder's MSMF: L2
 #                                  flushed before every product), with the CUTLASS builds beside
@@ -82,11 +83,11 @@ PY
 case "$stage" in
 check)
   start=$(date +%s)
-  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "cutlass_builds or flushed_load" \
+  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "${CHECK_K:-cutlass_builds or flushed_load}" \
     > "$out/tests.log" 2>&1
   echo "GPU tests: exit $?, $(($(date +%s) - start)) s"
   grep -h "passed\|failed\|FAILED\|TFLOP/s\|GFLOP/s" "$out/tests.log" | tail -30
-  memcheck "cutlass_bf16 cutlass_tf32 cutlass_fp8 cutlass_f64" "33 32 48" "17 4112 144"
+  memcheck "${CHECK_VARIANTS:-cutlass_bf16 cutlass_tf32 cutlass_fp8 cutlass_f64}" "33 32 48" "17 4112 144"
   ;;
 msmf)
   variants="[cublas, cublaslt_fp8, cutlass_bf16, cutlass_fp8]"

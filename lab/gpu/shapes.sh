@@ -29,7 +29,10 @@
 #                                        manifests and row tables alone: keep it in
 #                                        lab/data/, lab/shapes_parts.py merges such parts);
 #                                        until then OUT/shapes-SEED-partial
-#                                        .tar.gz, the measurement jobs' rows and journals so far
+#                                        .tar.gz, the measurement jobs' rows and journals so far;
+#                                        RUN_VARIANTS=a,b runs those variants' jobs alone (the
+#                                        rest of a part whose machine was released: carry the
+#                                        journals, merge the partial tars with shapes_parts.py)
 #   lab/gpu.sh shapes OUT misses SHAPES  the products SHAPES ([[m, n, k], ...]) where a run missed,
 #                                        measured in bursts by the part CLASSES of the preset
 #                                        (default fp32,fp64,bf16; VARIANTS=a,b,... those of
@@ -119,12 +122,17 @@ run)
     preset=/tmp/shapes-part.yaml name=shapes-$seed-${CLASSES//,/_}
     python3 lab/shapes_parts.py preset "$preset" "$CLASSES" || exit 2
   fi
-  timed "$name" --configfile "$preset" \
+  # RUN_VARIANTS=a,b: those variants' measurement jobs alone (Snakemake targets), the plan
+  # still the whole part's (its calibration margin compares every rung of the class); their rows
+  # come back as the partial tar's, to merge with a part stopped on a machine since released
+  targets=()
+  for v in ${RUN_VARIANTS//,/ }; do targets+=("results/$name/runs/$v.csv"); done
+  timed "$name" "${targets[@]}" --configfile "$preset" \
     --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
     "experiment=$name" "calibration=$cal"
   rc=$?
   grep -h "configurations:" "results/$name/tables/summary.txt" 2>/dev/null
-  if [ $rc -eq 0 ]; then
+  if [ $rc -eq 0 ] && [ -z "${RUN_VARIANTS:-}" ]; then
     for t in shapes sweep; do
       [ -f "results/$name/report/$t.md" ] && cat "results/$name/report/$t.md"
     done
@@ -138,6 +146,7 @@ run)
     echo "variants measured: $(ls "results/$name/runs" 2>/dev/null | grep -c "\.csv$")"
     tar czf "$out/$name-partial.tar.gz" "results/$name/runs" 2>/dev/null
   fi
+  exit $rc  # a run stopped at LIMIT, or failed, says so to the call
   ;;
 misses)
   shapes=${3:?"usage: lab/gpu.sh shapes OUT misses '[[m, n, k], ...]'"}

@@ -9,7 +9,9 @@ never an edit of source:
 
     python -m mmbench.report.standing ladder RESULTS   # RESULTS: a ladder preset's results folder
     python -m mmbench.report.standing sweep RESULTS    # a sweep preset's
-    python -m mmbench.report.standing shapes RESULTS   # a shapes preset's (its parts merged)
+    python -m mmbench.report.standing shapes RESULTS [RESULTS...]
+                                                       # shapes preset runs (each with its
+                                                       # parts merged), one table per seed
 
 tests/test_repository.py checks that the tables and docs/ladder.md's are the recorded runs'.
 """
@@ -182,8 +184,11 @@ def shapes_section(timings: pd.DataFrame, seeds: list[int]) -> str | None:
         if classes
     )  # fmt: skip
     drawn = ", ".join(str(s) for s in seeds) or "none recorded"
+    gpu = " and ".join(sorted(timings.gpu_name.dropna().unique()))
+    if "gpu_uuid" in timings and timings.gpu_uuid.nunique() > 1:
+        gpu += f" ({timings.gpu_uuid.nunique()} boards, each variant's rows from one)"
     return (
-        f"Recorded on an {timings.gpu_name.iloc[0]}, {len(timings)} configurations at the products "
+        f"Recorded on an {gpu}, {len(timings)} configurations at the products "
         f"drawn from seed {drawn} (`python -m mmbench.report.standing shapes RESULTS` writes "
         f"this section from a shapes run). The targets, a geometric mean of "
         f"{targets['geometric mean']:.0%} and a least share of {targets['minimum']:.0%} of the "
@@ -230,17 +235,18 @@ def _timings(results: Path) -> pd.DataFrame:
 def main(argv: list[str]) -> int:
     from mmbench.core.columns import TableError
 
-    if len(argv) != 2 or argv[0] not in KINDS:
+    if len(argv) < 2 or argv[0] not in KINDS or (len(argv) > 2 and argv[0] != "shapes"):
         print(__doc__, file=sys.stderr)
         return 2
     kind, results = argv[0], Path(argv[1])
     try:
-        t = _timings(results)
+        runs = [(_timings(Path(r)), Path(r)) for r in argv[1:]]
     except TableError as err:
         print(f"standing: {err}", file=sys.stderr)
         return 2
     if kind == "shapes":
-        return _record_shapes(t, results)
+        return _record_shapes(runs)
+    t = runs[0][0]
     table = ladder_standing(t) if kind == "ladder" else sweep_standing(t)
     sizes = set(table["size"]) if kind == "ladder" else set()
     if table.empty or (kind == "ladder" and not VERDICT_SIZES <= sizes):
@@ -257,19 +263,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _record_shapes(t: pd.DataFrame, results: Path) -> int:
-    """docs/ladder.md's shapes section from a shapes run's timings (`t`, of `results`)."""
-    seeds = draw_seeds(sorted((results / "runs").glob("*.manifest.json")))
-    section = shapes_section(t, seeds) if seeds else None
-    if section is None:
-        print(f"standing: {results} holds no shapes verdicts (a drawn product's best rung "
-              "against the cuBLAS of its class); give the results folder of a shapes preset "
-              "run", file=sys.stderr)  # fmt: skip
-        return 2
+def _record_shapes(runs: list[tuple[pd.DataFrame, Path]]) -> int:
+    """docs/ladder.md's shapes section from shapes runs' timings (each `(timings, results)`):
+    one table per run, in the order given."""
+    sections, seeds = [], []
+    for t, results in runs:
+        drawn = draw_seeds(sorted((results / "runs").glob("*.manifest.json")))
+        section = shapes_section(t, drawn) if drawn else None
+        if section is None:
+            print(f"standing: {results} holds no shapes verdicts (a drawn product's best rung "
+                  "against the cuBLAS of its class); give the results folder of a shapes "
+                  "preset run", file=sys.stderr)  # fmt: skip
+            return 2
+        sections.append(section)
+        seeds += drawn
     if not DOCS.exists():  # an installed wheel has no docs
         print(f"standing: no {DOCS} to write the shapes section into", file=sys.stderr)
         return 2
-    DOCS.write_text(with_section(DOCS.read_text(), section, SHAPES_BEGIN, SHAPES_END))
+    DOCS.write_text(with_section(DOCS.read_text(), "\n".join(sections), SHAPES_BEGIN, SHAPES_END))
     print(f"{DOCS}: shapes section written (seed {', '.join(map(str, seeds))})")
     return 0
 

@@ -203,15 +203,33 @@ def _render_model(timings: pd.DataFrame, refused: pd.DataFrame | None) -> tuple[
         t, m = _refused(refused)
         txt.append(t)
         md += ["", m]
-    first = timings.iloc[0]
-    prov = (
-        f"GPU: {first.get('gpu_name', '?')} ({first.get('gpu_uuid', '?')}), driver "
-        f"{first.get('driver_version', '?')}, CUDA runtime {first.get('cuda_runtime', '?')}, "
-        f"CuPy {first.get('cupy_version', '?')}"
-    )
-    txt += ["", prov, "cells marked FAIL did not verify; -- = not run", ""]
-    md += ["", prov, ""]
+    prov = provenance_lines(timings)
+    txt += ["", *prov, "cells marked FAIL did not verify; -- = not run", ""]
+    md += ["", "  \n".join(prov), ""]
     return "\n".join(txt), "\n".join(md)
+
+
+def provenance_lines(timings: pd.DataFrame) -> list[str]:
+    """The GPU, driver, CUDA runtime and CuPy the rows were measured with: one line where one
+    GPU measured them all; where the rows come from several (a run put together from parts
+    measured on different machines), a line per GPU naming the variants it measured, since
+    rows of different boards are compared in the tables."""
+
+    def words(row) -> str:
+        return (
+            f"{row.get('gpu_name', '?')} ({row.get('gpu_uuid', '?')}), driver "
+            f"{row.get('driver_version', '?')}, CUDA runtime {row.get('cuda_runtime', '?')}, "
+            f"CuPy {row.get('cupy_version', '?')}"
+        )
+
+    uuids = timings["gpu_uuid"].fillna("?") if "gpu_uuid" in timings else None
+    if uuids is None or uuids.nunique() == 1:
+        return [f"GPU: {words(timings.iloc[0])}"]
+    lines = [f"GPUs: {uuids.nunique()}; the rows of each were measured on one of them:"]
+    for _, rows in timings.groupby(uuids, sort=True):
+        variants = ", ".join(sorted(rows["variant"].unique()))
+        lines.append(f"  {words(rows.iloc[0])}: {variants}")
+    return lines
 
 
 def verification_tally(timings: pd.DataFrame) -> str:
