@@ -508,3 +508,53 @@ def test_the_second_seeds_fp32_fp64_bf16_part_as_its_entry_quotes_it():
     assert share.min().to_dict() == {"BF16": 62.1, "FP32": 38.7, "FP64": 33.0}
     assert (s[s["% of ref"] < 85].groupby("precision").size().to_dict()
             == {"BF16": 3, "FP32": 27, "FP64": 11})  # fmt: skip
+
+
+def test_the_second_seed_whole_as_its_entry_quotes_it():
+    """Entry "The shapes preset at seed 755700 whole" (H200s): the five classes' sweep, 64
+    products each, none seen by the tuning; TF32 148.3 / 72.0 and FP8 81.1 / 51.7 (geometric
+    mean / least % of the class's cuBLAS), 1 and 29 products below 85%; FP8's least at
+    129 x 14712 x 5968 by persistent_fp8."""
+    import numpy as np
+
+    s = read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv")
+    assert (s.groupby("precision").size() == 64).all() and len(set(s.precision)) == 5
+    assert set(s["tuning saw it"]) == {"no"}
+    share = s.groupby("precision")["% of ref"]
+    gmean = share.apply(lambda x: 100 * np.exp(np.log(x / 100).mean())).round(1).to_dict()
+    assert gmean["TF32"] == 148.3 and gmean["FP8"] == 81.1 and gmean["FP32"] == 84.6
+    assert share.min()["TF32"] == 72.0 and share.min()["FP8"] == 51.7
+    below = s[s["% of ref"] < 85].groupby("precision").size().to_dict()
+    assert below["TF32"] == 1 and below["FP8"] == 29
+    least = s[s.precision == "FP8"].sort_values("% of ref").iloc[0]
+    assert (least["shape"], least["best rung"]) == ("129 x 14712 x 5968", "persistent_fp8")
+
+
+def test_cutlass_f64_on_an_h200_as_its_entry_quotes_it():
+    """Entry "CUTLASS's FP64 GEMM (cutlass_f64) on an H200": the ladder subset's 24 rows PASS;
+    sustained, normal inputs, its best build 49.8 and 48.1 TFLOP/s at 4096 and 8192 against
+    cuBLAS's 51.3 and 52.7 (97.1% and 91.1%); the 65 journalled shapes rows PASS."""
+    t = read_csv(DATA / "h200-cutlass-f64" / "ladder-timings.csv.xz")
+    assert len(t) == 24 and (t.verification == "PASS").all()
+    best = t[t.load == "sustained"].groupby(["variant", "m"]).kernel_gflops.max()
+    assert [round(best["cutlass_f64", s] / 1000, 1) for s in (4096, 8192)] == [49.8, 48.1]
+    assert [round(best["cublas", s] / 1000, 1) for s in (4096, 8192)] == [51.3, 52.7]
+    assert [round(100 * best["cutlass_f64", s] / best["cublas", s], 1) for s in (4096, 8192)] == [
+        97.1,
+        91.1,
+    ]
+    p = read_csv(DATA / "h200-cutlass-f64" / "shapes-755700-partial.csv.xz")
+    assert len(p) == 65 and (p.verification == "PASS").all()
+
+
+def test_the_misses_profile_rows_that_cannot_be_their_configurations():
+    """Entry "Misses profiled at seed 755700": two products of one warptile_db build with the
+    same counters, and a float32 build's row counting FP64 operations only."""
+    t = read_csv(DATA / "h200-misses-755700" / "metrics.csv.xz")
+    wide = t.pivot_table(index=["variant", "instance", "m", "n", "k"], columns="metric",
+                         values="value")  # fmt: skip
+    w = wide.loc["warptile_db", "float32_BM64_BN64_BK16_WM64_WN32_WNITER2_TM8_TN4"]
+    assert w.loc[(18, 152, 2881), "flop_count_sp"] == w.loc[(312, 197, 924), "flop_count_sp"]
+    assert w.loc[(18, 152, 2881), "dram_read_bytes"] == w.loc[(312, 197, 924), "dram_read_bytes"]
+    s = wide.loc["skinny_simt", "float32_MT8_TN4_THREADS128_BK16_SIDE2"].iloc[0]
+    assert s["flop_count_sp"] == 0 and s["flop_count_dp"] == 173916160

@@ -160,6 +160,11 @@ misses)
     [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
   done
+  # the profile batch's own account (its list, what ran in which range, the report's raw
+  # launches) and each profile job's log: which launch each configuration's rows came from
+  (cd results/misses && tar czf "$out/misses-profile.tgz" profile/ncu_batch.json \
+    profile/ncu_batch/batch.json profile/ncu_batch/batch-done.json profile/ncu_batch/ncu_raw.csv \
+    logs/profile tables/metrics.csv 2>/dev/null)
   ;;
 pitch)
   sides=${3:?"usage: lab/gpu.sh shapes OUT pitch 'SIDE ...'"}
