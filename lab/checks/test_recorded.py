@@ -558,3 +558,16 @@ def test_the_misses_profile_rows_that_cannot_be_their_configurations():
     assert w.loc[(18, 152, 2881), "dram_read_bytes"] == w.loc[(312, 197, 924), "dram_read_bytes"]
     s = wide.loc["skinny_simt", "float32_MT8_TN4_THREADS128_BK16_SIDE2"].iloc[0]
     assert s["flop_count_sp"] == 0 and s["flop_count_dp"] == 173916160
+
+
+def test_the_margin_left_out_rungs_at_most_of_fp8s_misses():
+    """Entry "The shapes preset at seed 755700 whole": the TF32/FP8 part's plan left out 198
+    configurations; at 27 of the 29 FP8 products below 85% it left out an FP8 rung."""
+    out = read_csv(DATA / "h200-shapes-755700" / "tf32_fp8-left-out.csv")
+    assert len(out) == 198
+    s = read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv")
+    low = s[(s.precision == "FP8") & (s["% of ref"] < 85)]
+    pruned = set(map(tuple, out[out.variant.str.endswith("fp8")][["m", "n", "k"]].values))
+    assert len(low) == 29
+    assert sum(tuple(x) in pruned for x in low[["m", "n", "k"]].values) == 27
+    assert (low.rungs == 1).sum() == 16

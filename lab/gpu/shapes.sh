@@ -41,7 +41,9 @@
 #                                        PROFILED (default [warptile_db, ws_f64, cublas]) in
 #                                        PROFILED_DTYPES (default [float32, float64]): its
 #                                        sweep, ladder_profile (the limiter) and
-#                                        profiler_metrics tables
+#                                        profiler_metrics tables; PROFILED=none measures
+#                                        alone, MARGIN=null runs the rungs the calibration
+#                                        margin would leave out
 #   lab/gpu.sh shapes OUT pitch SIDES    square products of SIDES (space-separated) with their
 #                                        rows as the plan pads them and padded on to a 128-byte
 #                                        pitch (leading_pad, strided transfer), bursts, every
@@ -152,10 +154,12 @@ misses)
   shapes=${3:?"usage: lab/gpu.sh shapes OUT misses '[[m, n, k], ...]'"}
   python3 lab/shapes_parts.py preset /tmp/misses.yaml "${CLASSES:-fp32,fp64,bf16}" \
     ${VARIANTS:+"$VARIANTS"} || exit 2
+  profile="{enabled: true, metric_set: ladder, variants: ${PROFILED:-[warptile_db, ws_f64, cublas]}, dtypes: ${PROFILED_DTYPES:-[float32, float64]}, sizes: [], shapes: $shapes}"
+  [ "${PROFILED:-}" = none ] && profile='{enabled: false}'
   timed misses --configfile /tmp/misses.yaml --config experiment=misses \
     'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
     "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, ladder_profile, profiler_metrics, verification]}' \
-    "profile={enabled: true, metric_set: ladder, variants: ${PROFILED:-[warptile_db, ws_f64, cublas]}, dtypes: ${PROFILED_DTYPES:-[float32, float64]}, sizes: [], shapes: $shapes}"
+    "profile=$profile" ${MARGIN:+"calibration_margin=$MARGIN"}
   for t in sweep ladder_profile profiler_metrics; do
     [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
