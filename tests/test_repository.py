@@ -176,3 +176,15 @@ def test_recording_a_run_that_is_not_a_ladder_run_is_refused_and_writes_nothing(
     assert "no-such-run/tables/timings.csv: missing" in capsys.readouterr().err
     assert standing.main(["ladder"]) == 2
     assert standing.path("ladder").read_bytes() == before
+
+
+def test_the_shapes_section_counts_the_boards_and_says_when_a_variant_spans_two():
+    """Seed 755700's run came from three boards, each variant measured on one (its lab entry);
+    a variant whose rows came from two boards takes that claim away."""
+    t = pd.read_csv(RECORDED_SHAPES[755700] / "shapes-columns.csv.gz")
+    assert "(3 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
+    split = t.copy()
+    cublas = split.index[split.variant == "cublas"]
+    split.loc[cublas[: len(cublas) // 2], "gpu_uuid"] = "GPU-another-board"
+    section = standing.shapes_section(split, [755700])
+    assert "(4 boards)" in section and "each variant measured on one" not in section
