@@ -98,12 +98,14 @@ def gather_measured_runs(results: str | Path) -> str | None:
     from mmbench.core.tables import DamagedFile, gather_timings
 
     runs = Path(results) / "runs"
-    manifests = sorted(runs.glob("*.manifest.json"))
-    tables = [m.with_name(m.name.removesuffix(".manifest.json") + ".csv") for m in manifests]
-    tables = [t for t in tables if t.exists()]
-    if not tables:
+    finished = [
+        (table, m)
+        for m in sorted(runs.glob("*.manifest.json"))
+        if (table := m.with_name(m.name.removesuffix(".manifest.json") + ".csv")).exists()
+    ]
+    if not finished:
         return None
-    manifests = [t.with_suffix(".manifest.json") for t in tables]
+    tables, manifests = (list(x) for x in zip(*finished, strict=True))
     timings = Path(results) / "tables" / "timings.csv"
     try:  # as the aggregate job gathers them (scripts/concat_tables.py)
         df = gather_timings(tables, manifests, timings, results)

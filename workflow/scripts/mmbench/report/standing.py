@@ -185,9 +185,10 @@ def shapes_section(timings: pd.DataFrame, seeds: list[int]) -> str | None:
     )  # fmt: skip
     drawn = ", ".join(str(s) for s in seeds) or "none recorded"
     gpu = " and ".join(sorted(timings.gpu_name.dropna().unique()))
-    if "gpu_uuid" in timings and timings.gpu_uuid.nunique() > 1:
+    boards = timings.gpu_uuid.nunique() if "gpu_uuid" in timings else 1
+    if boards > 1:
         one = timings.groupby("variant").gpu_uuid.nunique().max() == 1
-        gpu += f" ({timings.gpu_uuid.nunique()} boards{', each variant measured on one' if one else ''})"
+        gpu += f" ({boards} boards{', each variant measured on one' if one else ''})"
     return (
         f"Recorded on an {gpu}, {len(timings)} configurations at the products "
         f"drawn from seed {drawn} (`python -m mmbench.report.standing shapes RESULTS` writes "
