@@ -217,63 +217,152 @@ def test_a_batch_report_whose_ranges_do_not_match_the_target_gives_no_rows(mappi
 BATCH = P / "h100_ladder_batch"
 
 
-def test_the_ladders_batch_runs_each_library_configuration_between_two_of_its_own():
+def test_the_ladders_batch_gives_each_library_configuration_a_stretch_of_its_own():
     """The ladder's 25 profiled configurations: 19 of the pipeline's kernels, each filtered by
     its own name, and 6 of the libraries' (cuBLAS, cuBLASLt: one expression for all their
-    kernels).  Run one library configuration after each of the first six own ones, and
-    deep_bf16 (persistent_bf16's kernel) away from persistent_bf16, no range needs a MARKER:
-    the order and flags the pipeline used on the H100 (tests/data/profilers/h100_ladder_batch)."""
+    kernels).  A library range may hold no launch its filter names, so two of them never share
+    a stretch of the report without a MARKER between them: five MARKERs at least (six library
+    configurations, a hand count), and in no stretch two configurations that one kernel's
+    launch could belong to (deep_bf16 runs persistent_bf16's kernel)."""
     import json
 
     from mmbench.core.registry import load_registry
-    from mmbench.profile.profiling import batch_plan
+    from mmbench.profile.profiling import batch_plan, stretches, told_apart
 
     ran = json.loads((BATCH / "batch-done.json").read_text())
-    assert [d["marker"] for d in ran] == [False] * 25
     reg = load_registry()
+    library = {"cublas", "cublas_tf32", "cublas_tf32_tn", "cublaslt_fp8"}
     for stems in (sorted(d["stem"] for d in ran), sorted(d["stem"] for d in ran)[::-1]):
         variants = [s.split("/")[0] for s in stems]
-        order, marks = batch_plan([reg[v].profile_kernel or v for v in variants])
-        assert sorted(order) == list(range(25)) and marks == [False] * 25
-        ran_as = [variants[i] for i in order]
-        library = {"cublas", "cublas_tf32", "cublas_tf32_tn", "cublaslt_fp8"}
-        for a, b in zip(ran_as, ran_as[1:], strict=False):
-            assert not (a in library and b in library), ran_as
-            assert {a, b} != {"deep_bf16", "persistent_bf16"}, ran_as
+        filters = [reg[v].profile_kernel or v for v in variants]
+        order, marks = batch_plan(filters)
+        assert sorted(order) == list(range(25)) and not marks[0]
+        assert 5 <= sum(marks) <= 6, marks
+        ranged = [(filters[i], m) for i, m in zip(order, marks, strict=True)]
+        for part in stretches(ranged):
+            ran_as = [variants[order[k]] for k in part]
+            assert sum(v in library for v in ran_as) <= 1, ran_as
+            assert not {"deep_bf16", "persistent_bf16"} <= set(ran_as), ran_as
+            for x in part:
+                for y in part:
+                    assert x == y or told_apart(ranged[x][0], ranged[y][0]), ran_as
     # two cuBLAS configurations with nothing between them cannot be told apart
     assert batch_plan(["regex:gemm|sm90", "regex:gemm|sm90"])[1] == [False, True]
-    # nor one kernel of the pipeline's twice in a row (its name is the same)
-    assert batch_plan(["regex:^ws_f64(_split)?$", "ws_f64"])[1] == [False, True]
+    # nor one kernel of the pipeline's twice, with another between them
+    assert batch_plan(["regex:^ws_f64(_split)?$", "regex:gemm", "ws_f64"])[1] == [
+        False,
+        False,
+        True,
+    ]
 
 
-def test_a_batch_report_without_markers_gives_each_configuration_its_own_launch(mapping):
-    """The H100 run of the ladder's batch, no range opened by a MARKER: each configuration
-    takes the launch of its range.  Read by hand from the report, in order: tiled_guarded,
-    then cuBLAS SGEMM (an sm80 FFMA kernel), coarsened, DGEMM (an sm90 f64 kernel),
-    blocktile_1d, the bfloat16 GEMM (nvjet), ... and the FP8 matmul (nvjet qqsss)."""
+def test_a_batch_report_without_markers_between_library_ranges_gives_no_rows(mapping):
+    """The H100 run of the ladder's batch, no range opened by a MARKER: its six library
+    configurations share one stretch, so a cuBLAS launch there matches six filters and the
+    report cannot say whose it is (had one of their ranges held no launch, the next one's would
+    have been taken for it).  No configuration takes rows; each one's job profiles it alone."""
     import json
 
     from mmbench.profile.profiling import batch_rows
 
     ran = json.loads((BATCH / "batch-done.json").read_text())
+    assert [d["marker"] for d in ran] == [False] * 25
     launches = profilers.parse_ncu_raw(
         gzip.decompress(recorded(BATCH / "ncu_raw.csv").read_bytes()).decode()
     )
     specs = {d["stem"]: {"kernel_name": d["kernel_name"]} for d in ran}
-    rows = batch_rows(launches, ran, specs, mapping, "ladder", "2025.3.1")
-    assert len(rows) == 25
+    assert batch_rows(launches, ran, specs, mapping, "ladder", "2025.3.1") == {}
+
+
+MISSES = P / "h200_misses_batch"
+
+
+def batch_page(folder):
+    import json
+
+    ran = json.loads((folder / "batch-done.json").read_text())
+    launches = profilers.parse_ncu_raw(
+        gzip.decompress(recorded(folder / "ncu_raw.csv").read_bytes()).decode()
+    )
+    return ran, launches
+
+
+def test_each_configuration_takes_the_launch_of_its_range_where_ranges_hold_none(mapping):
+    """The H200 batch of the FP32/FP64 misses (27 configurations, each library one in a
+    stretch of its own): each configuration's group is the launch of its own range, told by the
+    launch's grid, counted by hand from the tiles: warptile_db 64 x 256 at 5624 x 77 x 182 is
+    (ceil(77/256), ceil(5624/64)) = (1, 88); warptile_db 64 x 64 at 312 x 197 x 924 with three
+    k splits (4, 5 x 3); cutlass_f64 128 x 64 at 5624 x 77 x 182 (44, 2); cuBLAS's DGEMM with
+    32 x 32 tiles at 312 x 197 x 924 (10, 7) and three splits; ws_f64 128 x 64 at 5624 x 77 x
+    182 one 256-thread block per tile, (44 x 2)."""
+    from mmbench.profile.profiling import batch_rows, split_by_config
+
+    ran, launches = batch_page(MISSES)
+    ranged = [(d["kernel_name"], d["marker"]) for d in ran if d["ranged"]]
+    groups = split_by_config(launches, ranged)
+    grids = {d["stem"]: [x["Grid Size"] for x in g] for d, g in zip(ran, groups, strict=True)}
     by_hand = {
-        "tiled_guarded/float32_TILE32_4096x4096x4096": 15707008.0,
-        "cublas/float32_4096x4096x4096": 2664576.0,  # sm80_xmma_gemm_f32f32_f32f32_f32_nn
-        "cublas/float64_4096x4096x4096": 2176960.0,  # sm90_xmma_gemm_f64f64
-        "cublas/bfloat16_4096x4096x4096": 173888.0,  # nvjet_sm90_tss_256x128
-        "cublas_tf32_tn/float32_4096x4096x4096": 321248.0,  # sm90_xmma_gemm_..._tf32f32_f32_tn
-        "cublaslt_fp8/float8_e4m3_4096x4096x4096": 105344.0,  # nvjet_sm90_qqsss
-        "ws_f64/float64_BM256_BN64_WM64_WN32_STAGES3_BLOCKS1_4096x4096x4096": 2256128.0,
+        "warptile_db/float32_BM64_BN256_BK8_WM64_WN64_WNITER2_TM8_TN4_5624x77x182": "(1, 88, 1)",
+        "warptile_db/float32_BM64_BN64_BK16_WM64_WN32_WNITER2_TM8_TN4_312x197x924": "(4, 15, 1)",
+        "cutlass_f64/float64_BM128_BN64_5624x77x182": "(44, 2, 1)",
+        "cutlass_f64/float64_BM128_BN128_312x197x924": "(3, 2, 1)",
+        "cutlass_f64/float64_BM128_BN64_18x152x2881": "(1, 3, 1)",
+        "cublas/float64_312x197x924": "(10, 7, 3)",
+        "ws_f64/float64_BM128_BN64_WM64_WN32_STAGES4_BLOCKS2_5624x77x182": "(88, 1, 1)",
     }
-    for stem, ns in by_hand.items():
-        got = {r["metric"]: r for r in rows[stem]}
-        assert got["duration"]["value"] == pytest.approx(ns / 1e6), stem
+    for stem, grid in by_hand.items():
+        assert grids[stem] == [grid], stem
+    assert all(len(g) == 1 for g in grids.values()), grids
+    rows = batch_rows(launches, ran, {d["stem"]: d for d in ran}, mapping, "ladder", "v")
+    assert len(rows) == 27
+
+
+def test_a_range_that_held_no_launch_no_longer_gives_its_neighbours_launch_away(mapping):
+    """The H200 batch whose rows did not hold (lab entry "Misses profiled at seed 755700"):
+    cuBLAS at 18 x 152 x 2881 ran CUTLASS 2.x's Kernel2, which its filter then did not name, so
+    its range held no launch, and warptile_db at 18 x 152 x 2881 was given the launch of
+    312 x 197 x 924 (grid (4, 15): 5 x 64-row tiles in three k splits) while skinny_simt's
+    float32 build took a float64 launch.  Its nine cuBLAS configurations shared one stretch:
+    the split now gives no rows at all, and each job profiles its configuration alone."""
+    from mmbench.profile.profiling import batch_rows, split_by_config
+
+    ran, launches = batch_page(P / "h200_misses_batch_unmarked")
+    assert [x["Grid Size"] for x in launches if x["Kernel Name"] == "warptile_db"] == [
+        "(1, 88, 1)", "(3, 11, 1)", "(4, 15, 1)"
+    ]  # fmt: skip
+    ranged = [(d["kernel_name"], d["marker"]) for d in ran if d["ranged"]]
+    assert split_by_config(launches, ranged) is None
+    assert batch_rows(launches, ran, {d["stem"]: d for d in ran}, mapping, "ladder", "v") == {}
+
+
+def test_a_filter_is_matched_to_the_function_name_as_nsight_compute_does():
+    """Nsight Compute filters kernels by their function name (its kernel-name base, as its log's
+    list of the kernels it saw prints them: Kernel2, DeviceReduceKernel, splitKreduce_kernel),
+    while its report prints the demangled name."""
+    from mmbench.core.registry import load_registry
+    from mmbench.profile.profilers import function_name
+    from mmbench.profile.profiling import matches
+
+    ran, launches = batch_page(MISSES)
+    names = [x["Kernel Name"] for x in launches]
+    cutlass = next(n for n in names if "cutlass_80_simt_sgemm_64x64" in n)
+    assert cutlass.startswith("void cutlass::Kernel2<") and function_name(cutlass) == "Kernel2"
+    assert function_name("warptile_db") == "warptile_db"
+    # the same names mangled (c++filt reads them back: cutlass::Kernel2<...>, warptile_db(...))
+    assert (
+        function_name("_ZN7cutlass7Kernel2I34cutlass_80_simt_sgemm_64x64_8x5_nnEEvNT_6ParamsE")
+        == "Kernel2"
+    )
+    assert function_name("_Z11warptile_dbPKfS0_Pfiii") == "warptile_db"
+    library = load_registry()["cublas"].profile_kernel
+    assert matches(library, cutlass) and matches(
+        library, "nvjet_sm90_tss_256x128_64x4_1x2_h_bz_coop"
+    )
+    for other in ("splitKreduce_kernel", "DeviceReduceKernel", "cupy_fill", "verify_float32"):
+        assert not matches(library, other), other
+    f64 = next(n for n in names if n.startswith("void cutlass::Kernel<"))
+    assert matches(load_registry()["cutlass_f64"].profile_kernel, f64)
+    assert not matches("regex:^ws_f64(_split)?$", f64)
 
 
 def test_a_profile_job_with_the_batchs_rows_and_target_does_not_hold_the_gpu(tmp_path):
@@ -359,3 +448,13 @@ def test_one_nsight_compute_run_gave_each_ladder_rung_its_own_kernel():
     assert t["event_time"].max() / t["event_time"].min() > 50
     # by hand from the table: tiled_guarded 15.67 ms by events, the slowest rung
     assert t["event_time"].idxmax()[0] == "tiled_guarded"
+
+
+def test_a_profile_that_caught_no_launch_names_the_kernels_the_target_ran():
+    """Nsight Compute's log where cuBLAS's filter named none of its kernels (H200, bfloat16
+    at 18 x 152 x 2881): the kernels it lists, in its order, for the metrics row's reason."""
+    from mmbench.profile.profiling import launched
+
+    seen = launched(P / "ncu_no_kernels_profiled.log")
+    assert len(seen) == 9 and seen[2] == "Kernel2" and seen[-1] == "verify_float32"
+    assert launched(P / "ncu_raw_naive_unguarded_2048.csv") == []

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 import pandas as pd
 
+from mmbench.profile.profilers import function_name
+
 # CUPTI's memcpy kinds (CUpti_ActivityMemcpyKind) under nvprof's names
 COPY_NAMES = {
     "HTOD": "[CUDA memcpy HtoD]",
@@ -120,10 +122,12 @@ def complete(record: dict) -> bool:
 
 def matches(name: str, kernel: str) -> bool:
     """``kernel`` as the registry's profile_kernel or symbol gives it: a name, or
-    ``regex:PATTERN`` (cuBLAS, whose kernel names vary), as for ncu --kernel-name."""
+    ``regex:PATTERN`` (cuBLAS, whose kernel names vary), as for ncu --kernel-name: matched to
+    the function's name (profilers.function_name)."""
+    base = function_name(name)
     if kernel.startswith("regex:"):
-        return re.search(kernel.removeprefix("regex:"), name) is not None
-    return name == kernel
+        return re.search(kernel.removeprefix("regex:"), base) is not None
+    return base == kernel
 
 
 def kernel_times(records: list[dict], kernel: str, last: int) -> list[float]:

@@ -230,3 +230,29 @@ def e3f_table(metrics):
     )
     order = [m for m in load_mapping()["sets"]["e3f"] if m in table.index.get_level_values(0)]
     return table.reindex(order, level=0).reset_index()
+
+
+def function_name(kernel: str) -> str:
+    """A kernel's name as `--kernel-name` sees it (Nsight Compute's default kernel-name base,
+    `function`), from the demangled name its report prints: no return type, template
+    arguments, parameters or namespaces (`void cutlass::Kernel2<cutlass_80_simt_sgemm_...>(
+    T1::Params)` -> `Kernel2`), or from a mangled one (`_ZN7cutlass7Kernel2I...`
+    -> `Kernel2`).  A C name is itself."""
+    if kernel.startswith("_Z"):  # the last part of its (nested) name
+        parts = []
+        rest = kernel[3:] if kernel.startswith("_ZN") else kernel[2:]
+        while (m := re.match(r"(\d+)", rest)) and int(m[1]) <= len(rest) - len(m[1]):
+            size = int(m[1])
+            parts.append(rest[len(m[1]) : len(m[1]) + size])
+            rest = rest[len(m[1]) + size :]
+        return parts[-1] if parts else kernel
+    out, depth = [], 0
+    for ch in kernel:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    words = "".join(out).split()
+    return words[-1].split("::")[-1] if words else kernel

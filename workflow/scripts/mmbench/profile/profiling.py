@@ -253,12 +253,17 @@ def ncu_export(ncu, select, target, rep, mapping, mset, env, timeout=1800) -> li
 
 # -- one Nsight Compute run for every configuration of a profile section -------------------------
 # The report of one run is a list of launches in the order they ran, without the profiler range
-# each came from.  Where a configuration's kernel names cannot be told from the previous one's
-# (two cuBLAS configurations: both filters match the library's kernels), its range opens with a
-# launch of the target's MARKER, an empty kernel, so that the report's launches split there.
-# The MARKER is profiled like any kernel, at the cost of a profiled launch (lab: code-choices,
-# "kernel_filter"), so it opens a range only where it is needed: the batch runs the configurations whose filters match library kernels between those of
-# the pipeline's own kernels, whose names are their own.
+# each came from, and a range can hold none (a library that ran a kernel its filter does not
+# name: cuBLAS runs CUTLASS 2.x's `Kernel2` at small products).  So the launches split
+# into stretches at launches of the target's MARKER, an empty kernel opening a range, and within
+# a stretch no configuration's filter may match another's kernels: then each launch belongs to
+# the one configuration of its stretch whose filter names it, whichever ranges are empty.  (Told
+# apart only from its neighbour, an empty library range between two configurations of one kernel
+# gave the second one's launch to the first: lab, "the batch's rows do not hold".)  The MARKER is
+# profiled like any kernel, at the cost of a profiled launch (lab: code-choices,
+# "kernel_filter"), so it opens a range only where the stretch needs it: the batch runs the
+# configurations whose filters match library kernels between those of the pipeline's own
+# kernels, whose names are their own, each library one in a stretch of its own.
 def kernel_filter(names: list[str], marker: bool = True) -> str:
     """One `--kernel-name` filter for a batch: each configuration's kernel (the registry's
     profile_kernel: a name, or `regex:` and an expression) and, where any range opens with one,
@@ -271,10 +276,12 @@ def kernel_filter(names: list[str], marker: bool = True) -> str:
 
 
 def matches(name_filter: str, kernel: str) -> bool:
-    """Whether a launch's kernel name passes a configuration's own filter (as ncu reads it)."""
+    """Whether a launch's kernel name (as the report prints it) passes a configuration's own
+    filter, as Nsight Compute applies it: to the function's name (profilers.function_name)."""
+    base = profilers.function_name(kernel)
     if name_filter.startswith("regex:"):
-        return re.search(name_filter.removeprefix("regex:"), kernel) is not None
-    return kernel == name_filter
+        return re.search(name_filter.removeprefix("regex:"), base) is not None
+    return base == name_filter
 
 
 def named(name_filter: str) -> str | None:
@@ -290,39 +297,56 @@ def named(name_filter: str) -> str | None:
     return base if re.fullmatch(r"\w+", base) else None
 
 
-def told_apart(before: str, after: str) -> bool:
-    """Whether the launches of a configuration filtered by `after` can be told from those of the
-    one before it (filtered by `before`) without a MARKER between them: one of the two names a
-    single kernel of its own that the other's filter does not match.  (Where this is wrong, the
-    report's split finds a launch both filters match and takes no rows: split_by_config.)"""
-    a, b = named(before), named(after)
+def told_apart(one: str, other: str) -> bool:
+    """Whether the launches of two configurations filtered by `one` and `other` can be told
+    apart in one stretch of the report (no MARKER between them): one of the two names a single
+    kernel of its own that the other's filter does not match.  (Where this is wrong, the split
+    finds a launch both filters match and takes no rows: split_by_config.)"""
+    a, b = named(one), named(other)
     if a is None and b is None:
         return False
     if a is not None and b is not None:
-        return a != b and not matches(before, b) and not matches(after, a)
-    return not matches(before, b) if b is not None else not matches(after, a)
+        return a != b and not matches(one, b) and not matches(other, a)
+    return not matches(one, b) if b is not None else not matches(other, a)
 
 
 def batch_plan(filters: list[str]) -> tuple[list[int], list[bool]]:
     """The order to run a batch's configurations in (indices into `filters`) and, in that order,
-    whether each one's range opens with a MARKER: the library configurations (filters naming no
-    kernel of their own) each after one of the pipeline's own, while there are enough, so that
-    as few ranges as possible need one."""
+    whether each one's range opens with a MARKER: one where a configuration of the stretch since
+    the last MARKER cannot be told from it.  The library configurations (filters naming no
+    kernel of their own) each after one of the pipeline's own, while there are enough, and each
+    own one a kernel the stretch does not hold yet where there is one, so that as few ranges as
+    possible need one."""
     own = [i for i, f in enumerate(filters) if named(f) is not None]
     library = [i for i, f in enumerate(filters) if named(f) is None]
     order: list[int] = []
+    marks: list[bool] = []
+    stretch: list[str] = []  # the filters since the last MARKER
+
+    def add(i: int) -> None:
+        mark = bool(order) and not all(told_apart(f, filters[i]) for f in stretch)
+        if mark:
+            stretch.clear()
+        stretch.append(filters[i])
+        order.append(i)
+        marks.append(mark)
+
     while own or library:
-        if own:  # the next whose kernel is not the one just before it (deep_bf16's and
-            # persistent_bf16's are one kernel), where there is one
-            last = named(filters[order[-1]]) if order else None
-            pick = next((i for i in own if named(filters[i]) != last), own[0])
-            order.append(pick)
+        if own:  # deep_bf16's and persistent_bf16's are one kernel
+            pick = next((i for i in own if all(told_apart(f, filters[i]) for f in stretch)),
+                        own[0])  # fmt: skip
             own.remove(pick)
+            add(pick)
         if library:
-            order.append(library.pop(0))
-    marks = [i > 0 and not told_apart(filters[order[i - 1]], filters[j])
-             for i, j in enumerate(order)]  # fmt: skip
+            add(library.pop(0))
     return order, marks
+
+
+def stretches(ranged: list[tuple[str, bool]]) -> list[range]:
+    """The configurations of each stretch of a batch's report (`ranged`: in the order they ran,
+    each one's filter and whether a MARKER opened its range): a MARKER starts the next."""
+    starts = [0] + [k for k, (_, marked) in enumerate(ranged) if marked and k > 0]
+    return [range(a, b) for a, b in zip(starts, starts[1:] + [len(ranged)], strict=True)]
 
 
 def split_by_config(
@@ -330,40 +354,37 @@ def split_by_config(
 ) -> list[list[dict]] | None:
     """A batch report's launches in one group per configuration whose range was opened
     (`ranged`: its filter and whether a MARKER opened its range, in the order they ran): a
-    MARKER starts the next configuration that has one; otherwise a launch goes to the current
-    configuration where its filter matches it, else to the first of the following ones (up to
-    the next with a MARKER) whose filter does.  None where the launches cannot be told apart (a
-    launch two neighbours' filters both match, a MARKER more than the ranges opened): then no
-    configuration takes rows from the report, and each one's job profiles it alone."""
+    MARKER starts the next stretch; within one, a launch goes to the configuration whose filter
+    names it.  None where the launches cannot be told apart (a launch two filters of its stretch
+    both match, a MARKER more than the ranges opened, a launch of a stretch already left): then
+    no configuration takes rows from the report, and each one's job profiles it alone."""
     groups: list[list[dict]] = [[] for _ in ranged]
-    n, j = len(ranged), -1
-
-    def ambiguous(k: int, name: str) -> bool:
-        return k + 1 < n and not ranged[k + 1][1] and matches(ranged[k + 1][0], name)
-
+    parts = stretches(ranged) if ranged else []
+    # the first range of all opens without a MARKER launch of its own where none was asked for
+    s = 0 if parts and not ranged[0][1] else -1
+    last = -1  # the configuration that took the last launch
     for launch in launches:
         name = launch.get("Kernel Name", "")
         if name == MARKER:
-            j = next((k for k in range(j + 1, n) if ranged[k][1]), n)
-            if j == n:
+            s += 1
+            if s >= len(parts):
                 log.warning("the batch report holds a MARKER more than the ranges that had one")
                 return None
             continue
-        k = j if j >= 0 and matches(ranged[j][0], name) else None
-        if k is None:
-            k = j + 1
-            while k < n and not ranged[k][1] and not matches(ranged[k][0], name):
-                k += 1
-            if k == n or ranged[k][1]:  # no configuration's filter names it: never a hit
-                if j >= 0:
-                    groups[j].append(launch)
-                continue
-        if ambiguous(k, name):
-            log.warning("launch %s (%s) matches the filters of two configurations in a row with "
-                        "no MARKER between them", launch.get("ID"), name)  # fmt: skip
+        whose = [k for k in (parts[s] if s >= 0 else ()) if matches(ranged[k][0], name)]
+        if len(whose) > 1:
+            log.warning("launch %s (%s) matches the filters of %s, in one stretch with no MARKER "
+                        "between them", launch.get("ID"), name, len(whose))  # fmt: skip
             return None
-        j = k
-        groups[j].append(launch)
+        if not whose:  # no configuration's filter names it: never a hit
+            if last >= 0:
+                groups[last].append(launch)
+            continue
+        if whose[0] < last:  # the launches ran in the ranges' order
+            log.warning("launch %s (%s) comes after a later range's", launch.get("ID"), name)
+            return None
+        last = whose[0]
+        groups[last].append(launch)
     return groups
 
 
@@ -444,15 +465,20 @@ def read_ncu(ncu, recorded, spec, workdir, mapping, mset, env, version: str) -> 
         return [dict(r, tool_version=version) for r in recorded]
     launches = imported_launches(ncu, recorded, workdir, env)
     if not launches:
-        return [
-            status(
-                "metrics",
-                "ncu",
-                f"no kernel launch named {spec['kernel_name']} was profiled",
-                version,
-            )
-        ]
+        why = f"no kernel launch named {spec['kernel_name']} was profiled"
+        seen = launched(Path(str(recorded).removesuffix(".ncu-rep") + ".log"))
+        if seen:  # the registry's profile_kernel names none of them
+            why += f"; the target launched {', '.join(seen)}"
+        return [status("metrics", "ncu", why, version)]
     return profilers.ncu_rows(launches[0], mapping, mset, version)
+
+
+def launched(log_path: Path) -> list[str]:
+    """The kernels Nsight Compute saw but profiled none of (by function name), from the list
+    its log prints after "No kernels were profiled"."""
+    text = log_path.read_text() if log_path.exists() else ""
+    _, found, rest = text.partition("Available Kernels:")
+    return re.findall(r"^\s*\d+\.\s+(\S+)\s*$", rest, re.M) if found else []
 
 
 def record_nsys(nsys, spec_path, workdir, env, launch) -> list[dict] | Path:
