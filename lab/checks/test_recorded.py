@@ -571,3 +571,57 @@ def test_the_margin_left_out_rungs_at_most_of_fp8s_misses():
     assert len(low) == 29
     assert sum(tuple(x) in pruned for x in low[["m", "n", "k"]].values) == 27
     assert (low.rungs == 1).sum() == 16
+
+
+def test_every_fp8_rung_at_fp8s_misses_as_its_entry_quotes_it():
+    """Entry "FP8's misses with every rung": 116 rows PASS; three of the 29 products rise
+    above 85% (1372, 883 x 380 x 247, 5624 x 77 x 182); the geometric mean over the 29 goes
+    from 70.7% to 73.4%; cuBLASLt takes 28.8 us at 129 x 14720 x 5968 and persistent_fp8
+    59.4 us at 129 x 14712 x 5968."""
+    import numpy as np
+
+    f = DATA / "h200-fp8-misses-755700"
+    t = read_csv(f / "every-rung-timings.csv.xz")
+    assert len(t) == 116 and (t.verification == "PASS").all()
+    new = read_csv(f / "every-rung-sweep.csv")
+    old = read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv")
+    old = old[(old.precision == "FP8") & (old["% of ref"] < 85)]
+    both = old.merge(new, on=["m", "n", "k"], suffixes=("_old", "_new"))
+    assert len(both) == 29
+    risen = both[both["% of ref_new"] >= 85]
+    assert sorted(risen.m) == [883, 1372, 5624]
+    for side in ("old", "new"):
+        geo = np.exp(np.log(both[f"% of ref_{side}"]).mean())
+        assert round(geo, 1) == {"old": 70.7, "new": 73.4}[side]
+
+    def times(name):
+        raw = pd.read_csv(f / name, skiprows=[1], thousands=",")
+        raw = raw[raw["Kernel Name"] != "mmbench_profile_marker"]
+        return raw["gpu__time_duration.sum"].tolist()
+
+    lt = json.loads((f / "cublaslt-batch.json").read_text())
+    assert lt[0]["stem"].endswith("129x14720x5968") and times("cublaslt-ncu_raw.csv.xz")[0] == 28800
+    rungs = json.loads((f / "rungs-batch.json").read_text())
+    assert rungs[0]["stem"].endswith(
+        "persistent_fp8/float8_e4m3_BM128_BN128_STAGES6_CLUSTER1_GROUP8_CHAIN8_129x14712x5968"
+    )
+    assert times("rungs-ncu_raw.csv.xz")[0] == 59392
+
+
+def test_cutlass_f64_at_both_seeds_as_its_entry_quotes_it():
+    """Entry "cutlass_f64 in the shapes preset at both seeds": 176 and 170 rows PASS, all on
+    one board."""
+    for seed, rows in (("755700", 176), ("726870", 170)):
+        t = read_csv(DATA / "h200-cutlass-f64" / f"shapes-{seed}.csv.xz")
+        assert len(t) == rows and (t.verification == "PASS").all()
+        assert t.gpu_uuid.nunique() == 1 and t.gpu_uuid.iloc[0].startswith("GPU-7128b710")
+
+
+def test_the_misses_profiled_again_give_each_rung_its_own_counters():
+    """Entry "The batch's rows found and fixed": warptile_db's 64 x 64 build at 18 x 152 x
+    2881 (SM 4% and memory 4% of peak) and at 312 x 197 x 924 (9% and 10%) no longer read the
+    same counters, as they did in the first call."""
+    t = read_csv(DATA / "h200-misses-755700-split" / "ladder_profile.csv")
+    w = t[t.rung.str.startswith("warptile_db BM=64 BN=64")].set_index("shape")
+    assert "SM 4%, memory 4% of peak" in w.loc["18x152x2881", "limiter (Nsight Compute)"]
+    assert "SM 9%, memory 10% of peak" in w.loc["312x197x924", "limiter (Nsight Compute)"]
