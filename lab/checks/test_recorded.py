@@ -625,3 +625,24 @@ def test_the_misses_profiled_again_give_each_rung_its_own_counters():
     w = t[t.rung.str.startswith("warptile_db BM=64 BN=64")].set_index("shape")
     assert "SM 4%, memory 4% of peak" in w.loc["18x152x2881", "limiter (Nsight Compute)"]
     assert "SM 9%, memory 10% of peak" in w.loc["312x197x924", "limiter (Nsight Compute)"]
+
+
+def test_deeper_splits_as_their_entry_quotes_them():
+    """Entry "Deeper k splits at the misses": at 18 x 152 x 2881, warptile_db 32.74 -> 59.23 us
+    (11 -> 44 splits) and ws_f64 30.18 -> 63.02 us (11 -> 45); persistent_fp8 unsplit."""
+    f = DATA / "h200-split-depth"
+    best = {}
+    for tag in ("base", "deep"):
+        t = read_csv(f / f"{tag}-fp32_fp64.csv.xz")
+        assert (t.verification == "PASS").all() and len(t) == 15
+        at = t[(t.m == 18) & (t.n == 152)]
+        best[tag] = at.groupby("variant").kernel_ms_median.min() * 1000
+        facts = at.set_index("variant").launch_facts
+        want = {"base": ("SPLITS=11", "SPLITS=11"), "deep": ("SPLITS=44", "SPLITS=45")}[tag]
+        assert want[0] in facts["warptile_db"] and want[1] in facts["ws_f64"]
+        p = read_csv(f / f"{tag}-fp8.csv.xz")
+        assert len(p) == 12 and (p.verification == "PASS").all()
+        assert (p[p.variant == "persistent_fp8"].grid.str.endswith("x1x1")).all()
+    assert round(best["base"]["warptile_db"], 2) == 32.74
+    assert round(best["deep"]["warptile_db"], 2) == 59.23
+    assert round(best["base"]["ws_f64"], 2) == 30.18 and round(best["deep"]["ws_f64"], 2) == 63.02
