@@ -202,6 +202,27 @@ def test_the_profile_keeps_to_the_instantiations_the_run_chooses():
     assert sorted((dict(c.params)["CLUSTER"], c.m) for c in runs) == [(2, 4096), (2, 8192)]
 
 
+def test_the_profiles_named_dtypes_narrow_the_runs_own_values_of_a_variant():
+    """The shapes preset measures cuBLAS in float32, float64 and bfloat16 (its params); a
+    misses profile naming dtypes [float32, float64] profiled cuBLAS in bfloat16 too (an H200
+    call, lab entry "The batch's rows found and fixed": 27 configurations, 3 of them bfloat16
+    cuBLAS).  The named dtypes now keep to those two."""
+    reg = load_registry()
+    cfg = validate(
+        dict(arch="sm_90", variants=["cublas"], sizes=[], shapes=[[18, 152, 2881]],
+             params={"cublas": {"dtype": ["float32", "float64", "bfloat16"]}},
+             profile={"variants": ["cublas"], "sizes": [], "shapes": [[18, 152, 2881]],
+                      "dtypes": ["float32", "float64"]}),
+        reg,
+    )  # fmt: skip
+    runs, _ = plan.profile_plan(cfg, reg, "sm_90", named={"variants", "sizes", "dtypes", "shapes"})
+    assert sorted(c.dtype for c in runs) == ["float32", "float64"]
+    # a named dtype the run does not measure in: the profile's own list decides
+    cfg["profile"]["dtypes"] = ["float16"]
+    runs, _ = plan.profile_plan(cfg, reg, "sm_90", named={"variants", "sizes", "dtypes", "shapes"})
+    assert [c.dtype for c in runs] == ["float16"]
+
+
 # -- the reference's rows (config reference_rows) ------------------------------------------------
 
 

@@ -446,13 +446,27 @@ FOLLOWS_THE_RUN = ("variants", "dtypes", "tiles", "coarsen")
 def profile_section(cfg: dict, named: frozenset | set = frozenset()) -> dict:
     """The profile: section in force.  A key the user's config names (a preset's
     profile.variants, say) is taken as named; one left at its default profiles only what the
-    run measures: the default's values that the run's own list holds too."""
+    run measures: the default's values that the run's own list holds too.  A variant whose
+    values the run chooses (its `params:`) is profiled in them, less those a shorthand the
+    profile names leaves out (profile.dtypes [float32] profiles cuBLAS in float32 alone where
+    the run measures it in float32 and bfloat16)."""
     p = dict(cfg["profile"])
     for key in FOLLOWS_THE_RUN:
         if key not in named and key in p and key in cfg:
             p[key] = [x for x in p[key] if x in cfg[key]]
-    if "params" not in named:  # a variant whose values the run chooses is profiled in them
-        p["params"] = {**(cfg.get("params") or {}), **(p.get("params") or {})}
+    if "params" not in named:
+        narrowed = {}
+        for variant, values in (cfg.get("params") or {}).items():
+            values = dict(values)
+            for key, param in SHORTHANDS.items():
+                if key in named and param in values:
+                    kept = [x for x in values[param] if x in p.get(key, [])]
+                    if kept:
+                        values[param] = kept
+                    else:  # none of the run's values: the profile's own shorthand decides
+                        del values[param]
+            narrowed[variant] = values
+        p["params"] = {**narrowed, **(p.get("params") or {})}
     return p
 
 
