@@ -127,7 +127,11 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     assert "| FP8 | 64 | 81.8 | 95 | 57.1 | 21 x 4252 x 4592 | skinny_fp8 |" in sections[0]
     assert "met by BF16; missed by FP32, TF32, FP8, FP64." in sections[0]
     assert "| FP32 | 64 | 84.6 | 95 | 38.7 | 5624 x 77 x 182 | warptile_db |" in sections[1]
-    assert "3 boards" in sections[1]  # three machines measured its three parts
+    # cutlass_f64's line in the FP64 row (lab entry "cutlass_f64 in the shapes preset at both
+    # seeds": 81.7% and 8.6% at 18 x 152 x 2881)
+    assert "| 64 | 81.7 | 8.6 | 18 x 152 x 2881 |" in sections[1]
+    # three machines measured its three parts, and a fourth cutlass_f64 alone, later
+    assert "4 boards" in sections[1]
 
 
 def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(
@@ -179,12 +183,13 @@ def test_recording_a_run_that_is_not_a_ladder_run_is_refused_and_writes_nothing(
 
 
 def test_the_shapes_section_counts_the_boards_and_says_when_a_variant_spans_two():
-    """Seed 755700's run came from three boards, each variant measured on one (its lab entry);
-    a variant whose rows came from two boards takes that claim away."""
+    """Seed 755700's run came from four boards, each variant measured on one (its three parts'
+    entry, and cutlass_f64's); a variant whose rows came from two boards takes that claim
+    away."""
     t = pd.read_csv(RECORDED_SHAPES[755700] / "shapes-columns.csv.gz")
-    assert "(3 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
+    assert "(4 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
     split = t.copy()
     cublas = split.index[split.variant == "cublas"]
     split.loc[cublas[: len(cublas) // 2], "gpu_uuid"] = "GPU-another-board"
     section = standing.shapes_section(split, [755700])
-    assert "(4 boards)" in section and "each variant measured on one" not in section
+    assert "(5 boards)" in section and "each variant measured on one" not in section
