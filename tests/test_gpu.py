@@ -1053,6 +1053,8 @@ def test_one_nsight_compute_run_profiles_each_configuration_in_its_own_range(
         alone = record_ncu(ncu, specs["ng"], entries[0][1], tmp_path, mapping, "e3f", env,
                            programs.Launch())  # fmt: skip
     assert [(d["stem"], d["ranged"], d["code"]) for d in done] == [("ng", True, 0), ("cb", True, 0)]
+    # the grid each launched, which the report's launch must have (a library's is not known)
+    assert [d["grid"] for d in done] == ["16x16x1", "0x0x0"]
     # each configuration's account of its time: begun before it ended, the second after the
     # first, its range (the profiler's replays) a part of it
     assert done[0]["ended"] <= done[1]["started"]

@@ -458,3 +458,24 @@ def test_a_profile_that_caught_no_launch_names_the_kernels_the_target_ran():
     seen = launched(P / "ncu_no_kernels_profiled.log")
     assert len(seen) == 9 and seen[2] == "Kernel2" and seen[-1] == "verify_float32"
     assert launched(P / "ncu_raw_naive_unguarded_2048.csv") == []
+
+
+def test_a_launch_whose_grid_is_not_the_one_its_configuration_launched_gives_no_rows(mapping):
+    """The target says the grid each configuration launched (its row's `grid`); a report's
+    launch with another grid is not that configuration's (a split that went wrong), and it
+    takes no rows from it.  The H200 misses batch, with each own kernel's grid counted by hand
+    from its tiles (warptile_db 64 x 64 at 312 x 197 x 924: 4 column tiles, 5 row tiles in
+    three k splits), a library's not known (0x0x0): every configuration keeps its rows; told
+    the grid of the 18 x 152 x 2881 build instead, that configuration alone loses them."""
+    from mmbench.profile.profiling import batch_rows, same_grid
+
+    ran, launches = batch_page(MISSES)
+    stem = "warptile_db/float32_BM64_BN64_BK16_WM64_WN32_WNITER2_TM8_TN4_312x197x924"
+    told = [dict(d, grid="4x15x1" if d["stem"] == stem else "0x0x0") for d in ran]
+    specs = {d["stem"]: d for d in ran}
+    assert len(batch_rows(launches, told, specs, mapping, "ladder", "v")) == 27
+    wrong = [dict(d, grid="3x11x1") if d["stem"] == stem else d for d in told]
+    rows = batch_rows(launches, wrong, specs, mapping, "ladder", "v")
+    assert len(rows) == 26 and stem not in rows
+    assert same_grid("", "(3, 11, 1)") and same_grid("0x0x0", "(3, 11, 1)")
+    assert not same_grid("3x11x1", "(4, 15, 1)") and same_grid("132x1x1", "(132, 1, 1)")

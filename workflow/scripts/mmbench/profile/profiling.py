@@ -422,8 +422,9 @@ def read_ncu_batch(ncu, recorded, done, specs, workdir, mapping, mset, env, vers
 
 def batch_rows(launches, done, specs, mapping, mset, version) -> dict:
     """stem -> metric rows of a batch report's launches, for each configuration whose range
-    the report holds (the first launch of its group that its own filter names: split_by_config)
-    and whose result verified; the others get none (their profile jobs then run Nsight Compute
+    the report holds (the first launch of its group that its own filter names: split_by_config),
+    whose result verified and, where the target says the grid it launched, whose launch has that
+    grid; the others get none (their profile jobs then run Nsight Compute
     alone, and say why where it fails again).  Where the report's launches cannot be split by
     configuration, none is taken."""
     ranged = [d for d in done if d.get("ranged")]
@@ -435,9 +436,22 @@ def batch_rows(launches, done, specs, mapping, mset, version) -> dict:
     for d, group in zip(ranged, groups, strict=True):
         name = specs[d["stem"]]["kernel_name"]
         hit = next((x for x in group if matches(name, x.get("Kernel Name", ""))), None)
+        if hit is not None and not same_grid(d.get("grid", ""), hit.get("Grid Size", "")):
+            log.warning("%s: its range's launch %s has grid %s, not the %s it launched: no rows "
+                        "from the batch", d["stem"], hit.get("ID"), hit.get("Grid Size"),
+                        d.get("grid"))  # fmt: skip
+            continue
         if d.get("code") == 0 and hit is not None:
             out[d["stem"]] = profilers.ncu_rows(hit, mapping, mset, version)
     return out
+
+
+def same_grid(launched: str, reported: str) -> bool:
+    """Whether the grid a configuration launched (its row's `3x11x1`; a library's `0x0x0`, or
+    none recorded: not known) is the grid of the report's launch (`(3, 11, 1)`), where known."""
+    mine = tuple(int(x) for x in re.findall(r"\d+", str(launched)))
+    theirs = tuple(int(x) for x in re.findall(r"\d+", str(reported)))
+    return not any(mine) or not theirs or mine == theirs
 
 
 def batch_key(spec: dict, launch: str, version: str) -> str:

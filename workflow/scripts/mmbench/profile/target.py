@@ -148,13 +148,16 @@ def batch(list_path: str, out_path: str, session=None) -> int:
         # speed OUT profiles: where a batch's time goes, the profiler's replays or the rest)
         entry = dict(stem=item["stem"], marker=marked, code=None, error="", started=time.time())
         lost = False
+        launched: dict = {}  # the grid it launched: the report's launch must have it
         try:
-            entry["code"] = run([item["spec"]], session=session, timed_range=profiled)
+            entry["code"] = run([item["spec"]], session=session, timed_range=profiled,
+                                launched=launched)  # fmt: skip
         except Exception as err:  # noqa: BLE001 - said in OUT.json; its job profiles it alone
             entry["error"] = f"{type(err).__name__}: {err}"
             traceback.print_exc()
             lost = isinstance(err, ContextLost)
-        done.append(entry | dict(ranged=bool(ranged), ended=time.time(), range_s=sum(in_range)))
+        done.append(entry | dict(ranged=bool(ranged), ended=time.time(), range_s=sum(in_range),
+                                 grid=launched.get("grid", "")))  # fmt: skip
         with open(out_path, "w") as fh:
             json.dump(done, fh)
         if lost:
@@ -162,7 +165,10 @@ def batch(list_path: str, out_path: str, session=None) -> int:
     return 0
 
 
-def run(argv: list[str], timed: dict | None = None, session=None, timed_range=None) -> int:
+def run(argv: list[str], timed: dict | None = None, session=None, timed_range=None,
+        launched: dict | None = None) -> int:  # fmt: skip
+    """The target's run of one configuration (the module's docstring); `timed` receives its
+    kernel times and verdict, `launched` the grid it launched (measure/runner.py's row)."""
     from mmbench.core.axes import Configuration
     from mmbench.core.registry import load_registry
     from mmbench.core.row import SAMPLES
@@ -191,6 +197,8 @@ def run(argv: list[str], timed: dict | None = None, session=None, timed_range=No
     finally:
         runner.close()
     row = rows[0]
+    if launched is not None:
+        launched.update(grid=row.get("grid", ""))
     verified = row["verification"] == "PASS"
     if row["verification"] == "ERROR":
         print(f"{conf.label}: {row['error']}", file=sys.stderr)
