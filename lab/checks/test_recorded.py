@@ -646,3 +646,15 @@ def test_deeper_splits_as_their_entry_quotes_them():
     assert round(best["base"]["warptile_db"], 2) == 32.74
     assert round(best["deep"]["warptile_db"], 2) == 59.23
     assert round(best["base"]["ws_f64"], 2) == 30.18 and round(best["deep"]["ws_f64"], 2) == 63.02
+
+
+def test_the_recorded_ladders_profile_rows_are_their_own_launches():
+    """Entry "The batch's rows found and fixed": in the recorded H200 ladder (25 profiled
+    configurations, batched by the plan before the fix), each one's Nsight Compute duration is
+    within 2.5% of its own event time."""
+    tables = ROOT / "tests" / "data" / "h200-ladder" / "results" / "ladder" / "tables"
+    t = read_csv(tables / "metrics.csv.gz")
+    w = t.pivot_table(index=["variant", "dtype", "m"], columns="metric", values="value",
+                      aggfunc="first")  # fmt: skip
+    ratio = w["duration"] / w["event_time"]
+    assert len(ratio) == 25 and ratio.between(0.975, 1.026).all(), ratio.describe()
