@@ -14,13 +14,12 @@ them into seed 002's nvprof summary:
 
 from __future__ import annotations
 
-import re
 import statistics
 from contextlib import contextmanager
 
 import pandas as pd
 
-from mmbench.profile.profilers import function_name
+from mmbench.profile.profilers import matches
 
 # CUPTI's memcpy kinds (CUpti_ActivityMemcpyKind) under nvprof's names
 COPY_NAMES = {
@@ -120,19 +119,9 @@ def complete(record: dict) -> bool:
     return record["start_ns"] > 0 and record["end_ns"] >= record["start_ns"]
 
 
-def matches(name: str, kernel: str) -> bool:
-    """``kernel`` as the registry's profile_kernel or symbol gives it: a name, or
-    ``regex:PATTERN`` (cuBLAS, whose kernel names vary), as for ncu --kernel-name: matched to
-    the function's name (profilers.function_name)."""
-    base = function_name(name)
-    if kernel.startswith("regex:"):
-        return re.search(kernel.removeprefix("regex:"), base) is not None
-    return base == kernel
-
-
 def kernel_times(records: list[dict], kernel: str, last: int) -> list[float]:
-    """The durations (ms) of the last ``last`` launches of ``kernel`` (see matches)."""
-    ks = [r for r in records if r["kind"] == "kernel" and matches(r["name"], kernel)]
+    """The durations (ms) of the last ``last`` launches of ``kernel`` (profilers.matches)."""
+    ks = [r for r in records if r["kind"] == "kernel" and matches(kernel, r["name"])]
     ks = [r for r in ks if complete(r)]
     ks.sort(key=lambda r: r["start_ns"])
     return [(r["end_ns"] - r["start_ns"]) / 1e6 for r in ks[-last:]]

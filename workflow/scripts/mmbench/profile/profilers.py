@@ -256,3 +256,14 @@ def function_name(kernel: str) -> str:
             out.append(ch)
     words = "".join(out).split()
     return words[-1].split("::")[-1] if words else kernel
+
+
+def matches(name_filter: str, kernel: str) -> bool:
+    """Whether a launch's kernel name (as Nsight Compute's report or CUPTI's records give it)
+    passes a configuration's own filter (the registry's profile_kernel or symbol: a name, or
+    `regex:PATTERN` for a library's kernels, whose names vary), as Nsight Compute applies
+    `--kernel-name`: to the function's name (function_name)."""
+    base = function_name(kernel)
+    if name_filter.startswith("regex:"):
+        return re.search(name_filter.removeprefix("regex:"), base) is not None
+    return base == name_filter

@@ -28,6 +28,7 @@ from mmbench.core import paths
 from mmbench.core.cubins import file_sha
 from mmbench.measure.timing import Sampling, launches_before_timed
 from mmbench.profile import cupti, profilers
+from mmbench.profile.profilers import matches
 from mmbench.profile.target import MARKER, NOT_VERIFIED_EXIT
 
 log = logging.getLogger("mmbench.profile.profiling")
@@ -273,15 +274,6 @@ def kernel_filter(names: list[str], marker: bool = True) -> str:
         n.removeprefix("regex:") if n.startswith("regex:") else f"^{re.escape(n)}$" for n in names
     ]
     return "regex:" + "|".join(f"({p})" for p in dict.fromkeys(parts))
-
-
-def matches(name_filter: str, kernel: str) -> bool:
-    """Whether a launch's kernel name (as the report prints it) passes a configuration's own
-    filter, as Nsight Compute applies it: to the function's name (profilers.function_name)."""
-    base = profilers.function_name(kernel)
-    if name_filter.startswith("regex:"):
-        return re.search(name_filter.removeprefix("regex:"), base) is not None
-    return base == name_filter
 
 
 def named(name_filter: str) -> str | None:
