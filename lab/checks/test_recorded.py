@@ -658,3 +658,57 @@ def test_the_recorded_ladders_profile_rows_are_their_own_launches():
                       aggfunc="first")  # fmt: skip
     ratio = w["duration"] / w["event_time"]
     assert len(ratio) == 25 and ratio.between(0.975, 1.026).all(), ratio.describe()
+
+
+def test_persistent_fp8_split_k_verifies_and_is_slower_at_the_few_tile_misses():
+    """Entry "persistent_fp8 split k at FP8's few-tile misses": with the split entry point the
+    model's 128 x 128 builds split 3-13 ways at the five few-tile products, every row PASSes,
+    and each of the four products measured unsplit the same day ran slower split (16.8 against
+    11.2 µs at 16 x 2254 x 3301, 16.3 against 10.5 at 18 x 152 x 2881, 17.7 against 14.2,
+    20.5 against 18.5).  Calibrated so, the 128 x 128 builds without clusters cost 5.4-8.2 µs
+    a split unit."""
+    f = DATA / "h200-fp8-split-k"
+    t = read_csv(f / "misses.csv.xz")
+    assert len(t) == 21 and (t.verification == "PASS").all()
+    p = t[t.variant == "persistent_fp8"].set_index(["m", "n", "k"])
+    base = read_csv(DATA / "h200-split-depth" / "base-fp8.csv.xz")
+    base = base[base.variant == "persistent_fp8"].set_index(["m", "n", "k"])
+    want = {(16, 2254, 3301): (7, 16.8, 11.2), (18, 152, 2881): (11, 16.3, 10.5),
+            (150, 1142, 5035): (7, 17.7, 14.2), (162, 514, 7619): (13, 20.5, 18.5)}  # fmt: skip
+    for shape, (splits, split_us, whole_us) in want.items():
+        assert f"SPLITS={splits}" in p.loc[shape, "launch_facts"]
+        assert "SPLITS" not in str(base.loc[shape, "launch_facts"])
+        assert round(p.loc[shape, "kernel_ms_median"] * 1e3, 1) == split_us
+        assert round(base.loc[shape, "kernel_ms_median"] * 1e3, 1) == whole_us
+    assert "SPLITS=3" in p.loc[(27, 25, 986), "launch_facts"]
+    c = read_csv(f / "calibration.csv.xz")
+    c1 = c[c.instance.str.contains("BM128_BN128_STAGES._CLUSTER1")]
+    assert len(c1) == 8 and c1.split_us.between(5.4, 8.2).all()
+
+
+def test_the_partial_ladder_with_peers_passes_and_misses_the_standing_targets():
+    """Entry "The ladder preset with its peers on an H200: 27 of 30 variants": 810 rows, all
+    PASS; persistent_bf16, tmastore_bf16 and triton_fp8 have none; normal inputs, sustained,
+    the best rung of FP32, TF32, FP8 and FP64 at 99.2 / 103.1, 97.1 / 98.4, 93.4 / 91.1 and
+    100.2 / 97.8% of its cuBLAS at 4096 / 8192 (computed here by hand from the rows); the
+    profile's 50 configurations' Nsight Compute durations 0.960-1.019 of their event times."""
+    f = DATA / "h200-ladder-peers-partial"
+    t = read_csv(f / "timings.csv.xz")
+    assert len(t) == 810 and (t.verification == "PASS").all() and t.variant.nunique() == 27
+    assert not {"persistent_bf16", "tmastore_bf16", "triton_fp8"} & set(t.variant)
+    s = t[(t.load == "sustained") & (t.distribution == "normal")]
+    rate = s.groupby(["variant", "dtype", "m"]).kernel_gflops.max()
+    pairs = {"warptile_db": ("cublas", "float32"), "tmastore_tf32_tn": ("cublas_tf32_tn", "float32"),
+             "persistent_fp8": ("cublaslt_fp8", "float8_e4m3"), "ws_f64": ("cublas", "float64")}  # fmt: skip
+    want = {"warptile_db": (99.2, 103.1), "tmastore_tf32_tn": (97.1, 98.4),
+            "persistent_fp8": (93.4, 91.1), "ws_f64": (100.2, 97.8)}  # fmt: skip
+    for rung, (ref, dtype) in pairs.items():
+        got = tuple(
+            round(100 * rate[rung, dtype, n] / rate[ref, dtype, n], 1) for n in (4096, 8192)
+        )
+        assert got == want[rung], (rung, got)
+    m = read_csv(f / "metrics.csv.xz")
+    w = m.pivot_table(index=["variant", "instance", "dtype"], columns="metric", values="value",
+                      aggfunc="first")  # fmt: skip
+    ratio = w["duration"] / w["event_time"]
+    assert len(ratio) == 50 and ratio.between(0.960, 1.020).all(), ratio.describe()
