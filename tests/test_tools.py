@@ -63,14 +63,41 @@ def test_same_cubins_counts_the_hot_loops_math_through_nvdisasm(tmp_path):
     subprocess.run([sys.executable, str(TOOLS / "slowdown.py"), str(old / "05_tiled_guarded.cu")],
                    check=True, capture_output=True)  # fmt: skip
     run = [sys.executable, str(TOOLS / "same_cubins.py"), str(old), "tiled_guarded",
-           "--instance", "float32_TILE32", "--loops"]  # fmt: skip
+           "--instance", "float32_TILE32", "--loops", "--entry"]  # fmt: skip
     out = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 1, out.stderr
     assert "hot loop" in out.stdout and "64 -> 32 of them math" in out.stdout, out.stdout
     assert "the math instructions differ in kind or order" in out.stdout
+    assert "entry tiled_guarded: other code" in out.stdout
     same = subprocess.run([*run[:2], str(ROOT / "kernels"), *run[3:]], capture_output=True,
                           text=True, cwd=ROOT)  # fmt: skip
     assert same.returncode == 0 and "1 of 1 instantiations byte-identical" in same.stdout
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_same_cubins_tells_an_entry_whose_code_is_the_same_in_a_changed_cubin(tmp_path):
+    """ws_f64's cubin holds two entries, ws_f64 and ws_f64_split (its split-K body).  A copy of
+    kernels/ whose split fix-up sleeps a nanosecond (a NANOSLEEP in kernels/split_k.cuh's
+    finish_tile, which only the split body runs) builds another cubin, whose entry ws_f64 is
+    the same code: `--entry` says so.  Needs nvcc and nvdisasm."""
+    sys.path.insert(0, str(TOOLS))
+    import same_cubins
+
+    if same_cubins.find_nvdisasm() is None:
+        pytest.fail("no nvdisasm: the test extra installs nvidia-cuda-nvdisasm")
+    old = tmp_path / "kernels"
+    shutil.copytree(ROOT / "kernels", old)
+    split_k = old / "split_k.cuh"
+    text = split_k.read_text()
+    fence = "    __threadfence();  // this thread's partial sums before the count, to every block\n"
+    assert fence in text
+    split_k.write_text(text.replace(fence, fence + "    __nanosleep(1);\n"))
+    run = [sys.executable, str(TOOLS / "same_cubins.py"), str(old), "ws_f64",
+           "--instance", "float64_BM256_BN64_WM64_WN32_STAGES3_BLOCKS1", "--entry"]  # fmt: skip
+    out = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1, out.stderr
+    assert "0 of 1 instantiations byte-identical" in out.stdout, out.stdout
+    assert "entry ws_f64: same code" in out.stdout, out.stdout
 
 
 def test_compare_times_compares_the_batched_medians_with_their_median_ratio():

@@ -22,6 +22,12 @@ one-dimensional unit number renumbered every FFMA of its loop, most into another
 7-9% slower on an H100; taken from the block's row as before, 34 of 2048 renumbered, 2 into
 another bank (docs/ladder.md).  nvdisasm comes with the CUDA toolkit, or from the
 test extra's nvidia-cuda-nvdisasm wheel.
+
+--entry compares, for each cubin that differs, the variant's own entry point (registry `symbol`:
+the kernel a launch of one split runs, where a split body is built beside it) instruction by
+instruction (nvdisasm; addresses left out, branch labels numbered in their order in the
+entry): "same code" means a launch of that entry runs the same machine code, whatever else in
+the cubin changed.
 """
 
 from __future__ import annotations
@@ -128,6 +134,29 @@ def loop_line(nvdisasm: str, old: Path, new: Path) -> str:
             f"{d['other_bank']} of them in another bank")  # fmt: skip
 
 
+def entry_code(nvdisasm: str, cubin: Path, symbol: str) -> list[str]:
+    """The instructions of entry `symbol` in nvdisasm's listing of `cubin`, without their
+    addresses, its branch labels renamed L0, L1, ... in their order there (nvdisasm numbers
+    them across the whole cubin, so another entry's edit renumbers this one's); [] where the
+    cubin has no such entry."""
+    text = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+    out, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("//---") and ".text." in line:
+            inside = line.split(".text.", 1)[1].split()[0] == symbol
+            continue
+        if inside and line.strip():
+            out.append(re.sub(r"/\*[0-9a-f]{4,}\*/", "", line).strip())
+    names: dict[str, str] = {}
+    renamed = []
+    for line in out:
+        for label in re.findall(r"\.L_x_\d+", line):
+            names.setdefault(label, f"L{len(names)}")
+        renamed.append(re.sub(r"\.L_x_\d+", lambda m: names[m.group(0)], line))
+    return renamed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old", type=Path, help="the other checkout's kernels/ folder")
@@ -138,10 +167,14 @@ def main() -> int:
     ap.add_argument(
         "--loops", action="store_true", help="how the hot loop of each that differs changed"
     )
+    ap.add_argument(
+        "--entry", action="store_true", help="whether each that differs has its entry's code"
+    )
     args = ap.parse_args()
-    nvdisasm = find_nvdisasm() if args.loops else None
-    if args.loops and nvdisasm is None:
-        sys.exit("--loops needs nvdisasm: the CUDA toolkit's, or pip install nvidia-cuda-nvdisasm")
+    nvdisasm = find_nvdisasm() if args.loops or args.entry else None
+    if (args.loops or args.entry) and nvdisasm is None:
+        sys.exit("--loops and --entry need nvdisasm: the CUDA toolkit's, or pip install "
+                 "nvidia-cuda-nvdisasm")  # fmt: skip
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     old_file = args.old / "registry.yaml"
     old_registry = load_registry(old_file) if old_file.is_file() else registry
@@ -191,7 +224,13 @@ def main() -> int:
         print(f"{name}: {len(mine) - len(bad)} of {len(mine)} instantiations byte-identical")
         for s, o, n in bad:
             print(f"  differs: {s}")
-            if nvdisasm:
+            if args.entry:
+                sym = registry[name].symbol
+                old_code, new_code = entry_code(nvdisasm, o, sym), entry_code(nvdisasm, n, sym)
+                same = old_code == new_code and bool(new_code)
+                words = "same code" if same else "other code"
+                print(f"    entry {sym}: {words} ({len(old_code)} and {len(new_code)} lines)")
+            if args.loops:
                 print(f"    {loop_line(nvdisasm, o, n)}")
     return 1 if differ else 0
 
