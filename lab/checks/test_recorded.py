@@ -6,6 +6,7 @@ entry and the figures it checks; none runs pipeline code the product's tests do 
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 
@@ -723,3 +724,15 @@ def test_the_partial_ladder_with_peers_passes_and_misses_the_standing_targets():
                       aggfunc="first")  # fmt: skip
     ratio = w["duration"] / w["event_time"]
     assert len(ratio) == 50 and ratio.between(0.960, 1.020).all(), ratio.describe()
+
+
+def test_the_ladders_machine_code_is_the_same_since_the_paired_check_but_persistent_tf32():
+    """Entry "The ladder's machine code since the skeleton's paired check": 19 rungs, 25
+    instantiations compared; every cubin byte-identical to 43d52bd's but persistent_tf32's two,
+    whose entry code is other."""
+    text = read_text(DATA / "ladder-machine-code" / "same-cubins-43d52bd.txt")
+    counts = re.findall(r"^(\w+): (\d+) of (\d+) instantiations byte-identical$", text, re.M)
+    assert len(counts) == 19 and sum(int(total) for _, _, total in counts) == 25
+    differ = {name: int(total) - int(same) for name, same, total in counts if same != total}
+    assert differ == {"persistent_tf32": 2}
+    assert text.count("entry persistent_tf32: other code") == 2
