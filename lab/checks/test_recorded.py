@@ -649,15 +649,19 @@ def test_deeper_splits_as_their_entry_quotes_them():
     assert round(best["base"]["ws_f64"], 2) == 30.18 and round(best["deep"]["ws_f64"], 2) == 63.02
 
 
+def duration_over_event_time(metrics: pd.DataFrame, key: list[str]) -> pd.Series:
+    """Per profiled configuration (`key`), Nsight Compute's duration over the event time of its
+    own profiled run (a profile's metrics table)."""
+    w = metrics.pivot_table(index=key, columns="metric", values="value", aggfunc="first")
+    return w["duration"] / w["event_time"]
+
+
 def test_the_recorded_ladders_profile_rows_are_their_own_launches():
     """Entry "The batch's rows found and fixed": in the recorded H200 ladder (25 profiled
     configurations, batched by the plan before the fix), each one's Nsight Compute duration is
     within 2.5% of its own event time."""
     tables = ROOT / "tests" / "data" / "h200-ladder" / "results" / "ladder" / "tables"
-    t = read_csv(tables / "metrics.csv.gz")
-    w = t.pivot_table(index=["variant", "dtype", "m"], columns="metric", values="value",
-                      aggfunc="first")  # fmt: skip
-    ratio = w["duration"] / w["event_time"]
+    ratio = duration_over_event_time(read_csv(tables / "metrics.csv.gz"), ["variant", "dtype", "m"])
     assert len(ratio) == 25 and ratio.between(0.975, 1.026).all(), ratio.describe()
 
 
@@ -720,9 +724,7 @@ def test_the_partial_ladder_with_peers_passes_and_misses_the_standing_targets():
         4096,
     )
     m = read_csv(f / "metrics.csv.xz")
-    w = m.pivot_table(index=["variant", "instance", "dtype"], columns="metric", values="value",
-                      aggfunc="first")  # fmt: skip
-    ratio = w["duration"] / w["event_time"]
+    ratio = duration_over_event_time(m, ["variant", "instance", "dtype"])
     assert len(ratio) == 50 and ratio.between(0.960, 1.020).all(), ratio.describe()
 
 
