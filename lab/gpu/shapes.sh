@@ -57,6 +57,18 @@
 #                                        and tmastore_tf32_tn (128 x 256, 3 stages) and
 #                                        cublas_tf32_tn (question: do the 16-byte rows slow the
 #                                        TMA rungs of the class at such sides?)
+#   lab/gpu.sh shapes OUT fixup SHAPES   two or more kernels/ folders back to back on this GPU:
+#                                        the misses stage at SHAPES (bursts, no profile, every
+#                                        rung: MARGIN=null; CLASSES and VARIANTS as there,
+#                                        default the fp64, bf16, tf32 and fp8 parts) once with
+#                                        OLD_REF's kernels/ (default main; `git archive`) and
+#                                        once with this tree's (OUT/old.csv, OUT/new.csv), or
+#                                        once with each of TREES="DIR ..." (OUT/<DIR's name>.csv);
+#                                        then per rung and product the fastest kernel time of
+#                                        each and its ratio to the first's, every row verified;
+#                                        kernels/ holds the registry and the calibration too, so
+#                                        each run's model chooses its own build and split (a
+#                                        product where they differ is printed with both)
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -210,8 +222,79 @@ print(t.to_string(index=False))
 PY
   done
   ;;
+fixup)
+  shapes=${3:?"usage: lab/gpu.sh shapes OUT fixup '[[m, n, k], ...]'"}
+  rm -rf /tmp/fixup-new && cp -r kernels /tmp/fixup-new || exit 2
+  # TREES="DIR ...": kernels/ folders to run in turn (named by their folder), instead of
+  # OLD_REF's (default main) against this tree's
+  if [ -n "${TREES:-}" ]; then
+    names=()
+    for d in $TREES; do
+      n=$(basename "$d"); rm -rf "/tmp/fixup-$n" && cp -r "$d" "/tmp/fixup-$n" || exit 2
+      names+=("$n")
+    done
+  else
+    ref=${OLD_REF:-main}
+    rm -rf /tmp/kernels /tmp/fixup-old
+    # (a device's copy of the checkout may hold its commits without the branch names: then HEAD)
+    git rev-parse -q --verify "$ref^{commit}" > /dev/null || ref=HEAD
+    echo "old kernels: $ref, $(git rev-parse --short "$ref")"
+    git archive "$ref" kernels | tar x -C /tmp || { echo "git archive $ref kernels failed" >&2; exit 2; }
+    mv /tmp/kernels /tmp/fixup-old || exit 2
+    cmp -s kernels/persistent.cuh /tmp/fixup-old/persistent.cuh &&
+      { echo "$ref's kernels are this tree's: nothing to compare" >&2; exit 2; }
+    names=(old new)
+  fi
+  export CLASSES=${CLASSES:-fp64,bf16,tf32,fp8} PROFILED=none MARGIN=null
+  for which in "${names[@]}"; do
+    rm -rf kernels results/misses && cp -r "/tmp/fixup-$which" kernels
+    "$0" "$out/$which" misses "$shapes" > "$out/$which.log" 2>&1
+    echo "$which kernels: $(grep -h "misses: exit" "$out/$which.log")"
+    cp results/misses/tables/timings.csv "$out/$which.csv" 2>/dev/null
+  done
+  rm -rf kernels && cp -r /tmp/fixup-new kernels
+  python3 - "$out" "${names[@]}" <<'PY'
+import sys
+import pandas as pd
+out, names = sys.argv[1], sys.argv[2:]
+t = {w: pd.read_csv(f"{out}/{w}.csv") for w in names}
+for w, d in t.items():
+    bad = d[d.verification != "PASS"]
+    print(f"{w}: {len(d)} rows, {len(bad)} not PASS")
+    for _, r in bad.iterrows():
+        print("  ", r.variant, r.instance, r.m, r.n, r.k, r.verification, str(r.get("error", ""))[:160])
+key = ["variant", "dtype", "m", "n", "k"]
+keep = [*key, "instance", "launch_facts", "kernel_ms_median"]
+for d in t.values():
+    d["launch_facts"] = d["launch_facts"].fillna("")
+best = {w: d[d.verification == "PASS"].sort_values("kernel_ms_median").drop_duplicates(key)[keep]
+        for w, d in t.items()}
+first = names[0]
+both = best[first].rename(columns={"instance": f"instance_{first}", "launch_facts": f"launch_facts_{first}", "kernel_ms_median": f"{first}_us"})
+both[f"{first}_us"] *= 1e3
+for w in names[1:]:
+    b = best[w].rename(columns={"instance": f"instance_{w}", "launch_facts": f"launch_facts_{w}",
+                                "kernel_ms_median": f"{w}_us"})
+    b[f"{w}_us"] *= 1e3
+    both = both.merge(b, on=key)
+    both[f"{w}/{first}"] = both[f"{w}_us"] / both[f"{first}_us"]
+# (kernels/ holds the registry too: each run's model chose its own build and split)
+# (where another run chose another build or split, its instance and facts are printed too)
+both["same"] = [all(r[f"instance_{w}"] == r[f"instance_{first}"] and
+                    r[f"launch_facts_{w}"].split(" PARTIALS")[0] ==
+                    r[f"launch_facts_{first}"].split(" PARTIALS")[0] for w in names[1:])
+                for _, r in both.iterrows()]
+cols = [*key, f"instance_{first}", f"launch_facts_{first}", "same",
+        *[f"{w}_us" for w in names], *[f"{w}/{first}" for w in names[1:]]]
+pd.set_option("display.width", 250)
+for _, r in both[~both.same].iterrows():
+    print("other build or split:", *(r[k] for k in key),
+          *(f"{w}: {r[f'instance_{w}']} {r[f'launch_facts_{w}']}" for w in names))
+print(both[cols].sort_values(key).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+PY
+  ;;
 *)
-  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED, misses SHAPES, pitch SIDES" >&2
+  echo "unknown shapes stage $stage; valid: calibrate, rung VARIANT, run SEED, misses SHAPES, pitch SIDES, fixup SHAPES" >&2
   exit 2
   ;;
 esac
