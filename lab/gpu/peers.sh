@@ -42,6 +42,19 @@
 #   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
 #                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
 #                                  inputs, burst and sustained: OUT/harness.csv
+#   lab/gpu.sh peers OUT launches  whether the profiler's lead is its timing of launches back to
+#                                  back: PART=profiler (carry .cutlass alone) runs each of
+#                                  LAUNCH_KERNELS (default BF16 data-parallel, FP8 data-parallel
+#                                  and stream-K) at 4096 alone, normal and integer inputs, timed
+#                                  over 1 launch (five runs), 100 (its default) and 2000 (the SM
+#                                  clock read every 20 ms meanwhile; ITERS: other counts,
+#                                  WARMUP: the profiler's warm-up launches, default its own 10);
+#                                  PART=harness (carry .whl,
+#                                  on the same machine right after) the harness's cutlass_bf16
+#                                  and cutlass_fp8 builds of those kernels at 4096 from one place,
+#                                  int09 and normal inputs, bursts: each row's single launch
+#                                  (kernel_ms) and its batched launches (batch_ms):
+#                                  OUT/launches-*.csv
 # OUT receives the logs and tables.
 set -uo pipefail
 out=$1
@@ -172,6 +185,61 @@ t.to_csv(sys.argv[3], index=False)
 print(t[t.m == 4096].sort_values(["variant", "placements"]).to_string(index=False))
 PY
   ;;
+launches)
+  case "${PART:?PART=profiler or PART=harness}" in
+  profiler)
+    pack=.cutlass/cutlass-profiler.tar.xz
+    [ -f "$pack" ] || { echo "no $pack: build it with lab/cutlass_profiler.sh and carry .cutlass" >&2; exit 2; }
+    dir=$(mktemp -d)
+    tar xJf "$pack" -C "$dir"
+    base=cutlass3x_sm90_tensorop_gemm
+    kernels=${LAUNCH_KERNELS:-"${base}_bf16_bf16_f32_f32_f32_128x128x64_1x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma ${base}_e4m3_e4m3_f32_f32_f32_128x128x128_1x1x1_0_tnn_align16_warpspecialized_cooperative_epi_tma ${base}_e4m3_e4m3_f32_f32_f32_128x128x128_1x1x1_0_tnn_align16_stream_k_warpspecialized_cooperative_epi_tma"}
+    for dist in normal integer; do
+      spec=gaussian,mean:0,stddev:1; [ $dist = normal ] && spec=$spec,scale:-1
+      for kernel in $kernels; do
+        for iters in ${ITERS:-1 1 1 1 1 100 2000}; do
+          tag=$dist-$iters
+          [ $iters = 2000 ] && { nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw \
+            --format=csv,noheader -lms 20 > "/tmp/clocks-$kernel-$dist.csv" & smi=$!; }
+          LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$dir/cutlass_profiler" \
+            --operation=Gemm --m=4096 --n=4096 --k=4096 --beta=0 --dist=$spec \
+            --verification-enabled=false --kernels="$kernel" --profiling-iterations=$iters ${WARMUP:+--warmup-iterations=$WARMUP} \
+            --output="/tmp/launches-$tag" > /tmp/launches.log 2>&1
+          [ $iters = 2000 ] && kill $smi
+          rt=$(grep -h "Runtime:" /tmp/launches.log | head -1 | awk '{print $2}')
+          clock=""
+          [ $iters = 2000 ] && clock=$(awk -F', ' '{gsub(/ MHz/,"",$2); if ($2+0 > 1000) print $2}' \
+            "/tmp/clocks-$kernel-$dist.csv" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)], a[1], a[NR], NR}')
+          echo "$kernel,$dist,$iters,$rt,$clock"
+        done
+      done
+    done | tee "$out/launches-profiler.csv"
+    tar czf "$out/launches-clocks.tgz" -C /tmp $(cd /tmp && ls clocks-*.csv)
+    ;;
+  harness)
+    timed launches --config experiment=launches \
+      'variants=[cutlass_bf16, cutlass_fp8]' 'sizes=[4096]' 'shapes=[]' \
+      'dtypes=[bfloat16, float8_e4m3]' 'distribution=[int09, normal]' 'load=[burst]' \
+      'sampling={placements: 1}' \
+      'params={cutlass_bf16: {BM: [128], BN: [128], CLUSTER: [1], SCHEDULE: [1], SCHEDULER: [1]}, cutlass_fp8: {BM: [128], BN: [128], CLUSTER: [1], SCHEDULE: [1], SCHEDULER: [1, 2]}}' \
+      'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+    python3 - results/launches/tables/timings.csv "$out/launches-harness.csv" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv(sys.argv[1])
+keep = ["variant", "instance", "dtype", "m", "distribution", "verification", "samples",
+        "kernel_ms_median", "kernel_ms_iqr", "batch_size", "batch_samples", "batch_ms_median",
+        "batch_ms_iqr", "sm_clock_mhz", "sm_clock_mhz_min", "gpu_uuid"]
+t = t[[c for c in keep if c in t]]
+t["single_tflops"] = 2 * 4096**3 / t.kernel_ms_median / 1e9
+t["batched_tflops"] = 2 * 4096**3 / t.batch_ms_median / 1e9
+t.to_csv(sys.argv[2], index=False)
+print(t.drop(columns=["gpu_uuid"]).to_string(index=False))
+PY
+    ;;
+  *) echo "PART: profiler or harness, not $PART" >&2; exit 2 ;;
+  esac
+  ;;
 harness-cutlass)
   timed harness-cutlass --config experiment=cutlass-harness \
     "variants=[cutlass_bf16, cutlass_tf32, cutlass_fp8, cublas, cublas_tf32_tn, cublaslt_fp8]" \
@@ -182,7 +250,7 @@ harness-cutlass)
   rates cutlass-harness "$out/harness-cutlass.csv"
   ;;
 *)
-  echo "unknown peers stage $stage; valid: check, msmf, triton, profiler, harness, harness-cutlass, one-place" >&2
+  echo "unknown peers stage $stage; valid: check, msmf, triton, profiler, harness, harness-cutlass, one-place, launches" >&2
   exit 2
   ;;
 esac
