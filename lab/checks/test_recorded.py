@@ -738,3 +738,68 @@ def test_the_ladders_machine_code_is_the_same_since_the_paired_check_but_persist
     differ = {name: int(total) - int(same) for name, same, total in counts if same != total}
     assert differ == {"persistent_tf32": 2}
     assert text.count("entry persistent_tf32: other code") == 2
+
+
+def test_a_fix_up_of_c_s_partial_sums_alone_is_slower_then_no_faster():
+    """Entry "Split fix-ups that move only C's partial sums": every row PASSes; as first
+    written the skeleton's split products ran 1.14-1.58x main's on the same build and split,
+    while persistent_tf32's split entry, byte-identical in both, ran 0.97-1.10x; with the sum's
+    loads from one base address 0.89-1.06x (the seven on the same build); its loop 199, 648
+    and 273 instructions (tmastore_bf16), 263, 449 and 365 (ws_f64)."""
+    f = DATA / "h200-fixup-live"
+    first = read_csv(f / "first.csv.xz")
+    assert len(first) == 216 and (first.verification == "PASS").all()
+    first["facts"] = first.launch_facts.fillna("").str.split(" PARTIALS").str[0]
+    key = ["variant", "dtype", "m", "n", "k", "instance", "facts"]
+    t = first.pivot_table(index=key, columns="kernels", values="kernel_ms_median").dropna()
+    ratio = t["new"] / t["old"]
+    split = ratio[
+        ratio.index.get_level_values("facts").str.contains(r"SPLITS=(?!1\b)\d+|WORKERS=[1-9]")
+    ]
+    skeleton = split.drop(["persistent_tf32", "skinny_bf16", "skinny_fp8", "skinny_tf32_tn",
+                           "streamk_fp8"], level="variant")  # fmt: skip
+    assert round(skeleton.min(), 2) == 1.14 and round(skeleton.max(), 2) == 1.58
+    unchanged = split.xs("persistent_tf32", level="variant")
+    assert round(unchanged.min(), 2) == 0.97 and round(unchanged.max(), 2) == 1.10
+    trees = read_csv(f / "trees.csv.xz")
+    assert len(trees) == 36 and (trees.verification == "PASS").all()
+    w = trees.pivot_table(index=["variant", "m", "n", "k", "instance"], columns="kernels",
+                          values="kernel_ms_median").dropna()  # fmt: skip
+    fixed = w["fix"] / w["old"]
+    assert len(fixed) == 7 and round(fixed.min(), 2) == 0.89 and round(fixed.max(), 2) == 1.06
+    text = read_text(f / "sum-loop.txt")
+    loops = [int(x) for x in re.findall(r"^\w[\w-]* +\d+ +\d+ +(\d+) +64$", text, re.M)]
+    assert loops == [199, 648, 273, 650, 199, 263, 449, 365]
+
+
+def test_the_ladders_bf16_rungs_and_triton_fp8_beside_their_cublas():
+    """Entry "The ladder's three missing variants on an H200": 126 rows, all PASS; normal
+    inputs, sustained, tmastore_bf16 at 98.5 and 100.4%, persistent_bf16 at 94.6 and 98.1% of
+    cuBLAS's BF16, triton_fp8 at 74.2 and 73.0% of cuBLASLt, at 4096 and 8192."""
+    t = read_csv(DATA / "h200-ladder-bf16" / "timings.csv.xz")
+    assert len(t) == 126 and (t.verification == "PASS").all()
+    s = t[(t.load == "sustained") & (t.distribution == "normal")]
+    rate = s.groupby(["variant", "m"]).kernel_gflops.max()
+    want = {"tmastore_bf16": ("cublas", (98.5, 100.4)), "persistent_bf16": ("cublas", (94.6, 98.1)),
+            "triton_fp8": ("cublaslt_fp8", (74.2, 73.0))}  # fmt: skip
+    for rung, (ref, pct) in want.items():
+        assert tuple(round(100 * rate[rung, n] / rate[ref, n], 1) for n in (4096, 8192)) == pct
+
+
+def test_the_profilers_lead_is_the_harnesss_single_launch():
+    """Entry "CUTLASS's profiler launch by launch": FP8 data-parallel at 4096 on integer
+    inputs, the profiler's single launch (median of five) within 1.1% of its 100 back to back;
+    the harness's batched launches 1.3-1.9% faster than the profiler's 100, its single
+    launches 3.3-3.9% slower than the profiler's single one."""
+    f = DATA / "h200-profiler-launches"
+    p = read_csv(f / "profiler.csv.xz", header=None, names=["kernel", "dist", "iters", "ms", "clock"])
+    dp = p[p.kernel.str.contains("e4m3") & ~p.kernel.str.contains("stream_k|fastaccum")]
+    dp = dp[dp.dist == "integer"].groupby("iters").ms.median()
+    assert dp[1] / dp[100] - 1 < 0.011
+    h = read_csv(f / "harness.csv.xz")
+    h = h[(h.variant == "cutlass_fp8") & h.instance.str.endswith("SCHEDULER1")]
+    h = h[h.distribution == "int09"]
+    assert len(h) == 2 and (h.verification == "PASS").all()
+    batched = 1 - h.batch_ms_median / dp[100]
+    single = h.kernel_ms_median / dp[1] - 1
+    assert batched.between(0.0125, 0.0195).all() and single.between(0.0325, 0.0395).all()
