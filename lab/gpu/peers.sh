@@ -53,7 +53,9 @@
 #                                  on the same machine right after) the harness's cutlass_bf16
 #                                  and cutlass_fp8 builds of those kernels at 4096 from one place,
 #                                  int09 and normal inputs, bursts: each row's single launch
-#                                  (kernel_ms) and its batched launches (batch_ms):
+#                                  (kernel_ms) and its batched launches (batch_ms);
+#                                  PART=cache cutlass_fp8's and persistent_fp8's single
+#                                  launches with L2 as the pass's copy left it and flushed:
 #                                  OUT/launches-*.csv
 # OUT receives the logs and tables.
 set -uo pipefail
@@ -186,7 +188,7 @@ print(t[t.m == 4096].sort_values(["variant", "placements"]).to_string(index=Fals
 PY
   ;;
 launches)
-  case "${PART:?PART=profiler or PART=harness}" in
+  case "${PART:?PART=profiler, harness or cache}" in
   profiler)
     pack=.cutlass/cutlass-profiler.tar.xz
     [ -f "$pack" ] || { echo "no $pack: build it with lab/cutlass_profiler.sh and carry .cutlass" >&2; exit 2; }
@@ -237,7 +239,27 @@ t.to_csv(sys.argv[2], index=False)
 print(t.drop(columns=["gpu_uuid"]).to_string(index=False))
 PY
     ;;
-  *) echo "PART: profiler or harness, not $PART" >&2; exit 2 ;;
+  cache)
+    # the same single launches after the pass's copy with L2 as the copy left it (warm) and
+    # flushed by a memset of twice its size (cold): is the copy's L2 the single launch's gap?
+    timed launches-cache --config experiment=launches-cache \
+      'variants=[cutlass_fp8, persistent_fp8]' 'sizes=[4096]' 'shapes=[]' \
+      'dtypes=[float8_e4m3]' 'distribution=[int09]' 'load=[burst]' 'memory=[pinned]' \
+      'cache=[warm, cold]' 'sampling={placements: 1}' \
+      'params={cutlass_fp8: {BM: [128], BN: [128], CLUSTER: [1], SCHEDULE: [1], SCHEDULER: [1]}, persistent_fp8: {BM: [128], BN: [128], STAGES: [6], CLUSTER: [1], GROUP: [8], CHAIN: [8]}}' \
+      'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
+    python3 - results/launches-cache/tables/timings.csv "$out/launches-cache.csv" <<'PY'
+import sys
+import pandas as pd
+t = pd.read_csv(sys.argv[1])
+keep = ["variant", "instance", "cache", "verification", "samples", "kernel_ms_median",
+        "kernel_ms_iqr", "batch_size", "batch_ms_median", "sm_clock_mhz", "gpu_uuid"]
+t = t[[c for c in keep if c in t]]
+t.to_csv(sys.argv[2], index=False)
+print(t.drop(columns=["gpu_uuid"]).to_string(index=False))
+PY
+    ;;
+  *) echo "PART: profiler, harness or cache, not $PART" >&2; exit 2 ;;
   esac
   ;;
 harness-cutlass)
