@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import lzma
 import os
 import subprocess
 import sys
@@ -21,10 +22,15 @@ TESTS_DATA = ROOT / "tests" / "data"
 
 
 def found(path) -> Path:
-    """`path`, or the same path with `.gz` where it is kept compressed."""
+    """`path`, or the same path with `.gz` or `.xz` where it is kept compressed."""
     path = Path(path)
-    gz = path.with_name(path.name + ".gz")
-    return path if path.exists() or not gz.exists() else gz
+    if path.exists():
+        return path
+    for suffix in (".gz", ".xz"):
+        packed = path.with_name(path.name + suffix)
+        if packed.exists():
+            return packed
+    return path
 
 
 class Recorded(os.PathLike):
@@ -70,7 +76,9 @@ def read_csv(path, **kw) -> pd.DataFrame:
 
 def read_text(path) -> str:
     p = Path(os.fspath(path))
-    return gzip.decompress(p.read_bytes()).decode() if p.suffix == ".gz" else p.read_text()
+    if p.suffix == ".gz":
+        return gzip.decompress(p.read_bytes()).decode()
+    return lzma.decompress(p.read_bytes()).decode() if p.suffix == ".xz" else p.read_text()
 
 
 def open_text(path: Path):
