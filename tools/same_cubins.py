@@ -64,8 +64,9 @@ def build(folder: Path, source: str, arch: str, defines: dict, out: Path) -> byt
 # (not HFMA2: ptxas also moves constants with HFMA2.MMA)
 MATH = {"FFMA", "DFMA", "HMMA", "HGMMA", "QGMMA", "DMMA", "IMMA", "IGMMA"}
 INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)([^;]*);")
-LABEL = re.compile(r"^(\.L_x_\d+):")
-BACK = re.compile(r"BRA[^`]*`\((\.L_x_\d+)\)")
+# a branch label, as nvdisasm writes it (.L_x_12) or as entry_code renames it (L3)
+LABEL = re.compile(r"^\s*(\.L_x_\d+|L\d+):")
+BACK = re.compile(r"BRA[^`]*`\((\.L_x_\d+|L\d+)\)")
 
 
 def find_nvdisasm() -> str | None:
@@ -80,22 +81,28 @@ def find_nvdisasm() -> str | None:
     return None
 
 
+def back_loops(lines: list[str]) -> list[tuple[int, int]]:
+    """(the label's line, the branch's line) of each branch back to a label above it in a
+    listing's lines: the loops, innermost or not."""
+    labels, out = {}, []
+    for i, line in enumerate(lines):
+        if m := LABEL.match(line):
+            labels[m.group(1)] = i
+        elif (m := BACK.search(line)) and m.group(1) in labels:
+            out.append((labels[m.group(1)], i))
+    return out
+
+
 def hot_loop(sass: str) -> list[tuple[str, tuple[int, ...]]]:
     """The instructions of the loop with the most math instructions in nvdisasm's listing
     (`nvdisasm -c`): from a label to the last branch back to it, each as (opcode, the numbers of
     the general registers it names, in order)."""
     lines = sass.splitlines()
-    labels, best = {}, (0, 0, 0)
-    for i, line in enumerate(lines):
-        if m := LABEL.match(line):
-            labels[m.group(1)] = i
-        elif (m := BACK.search(line)) and m.group(1) in labels:
-            start = labels[m.group(1)]
-            math = sum(
-                1 for x in lines[start:i] if (o := INSTRUCTION.match(x)) and o.group(1) in MATH
-            )
-            if math > best[0]:
-                best = (math, start, i + 1)
+    best = (0, 0, 0)
+    for start, i in back_loops(lines):
+        math = sum(1 for x in lines[start:i] if (o := INSTRUCTION.match(x)) and o.group(1) in MATH)
+        if math > best[0]:
+            best = (math, start, i + 1)
     out = []
     for line in lines[best[1] : best[2]]:
         if m := INSTRUCTION.match(line):

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from same_cubins import build, entry_code, find_nvdisasm  # noqa: E402
+from same_cubins import back_loops, build, entry_code, find_nvdisasm  # noqa: E402
 
 from mmbench.core.registry import load_registry, slug  # noqa: E402
 
@@ -35,14 +35,10 @@ def sum_loop(code: list[str]) -> tuple[int, int]:
     """(length, loads) of the shortest backward-branching loop among those with the most LOAD
     instructions (0, 0 if none): from its label to the branch back to it (the kernel's loop
     over its tiles holds the sum's loop, and the same loads)."""
-    at = {line[:-1]: i for i, line in enumerate(code) if re.fullmatch(r"L\d+:", line)}
     best = (0, 0)  # (loads, -length)
-    for i, line in enumerate(code):
-        m = re.search(r"BRA[^`]*`\((L\d+)\)", line)
-        if m and at.get(m.group(1), i) < i:
-            body = [x for x in code[at[m.group(1)] + 1 : i + 1] if not x.endswith(":")]
-            loads = sum(bool(LOAD.search(x)) for x in body)
-            best = max(best, (loads, -len(body)))
+    for start, i in back_loops(code):
+        body = [x for x in code[start + 1 : i + 1] if not x.endswith(":")]
+        best = max(best, (sum(bool(LOAD.search(x)) for x in body), -len(body)))
     return -best[1], best[0]
 
 
