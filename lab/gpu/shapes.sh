@@ -273,14 +273,15 @@ for d in t.values():
 # fix-up left out to time the rest)
 ok = {w: d if os.environ.get("ANY_VERDICT") else d[d.verification == "PASS"] for w, d in t.items()}
 best = {w: d.sort_values("kernel_ms_median").drop_duplicates(key)[keep] for w, d in ok.items()}
-first = names[0]
-both = best[first].rename(columns={"instance": f"instance_{first}", "launch_facts": f"launch_facts_{first}", "kernel_ms_median": f"{first}_us"})
-both[f"{first}_us"] *= 1e3
-for w in names[1:]:
+def side(w):  # one run's columns, named by its folder; its times in µs
     b = best[w].rename(columns={"instance": f"instance_{w}", "launch_facts": f"launch_facts_{w}",
                                 "kernel_ms_median": f"{w}_us"})
     b[f"{w}_us"] *= 1e3
-    both = both.merge(b, on=key)
+    return b
+first = names[0]
+both = side(first)
+for w in names[1:]:
+    both = both.merge(side(w), on=key)
     both[f"{w}/{first}"] = both[f"{w}_us"] / both[f"{first}_us"]
 # (kernels/ holds the registry too: each run's model chose its own build and split)
 # (where another run chose another build or split, its instance and facts are printed too)
