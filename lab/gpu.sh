@@ -30,7 +30,7 @@
 #   cupti    (CUPTI's GPU-activities table and kernel times)
 #   sizes    test | memcheck | tune | sweep | sources   (the ladder at every size: split-K)
 #   skeleton check | streamk | skinny | pair       (the persistent skeleton: checks, stream-K, swapped operands, sources before)
-#   shapes   calibrate | rung VARIANT | run SEED | misses SHAPES | pitch SIDES | fixup SHAPES   (calibration, the shapes preset, its misses profiled, FP8 row pitch, kernels/ folders back to back)
+#   shapes   calibrate | rung VARIANT | run SEED | misses SHAPES | pitch SIDES | fixup SHAPES | every SHAPES   (calibration, the shapes preset, its misses profiled, FP8 row pitch, kernels/ folders back to back, every build at some products)
 #   peers    check | msmf | triton | profiler | harness | harness-cutlass | one-place | launches   (CUTLASS's and Triton's builds checked; the flushed
 #                                         load; Triton's own timings and the harness's)
 #   presets  main | e1 | e2 | ...         (experiments and their HTML reports, timed)

@@ -20,7 +20,8 @@
 #                                        (DRAW_COUNT), TUNED_GPU's tuning;
 #                                        CLASSES=fp32,fp64,bf16 (say) runs that part of the
 #                                        preset alone, into results/shapes-SEED-fp32_fp64_bf16
-#                                        (lab/shapes_parts.py puts the parts together); stopped
+#                                        (lab/shapes_parts.py puts the parts together), and
+#                                        VARIANTS=a,b those of its variants alone; stopped
 #                                        at LIMIT
 #                                        (default 560 s) and resumed from the jobs' journals when
 #                                        run again on the same machine; once whole, its shapes
@@ -44,6 +45,12 @@
 #                                        profiler_metrics tables; PROFILED=none measures
 #                                        alone, MARGIN=null runs the rungs the calibration
 #                                        margin would leave out
+#   lab/gpu.sh shapes OUT every SHAPES   every instantiation of EVERY_VARIANTS (default
+#                                        [warptile_db]) and cuBLAS at SHAPES in EVERY_DTYPES
+#                                        (default [float32]), bursts, every row verified:
+#                                        OUT/every_timings.csv (question: is the model's choice
+#                                        or the rung's builds short at a product?); resumed
+#                                        from its journals when run again on the same machine
 #   lab/gpu.sh shapes OUT pitch SIDES    square products of SIDES (space-separated) with their
 #                                        rows as the plan pads them and padded on to a 128-byte
 #                                        pitch (leading_pad, strided transfer), bursts, every
@@ -135,13 +142,13 @@ run)
   preset=config/presets/shapes.yaml name=shapes-$seed
   if [ -n "${CLASSES:-}" ]; then  # a part of the preset: these classes alone
     preset=/tmp/shapes-part.yaml name=shapes-$seed-${CLASSES//,/_}
-    python3 lab/shapes_parts.py preset "$preset" "$CLASSES" || exit 2
+    python3 lab/shapes_parts.py preset "$preset" "$CLASSES" ${VARIANTS:+"$VARIANTS"} || exit 2
   fi
   # RUN_VARIANTS=a,b: those variants' measurement jobs alone (Snakemake targets), the plan
   # still the whole part's (its calibration margin compares every rung of the class); their rows
   # come back as the partial tar's, to merge with a part stopped on a machine since released
   targets=()
-  for v in ${RUN_VARIANTS//,/ }; do targets+=("results/$name/runs/$v.csv"); done
+  for v in ${RUN_VARIANTS:+${RUN_VARIANTS//,/ }}; do targets+=("results/$name/runs/$v.csv"); done
   timed "$name" "${targets[@]}" --configfile "$preset" \
     --config "draw={count: ${DRAW_COUNT:-64}, seed: $seed}" "tuned_gpu=$tuned_gpu" \
     "experiment=$name" "calibration=$cal"
@@ -182,6 +189,23 @@ misses)
   (cd results/misses && tar czf "$out/misses-profile.tgz" profile/ncu_batch.json \
     profile/ncu_batch/batch.json profile/ncu_batch/batch-done.json profile/ncu_batch/ncu_raw.csv \
     logs/profile tables/metrics.csv 2>/dev/null)
+  ;;
+every)
+  shapes=${3:?"usage: lab/gpu.sh shapes OUT every '[[m, n, k], ...]'"}
+  variants=${EVERY_VARIANTS:-"[warptile_db]"}
+  timed every --configfile config/presets/tune.yaml --config experiment=every \
+    "variants=${variants%]}, cublas]" "tuned_gpu=$tuned_gpu" 'sizes=[]' "shapes=$shapes" \
+    "dtypes=${EVERY_DTYPES:-[float32]}" 'load=[burst]' 'sustained_sizes=[]' \
+    'report={figures: [], tables: [verification]}' \
+    'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+  rc=$?
+  grep -h "configurations:" results/every/tables/summary.txt 2>/dev/null
+  if [ -f results/every/tables/timings.csv ]; then
+    cp results/every/tables/timings.csv "$out/every_timings.csv"
+  else  # stopped before the table: the measurement jobs' rows so far
+    tar czf "$out/every-partial.tar.gz" results/every/runs 2>/dev/null
+  fi
+  exit $rc
   ;;
 pitch)
   sides=${3:?"usage: lab/gpu.sh shapes OUT pitch 'SIDE ...'"}
