@@ -34,7 +34,8 @@ RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
 # and shape, the rows calibrate() reads)
 RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.gz",
                  ROOT / "tests/data/h200-calibrate/skinny.csv.gz",
-                 ROOT / "tests/data/h200-calibrate/skinny_simt.csv.gz"]  # fmt: skip
+                 ROOT / "tests/data/h200-calibrate/skinny_simt.csv.gz",
+                 ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -169,13 +170,14 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 176 rows, one per instantiation of the eleven rungs those runs measured (skinny_simt's
-    16: 10 in float32, 6 in float64, test_registry's hand count)."""
+    runs: 275 rows, one per instantiation of the thirteen rungs those runs measured (skinny_simt's
+    16: 10 in float32, 6 in float64, test_registry's hand count; warptile_db's 83 and ws_f64's
+    16, every one the registry builds)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 176
+    assert len(mine) == 275
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
