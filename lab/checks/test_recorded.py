@@ -841,3 +841,44 @@ def test_the_split_fix_ups_sum_costs_half_a_microsecond_a_split():
         per[rung] = [round((r.loc[s, "main"] - r.loc[s, "nosum"]) / splits[(rung, *s)], 2)
                      for s in sorted(r.index)]  # fmt: skip
     assert per == {"tmastore_bf16": [0.53, 0.54, 0.54], "ws_f64": [0.71, 0.88, 0.91]}
+
+
+def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
+    """Entry "Narrow FP32 tiles and a calibration at small sides": 1176 configurations PASS; the
+    best warptile_db build at the 14 products is 81.5% of cuBLAS (geometric mean), 74.9% without
+    the 32-wide tiles, which win at 5 (22 x 6617 x 6161: 1.35x, 113.4% of cuBLAS); the best build
+    is under 85% at 10.  The shapes preset's part with the kept calibration: FP32 87.0 / 54.8 and
+    FP64 100.6 / 48.5 at seed 755700 (from 84.6 / 38.7 and 98.2 / 33.0), FP64 92.1 / 43.9 at
+    seed 726870 (from 88.8 / 44.1); the best rung's speed against before 1.028 and 1.029, 1.038."""
+    import math
+
+    f = DATA / "h200-fp32-narrow-tiles"
+    e = read_csv(f / "every-14-products.csv.xz")
+    assert len(e) == 1176 and (e.verification == "PASS").all()
+    w = e[e.variant == "warptile_db"].assign(narrow=lambda d: d.instance.str.contains(r"_B[MN]32_"))
+    ref = e[e.variant == "cublas"].set_index(["m", "n", "k"]).kernel_ms
+    best = w.groupby(["m", "n", "k", "narrow"]).kernel_ms.min().unstack()
+    share = 100 * ref / best.min(axis=1)
+    wide = 100 * ref / best[False]
+
+    def gm(s):
+        return math.exp(s.apply(math.log).mean())
+
+    assert round(gm(share), 1) == 81.5 and round(gm(wide), 1) == 74.9
+    assert (best[True] < best[False]).sum() == 5 and (share < 85).sum() == 10
+    assert round(best.loc[(22, 6617, 6161), False] / best.loc[(22, 6617, 6161), True], 2) == 1.35
+    assert round(share.loc[(22, 6617, 6161)], 1) == 113.4
+    old = {755700: read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv.gz"),
+           726870: read_csv(DATA / "h200-shapes-726870" / "fp32_fp64_bf16-with-skinny-cutlass-sweep.csv.gz")}  # fmt: skip
+    want = {(755700, "FP32"): (87.0, 54.8, 84.6, 38.7, 1.028),
+            (755700, "FP64"): (100.6, 48.5, 98.2, 33.0, 1.029),
+            (726870, "FP64"): (92.1, 43.9, 88.8, 44.1, 1.038)}  # fmt: skip
+    for (seed, cls), (mean, least, mean0, least0, speed) in want.items():
+        new = read_csv(f / f"shapes-{seed}-sweep.csv.xz")
+        a, b = old[seed][old[seed].precision == cls], new[new.precision == cls]
+        assert len(a) == len(b) == 64
+        got = (round(gm(b["% of ref"]), 1), round(b["% of ref"].min(), 1),
+               round(gm(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
+        assert got == (mean, least, mean0, least0)
+        both = a.merge(b, on="shape", suffixes=("_old", "_new"))
+        assert round(gm(both["GFLOP/s_new"] / both["GFLOP/s_old"]), 3) == speed
