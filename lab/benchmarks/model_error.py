@@ -60,7 +60,7 @@ def main() -> None:
             continue
         c = c.iloc[0]
         v, params = registry[r.variant], registry[r.variant].instance(r.instance)
-        costs = Costs(*(float(c[k]) for k in COST_COLUMNS), int(c.blocks_per_sm))
+        costs = Costs.of({k: c[k] for k in COST_COLUMNS}, c.blocks_per_sm)
         work = recorded_work(v, params, r, int(c.sms), costs.blocks_per_sm)
         ms = costs.time_us(load_of(work, tile_bytes_of(v, params))) / 1e3
         shape = f"{r.m}x{r.n}x{r.k}"

@@ -128,7 +128,7 @@ def unseen(registry) -> None:
                                  costs={c: float(getattr(r, c)) for c in COST_COLUMNS})
                             for r in cal[cal.variant == name].itertuples()]  # fmt: skip
                 row = choose(v, cal_rows, dtype, m, n, k)
-                costs = Costs(*(row["costs"][c] for c in COST_COLUMNS), row["blocks_per_sm"])
+                costs = Costs.of(row["costs"], row["blocks_per_sm"])
                 inst = next(i for i, p in v.by_slug.items() if p == row["params"])
                 at = mine[(mine.variant == name) & (mine.instance == inst)]
                 picks[name] = (predict_ms(v, row["params"], costs, m, n, k, 132),

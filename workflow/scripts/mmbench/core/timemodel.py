@@ -5,18 +5,23 @@ in turn to its workers (the persistent kernels' clusters, or a grid kernel's blo
 GPU at once; stream-K: the whole tiles so, and even shares of the others' k-tiles).  The kernel
 takes as long as its busiest worker, whose time is its k-tiles at the instantiation's own rate,
 a cost for each unit it starts (the prologue and the epilogue's stores), more for a split one,
-and its partial sums' traffic:
+and its partial sums' traffic; a grid kernel's blocks share their multiprocessor, so the
+k-tiles of the busiest multiprocessor (its blocks' together) cost too:
 
-    time = fixed + per_ktile x k-tiles + per_unit x whole units + per_split x split units
+    time = fixed + per_ktile x k-tiles + per_sm_ktile x k-tiles of the busiest multiprocessor
+           + per_unit x whole units + per_split x split units
            + per_byte x bytes of partial sums moved (its split units' own, written, and the
              shares of the last tile it finishes, read back)
 
-The first four costs are an instantiation's own (its tile, its pipeline depth, its cluster); the
-cost per byte is one figure for every instantiation of a rung.  All are fitted together to the
-instantiations' times at the tune preset's shapes, each time weighted by its inverse (so that a
-small product counts as much as a large one), none negative (SciPy's non-negative least
-squares).  A grid kernel's workers are the blocks a multiprocessor holds at once times the
-multiprocessors; that count (1 to MOST_BLOCKS_PER_SM) is the one that fits its times best.  The
+A block alone on its multiprocessor pays per_ktile + per_sm_ktile a k-tile; B blocks side by
+side, per_ktile + B x per_sm_ktile each.  The first five costs are an instantiation's own (its
+tile, its pipeline depth, its cluster); the cost per byte is one figure for every instantiation
+of a rung.  All are fitted together to the instantiations' times at the tune preset's shapes,
+each time weighted by its inverse (so that a small product counts as much as a large one), none
+negative (SciPy's non-negative least squares).  A grid kernel's workers are the blocks a
+multiprocessor holds at once times the multiprocessors: the occupancy its runs recorded (the
+shape fact WAVE, the blocks at a time, which the launch works out from the cubin), or where
+they recorded none, the count (1 to MOST_BLOCKS_PER_SM) that fits its times best.  The
 model sees the schedule the registry's shape facts choose at each product (its split of k, the
 whole tiles before a split tail: core/schedule.py), so a tile that leaves most multiprocessors
 idle, or a split whose shares are shallow, costs what the launch will cost.
@@ -37,7 +42,7 @@ from mmbench.core.schedule import cdiv
 # a calibration row: the GPU model's multiprocessors, the instantiation, its costs in
 # microseconds (Costs) and the blocks a multiprocessor holds (grid kernels; 1 for the persistent
 # ones), the shapes it was fitted at (MxNxK, space-separated) and how well its rung's fit fits
-COST_COLUMNS = ["fixed_us", "ktile_us", "unit_us", "split_us", "byte_us"]
+COST_COLUMNS = ["fixed_us", "ktile_us", "sm_ktile_us", "unit_us", "split_us", "byte_us"]
 CALIBRATION_COLUMNS = [
     "gpu_name", "sms", "variant", "dtype", "params", "instance", *COST_COLUMNS,
     "blocks_per_sm", "shapes", "fitted_at", "worst_fit",
@@ -51,7 +56,9 @@ class Work:
     `ktiles` k-tiles; each of the other tiles is `splits` units (split_range's shares); unit u
     goes to worker u % workers.  Stream-K (`sharers` > 0): the tiles past the head are not
     split a whole number of ways; their k-tiles, laid end to end, are cut into `sharers` even
-    shares, one for each of the first workers (kernels/stream_k.cuh)."""
+    shares, one for each of the first workers (kernels/stream_k.cuh).  `sms`: the
+    multiprocessors a grid kernel's workers are dealt over, worker j on multiprocessor j % sms
+    (as the GPU deals a grid's blocks); 0 where each worker has its own."""
 
     tiles: int
     head: int
@@ -59,11 +66,33 @@ class Work:
     ktiles: int
     workers: int
     sharers: int = 0
+    sms: int = 0
 
     def busiest(self) -> tuple[int, int, int]:
         """(k-tiles, whole units, split units) of the worker with the most k-tiles (the most
         units on a tie); stream-K's split units are the busiest worker's segments (the tiles
         its share touches)."""
+        kt, units, split = self._per_worker()
+        if len(kt) == 0:
+            return 0, 0, 0
+        top = max(range(len(kt)), key=lambda j: (kt[j], units[j]))
+        return int(kt[top]), int(units[top] - split[top]), int(split[top])
+
+    def busiest_sm(self) -> int:
+        """The k-tiles of the multiprocessor with the most, its workers' together (the
+        busiest worker's where each worker has its own multiprocessor)."""
+        import numpy as np
+
+        kt = self._per_worker()[0]
+        if len(kt) == 0:
+            return 0
+        if not self.sms or self.sms >= len(kt):
+            return int(kt.max())
+        return int(np.bincount(np.arange(len(kt)) % self.sms, weights=kt).max())
+
+    def _per_worker(self):
+        """Per worker: its k-tiles, its units and its split units (stream-K: its whole tiles
+        and segments, the segments counted as split units)."""
         import numpy as np
 
         w = max(1, self.workers)
@@ -78,12 +107,11 @@ class Work:
                 end > start, (end - 1) // max(1, self.ktiles) - start // max(1, self.ktiles) + 1, 0
             )
             kt[: self.sharers] += end - start
-            top = max(range(w), key=lambda j: (kt[j], whole[j] + seg[j]))
-            return int(kt[top]), int(whole[top]), int(seg[top])
+            return kt, whole + seg, seg
         split_units = (self.tiles - self.head) * self.splits
         units = self.head + split_units
         if units == 0:
-            return 0, 0, 0
+            return np.zeros(0), np.zeros(0), np.zeros(0)
         depth = np.full(units, self.ktiles, dtype=np.int64)
         if split_units:
             s = np.arange(split_units) % self.splits
@@ -93,8 +121,7 @@ class Work:
         ktiles = np.bincount(owner, weights=depth, minlength=w)
         count = np.bincount(owner, minlength=w)
         split = np.bincount(owner[self.head :], minlength=w)
-        top = max(range(w), key=lambda i: (ktiles[i], count[i]))
-        return int(ktiles[top]), int(count[top] - split[top]), int(split[top])
+        return ktiles, count, split
 
 
 def _facts(text) -> dict[str, int]:
@@ -107,11 +134,13 @@ def _persistent(variant) -> bool:
     return any(re.search(r"\bsms\b|\bWAVE\b|\bCLUSTERS\b", str(e)) for e in variant.grid)
 
 
-def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots: int) -> Work:
+def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots: int,
+            per_sm: int = 1) -> Work:  # fmt: skip
     """The Work of a launch from its shape facts (TILES, SPLITS, and HEAD, or SPLIT_ROWS and
     COLS where a grid kernel splits whole rows of blocks; neither: all tiles split; stream-K:
     HEAD and WORKERS, the tiles a sharer's tile is shared among taken as its splits), the
-    variant's names (BK, CLUSTER, k) and its grid; `slots`: a grid kernel's blocks at once."""
+    variant's names (BK, CLUSTER, k) and its grid; `slots`: a grid kernel's blocks at once,
+    `per_sm` of them on each multiprocessor."""
     cluster = int(names.get("CLUSTER", 1))
     tiles = facts["TILES"] // cluster
     ktiles = cdiv(int(names["k"]), int(names["BK"]))
@@ -129,8 +158,10 @@ def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots:
         head = facts["SPLIT_ROWS"] * int(names["COLS"])
     else:
         head = 0
-    workers = grid_blocks // cluster if persistent else min(grid_blocks, slots)
-    return Work(tiles, head, splits, ktiles, max(1, workers))
+    if persistent:
+        return Work(tiles, head, splits, ktiles, max(1, grid_blocks // cluster))
+    sms = slots // per_sm if per_sm > 1 else 0
+    return Work(tiles, head, splits, ktiles, max(1, min(grid_blocks, slots)), sms=sms)
 
 
 def launch_work(variant, params: dict, m: int, n: int, k: int, sms: int, blocks_per_sm: int = 1):
@@ -144,7 +175,8 @@ def _launch(variant, params, m, n, k, sms, blocks_per_sm):
     facts = {name: names[name] for name, _ in variant.shape_facts}
     grid, _ = variant._grid_and_block(names)
     persistent = _persistent(variant)
-    return work_of(facts, names, math.prod(grid), persistent, sms * blocks_per_sm), names
+    work = work_of(facts, names, math.prod(grid), persistent, sms * blocks_per_sm, blocks_per_sm)
+    return work, names
 
 
 def recorded_work(variant, params: dict, row, sms: int, blocks_per_sm: int) -> Work:
@@ -154,25 +186,26 @@ def recorded_work(variant, params: dict, row, sms: int, blocks_per_sm: int) -> W
     names = variant.names(params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm)
     grid = math.prod(int(x) for x in str(row["grid"]).split("x"))
     return work_of(_facts(row["launch_facts"]) or {"TILES": grid}, names, grid,
-                   _persistent(variant), sms * blocks_per_sm)  # fmt: skip
+                   _persistent(variant), sms * blocks_per_sm, blocks_per_sm)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Load:
     """What the busiest worker does: its k-tiles, its whole units, its split units, and the
     bytes of partial sums it moves (each split unit's own written, and the S shares of the last
-    tile it finishes read back: split_k.cuh)."""
+    tile it finishes read back: split_k.cuh); and the busiest multiprocessor's k-tiles."""
 
     ktiles: int
     whole: int
     split: int
     partial_bytes: int
+    sm_ktiles: int = 0
 
 
 def load_of(work: Work, tile_bytes: int) -> Load:
     kt, whole, split = work.busiest()
     moved = (split + work.splits) * tile_bytes if split else 0
-    return Load(kt, whole, split, moved)
+    return Load(kt, whole, split, moved, work.busiest_sm())
 
 
 def tile_bytes_of(variant, params: dict, names: dict | None = None) -> int:
@@ -187,7 +220,8 @@ def tile_bytes_of(variant, params: dict, names: dict | None = None) -> int:
 class Costs:
     """An instantiation's costs in microseconds: fixed, per k-tile, per whole unit and per
     split unit of the busiest worker, and per byte of partial sums it moves (one figure for
-    every instantiation of a rung); a grid kernel's blocks per multiprocessor."""
+    every instantiation of a rung); a grid kernel's blocks per multiprocessor; per k-tile of
+    the busiest multiprocessor."""
 
     fixed_us: float
     ktile_us: float
@@ -195,27 +229,37 @@ class Costs:
     split_us: float
     byte_us: float
     blocks_per_sm: int
+    sm_ktile_us: float = 0.0
 
     def time_us(self, load: Load) -> float:
-        return (self.fixed_us + self.ktile_us * load.ktiles + self.unit_us * load.whole
-                + self.split_us * load.split + self.byte_us * load.partial_bytes)  # fmt: skip
+        return (self.fixed_us + self.ktile_us * load.ktiles + self.sm_ktile_us * load.sm_ktiles
+                + self.unit_us * load.whole + self.split_us * load.split
+                + self.byte_us * load.partial_bytes)  # fmt: skip
+
+    @classmethod
+    def of(cls, costs: dict, blocks_per_sm: int) -> Costs:
+        """From a calibration row's costs (COST_COLUMNS, by name)."""
+        return cls(**{c: float(costs[c]) for c in COST_COLUMNS}, blocks_per_sm=int(blocks_per_sm))
 
 
 def _blocks_per_sm(variant, params: dict, rows, sms: int) -> int:
-    """A grid kernel's blocks per multiprocessor: the count from 1 to MOST_BLOCKS_PER_SM whose
-    busiest worker's k-tiles and units explain its times best (a persistent kernel: 1)."""
+    """A grid kernel's blocks per multiprocessor: the one its rows recorded (WAVE, the blocks at
+    a time, over the multiprocessors: the same in every row), or where they recorded none, the
+    count from 1 to MOST_BLOCKS_PER_SM whose busiest worker's and multiprocessor's k-tiles and
+    units explain its times best (a persistent kernel: 1)."""
     import numpy as np
     from scipy.optimize import nnls
 
     if _persistent(variant):
         return 1
+    waves = {_facts(r["launch_facts"]).get("WAVE") for r in rows}
+    if len(waves) == 1 and None not in waves and next(iter(waves)) >= sms:
+        return next(iter(waves)) // sms
     t = np.asarray([float(r["kernel_ms"]) for r in rows]) * 1e3
     best, best_err = 1, math.inf
     for o in range(1, MOST_BLOCKS_PER_SM + 1):
-        a = (
-            np.asarray([(1.0, *recorded_work(variant, params, r, sms, o).busiest()) for r in rows])
-            / t[:, None]
-        )
+        a = np.asarray([_terms(load_of(recorded_work(variant, params, r, sms, o), 0))
+                        for r in rows]) / t[:, None]  # fmt: skip
         coef, _ = nnls(a, np.ones(len(t)))
         err = float(np.max(np.abs(a @ coef - 1.0)))
         if err < best_err - 1e-12:
@@ -223,16 +267,22 @@ def _blocks_per_sm(variant, params: dict, rows, sms: int) -> int:
     return best
 
 
+def _terms(ld: Load) -> tuple:
+    """What an instantiation's own costs multiply: fixed, k-tiles, the multiprocessor's
+    k-tiles, whole units, split units."""
+    return 1.0, ld.ktiles, ld.sm_ktiles, ld.whole, ld.split
+
+
 def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs], float]:
     """Each instantiation's Costs from its timing rows (runs: instance -> rows with m, n, k,
-    grid, launch_facts and kernel_ms), fitted together: four costs of each instantiation's own
+    grid, launch_facts and kernel_ms), fitted together: five costs of each instantiation's own
     and the cost per byte of partial sums shared by all, none negative, minimising the squared
     relative error (SciPy's nnls); and the worst relative error of the fit."""
     import numpy as np
     from scipy.optimize import nnls
 
     names = sorted(runs)
-    own = 4
+    own = 5
     cols, t, blocks = [], [], {}
     for j, inst in enumerate(names):
         params = variant.instance(inst)
@@ -241,7 +291,7 @@ def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs]
         for r in runs[inst]:
             ld = load_of(recorded_work(variant, params, r, sms, o), tb)
             row = np.zeros(own * len(names) + 1)
-            row[own * j : own * (j + 1)] = (1.0, ld.ktiles, ld.whole, ld.split)
+            row[own * j : own * (j + 1)] = _terms(ld)
             row[-1] = ld.partial_bytes
             cols.append(row)
             t.append(float(r["kernel_ms"]) * 1e3)
@@ -251,8 +301,8 @@ def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs]
     worst = float(np.max(np.abs(a @ coef - 1.0)))
     out = {}
     for j, inst in enumerate(names):
-        c = coef[own * j : own * (j + 1)]
-        out[inst] = Costs(*map(float, c), float(coef[-1]), blocks[inst])
+        fixed, ktile, sm_ktile, unit, split = map(float, coef[own * j : own * (j + 1)])
+        out[inst] = Costs(fixed, ktile, unit, split, float(coef[-1]), blocks[inst], sm_ktile)
     return out, worst
 
 
@@ -286,7 +336,7 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
             out.append(dict(
                 gpu_name=gpu, sms=sms[gpu], variant=name, dtype=dtype, params=runs[inst][0]["params"],
                 instance=inst, fixed_us=round(c.fixed_us, 4), ktile_us=round(c.ktile_us, 6),
-                unit_us=round(c.unit_us, 4), split_us=round(c.split_us, 4),
+                sm_ktile_us=round(c.sm_ktile_us, 6), unit_us=round(c.unit_us, 4), split_us=round(c.split_us, 4),
                 byte_us=round(c.byte_us, 9), blocks_per_sm=c.blocks_per_sm,
                 shapes=len(runs[inst]),
                 fitted_at=" ".join(sorted(f"{r['m']}x{r['n']}x{r['k']}" for r in runs[inst])),
@@ -310,7 +360,7 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dic
     for r in rows:
         if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
             continue
-        costs = Costs(*(r["costs"][c] for c in COST_COLUMNS), r["blocks_per_sm"])
+        costs = Costs.of(r["costs"], r["blocks_per_sm"])
         ms = predict_ms(variant, r["params"], costs, m, n, k, r["sms"])
         if ms < best_ms - 1e-12:
             best, best_ms = r, ms

@@ -16,7 +16,7 @@ from mmbench.core.elements import ElementType, element_type
 from mmbench.core.nvidia_smi import detect_gpus
 from mmbench.core.registry import Variant
 from mmbench.core.sampling import SUSTAINED, load_of
-from mmbench.core.timemodel import COST_COLUMNS, Costs, choose, predict_ms
+from mmbench.core.timemodel import Costs, choose, predict_ms
 from mmbench.plan.config import SHORTHANDS, ConfigError, runs_at, shapes_of
 from mmbench.plan.tuning import estimated_ms, nearest
 
@@ -217,7 +217,7 @@ def predicted(cfg: dict, v: Variant, dtype: str, m: int, n: int, k: int, memo: d
         if row is None:
             memo[key] = None
         else:
-            costs = Costs(*(row["costs"][c] for c in COST_COLUMNS), row["blocks_per_sm"])
+            costs = Costs.of(row["costs"], row["blocks_per_sm"])
             ms = predict_ms(v, row["params"], costs, m, n, k, row["sms"])
             memo[key] = (ms, row.get("on", ""))
     return memo[key]

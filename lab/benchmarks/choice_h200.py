@@ -1,0 +1,106 @@
+"""How well the time model (core/timemodel.py) chooses a rung's build on an H200, on recorded runs
+where every build ran: the calibrate stage's runs (tests/data/h200-calibrate, each shape held
+out of the fit in turn, and in-sample), and every warptile_db build at 14 FP32 products of seed
+755700 that no fit saw (lab/data/h200-fp32-narrow-tiles/every-14-products.csv.xz, against the
+kept calibration, kernels/calibration.csv).
+
+    python lab/benchmarks/choice_h200.py
+
+Per rung and element type: the geometric mean and the least of the chosen build's speed over
+the fastest build's (1.0: the model picked the fastest), and at the 14 products, the chosen
+build's share of cuBLAS."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+
+from mmbench.core.registry import load_registry, slug  # noqa: E402
+from mmbench.core.timemodel import (  # noqa: E402
+    choose,
+    fit_rung,
+    load_of,
+    recorded_work,
+    tile_bytes_of,
+)
+from mmbench.plan.tuning import calibrated  # noqa: E402
+
+SMS = 132
+H200 = "NVIDIA H200"
+RECORDED = [
+    "tn_and_streamk.csv.gz",
+    "skinny.csv.gz",
+    "skinny_simt.csv.gz",
+    "warptile_db_ws_f64.csv.xz",
+]
+EVERY = ROOT / "lab/data/h200-fp32-narrow-tiles/every-14-products.csv.xz"
+RUNGS = [("warptile_db", "float32"), ("ws_f64", "float64"), ("skinny_simt", "float32"),
+         ("skinny_simt", "float64")]  # fmt: skip
+
+
+def gmean(xs) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def shares(v, first: pd.DataFrame, held=None) -> list[float]:
+    """The chosen build's speed over the fastest's at each shape (`held`: that shape alone,
+    left out of the fit)."""
+    fit_rows = first if held is None else first[[s != held for s in first["shape"]]]
+    runs = {i: [r for _, r in g.iterrows()] for i, g in fit_rows.groupby("instance")
+            if len(g) >= 3 and i in v.by_slug and not v.rejected(v.by_slug[i])}  # fmt: skip
+    costs, _ = fit_rung(v, runs, SMS)
+    out = []
+    for s, at in first.groupby("shape"):
+        if held is not None and s != held:
+            continue
+        at = at[at.instance.isin(list(costs))].set_index("instance")
+
+        def us(inst, at=at):
+            params, c = v.instance(inst), costs[inst]
+            work = recorded_work(v, params, at.loc[inst], SMS, c.blocks_per_sm)
+            return c.time_us(load_of(work, tile_bytes_of(v, params)))
+
+        out.append(at.kernel_ms.min() / at.kernel_ms[min(at.index, key=us)])
+    return out
+
+
+def main() -> None:
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    d = pd.concat([pd.read_csv(ROOT / "tests/data/h200-calibrate" / p) for p in RECORDED])
+    d = d[(d.verification == "PASS") & (d.backend == "cubin")]
+    d["shape"] = list(zip(d.m, d.n, d.k, strict=True))
+    for name, dtype in RUNGS:
+        v = registry[name]
+        part = d[(d.variant == name) & (d.dtype == dtype)]
+        first = part.sort_values("kernel_ms").drop_duplicates(["instance", "shape"])
+        inside = shares(v, first)
+        held = [x for s in sorted(set(first["shape"])) for x in shares(v, first, s)]
+        print(f"{name} {dtype}: in-sample {gmean(inside):.3f} (least {min(inside):.3f}), "
+              f"held out {gmean(held):.3f} (least {min(held):.3f}), {len(held)} shapes")  # fmt: skip
+    every = pd.read_csv(EVERY)
+    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    v = registry["warptile_db"]
+    rows = calibrated(kept, [H200], ["warptile_db"], registry, "kernels/calibration.csv")
+    ref = every[every.variant == "cublas"].set_index(["m", "n", "k"]).kernel_ms
+    got, of_ref = [], []
+    for (m, n, k), at in every[every.variant == "warptile_db"].groupby(["m", "n", "k"]):
+        at = at.set_index("instance").kernel_ms
+        pick = slug(choose(v, rows["warptile_db"], "float32", m, n, k)["params"])
+        got.append(at.min() / at[pick])
+        of_ref.append(ref[(m, n, k)] / at[pick])
+        print(f"  {m} x {n} x {k}: {pick}, {at.min() / at[pick]:.3f} of the fastest build, "
+              f"{100 * ref[(m, n, k)] / at[pick]:.1f}% of cuBLAS")  # fmt: skip
+    print(
+        f"warptile_db at the 14 products: {gmean(got):.3f} of the fastest build (least "
+        f"{min(got):.3f}); {100 * gmean(of_ref):.1f}% of cuBLAS (least {100 * min(of_ref):.1f})"
+    )
+
+
+if __name__ == "__main__":
+    main()
