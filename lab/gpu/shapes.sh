@@ -2,8 +2,9 @@
 # The ladder at any shape on a GPU machine (issue "past cuBLAS at any shape", items 3 and 4).
 #   lab/gpu.sh shapes OUT calibrate     the tune preset cut to the shapes preset's rungs that
 #                                        kernels/calibration.csv does not hold yet (CAL_VARIANTS),
-#                                        every instantiation at the eight shapes the others were
-#                                        fitted at (CAL_SIZES, CAL_SHAPES: others), bursts, short
+#                                        every instantiation at the tune preset's squares to 4096
+#                                        and its 13 products with small sides (CAL_SIZES,
+#                                        CAL_SHAPES: others), bursts, short
 #                                        sampling; OUT/calibration.csv is its calibration table
 #                                        (append its rows to kernels/calibration.csv),
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
@@ -92,7 +93,7 @@ calibrate)
   timed calibrate --configfile config/presets/tune.yaml --config experiment=calibrate \
     "variants=$variants" "tuned_gpu=$tuned_gpu" \
     "sizes=${CAL_SIZES:-[1024,1536,2048,3072,4096]}" \
-    "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192]]}" \
+    "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192],[32,4096,4096],[4096,32,4096],[64,8192,2048],[8192,64,2048],[16,2048,8192],[2048,16,8192],[256,256,8192],[2048,2048,256],[96,1536,1536],[1536,96,1536]]}" \
     'dtypes=[float32, bfloat16, float8_e4m3, float64]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
     'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
