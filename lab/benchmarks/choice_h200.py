@@ -5,6 +5,10 @@ out of the fit in turn, and in-sample), and every warptile_db build at 14 FP32 p
 kept calibration, kernels/calibration.csv).
 
     python lab/benchmarks/choice_h200.py
+    python lab/benchmarks/choice_h200.py --large-only    warptile_db fitted at the eight large
+                                                         products alone (squares 1024-4096,
+                                                         128-512 x 8192 x 8192), scored at the
+                                                         other ten and at the 14 products
 
 Per rung and element type: the geometric mean and the least of the chosen build's speed over
 the fastest build's (1.0: the model picked the fastest), and at the 14 products, the chosen
@@ -26,6 +30,7 @@ from mmbench.core.timemodel import (  # noqa: E402
     choose,
     fit_rung,
     load_of,
+    predict_ms,
     recorded_work,
     tile_bytes_of,
 )
@@ -70,11 +75,38 @@ def shares(v, first: pd.DataFrame, held=None) -> list[float]:
     return out
 
 
+def large_only(registry, d: pd.DataFrame, every: pd.DataFrame) -> None:
+    """warptile_db fitted at the eight large products alone, scored at the others."""
+    v = registry["warptile_db"]
+    large = {(s, s, s) for s in (1024, 1536, 2048, 3072, 4096)}
+    large |= {(m, 8192, 8192) for m in (128, 256, 512)}
+    part = d[(d.variant == "warptile_db") & (d.dtype == "float32")]
+    first = part.sort_values("kernel_ms").drop_duplicates(["instance", "shape"])
+    fit_rows = first[[s in large for s in first["shape"]]]
+    costs, _ = fit_rung(v, {i: [r for _, r in g.iterrows()]
+                            for i, g in fit_rows.groupby("instance")}, SMS)  # fmt: skip
+
+    def pick(m, n, k):
+        return min(costs, key=lambda i: predict_ms(v, v.instance(i), costs[i], m, n, k, SMS))
+
+    for label, rows in (("the other calibration shapes", first[[s not in large for s in first["shape"]]]),
+                        ("the 14 products", every[every.variant == "warptile_db"])):  # fmt: skip
+        got = []
+        for (m, n, k), at in rows.groupby(["m", "n", "k"]):
+            at = at.set_index("instance").kernel_ms
+            got.append(at.min() / at[pick(m, n, k)])
+        print(f"warptile_db fitted at the 8 large products, at {label}: {gmean(got):.3f} of the "
+              f"fastest build (least {min(got):.3f}), {len(got)} products")  # fmt: skip
+
+
 def main() -> None:
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     d = pd.concat([pd.read_csv(ROOT / "tests/data/h200-calibrate" / p) for p in RECORDED])
     d = d[(d.verification == "PASS") & (d.backend == "cubin")]
     d["shape"] = list(zip(d.m, d.n, d.k, strict=True))
+    if "--large-only" in sys.argv[1:]:
+        large_only(registry, d, pd.read_csv(EVERY))
+        return
     for name, dtype in RUNGS:
         v = registry[name]
         part = d[(d.variant == name) & (d.dtype == dtype)]
