@@ -419,3 +419,18 @@ def test_the_model_chooses_warptile_db_on_an_h200_near_the_fastest(registry):
     gmean = math.exp(sum(map(math.log, shares)) / len(shares))
     assert len(shares) == 18
     assert gmean >= 0.97 and min(shares) >= 0.9, (gmean, min(shares))
+
+
+def test_a_persistent_kernel_of_two_blocks_a_multiprocessor_shares_it(registry):
+    """ws_f64 with BLOCKS=2 at 4096^3 in 128 x 64 tiles (BK 16): 32 x 64 = 2048 tiles of 256
+    k-tiles on 264 workers, 2 on each of 132 multiprocessors.  2048 = 7 x 264 + 200, so workers
+    0-199 hold 8 tiles (2048 k-tiles) and multiprocessor 0 holds workers 0 and 132: 16 tiles,
+    4096 k-tiles.  With BLOCKS=1 each worker has its multiprocessor to itself."""
+    from mmbench.core.timemodel import launch_work
+
+    v = registry["ws_f64"]
+    two = launch_work(v, v.instance("float64_BM128_BN64_WM32_WN64_STAGES3_BLOCKS2"), 4096, 4096, 4096, 132)  # fmt: skip
+    assert (two.tiles, two.workers, two.sms) == (2048, 264, 132)
+    assert two.busiest() == (2048, 8, 0) and two.busiest_sm() == 4096
+    one = launch_work(v, v.instance("float64_BM128_BN128_WM64_WN32_STAGES3_BLOCKS1"), 4096, 4096, 4096, 132)  # fmt: skip
+    assert one.sms == 0 and one.busiest_sm() == one.busiest()[0]

@@ -5,8 +5,9 @@ in turn to its workers (the persistent kernels' clusters, or a grid kernel's blo
 GPU at once; stream-K: the whole tiles so, and even shares of the others' k-tiles).  The kernel
 takes as long as its busiest worker, whose time is its k-tiles at the instantiation's own rate,
 a cost for each unit it starts (the prologue and the epilogue's stores), more for a split one,
-and its partial sums' traffic; a grid kernel's blocks share their multiprocessor, so the
-k-tiles of the busiest multiprocessor (its blocks' together) cost too:
+and its partial sums' traffic; blocks that share a multiprocessor (a grid kernel's, or a
+persistent kernel of more than one block a multiprocessor, ws_f64's BLOCKS) share its time, so
+the k-tiles of the busiest multiprocessor (its blocks' together) cost too:
 
     time = fixed + per_ktile x k-tiles + per_sm_ktile x k-tiles of the busiest multiprocessor
            + per_unit x whole units + per_split x split units
@@ -57,8 +58,9 @@ class Work:
     goes to worker u % workers.  Stream-K (`sharers` > 0): the tiles past the head are not
     split a whole number of ways; their k-tiles, laid end to end, are cut into `sharers` even
     shares, one for each of the first workers (kernels/stream_k.cuh).  `sms`: the
-    multiprocessors a grid kernel's workers are dealt over, worker j on multiprocessor j % sms
-    (as the GPU deals a grid's blocks); 0 where each worker has its own."""
+    multiprocessors the workers are dealt over where several share one (a grid kernel's blocks,
+    or a persistent kernel's BLOCKS), worker j on multiprocessor j % sms (as the GPU deals a
+    grid's blocks); 0 where each worker has its own."""
 
     tiles: int
     head: int
@@ -158,8 +160,11 @@ def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots:
         head = facts["SPLIT_ROWS"] * int(names["COLS"])
     else:
         head = 0
-    if persistent:
-        return Work(tiles, head, splits, ktiles, max(1, grid_blocks // cluster))
+    if persistent:  # BLOCKS: a persistent kernel's blocks on each multiprocessor (ws_f64)
+        workers = max(1, grid_blocks // cluster)
+        blocks = int(names.get("BLOCKS", 1))
+        sms = int(names.get("sms", 0)) if blocks > 1 else 0
+        return Work(tiles, head, splits, ktiles, workers, sms=sms)
     sms = slots // per_sm if per_sm > 1 else 0
     return Work(tiles, head, splits, ktiles, max(1, min(grid_blocks, slots)), sms=sms)
 
