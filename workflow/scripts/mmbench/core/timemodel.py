@@ -74,18 +74,23 @@ class Work:
         """(k-tiles, whole units, split units) of the worker with the most k-tiles (the most
         units on a tie); stream-K's split units are the busiest worker's segments (the tiles
         its share touches)."""
-        kt, units, split = self._per_worker()
+        return self._busiest(*self._per_worker())
+
+    def busiest_sm(self) -> int:
+        """The k-tiles of the multiprocessor with the most, its workers' together (the
+        busiest worker's where each worker has its own multiprocessor)."""
+        return self._busiest_sm(self._per_worker()[0])
+
+    @staticmethod
+    def _busiest(kt, units, split) -> tuple[int, int, int]:
         if len(kt) == 0:
             return 0, 0, 0
         top = max(range(len(kt)), key=lambda j: (kt[j], units[j]))
         return int(kt[top]), int(units[top] - split[top]), int(split[top])
 
-    def busiest_sm(self) -> int:
-        """The k-tiles of the multiprocessor with the most, its workers' together (the
-        busiest worker's where each worker has its own multiprocessor)."""
+    def _busiest_sm(self, kt) -> int:
         import numpy as np
 
-        kt = self._per_worker()[0]
         if len(kt) == 0:
             return 0
         if not self.sms or self.sms >= len(kt):
@@ -208,9 +213,10 @@ class Load:
 
 
 def load_of(work: Work, tile_bytes: int) -> Load:
-    kt, whole, split = work.busiest()
+    per = work._per_worker()  # once: the busiest worker and multiprocessor both read it
+    kt, whole, split = work._busiest(*per)
     moved = (split + work.splits) * tile_bytes if split else 0
-    return Load(kt, whole, split, moved, work.busiest_sm())
+    return Load(kt, whole, split, moved, work._busiest_sm(per[0]))
 
 
 def tile_bytes_of(variant, params: dict, names: dict | None = None) -> int:
