@@ -87,6 +87,8 @@ echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,nohead
 tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
 # shellcheck source=lab/gpu/timed.bash
 . "$(dirname "$0")/timed.bash"
+# every build in bursts, briefly (calibrate, every)
+short_sampling='sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
 case "$stage" in
 calibrate)
   variants=${CAL_VARIANTS:-"[warptile_db, persistent_tf32, persistent_bf16, ws_f64]"}
@@ -96,7 +98,7 @@ calibrate)
     "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192],[32,4096,4096],[4096,32,4096],[64,8192,2048],[8192,64,2048],[16,2048,8192],[2048,16,8192],[256,256,8192],[2048,2048,256],[96,1536,1536],[1536,96,1536]]}" \
     'dtypes=[float32, bfloat16, float8_e4m3, float64]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
-    'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+    "$short_sampling"
   grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
   cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
   cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&
@@ -198,7 +200,7 @@ every)
     "variants=${variants%]}, cublas]" "tuned_gpu=$tuned_gpu" 'sizes=[]' "shapes=$shapes" \
     "dtypes=${EVERY_DTYPES:-[float32]}" 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [verification]}' \
-    'sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+    "$short_sampling"
   rc=$?
   grep -h "configurations:" results/every/tables/summary.txt 2>/dev/null
   if [ -f results/every/tables/timings.csv ]; then
