@@ -109,7 +109,7 @@ def unseen(registry) -> None:
     time with the plan's launch."""
     from mmbench.core.timemodel import COST_COLUMNS, Costs, choose, predict_ms
 
-    t = pd.read_csv(ROOT / "lab/data/h200-streamk-skinny/timings.csv.gz")
+    t = pd.read_csv(ROOT / "lab/data/h200-streamk-skinny/timings.csv.xz")
     t = t[(t.verification == "PASS") & t.run.isin(["skinny", "skinny_unseen"])]
     cal = pd.read_csv(ROOT / "kernels/calibration.csv")
     cal = cal[cal.gpu_name == "NVIDIA H200"]

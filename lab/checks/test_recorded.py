@@ -868,7 +868,7 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
     assert (best[True] < best[False]).sum() == 5 and (share < 85).sum() == 10
     assert round(best.loc[(22, 6617, 6161), False] / best.loc[(22, 6617, 6161), True], 2) == 1.35
     assert round(share.loc[(22, 6617, 6161)], 1) == 113.4
-    old = {755700: read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv.gz"),
+    old = {755700: read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv"),
            726870: read_csv(DATA / "h200-shapes-726870" / "fp32_fp64_bf16-with-skinny-cutlass-sweep.csv.gz")}  # fmt: skip
     want = {(755700, "FP32"): (87.0, 54.8, 84.6, 38.7, 1.028),
             (755700, "FP64"): (100.6, 48.5, 98.2, 33.0, 1.029),
@@ -882,3 +882,78 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
         assert got == (mean, least, mean0, least0)
         both = a.merge(b, on="shape", suffixes=("_old", "_new"))
         assert round(gm(both["GFLOP/s_new"] / both["GFLOP/s_old"]), 3) == speed
+
+
+def _gm(s) -> float:
+    import math
+
+    return math.exp(s.apply(math.log).mean())
+
+
+def test_the_shapes_preset_with_the_k_tile_model():
+    """Entry "The shapes preset's FP32 and FP64 part with the k-tile model": per seed and class,
+    the mean and least share of cuBLAS, the products below 85%, and the speed over the run
+    before (the narrow-tiles entry's runs; FP32 at 726870 the run with skinny_simt)."""
+    f = DATA / "h200-model-shapes"
+    before = {
+        (755700, "FP32"): DATA / "h200-fp32-narrow-tiles" / "shapes-755700-sweep.csv",
+        (755700, "FP64"): DATA / "h200-fp32-narrow-tiles" / "shapes-755700-sweep.csv",
+        (726870, "FP32"): DATA / "h200-shapes-726870" / "fp32_fp64_bf16-with-skinny-cutlass-sweep.csv",
+        (726870, "FP64"): DATA / "h200-fp32-narrow-tiles" / "shapes-726870-sweep.csv",
+    }  # fmt: skip
+    want = {(755700, "FP32"): (93.9, 70.6, 15, 87.0, 54.8, 1.077, 3),
+            (755700, "FP64"): (101.3, 50.1, 10, 100.6, 48.5, 1.002, 0),
+            (726870, "FP32"): (90.6, 47.5, 16, 80.0, 45.9, 1.134, 3),
+            (726870, "FP64"): (92.6, 44.9, 19, 92.1, 43.9, 1.006, 2)}  # fmt: skip
+    for (seed, cls), (mean, least, below, mean0, least0, speed, slower) in want.items():
+        new = read_csv(f / f"shapes-{seed}-sweep.csv")
+        old = read_csv(before[(seed, cls)])
+        b, a = new[new.precision == cls], old[old.precision == cls]
+        assert len(b) == len(a) == 64
+        got = (round(_gm(b["% of ref"]), 1), round(b["% of ref"].min(), 1), int((b["% of ref"] < 85).sum()),
+               round(_gm(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
+        assert got == (mean, least, below, mean0, least0)
+        both = a.merge(b, on="shape", suffixes=("_old", "_new"))
+        r = both["GFLOP/s_new"] / both["GFLOP/s_old"]
+        assert (round(_gm(r), 3), int((r < 0.95).sum())) == (speed, slower)
+        assert abs(_gm(both["reference GFLOP/s_new"] / both["reference GFLOP/s_old"]) - 1) < 0.006
+
+
+def test_tritons_timers_and_the_harness_on_one_board():
+    """Entry "Triton's timers and the harness on one board": the 96 pairs of a timer's figure and
+    a harness row; those 15-34% apart in clock are 0.80-1.15 in rate (at least 4% from 1), the
+    faster clock the faster; the 23 within 4% of clock are 0.91-1.07 apart in rate, 14 within 5%."""
+    d = DATA / "h200-triton-one-board"
+    rows = []
+    for line in read_text(d / "triton-tools.log").splitlines():
+        m = re.match(r"time torch\.(\w+) (\d+) (\S+) .*?TFLOP/s: (.*)", line)
+        if m:
+            for timer, tf, clk in re.findall(r"(do_bench median|do_bench|cudagraph|events) ([\d.]+) \((\d+) MHz", m[4]):  # fmt: skip
+                rows.append((m[1], int(m[2]), m[3], timer, float(tf), float(clk)))
+    tools = pd.DataFrame(rows, columns=["el", "size", "who", "timer", "tf", "clk"])
+    h = read_csv(d / "harness.csv")
+    assert len(h) == 56 and (h.verification == "PASS").all()
+    h = h.assign(tf=h.kernel_gflops / 1000).groupby(["variant", "dtype", "m", "load"])
+    h = h.agg(tf=("tf", "median"), clk=("sm_clock_mhz", "median")).reset_index()
+    same = {("triton_bf16", "bfloat16"): ("triton_bf16", "bfloat16"),
+            ("triton_tf32", "float32"): ("triton_tf32", "float32"),
+            ("triton_fp8", "float8_e4m3fn"): ("triton_fp8", "float8_e4m3"),
+            ("torch", "bfloat16"): ("cublas", "bfloat16"),
+            ("torch", "float32"): ("cublas_tf32", "float32"),
+            ("torch", "float8_e4m3fn"): ("cublaslt_fp8", "float8_e4m3")}  # fmt: skip
+    pairs = []
+    for r in tools.itertuples():
+        v, el = same[(r.who, r.el)]
+        for x in h[(h.variant == v) & (h.dtype == el) & (h.m == r.size)].itertuples():
+            pairs.append((r.tf / x.tf, r.clk / x.clk))
+    p = pd.DataFrame(pairs, columns=["rate", "clock"])
+    assert len(p) == 96
+    far = p[(p.clock - 1).abs() >= 0.15]
+    assert len(far) == 35 and ((far.rate > 1) == (far.clock > 1)).all()
+    assert round((far.rate - 1).abs().min(), 2) == 0.04
+    assert round(far.rate.min(), 2) == 0.80 and round(far.rate.max(), 2) == 1.15
+    near = p[(p.clock - 1).abs() <= 0.04]
+    assert (
+        len(near) == 23 and round(near.rate.min(), 2) == 0.91 and round(near.rate.max(), 2) == 1.07
+    )
+    assert ((near.rate - 1).abs() <= 0.05).sum() == 14 and round(near.rate.median(), 2) == 1.03
