@@ -31,6 +31,7 @@ import argparse
 import functools
 import gzip
 import json
+import lzma
 import re
 import sys
 from datetime import datetime
@@ -51,12 +52,17 @@ def snakemake_logs(work: Path) -> list[Path]:
     """A run's Snakemake logs in the order they were written (plain, or compressed as the lab
     notebook keeps them)."""
     folder = Path(work) / ".snakemake" / "log"
-    return sorted([*folder.glob("*.snakemake.log"), *folder.glob("*.snakemake.log.gz")])
+    return sorted(
+        p
+        for pattern in ("*.snakemake.log", "*.snakemake.log.gz", "*.snakemake.log.xz")
+        for p in folder.glob(pattern)
+    )
 
 
 def read_log(log: Path) -> str:
     log = Path(log)
-    return gzip.decompress(log.read_bytes()).decode() if log.suffix == ".gz" else log.read_text()
+    unpack = {".gz": gzip.decompress, ".xz": lzma.decompress}.get(log.suffix)
+    return unpack(log.read_bytes()).decode() if unpack else log.read_text()
 
 
 def sampling_busy(df: pd.DataFrame) -> tuple[float, float]:
