@@ -122,6 +122,16 @@ def test_evaluator_is_arithmetic_only():
             evaluate(bad, m=1)
     with pytest.raises(RegistryError, match="unknown name 'q'"):
         evaluate("q + 1", m=1)
+    # one expression, built once, read with other names each time: 641/64 and 1000/64 by hand
+    assert [evaluate("cdiv(n, TILE)", n=n, TILE=64) for n in (641, 1000)] == [11, 16]
+
+
+def test_the_evaluator_keeps_pythons_order_of_evaluation():
+    """`and`/`or` evaluate every operand (a quotient by zero anywhere in a constraint is seen:
+    Variant.rejected names it), a chained comparison stops at its first false link."""
+    with pytest.raises(ZeroDivisionError):
+        evaluate("m == 2 and 1 // (m - 1) > 0", m=1)
+    assert evaluate("m > 2 > 1 // (m - 1)", m=1) is False
 
 
 def test_headers_are_dependencies():

@@ -60,23 +60,50 @@ def _parse(expr: str) -> ast.Expression:
 
 def evaluate(expr: str, **names: int) -> int | bool:
     """Evaluates a registry expression such as ``cdiv(n, TILE * COARSEN)`` with the given names."""
+    try:
+        return _compiled(expr)(names)
+    except RegistryError:
+        raise
+    except (TypeError, ValueError, RecursionError, OverflowError) as err:
+        raise RegistryError(f"cannot evaluate registry expression {expr!r}: {err}") from None
 
-    def ev(node: ast.AST) -> int | bool:
+
+@cache
+def _compiled(expr: str):
+    """`expr` as a function of the names, built once from its parsed tree: the same whitelist
+    as it is read (an unsupported construct is refused before any name is looked up), and the
+    same order of evaluation (`and`/`or` evaluate every operand, a chained comparison stops at
+    its first false link)."""
+
+    def build(node: ast.AST):
         if isinstance(node, ast.Expression):
-            return ev(node.body)
+            return build(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
+            value = node.value
+            return lambda names: value
         if isinstance(node, ast.Name):
-            if node.id not in names:
-                raise RegistryError(f"unknown name {node.id!r} in {expr!r}; known: {sorted(names)}")
-            return names[node.id]
+            name = node.id
+
+            def look_up(names):
+                try:
+                    return names[name]
+                except KeyError:
+                    raise RegistryError(
+                        f"unknown name {name!r} in {expr!r}; known: {sorted(names)}"
+                    ) from None
+
+            return look_up
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+            op, left, right = _BINOPS[type(node.op)], build(node.left), build(node.right)
+            return lambda names: op(left(names), right(names))
         if isinstance(node, ast.BoolOp):
-            values = [ev(v) for v in node.values]
-            return all(values) if isinstance(node.op, ast.And) else any(values)
+            parts = [build(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return lambda names: all([p(names) for p in parts])
+            return lambda names: any([p(names) for p in parts])
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return not ev(node.operand)
+            operand = build(node.operand)
+            return lambda names: not operand(names)
         if isinstance(node, ast.Compare):
             unsupported = [type(op).__name__ for op in node.ops if type(op) not in _CMPOPS]
             if unsupported:
@@ -84,20 +111,27 @@ def evaluate(expr: str, **names: int) -> int | bool:
                     f"unsupported operator {unsupported[0]} in registry expression {expr!r}; "
                     "valid comparisons: == != < <= > >="
                 )
-            left = ev(node.left)
-            for op, comp in zip(node.ops, node.comparators, strict=True):
-                right = ev(comp)
-                if not _CMPOPS[type(op)](left, right):
-                    return False
-                left = right
-            return True
+            first = build(node.left)
+            links = [(_CMPOPS[type(op)], build(c)) for op, c in zip(node.ops, node.comparators, strict=True)]  # fmt: skip
+
+            def compare(names):
+                left = first(names)
+                for op, comp in links:
+                    right = comp(names)
+                    if not op(left, right):
+                        return False
+                    left = right
+                return True
+
+            return compare
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in _FUNCS
             and not node.keywords
         ):
-            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
+            func, args = _FUNCS[node.func.id], [build(a) for a in node.args]
+            return lambda names: func(*[a(names) for a in args])
         raise RegistryError(
             f"unsupported construct in registry expression {expr!r} ({type(node).__name__}); "
             "valid: integers, names, + - * // %, comparisons, and/or/not, cdiv(), min(), max(), "
@@ -105,8 +139,6 @@ def evaluate(expr: str, **names: int) -> int | bool:
         )
 
     try:
-        return ev(_parse(expr))
-    except RegistryError:
-        raise
-    except (TypeError, ValueError, RecursionError, OverflowError) as err:
+        return build(_parse(expr))
+    except RecursionError as err:
         raise RegistryError(f"cannot evaluate registry expression {expr!r}: {err}") from None

@@ -85,7 +85,11 @@ class Work:
     def _busiest(kt, units, split) -> tuple[int, int, int]:
         if len(kt) == 0:
             return 0, 0, 0
-        top = max(range(len(kt)), key=lambda j: (kt[j], units[j]))
+        import numpy as np
+
+        # the first worker with the most k-tiles and, among those, the most units
+        tied = np.flatnonzero(kt == kt.max())
+        top = tied[np.argmax(units[tied])]
         return int(kt[top]), int(units[top] - split[top]), int(split[top])
 
     def _busiest_sm(self, kt) -> int:
