@@ -4,7 +4,7 @@ over the others, with cuBLAS's median rate in each (lab entry "The shapes preset
 726870": cuBLAS's 16-bit GEMM runs unaligned products at a tenth of its rate, which lifts the
 BF16 mean far past 100%).
 
-    python lab/benchmarks/shapes_aligned.py SWEEP.csv[.gz]   a run's report/sweep.csv
+    python lab/benchmarks/shapes_aligned.py SWEEP.csv[.gz|.xz]   a run's report/sweep.csv
 """
 
 from __future__ import annotations

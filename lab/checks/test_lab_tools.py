@@ -136,7 +136,7 @@ def test_the_shapes_shares_split_by_alignment():
     import pandas as pd
     import shapes_aligned
 
-    sweep = pd.read_csv(LAB / "data/h200-shapes-726870/fp32_fp64_bf16-sweep.csv.gz")
+    sweep = pd.read_csv(LAB / "data/h200-shapes-726870/fp32_fp64_bf16-sweep.csv.xz")
     got = shapes_aligned.split(sweep).set_index(["precision", "sides"])
     for prec in ("FP32", "FP64", "BF16"):
         assert got.loc[(prec, "multiples of 8"), "products"] == 19

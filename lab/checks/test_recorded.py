@@ -869,7 +869,7 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
     assert round(best.loc[(22, 6617, 6161), False] / best.loc[(22, 6617, 6161), True], 2) == 1.35
     assert round(share.loc[(22, 6617, 6161)], 1) == 113.4
     old = {755700: read_csv(DATA / "h200-shapes-755700" / "all-classes-sweep.csv"),
-           726870: read_csv(DATA / "h200-shapes-726870" / "fp32_fp64_bf16-with-skinny-cutlass-sweep.csv.gz")}  # fmt: skip
+           726870: read_csv(DATA / "h200-shapes-726870" / "fp32_fp64_bf16-with-skinny-cutlass-sweep.csv")}  # fmt: skip
     want = {(755700, "FP32"): (87.0, 54.8, 84.6, 38.7, 1.028),
             (755700, "FP64"): (100.6, 48.5, 98.2, 33.0, 1.029),
             (726870, "FP64"): (92.1, 43.9, 88.8, 44.1, 1.038)}  # fmt: skip
