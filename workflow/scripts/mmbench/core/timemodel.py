@@ -74,12 +74,17 @@ class Work:
         """(k-tiles, whole units, split units) of the worker with the most k-tiles (the most
         units on a tie); stream-K's split units are the busiest worker's segments (the tiles
         its share touches)."""
-        return self._busiest(*self._per_worker())
+        return self.loads()[:3]
 
     def busiest_sm(self) -> int:
         """The k-tiles of the multiprocessor with the most, its workers' together (the
         busiest worker's where each worker has its own multiprocessor)."""
-        return self._busiest_sm(self._per_worker()[0])
+        return self.loads()[3]
+
+    def loads(self) -> tuple[int, int, int, int]:
+        """busiest() and busiest_sm() together, from one dealing of the units."""
+        kt, units, split = self._per_worker()
+        return (*self._busiest(kt, units, split), self._busiest_sm(kt))
 
     @staticmethod
     def _busiest(kt, units, split) -> tuple[int, int, int]:
@@ -217,10 +222,9 @@ class Load:
 
 
 def load_of(work: Work, tile_bytes: int) -> Load:
-    per = work._per_worker()  # once: the busiest worker and multiprocessor both read it
-    kt, whole, split = work._busiest(*per)
+    kt, whole, split, sm_kt = work.loads()
     moved = (split + work.splits) * tile_bytes if split else 0
-    return Load(kt, whole, split, moved, work._busiest_sm(per[0]))
+    return Load(kt, whole, split, moved, sm_kt)
 
 
 def tile_bytes_of(variant, params: dict, names: dict | None = None) -> int:
@@ -246,10 +250,13 @@ class Costs:
     blocks_per_sm: int
     sm_ktile_us: float = 0.0
 
+    def own(self) -> tuple[float, ...]:
+        """The instantiation's own costs, in the order of what they multiply (_terms)."""
+        return self.fixed_us, self.ktile_us, self.sm_ktile_us, self.unit_us, self.split_us
+
     def time_us(self, load: Load) -> float:
-        return (self.fixed_us + self.ktile_us * load.ktiles + self.sm_ktile_us * load.sm_ktiles
-                + self.unit_us * load.whole + self.split_us * load.split
-                + self.byte_us * load.partial_bytes)  # fmt: skip
+        own = sum(c * x for c, x in zip(self.own(), _terms(load), strict=True))
+        return own + self.byte_us * load.partial_bytes
 
     @classmethod
     def of(cls, costs: dict, blocks_per_sm: int) -> Costs:
@@ -317,7 +324,8 @@ def fit_rung(variant, runs: dict[str, list], sms: int) -> tuple[dict[str, Costs]
     out = {}
     for j, inst in enumerate(names):
         fixed, ktile, sm_ktile, unit, split = map(float, coef[own * j : own * (j + 1)])
-        out[inst] = Costs(fixed, ktile, unit, split, float(coef[-1]), blocks[inst], sm_ktile)
+        out[inst] = Costs(fixed_us=fixed, ktile_us=ktile, sm_ktile_us=sm_ktile, unit_us=unit,
+                          split_us=split, byte_us=float(coef[-1]), blocks_per_sm=blocks[inst])  # fmt: skip
     return out, worst
 
 
