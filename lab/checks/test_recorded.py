@@ -9,6 +9,7 @@ import json
 import re
 
 import pandas as pd
+from scipy.stats import gmean
 
 from .conftest import EVIDENCE as DATA
 from .conftest import ROOT, compare_times, memory_modes, open_text, read_csv, read_text
@@ -850,8 +851,6 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
     is under 85% at 10.  The shapes preset's part with the kept calibration: FP32 87.0 / 54.8 and
     FP64 100.6 / 48.5 at seed 755700 (from 84.6 / 38.7 and 98.2 / 33.0), FP64 92.1 / 43.9 at
     seed 726870 (from 88.8 / 44.1); the best rung's speed against before 1.028 and 1.029, 1.038."""
-    import math
-
     f = DATA / "h200-fp32-narrow-tiles"
     e = read_csv(f / "every-14-products.csv.xz")
     assert len(e) == 1176 and (e.verification == "PASS").all()
@@ -861,10 +860,7 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
     share = 100 * ref / best.min(axis=1)
     wide = 100 * ref / best[False]
 
-    def gm(s):
-        return math.exp(s.apply(math.log).mean())
-
-    assert round(gm(share), 1) == 81.5 and round(gm(wide), 1) == 74.9
+    assert round(gmean(share), 1) == 81.5 and round(gmean(wide), 1) == 74.9
     assert (best[True] < best[False]).sum() == 5 and (share < 85).sum() == 10
     assert round(best.loc[(22, 6617, 6161), False] / best.loc[(22, 6617, 6161), True], 2) == 1.35
     assert round(share.loc[(22, 6617, 6161)], 1) == 113.4
@@ -877,17 +873,11 @@ def test_narrow_fp32_tiles_and_a_calibration_at_small_sides():
         new = read_csv(f / f"shapes-{seed}-sweep.csv.xz")
         a, b = old[seed][old[seed].precision == cls], new[new.precision == cls]
         assert len(a) == len(b) == 64
-        got = (round(gm(b["% of ref"]), 1), round(b["% of ref"].min(), 1),
-               round(gm(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
+        got = (round(gmean(b["% of ref"]), 1), round(b["% of ref"].min(), 1),
+               round(gmean(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
         assert got == (mean, least, mean0, least0)
         both = a.merge(b, on="shape", suffixes=("_old", "_new"))
-        assert round(gm(both["GFLOP/s_new"] / both["GFLOP/s_old"]), 3) == speed
-
-
-def _gm(s) -> float:
-    import math
-
-    return math.exp(s.apply(math.log).mean())
+        assert round(gmean(both["GFLOP/s_new"] / both["GFLOP/s_old"]), 3) == speed
 
 
 def test_the_shapes_preset_with_the_k_tile_model():
@@ -910,13 +900,13 @@ def test_the_shapes_preset_with_the_k_tile_model():
         old = read_csv(before[(seed, cls)])
         b, a = new[new.precision == cls], old[old.precision == cls]
         assert len(b) == len(a) == 64
-        got = (round(_gm(b["% of ref"]), 1), round(b["% of ref"].min(), 1), int((b["% of ref"] < 85).sum()),
-               round(_gm(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
+        got = (round(gmean(b["% of ref"]), 1), round(b["% of ref"].min(), 1), int((b["% of ref"] < 85).sum()),
+               round(gmean(a["% of ref"]), 1), round(a["% of ref"].min(), 1))  # fmt: skip
         assert got == (mean, least, below, mean0, least0)
         both = a.merge(b, on="shape", suffixes=("_old", "_new"))
         r = both["GFLOP/s_new"] / both["GFLOP/s_old"]
-        assert (round(_gm(r), 3), int((r < 0.95).sum())) == (speed, slower)
-        assert abs(_gm(both["reference GFLOP/s_new"] / both["reference GFLOP/s_old"]) - 1) < 0.006
+        assert (round(gmean(r), 3), int((r < 0.95).sum())) == (speed, slower)
+        assert abs(gmean(both["reference GFLOP/s_new"] / both["reference GFLOP/s_old"]) - 1) < 0.006
 
 
 def test_tritons_timers_and_the_harness_on_one_board():
