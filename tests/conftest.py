@@ -17,13 +17,26 @@ DATA = Path(__file__).resolve().parent / "data"
 MAIN = DATA / "h100-main" / "results"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
-# which test reads which file of tests/data (tests/data_reads.py): a file no test reads fails the
-# last test of a whole run of the README's test command
+# which test reads which file of tests/data (tests/data_reads.py): a file no test reads fails a
+# whole run of the README's test command, once every test (in every worker) has run
 DATA_READS = DataReads(DATA)
+# pytest-xdist's key for the folder where each worker leaves its reads for the controller
+READS_KEY = "mmbench_data_reads"
+# the controller's: that folder, and the message of a run that left files unread
+_READS_FOLDER = pytest.StashKey[Path]()
+_UNREAD = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
     DATA_READS.install()
+    if not hasattr(config, "workerinput"):  # this process is the session's controller
+        config.stash[_READS_FOLDER] = Path(tempfile.mkdtemp(prefix="mmbench-data-reads-"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller: tell each worker where to leave its reads."""
+    node.workerinput[READS_KEY] = str(node.config.stash[_READS_FOLDER])
 
 
 def pytest_runtest_setup(item):
@@ -35,8 +48,28 @@ def pytest_runtest_teardown(item):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # a pytest-xdist worker: its reads go to the controller
+        DATA_READS.dump(Path(worker[READS_KEY]) / f"{worker['workerid']}.json")
+        return
+    folder = config.stash[_READS_FOLDER]
+    for dumped in sorted(folder.glob("*.json")):
+        DATA_READS.merge(dumped)
+    shutil.rmtree(folder, ignore_errors=True)
     if os.environ.get("MMBENCH_DATA_READS"):
         DATA_READS.dump(os.environ["MMBENCH_DATA_READS"])
+    # only a whole run of the README's command reads all of it (not -k, one file, -m slow)
+    verdict = None if DATA_READS.incomplete(session) else DATA_READS.unread_message()
+    if verdict:
+        config.stash[_UNREAD] = verdict
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _UNREAD in config.stash:
+        terminalreporter.section("tests/data", sep="=", red=True, bold=True)
+        terminalreporter.line(config.stash[_UNREAD], red=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -154,12 +187,7 @@ def _gpu_reason() -> str | None:
     return None
 
 
-# the test that checks every file of tests/data was read runs after all the others
-LAST = "test_every_file_in_tests_data_is_read_by_a_test"
-
-
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.name == LAST)
     reason = _gpu_reason()
     if reason is None:
         return

@@ -1,8 +1,9 @@
 """Which test reads which file of tests/data: an audit hook (PEP 578) sees every `open` of a path
-under the folder while a test runs, and every path under it handed to a child process.  The
-last test of a whole run of the README's test command
-(test_repository.py::test_every_file_in_tests_data_is_read_by_a_test) fails on any file there
-that no test read: tests/data holds only what tests run pipeline code on (CONTRIBUTING.md).
+under the folder while a test runs, and every path under it handed to a child process.  At the
+end of a whole run of the README's test command, conftest.py fails the session on any file there
+that no test read: tests/data holds only what tests run pipeline code on (CONTRIBUTING.md).  Run
+in parallel (pytest-xdist, the README's `-n auto`), each worker writes its reads to a folder the
+controller gave it, and the controller checks their union.
 Reads made by a test marked `sweeps_data` (one that opens every recorded table to check it,
 whatever it is) do not count as a use of the file.  MMBENCH_DATA_READS=FILE writes the reads
 as JSON when the session ends."""
@@ -100,7 +101,25 @@ class DataReads:
         """The files of the folder no test has read in this session, sorted."""
         return [f for f in self.files() if f not in self.reads]
 
-    def dump(self, path: str) -> None:
-        """The reads as JSON (file -> the tests that read it): what a move of test data uses."""
+    def dump(self, path: str | Path) -> None:
+        """The reads as JSON (file -> the tests that read it): what a move of test data uses,
+        and what a parallel worker hands to the controller."""
         with open(path, "w") as fh:
             json.dump({k: sorted(v) for k, v in self.reads.items()}, fh, indent=1)
+
+    def merge(self, path: str | Path) -> None:
+        """Add the reads another process dumped to `path` (a parallel worker's)."""
+        with open(path) as fh:
+            for name, tests in json.load(fh).items():
+                self.reads.setdefault(name, set()).update(tests)
+
+    def unread_message(self) -> str | None:
+        """What fails a whole run of the README's test command: the files no test read (None
+        where every one was read)."""
+        unread = self.unread()
+        if not unread:
+            return None
+        return (
+            "files in tests/data that no test read (read each in a test that runs pipeline "
+            "code, or move it to the lab notebook, CONTRIBUTING.md):\n" + "\n".join(unread)
+        )

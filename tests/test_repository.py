@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from mmbench.core.schemas import read_table
 from mmbench.report import standing
 
-from .conftest import DATA, DATA_READS, ROOT
+from .conftest import DATA, ROOT
+from .data_reads import DataReads
 
 PRODUCT = ["README.md", "docs", "config", "workflow", "kernels"]
 RECORDED_LADDER = DATA / "h200-ladder" / "results" / "ladder"
@@ -153,21 +155,32 @@ def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other
     assert (ROOT / "docs" / "ladder.md").read_bytes() == before
 
 
-def test_every_file_in_tests_data_is_read_by_a_test(request):
-    """Run last (conftest.py orders it so): in a whole run of the README's test command, every
-    file under tests/data was opened by a test, or handed to a process a test started
-    (tests/data_reads.py).  Elsewhere (-k, one file, other markers) the reads are incomplete."""
-    session = request.session
-    why = DATA_READS.incomplete(session)
-    if why:
-        pytest.skip(
-            f"reads of tests/data are checked in a whole run of the README's test command: {why}"
-        )
-    unread = DATA_READS.unread()
-    assert not unread, (
-        "files in tests/data that no test read (read each in a test that runs pipeline code, or "
-        "move it to the lab notebook, CONTRIBUTING.md):\n" + "\n".join(unread)
-    )
+def test_the_reads_of_parallel_workers_add_up_and_the_file_none_read_is_named(tmp_path):
+    """A whole run of the README's test command fails on a file of tests/data that no test read
+    (conftest.py, at the session's end).  Run in parallel, each worker sees only its own tests'
+    reads: here two workers each read one of three files, and the controller, which read none,
+    names the third from their dumps, and nothing once it too is read."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name in ("a.csv", "b.csv", "sub/c.csv"):
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text("x\n")
+    for worker, name in (("gw0", "a.csv"), ("gw1", "b.csv")):
+        reads = DataReads(folder)
+        reads.install()  # an audit hook stays for the process; idle outside begin()/end()
+        reads.begin(SimpleNamespace(nodeid=f"test_{worker}", get_closest_marker=lambda _: None))
+        (folder / name).read_text()
+        reads.end()
+        (folder / "sub" / "c.csv").read_text()  # after end(): no test's read
+        reads.dump(tmp_path / f"{worker}.json")
+    controller = DataReads(folder)
+    assert controller.unread() == ["a.csv", "b.csv", "sub/c.csv"]
+    for worker in ("gw0", "gw1"):
+        controller.merge(tmp_path / f"{worker}.json")
+    assert controller.reads == {"a.csv": {"test_gw0"}, "b.csv": {"test_gw1"}}
+    assert controller.unread_message().splitlines()[1:] == ["sub/c.csv"]
+    controller.reads["sub/c.csv"] = {"test_gw2"}
+    assert controller.unread_message() is None
 
 
 def test_recording_a_run_that_is_not_a_ladder_run_is_refused_and_writes_nothing(capsys):
