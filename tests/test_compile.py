@@ -175,33 +175,31 @@ def test_a_shared_build_is_a_position_independent_library_not_a_cubin():
     assert sum(c.startswith("-I") for c in cmd) == 3  # the source's folder, CUTLASS's two
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the session's sm_90 compile_all (conftest), which test_ptxas reads too
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
-def test_a_cutlass_build_exports_its_entry_points_and_names_itself(tmp_path):
-    """One build of cutlass_bf16 as the compile_library rule makes it: a shared library that
-    exports cutlass_gemm and cutlass_gemm_workspace, carries its instantiation's name, and
-    whose ptxas report holds CUTLASS's one kernel (the resources table's row).  A registry
-    entry point it does not export is a CompileError naming it."""
-    from mmbench.core.registry import load_registry
-    from mmbench.plan.compile import CompileError, build_job, cubin_intact, exported_functions
+def test_a_cutlass_build_exports_its_entry_points_and_names_itself(sm90_build):
+    """A build of cutlass_bf16 as the compile_library rule made it in the session's compile_all:
+    a shared library that exports cutlass_gemm and cutlass_gemm_workspace, carries its
+    instantiation's name, and whose ptxas report holds CUTLASS's one kernel (the resources
+    table's row).  A registry entry point it does not export is a CompileError naming it."""
+    from mmbench.plan.compile import CompileError, check_entries, cubin_intact, exported_functions
     from mmbench.plan.ptxas import parse_ptxas
 
-    v = load_registry(ROOT / "kernels" / "registry.yaml")["cutlass_bf16"]
+    workdir, out = sm90_build
+    assert out.returncode == 0, out.stderr[-3000:]
     inst = "bfloat16_BM128_BN128_CLUSTER1_SCHEDULE1_SCHEDULER2"
-    lib = tmp_path / "build" / "sm_90" / "cutlass_bf16" / f"{inst}.so"
-    sha, log, ptxas = (lib.with_suffix(s) for s in (".sha256", ".log", ".ptxas.txt"))
-    build_job(ROOT / "kernels" / v.source, lib, sha, v.arch, v.defines(v.instance(inst)), log,
-              f"cutlass_bf16 {inst}", ptxas=ptxas, entries=v.entry_points, shared=True,
-              libraries=v.libraries)  # fmt: skip
+    lib = workdir / "results" / "build" / "sm_90" / "cutlass_bf16" / f"{inst}.so"
+    sha, ptxas = lib.with_suffix(".sha256"), lib.with_suffix(".ptxas.txt")
     assert {"cutlass_gemm", "cutlass_gemm_workspace"} <= set(exported_functions(lib))
     assert cubin_intact(lib, sha) is True
     kernels = parse_ptxas(ptxas.read_text())
     assert len(kernels) == 1 and "device_kernel" in kernels[0]["function"]
     assert kernels[0]["registers"] > 0
+    check_entries(lib, ptxas, ("cutlass_gemm", "cutlass_gemm_workspace"), "cutlass_bf16", "x.cu",
+                  shared=True)  # fmt: skip
     with pytest.raises(CompileError, match="'cutlass_gemm_run' is not in the library"):
-        build_job(ROOT / "kernels" / v.source, lib, sha, v.arch, v.defines(v.instance(inst)),
-                  log, "cutlass_bf16 again", entries=("cutlass_gemm_run",), shared=True,
-                  libraries=v.libraries)  # fmt: skip
+        check_entries(lib, ptxas, ("cutlass_gemm_run",), "cutlass_bf16 again", "x.cu",
+                      shared=True)  # fmt: skip
 
 
 # -- Triton builds (registry `backend: triton`): Triton's PTX assembled by ptxas --------------

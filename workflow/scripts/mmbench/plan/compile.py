@@ -201,8 +201,20 @@ def build_job(
     library, whose entries are the C functions it exports (exported_functions)."""
     digest = compile_cubin(source, cubin, arch, params, log, what, headers=headers, name=name,
                            shared=shared, libraries=libraries)  # fmt: skip
-    # a cubin's entries are the kernels ptxas compiled; a shared library's, what it exports
-    found = exported_functions(cubin) if shared else entry_functions(Path(log).read_text())
+    check_entries(cubin, log, entries, what, source, shared)
+    if ptxas is not None:
+        Path(ptxas).write_text(Path(log).read_text())
+    Path(sha).write_text(f"{digest}  {cubin}\n")
+
+
+def check_entries(
+    built: str | Path, log: str | Path, entries: tuple[str, ...], what: str,
+    source: str | Path, shared: bool = False,
+) -> None:  # fmt: skip
+    """CompileError naming the first of `entries` (the registry's entry points) that the build
+    lacks: a cubin's entries are the kernels ptxas compiled (its report, `log`), a shared
+    library's the C functions it exports (exported_functions)."""
+    found = exported_functions(built) if shared else entry_functions(Path(log).read_text())
     missing = [e for e in entries if e not in found]
     if missing:
         valid = (
@@ -216,9 +228,6 @@ def build_job(
             f"{'library' if shared else 'cubin'} nvcc built from {source} (its entry "
             f"functions: {', '.join(found) or 'none'}); valid: {valid}"
         )
-    if ptxas is not None:
-        Path(ptxas).write_text(Path(log).read_text())
-    Path(sha).write_text(f"{digest}  {cubin}\n")
 
 
 def exported_functions(library: str | Path) -> list[str]:
