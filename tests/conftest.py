@@ -164,10 +164,18 @@ def sm90_build(tmp_path_factory):
     builds (test_workflow) and every Hopper rung's ptxas report (test_ptxas) read the same
     builds, so CI compiles each instantiation once.  (workdir, the finished Snakemake run)."""
     workdir = copy_workflow(tmp_path_factory.mktemp("sm90-build"))
-    out = snakemake(
-        "--cores", str(os.cpu_count() or 2), "compile_all", "--config", "arch=sm_90", cwd=workdir
-    )
+    out = snakemake(*COMPILE_ALL, "--config", "arch=sm_90", cwd=workdir)
     return workdir, out
+
+
+# `compile_all` on every core, its scheduler looking for builds to start every 10 s rather than
+# every second (Snakemake's default tick, 100/1s): each look stats every input of every waiting
+# build, which for hundreds of independent builds takes a good part of a core from nvcc (the
+# sm_80 builds on a 2-core machine: 305 s by default, 275 s so).  A workflow whose jobs wait
+# on each other waits longer with the slower tick (the rebuild test: 17 s by default, 44 s
+# so), so neither the workflow profile nor the other tests set it.
+COMPILE_ALL = ("--cores", str(os.cpu_count() or 2), "--max-jobs-per-timespan", "1000/10s",
+               "compile_all")  # fmt: skip
 
 
 def _gpu_reason() -> str | None:

@@ -16,7 +16,7 @@ import yaml
 
 from mmbench.plan import plan
 
-from .conftest import ROOT, copy_workflow, read_csv, snakemake
+from .conftest import COMPILE_ALL, ROOT, copy_workflow, read_csv, snakemake
 
 
 def test_lint_is_clean_with_an_architecture_named():
@@ -105,10 +105,7 @@ def test_every_instantiation_compiles(request, tmp_path, arch, registry):
         workdir, out = request.getfixturevalue("sm90_build")
     else:
         workdir = copy_workflow(tmp_path)
-        out = snakemake(
-            "--cores", str(os.cpu_count() or 2), "compile_all", "--config", f"arch={arch}",
-            cwd=workdir,
-        )  # fmt: skip
+        out = snakemake(*COMPILE_ALL, "--config", f"arch={arch}", cwd=workdir)
     assert out.returncode == 0, out.stderr[-3000:]
     cubins = sorted((workdir / "results" / "build" / arch).glob("*/*.cubin"))
     libraries = sorted((workdir / "results" / "build" / arch).glob("*/*.so"))  # shared builds
