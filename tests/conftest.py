@@ -170,10 +170,9 @@ def sm90_build(tmp_path_factory):
 
 # `compile_all` on every core, its scheduler looking for builds to start every 10 s rather than
 # every second (Snakemake's default tick, 100/1s): each look stats every input of every waiting
-# build, which for hundreds of independent builds takes a good part of a core from nvcc (the
-# sm_80 builds on a 2-core machine: 305 s by default, 275 s so).  A workflow whose jobs wait
-# on each other waits longer with the slower tick (the rebuild test: 17 s by default, 44 s
-# so), so neither the workflow profile nor the other tests set it.
+# build, which for hundreds of independent builds takes a good part of a core from nvcc.  A
+# workflow whose jobs wait on each other runs slower with the longer tick, so neither the
+# workflow profile nor the other tests set it (figures: the lab notebook).
 COMPILE_ALL = ("--cores", str(os.cpu_count() or 2), "--max-jobs-per-timespan", "1000/10s",
                "compile_all")  # fmt: skip
 
