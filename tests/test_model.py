@@ -35,7 +35,8 @@ RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
 RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.gz",
                  ROOT / "tests/data/h200-calibrate/skinny.csv.gz",
                  ROOT / "tests/data/h200-calibrate/skinny_simt.csv.gz",
-                 ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz"]  # fmt: skip
+                 ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz",
+                 ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,24 @@ def test_a_stream_k_launchs_busiest_worker_counted_by_hand(registry):
     work = launch_work(v, params, 4096, 4096, 4096, 132)
     assert (work.tiles, work.head, work.sharers) == (1024, 792, 132)
     assert work.busiest()[:2] == (497, 6)
+
+
+def test_a_stream_k_launch_of_two_blocks_a_multiprocessor_counted_by_hand(registry):
+    """streamk_f64's 64 x 128 tiles, two blocks a multiprocessor, at 34 x 11325 x 6122 on 132
+    multiprocessors: 1 x 89 = 89 tiles of cdiv(6122, 16) = 383 k-tiles, fewer than a wave, so
+    none whole; 89 x 383 = 34 087 k-tiles in 264 shares (two a multiprocessor), 31 of 130 and
+    233 of 129.  The busiest block holds 130 k-tiles in 2 segments (a share is shorter than a
+    tile); blocks j and j + 132 share multiprocessor j, and share j + 132 starts half a k-tile
+    further into its fraction (34 087 x 132 / 264 = 17 043.5), so a multiprocessor holds at most
+    one long share: 130 + 129 = 259 k-tiles."""
+    from mmbench.core.timemodel import launch_work
+
+    v = registry["streamk_f64"]
+    params = v.instance("float64_BM64_BN128_WM32_WN64_STAGES3_BLOCKS2")
+    work = launch_work(v, params, 34, 11325, 6122, 132)
+    assert (work.tiles, work.head, work.ktiles) == (89, 0, 383)
+    assert (work.sharers, work.workers) == (264, 264)
+    assert work.loads() == (130, 0, 2, 259)
 
 
 def test_the_busiest_workers_partial_sums_counted_by_hand():
@@ -170,14 +189,14 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 275 rows, one per instantiation of the thirteen rungs those runs measured (skinny_simt's
-    16: 10 in float32, 6 in float64, test_registry's hand count; warptile_db's 83 and ws_f64's
-    16, every one the registry builds)."""
+    runs: 287 rows, one per instantiation of the fourteen rungs those runs measured (skinny_simt's
+    16: 10 in float32, 6 in float64, test_registry's hand count; warptile_db's 83, ws_f64's 16
+    and streamk_f64's 12, every one the registry builds)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 275
+    assert len(mine) == 287
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 

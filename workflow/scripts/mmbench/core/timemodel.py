@@ -160,11 +160,15 @@ def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots:
     cluster = int(names.get("CLUSTER", 1))
     tiles = facts["TILES"] // cluster
     ktiles = cdiv(int(names["k"]), int(names["BK"]))
+    # BLOCKS: a persistent kernel's blocks on each multiprocessor (ws_f64, streamk_f64)
+    blocks = int(names.get("BLOCKS", 1))
+    sms = int(names.get("sms", 0)) if persistent and blocks > 1 else 0
     if "WORKERS" in facts:  # stream-K: its clusters, the whole tiles and the sharing workers
         sharers = facts["WORKERS"] if tiles > facts["HEAD"] else 0
         share = (tiles - facts["HEAD"]) * ktiles // max(1, sharers)
         ways = min(sharers, cdiv(ktiles, max(1, share)) + 1) if sharers else 1
-        return Work(tiles, facts["HEAD"], max(1, ways), ktiles, grid_blocks // cluster, sharers)
+        workers = max(1, grid_blocks // cluster)
+        return Work(tiles, facts["HEAD"], max(1, ways), ktiles, workers, sharers, sms=sms)
     splits = max(1, facts.get("SPLITS", 1))
     if splits == 1:
         head = tiles
@@ -174,11 +178,8 @@ def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots:
         head = facts["SPLIT_ROWS"] * int(names["COLS"])
     else:
         head = 0
-    if persistent:  # BLOCKS: a persistent kernel's blocks on each multiprocessor (ws_f64)
-        workers = max(1, grid_blocks // cluster)
-        blocks = int(names.get("BLOCKS", 1))
-        sms = int(names.get("sms", 0)) if blocks > 1 else 0
-        return Work(tiles, head, splits, ktiles, workers, sms=sms)
+    if persistent:
+        return Work(tiles, head, splits, ktiles, max(1, grid_blocks // cluster), sms=sms)
     sms = slots // per_sm if per_sm > 1 else 0
     return Work(tiles, head, splits, ktiles, max(1, min(grid_blocks, slots)), sms=sms)
 
