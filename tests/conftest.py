@@ -91,10 +91,25 @@ WORKFLOW_FILES = ("workflow", "kernels", "config", "profiles", "environment.yml"
 
 
 def recorded(path) -> Path:
-    """A recorded file by its plain name, or its `.gz` where tests/data keeps it compressed."""
+    """A recorded file by its plain name, or its `.gz` or `.xz` where tests/data keeps it
+    compressed."""
     path = Path(path)
-    packed = path.with_name(path.name + ".gz")
-    return packed if not path.exists() and packed.exists() else path
+    if path.exists():
+        return path
+    for suffix in (".gz", ".xz"):
+        if (packed := path.with_name(path.name + suffix)).exists():
+            return packed
+    return path
+
+
+def _unpacked(path: Path, data: bytes) -> bytes:
+    """A recorded file's bytes, decompressed by its suffix (`.gz`, `.xz`)."""
+    import gzip
+    import lzma
+
+    if path.suffix == ".gz":
+        return gzip.decompress(data)
+    return lzma.decompress(data) if path.suffix == ".xz" else data
 
 
 def read_csv(path, **kw):
@@ -105,23 +120,18 @@ def read_csv(path, **kw):
 
 
 def recorded_bytes(path) -> bytes:
-    """A recorded file's bytes as the pipeline wrote it, from its `.gz` where tests/data keeps
-    it compressed."""
-    import gzip
-
+    """A recorded file's bytes as the pipeline wrote it, from its `.gz` or `.xz` where
+    tests/data keeps it compressed."""
     path = recorded(path)
-    data = path.read_bytes()
-    return gzip.decompress(data) if path.suffix == ".gz" else data
+    return _unpacked(path, path.read_bytes())
 
 
 def copy_recorded(src: Path, to: Path, **kw) -> Path:
     """A recorded results folder copied to `to` as the pipeline wrote it: its tables kept
-    compressed in tests/data (`timings.csv.gz`) are written out plain (`timings.csv`)."""
-    import gzip
-
+    compressed in tests/data (`timings.csv.gz`, `.xz`) are written out plain (`timings.csv`)."""
     shutil.copytree(src, to, **kw)
-    for packed in to.rglob("*.csv.gz"):
-        packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
+    for packed in [*to.rglob("*.csv.gz"), *to.rglob("*.csv.xz")]:
+        packed.with_suffix("").write_bytes(_unpacked(packed, packed.read_bytes()))
         packed.unlink()
     return to
 
