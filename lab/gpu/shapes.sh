@@ -16,7 +16,8 @@
 #                                        memcheck of VARIANT's first and last instantiation at
 #                                        three odd shapes, then `calibrate` of VARIANT alone at
 #                                        the skinny rungs' ten shapes (or CAL_SIZES and
-#                                        RUNG_SHAPES); exit 1 where one fails
+#                                        RUNG_SHAPES; RUNG_CAL='[a, b]': those variants);
+#                                        exit 1 where one fails
 #   lab/gpu.sh shapes OUT run SEED       the shapes preset at 64 products drawn from SEED
 #                                        (DRAW_COUNT), TUNED_GPU's tuning;
 #                                        CLASSES=fp32,fp64,bf16 (say) runs that part of the
@@ -89,6 +90,12 @@ tuned_gpu=${TUNED_GPU:-"NVIDIA H100 80GB HBM3"}
 . "$(dirname "$0")/timed.bash"
 # every build in bursts, briefly (calibrate, every)
 short_sampling='sampling={warmup: 1, min_samples: 5, max_samples: 20, min_time_s: 0.02, max_time_s: 0.3, sustained_window_s: 1.5}'
+# the calibration table a run uses: the kept one, or with the rows a calibrate call on this
+# machine fitted (results/calibration-merged.csv)
+calibration() {
+  if [ -f results/calibration-merged.csv ]; then echo results/calibration-merged.csv
+  else echo kernels/calibration.csv; fi
+}
 case "$stage" in
 calibrate)
   variants=${CAL_VARIANTS:-"[warptile_db, persistent_tf32, persistent_bf16, ws_f64]"}
@@ -133,14 +140,13 @@ rung)
   clean=$(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log")
   echo "memcheck: $clean of 6 clean"
   [ "$clean" = 6 ] && [ $rc = 0 ] || exit 1
-  CAL_VARIANTS="[$variant]" \
+  CAL_VARIANTS=${RUNG_CAL:-"[$variant]"} \
     CAL_SHAPES=${RUNG_SHAPES:-"[[16,8192,8192],[64,8192,8192],[128,8192,8192],[256,8192,8192],[512,8192,8192]]"} \
     "$0" "$out" calibrate
   ;;
 run)
   seed=${3:?"usage: lab/gpu.sh shapes OUT run SEED"}
-  cal=kernels/calibration.csv
-  [ -f results/calibration-merged.csv ] && cal=results/calibration-merged.csv
+  cal=$(calibration)
   echo "calibration: $cal"
   preset=config/presets/shapes.yaml name=shapes-$seed
   if [ -n "${CLASSES:-}" ]; then  # a part of the preset: these classes alone
@@ -182,7 +188,7 @@ misses)
   timed misses --configfile /tmp/misses.yaml --config experiment=misses \
     'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
     "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, ladder_profile, profiler_metrics, verification]}' \
-    "profile=$profile" ${MARGIN:+"calibration_margin=$MARGIN"}
+    "profile=$profile" ${MARGIN:+"calibration_margin=$MARGIN"} "calibration=$(calibration)"
   for t in sweep ladder_profile profiler_metrics; do
     [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
