@@ -17,7 +17,8 @@ KERNELS = ROOT / "kernels"
 HELPER = re.compile(r"^__device__ __forceinline__ [\w:<>* ]+?\b(\w+)\(", re.MULTILINE)
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
 # the persistent skeleton of the Hopper rungs and the headers built on it
-SKELETON = {"persistent.cuh", "bf16_steps.cuh", "kmajor_steps.cuh", "tma_store.cuh"}
+SKELETON = {"persistent.cuh", "bf16_steps.cuh", "kmajor_steps.cuh", "f64_steps.cuh",
+            "tma_store.cuh"}  # fmt: skip
 
 
 def _generator():
@@ -216,13 +217,13 @@ def test_the_shared_run_check_sees_six_lines_copied_between_two_files():
 
 
 def test_no_two_persistent_rungs_share_six_lines():
-    """The persistent Hopper rungs (kernels/20-34: the registry's sm_90a rungs from 20 on; not
-    the CUDA-core skinny_simt, 35) hold only their own steps: what they share is in the skeleton
-    (persistent.cuh) and its step sets, so no two of their files share a run of six lines
+    """The persistent Hopper rungs (kernels/20-34 and 36: the registry's sm_90a rungs from 20
+    on; not the CUDA-core skinny_simt, 35) hold only their own steps: what they share is in the
+    skeleton (persistent.cuh) and its step sets, so no two of their files share a run of six lines
     (issue "past cuBLAS at any shape", item 1)."""
     hopper = {v.source for v in load_registry().values() if v.compiled and v.arch == "sm_90a"}
     files = sorted(KERNELS / f for f in hopper if f[:2].isdigit() and f >= "20")
-    assert len(files) == 15
+    assert len(files) == 16
     lines = {p.name: _code_lines(p.read_text()) for p in files}
     shared = [(a, b, run) for a, b in itertools.combinations(lines, 2)
               if (run := _shared_run(lines[a], lines[b]))]  # fmt: skip
