@@ -963,3 +963,35 @@ def test_where_cis_time_goes_on_two_cores():
     assert "44.12 s\n17.40 s\n" in text
     after = text[text.index("b0610ae") :]  # sm_90 then sm_80 compile_all, the CUTLASS test
     assert [float(s) for s in re.findall(r"^([0-9.]+)s ", after, re.M)] == [1199.51, 252.19, 0.12]
+
+
+def test_streamk_f64_in_the_shapes_preset_and_at_every_build():
+    """Entry "streamk_f64: FP64 on the stream-K schedule": the shapes preset's FP64 part at seed
+    755700 (mean and least share of cuBLAS, products below 85%, the best rung's speed over the
+    k-tile model's run and how many ran more than 5% slower or faster, the products each rung
+    won); every build of ws_f64 and streamk_f64 at four products (the fastest of each against
+    cuBLAS); and the calibrate stage's checks (the same bits, memcheck)."""
+    f = DATA / "h200-streamk-f64"
+    new = read_csv(f / "shapes-755700-fp64-sweep.csv")
+    old = read_csv(DATA / "h200-model-shapes" / "shapes-755700-sweep.csv")
+    old = old[old.precision == "FP64"]
+    assert len(new) == len(old) == 64
+    got = (round(gmean(new["% of ref"]), 1), round(new["% of ref"].min(), 1),
+           int((new["% of ref"] < 85).sum()))  # fmt: skip
+    assert got == (106.4, 50.5, 8)
+    assert new["best rung"].value_counts().to_dict() == {"streamk_f64": 34, "ws_f64": 25,
+                                                         "skinny_simt": 5}  # fmt: skip
+    both = old.merge(new, on="shape", suffixes=("_old", "_new"))
+    r = both["GFLOP/s_new"] / both["GFLOP/s_old"]
+    assert (round(gmean(r), 3), int((r < 0.95).sum()), int((r > 1.05).sum())) == (1.045, 0, 16)
+    assert abs(gmean(both["reference GFLOP/s_new"] / both["reference GFLOP/s_old"]) - 1) < 0.006
+    e = read_csv(f / "every-4-products.csv")
+    assert (e.verification == "PASS").all() and len(e) == 116
+    best = e.groupby(["m", "n", "k", "variant"]).kernel_ms.min().unstack()
+    share = (100 * best["cublas"].to_numpy()[:, None] / best[["ws_f64", "streamk_f64"]]).round(1)
+    assert share.loc[(34, 11325, 6122)].to_dict() == {"ws_f64": 55.5, "streamk_f64": 118.5}
+    assert share.loc[(34, 15728, 15498)].to_dict() == {"ws_f64": 55.3, "streamk_f64": 98.7}
+    assert share.loc[(4185, 19, 308)].to_dict() == {"ws_f64": 45.3, "streamk_f64": 37.3}
+    checks = read_text(f / "rung-checks.txt")
+    assert "160 results the same in both runs" in checks
+    assert checks.count("ERROR SUMMARY: 0 errors") == 6
