@@ -6,6 +6,9 @@ torch.matmul (cuBLAS; torch._scaled_mm for FP8: cuBLASLt):
 
   do_bench     triton.testing.do_bench: 25 ms of warm-up, then 100 ms of timed runs with the L2
                cleared by a 256 MB memset before each, the mean of the runs' CUDA-event times
+  warm         do_bench's protocol without its L2 clearing (do_bench_warm here): the same
+               estimate from 5 runs, 25 ms of warm-up, 100 ms of runs each between its own two
+               CUDA events, their mean; set beside do_bench it measures what the cold L2 costs
   cudagraph    triton.testing.do_bench_cudagraph: the runs captured in a CUDA graph and replayed,
                no L2 clearing
   events       back-to-back launches between two CUDA events after two warm-up calls
@@ -128,6 +131,33 @@ def timed(tf: float, how, fn) -> str:
     return f"{tf / ms:.1f} ({s.medians()})"
 
 
+def do_bench_warm(fn, warmup: float = 25, rep: float = 100) -> float:
+    """triton.testing.do_bench's loop (its defaults: 25 ms of warm-up, 100 ms of runs, the
+    count of each from the mean of 5 runs) with nothing between the runs: no memset clears the
+    L2, so each run finds the operands the one before left there.  The mean of the runs' own
+    CUDA-event times, in ms."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    end.synchronize()
+    estimate = start.elapsed_time(end) / 5
+    for _ in range(max(1, int(warmup / estimate))):
+        fn()
+    runs = max(1, int(rep / estimate))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for s, e in zip(starts, ends, strict=True):
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.mean(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
+
+
 def events_ms(fn, count=50) -> float:
     """Back-to-back launches between two CUDA events after two warm-up calls: ms per launch."""
     fn()
@@ -172,7 +202,7 @@ def main(argv: list[str]) -> int:
             for name, fn in calls.items():
                 print(f"time {dtype} {size} {name} TFLOP/s: do_bench "
                       f"{timed(tf, triton.testing.do_bench, fn)}, do_bench median "
-                      f"{timed(tf, median, fn)}, cudagraph "
+                      f"{timed(tf, median, fn)}, warm {timed(tf, do_bench_warm, fn)}, cudagraph "
                       f"{timed(tf, triton.testing.do_bench_cudagraph, fn)}, events "
                       f"{timed(tf, events_ms, fn)}")  # fmt: skip
     print(f"{bad} check(s) over 2^-9")

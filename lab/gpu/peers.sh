@@ -17,8 +17,9 @@
 #                                  the first and last build at 1024^3 and two odd shapes), then
 #                                  memcheck of each one's first and last build at 33 x 4099 x 129
 #                                  and 17 x 31 x 37, then Triton's own timings of the same kernel
-#                                  (lab/benchmarks/triton_matmul_check.py: do_bench, its CUDA-graph
-#                                  variant, back-to-back events) at 4096 and 8192
+#                                  (lab/benchmarks/triton_matmul_check.py: do_bench, do_bench's
+#                                  loop without its L2 clearing, its CUDA-graph variant,
+#                                  back-to-back events) at 4096 and 8192
 #   lab/gpu.sh peers OUT profiler  CUTLASS's own profiler (.cutlass/cutlass-profiler.tar.xz,
 #                                  built by lab/cutlass_profiler.sh; the call carries it alone,
 #                                  without the wheels) on its kernels of our CUTLASS builds'
