@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from mmbench.core.schedule import stream_k_head, stream_k_workers
+from mmbench.core.schedule import stream_k_grid, stream_k_head, stream_k_workers
 
 from .conftest import ROOT
 
@@ -47,6 +47,19 @@ def test_the_head_by_hand():
     assert stream_k_workers(16, 4, 0, 132, 64) == 16
     assert stream_k_workers(1, 2, 0, 132, 64) == 1
     assert stream_k_workers(16, 0, 16, 132, 64) == 0
+
+
+def test_the_grid_by_hand():
+    """4096^3 in 128 x 128 tiles (1024 tiles of 64 k-tiles 64 deep): more tiles than the 132
+    multiprocessors, so 132.  18 x 152 x 2881 in FP64 tiles of 64 x 128: 1 x 2 tiles of
+    cdiv(2881, 16) = 181 k-tiles 16 deep make 5792 // 256 = 22 whole shares of 256 of k, fewer
+    than the 264 blocks of two a multiprocessor: 22.  One tile of 2 k-tiles 64 deep: 128 of k, no
+    whole share, one worker.  No tiles at all: still one."""
+    assert stream_k_grid(1024, 64, 64, 132) == 132
+    assert stream_k_grid(2, 181, 16, 264) == 22
+    assert stream_k_grid(1, 2, 64, 132) == 1
+    assert stream_k_grid(0, 0, 64, 132) == 1
+    assert stream_k_grid(200, 1, 64, 132) == 132  # more tiles than slots, however shallow
 
 
 def test_the_host_and_the_header_agree(check):

@@ -12,8 +12,9 @@ Three policies, one per kind of kernel:
   tiles fill fewer than `FULL_WAVES` waves (the persistent TF32 and FP64 rungs);
 - `tail_splits`: the ways that end a launch soonest by a model of its last wave (warptile_db's
   rows of tiles, which are not persistent);
-- `stream_k_head` and `stream_k_workers`: stream-K's whole tiles and the workers that share the
-  others' k-loops evenly (kernels/stream_k.cuh, whose rule they repeat for the host).
+- `stream_k_grid`, `stream_k_head` and `stream_k_workers`: stream-K's workers (its grid), its
+  whole tiles and the workers that share the others' k-loops evenly (kernels/stream_k.cuh,
+  whose rule the last two repeat for the host).
 
 A split is at least `LEAST_DEPTH` deep along k and there are at most `MOST_SPLITS` of a tile."""
 
@@ -87,6 +88,14 @@ def last_wave_end(head: int, tail: int, wave: int, ktiles: int, splits: int, cos
     return max(end, t1 if rest else t0)
 
 
+def stream_k_grid(tiles: int, ktiles: int, bk: int, slots: int) -> int:
+    """Stream-K's workers (blocks, or clusters), the launch's grid: one a slot (the
+    multiprocessors, or the blocks or clusters they hold at once), no more than the tiles where
+    they are more, nor than the shares of LEAST_DEPTH of k that the tiles' `ktiles` k-tiles,
+    each `bk` deep, make where they are fewer; at least one."""
+    return max(1, min(slots, max(tiles, tiles * ktiles * bk // LEAST_DEPTH)))
+
+
 def stream_k_head(tiles: int, ktiles: int, workers: int) -> int:
     """Stream-K's whole tiles (kernels/stream_k.cuh, the same rule): all of them where they fill
     the workers an exact number of times (or have no k-tiles); otherwise all but the last whole
@@ -114,6 +123,7 @@ FUNCTIONS = {
     "tail_tiles": tail_tiles,
     "tail_split_ways": tail_split_ways,
     "tail_splits": tail_splits,
+    "stream_k_grid": stream_k_grid,
     "stream_k_head": stream_k_head,
     "stream_k_workers": stream_k_workers,
 }
