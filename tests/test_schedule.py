@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from mmbench.core.schedule import few_tiles_splits, tail_split_ways, tail_tiles
+from mmbench.core.schedule import few_tiles_splits, most_splits, tail_split_ways, tail_tiles
 
 from .conftest import DATA
 
@@ -36,6 +36,14 @@ def test_only_the_last_waves_tiles_split_and_only_in_a_short_launch():
     assert tail_tiles(2000, 132) == 0
     assert tail_split_ways(0, 132, 4096) == 1
     assert tail_tiles(32, 132) == 32 and tail_split_ways(32, 132, 4096) == 4
+
+
+def test_a_tile_splits_into_shares_at_least_256_deep_and_at_most_16():
+    """k = 3001 holds 11 whole shares of 256 (2816); k = 255 none; k = 8192 holds 32, past the
+    16 the workspace has room for."""
+    assert most_splits(3001) == 11
+    assert most_splits(255) == 0
+    assert most_splits(8192) == 16
 
 
 @pytest.mark.parametrize("table", ["h100-sweep/results/sweep/tables/timings.csv.gz"])

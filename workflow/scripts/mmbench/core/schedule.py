@@ -11,7 +11,7 @@ Three policies, one per kind of kernel:
 - `tail_tiles` and `tail_split_ways`: only the tiles past the last whole wave split, where the
   tiles fill fewer than `FULL_WAVES` waves (the persistent TF32 and FP64 rungs);
 - `tail_splits`: the ways that end a launch soonest by a model of its last wave (warptile_db's
-  rows of tiles, which are not persistent);
+  rows of tiles, which are not persistent), at most `most_splits` of them;
 - `stream_k_grid`, `stream_k_head` and `stream_k_workers`: stream-K's workers (its grid), its
   whole tiles and the workers that share the others' k-loops evenly (kernels/stream_k.cuh,
   whose rule the last two repeat for the host).
@@ -54,6 +54,12 @@ def tail_split_ways(tail: int, wave: int, k: int) -> int:
     if tail <= 0:
         return 1
     return max(1, min(MOST_SPLITS, wave // tail, k // LEAST_DEPTH))
+
+
+def most_splits(k: int) -> int:
+    """The most ways a tile of depth k may split: each at least LEAST_DEPTH deep, at most
+    MOST_SPLITS (tail_splits' `most`)."""
+    return min(MOST_SPLITS, k // LEAST_DEPTH)
 
 
 def tail_splits(head: int, tail: int, wave: int, ktiles: int, most: int, cost: int) -> int:
@@ -122,6 +128,7 @@ FUNCTIONS = {
     "few_tiles_splits": few_tiles_splits,
     "tail_tiles": tail_tiles,
     "tail_split_ways": tail_split_ways,
+    "most_splits": most_splits,
     "tail_splits": tail_splits,
     "stream_k_grid": stream_k_grid,
     "stream_k_head": stream_k_head,
