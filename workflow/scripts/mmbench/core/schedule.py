@@ -47,19 +47,18 @@ def tail_tiles(tiles: int, wave: int) -> int:
     return tiles % wave if tiles < FULL_WAVES * wave else 0
 
 
-def tail_split_ways(tail: int, wave: int, k: int) -> int:
-    """The ways each of `tail` tiles (tail_tiles) splits along k: as many as fit in a wave
-    beside them, each at least LEAST_DEPTH deep, at most MOST_SPLITS; 1 where there is no
-    tail."""
-    if tail <= 0:
-        return 1
-    return max(1, min(MOST_SPLITS, wave // tail, k // LEAST_DEPTH))
-
-
 def most_splits(k: int) -> int:
     """The most ways a tile of depth k may split: each at least LEAST_DEPTH deep, at most
-    MOST_SPLITS (tail_splits' `most`)."""
+    MOST_SPLITS (tail_split_ways' bound, and tail_splits' `most`)."""
     return min(MOST_SPLITS, k // LEAST_DEPTH)
+
+
+def tail_split_ways(tail: int, wave: int, k: int) -> int:
+    """The ways each of `tail` tiles (tail_tiles) splits along k: as many as fit in a wave
+    beside them, at most most_splits(k); 1 where there is no tail."""
+    if tail <= 0:
+        return 1
+    return max(1, min(wave // tail, most_splits(k)))
 
 
 def tail_splits(head: int, tail: int, wave: int, ktiles: int, most: int, cost: int) -> int:
