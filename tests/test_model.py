@@ -27,14 +27,14 @@ from .conftest import ROOT
 
 H100 = "NVIDIA H100 80GB HBM3"
 H200 = "NVIDIA H200"
-RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
-            ROOT / "tests/data/h100-tune-model/small_side.csv.gz"]  # fmt: skip
+RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.xz",
+            ROOT / "tests/data/h100-tune-model/small_side.csv.xz"]  # fmt: skip
 # the calibrate stage's runs on an H200 (lab/gpu.sh shapes OUT calibrate): the TN, tmastore and
 # stream-K rungs at the 8 shapes, the skinny rungs at 10 (their fastest row per instantiation
 # and shape, the rows calibrate() reads)
-RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.gz",
-                 ROOT / "tests/data/h200-calibrate/skinny.csv.gz",
-                 ROOT / "tests/data/h200-calibrate/skinny_simt.csv.gz",
+RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
+                 ROOT / "tests/data/h200-calibrate/skinny.csv.xz",
+                 ROOT / "tests/data/h200-calibrate/skinny_simt.csv.xz",
                  ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz",
                  ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz"]  # fmt: skip
 

@@ -116,7 +116,7 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     shapes table reads, not a timings table): typed by no one."""
     text = (ROOT / "docs" / "ladder.md").read_text()
     sections = [
-        standing.shapes_section(pd.read_csv(folder / "shapes-columns.csv.gz"), [seed])
+        standing.shapes_section(pd.read_csv(folder / "shapes-columns.csv.xz"), [seed])
         for seed, folder in RECORDED_SHAPES.items()
     ]
     together = "\n".join(sections)
@@ -199,7 +199,7 @@ def test_the_shapes_section_counts_the_boards_and_says_when_a_variant_spans_two(
     """Seed 755700's run came from four boards, each variant measured on one (its three parts'
     entry, and cutlass_f64's); a variant whose rows came from two boards takes that claim
     away."""
-    t = pd.read_csv(RECORDED_SHAPES[755700] / "shapes-columns.csv.gz")
+    t = pd.read_csv(RECORDED_SHAPES[755700] / "shapes-columns.csv.xz")
     assert "(4 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
     split = t.copy()
     cublas = split.index[split.variant == "cublas"]

@@ -39,9 +39,9 @@ from mmbench.plan.tuning import calibrated  # noqa: E402
 SMS = 132
 H200 = "NVIDIA H200"
 RECORDED = [
-    "tn_and_streamk.csv.gz",
-    "skinny.csv.gz",
-    "skinny_simt.csv.gz",
+    "tn_and_streamk.csv.xz",
+    "skinny.csv.xz",
+    "skinny_simt.csv.xz",
     "warptile_db_ws_f64.csv.xz",
 ]
 EVERY = ROOT / "lab/data/h200-fp32-narrow-tiles/every-14-products.csv.xz"

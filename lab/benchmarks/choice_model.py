@@ -17,8 +17,8 @@ Per rung and held-out shape S, with the other shapes as the tuning:
               as the row recorded it: the split policy of the sources that ran)
 
 and prints each policy's share of the best (its regret), per rung and over all.  Defaults: the
-H100 tuning runs recorded in tests/data/h100-tune-model (squares.csv.gz: 1024 to 4096 square;
-small_side.csv.gz: 128, 256 and 512 x 8192 x 8192)."""
+H100 tuning runs recorded in tests/data/h100-tune-model (squares.csv.xz: 1024 to 4096 square;
+small_side.csv.xz: 128, 256 and 512 x 8192 x 8192)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from mmbench.core.timemodel import fit_rung, load_of, recorded_work, tile_bytes_
 from mmbench.plan.tuning import distance  # noqa: E402
 
 SMS = 132
-DEFAULT = [ROOT / "tests/data/h100-tune-model/squares.csv.gz",
-           ROOT / "tests/data/h100-tune-model/small_side.csv.gz"]  # fmt: skip
+DEFAULT = [ROOT / "tests/data/h100-tune-model/squares.csv.xz",
+           ROOT / "tests/data/h100-tune-model/small_side.csv.xz"]  # fmt: skip
 
 
 def facts(text) -> dict[str, int]:

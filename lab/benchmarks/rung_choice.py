@@ -31,8 +31,8 @@ from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.timemodel import fit_rung, load_of, recorded_work, tile_bytes_of  # noqa: E402
 
 SMS = 132
-DEFAULT = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.gz",
-           ROOT / "tests/data/h200-calibrate/skinny.csv.gz"]  # fmt: skip
+DEFAULT = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
+           ROOT / "tests/data/h200-calibrate/skinny.csv.xz"]  # fmt: skip
 MARGINS = (0.0, 0.05, 0.10, 0.15, 0.25, 0.50)
 
 
