@@ -17,8 +17,11 @@
 template <template <int, bool> class STORE>
 struct Fp8Steps : KMajorSteps<WgmmaE4m3> {
     static constexpr bool OWN_LOOP = true;
-    static_assert(BN % 16 == 0 && ROWS / 64 * BN <= 128,
-                  "d and each set of partial sums: at most 64 registers a thread each");
+    // sets of partial sums: two in chains (one fills while the other is added), one where each
+    // k-tile is promoted alone, which leaves room for tiles up to 192 columns wide
+    static constexpr int PARTS = CHAIN > 1 ? 2 : 1;
+    static_assert(BN % 16 == 0 && ROWS / 64 * BN / 2 * (1 + PARTS) <= 192,
+                  "d and its sets of partial sums: at most 192 registers a thread");
     static_assert(CHAIN >= 1, "k-tiles in a chain of promotions");
     static_assert(sizeof(elem_t) == 1 && sizeof(out_t) == 4, "e4m3 in, float32 out");
 
@@ -26,7 +29,7 @@ struct Fp8Steps : KMajorSteps<WgmmaE4m3> {
     struct Consumer : STORE<ROWS, true> {
         // one k-tile's sums each, in the tensor cores' narrower sums: in a chain the next
         // k-tile's wgmmas run into one while the other's sums are added to d
-        float parts[2][ROWS / 64][BN / 2];
+        float parts[PARTS][ROWS / 64][BN / 2];
         const unsigned rows;  // this consumer's rows of a stage's A tile
 
         template <class S>
@@ -64,13 +67,13 @@ struct Fp8Steps : KMajorSteps<WgmmaE4m3> {
 #pragma unroll
             for (int j = 0; j < n; ++j) {
                 if (j + 1 < n) {
-                    issue(parts[(j + 1) & 1], ring, sm, ring.it + j + 1);
+                    issue(parts[(j + 1) % PARTS], ring, sm, ring.it + j + 1);
                     wgmma_wait<1>();  // k-tile j's group is done, j + 1's runs on
                 } else {
                     wgmma_wait<0>();
                 }
                 ring.release(ring.it + j);
-                promote(d, parts[j & 1]);
+                promote(d, parts[j % PARTS]);
             }
             ring.it += n;
         }

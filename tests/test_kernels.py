@@ -141,9 +141,10 @@ def test_the_ping_pong_ring_reads_every_stage_in_its_phase():
 
 def test_the_fp8_kernel_compiles_without_spills_in_blocks_and_clusters(tmp_path):
     """kernels/25_persistent_fp8.cu (persistent_fp8, docs/ladder.md "An FP8 rung") with the
-    real nvcc for sm_90a and the pipeline's flags, its facts given by hand: the two tile shapes
-    allows (BM = 128 with BN = 64 or 128, BM = 256 with BN = 64: at most 64 accumulators and 64 partial sums a
-    consumer thread, m64 products), every stage 128-byte rows of e4m3 (BK = 128), in blocks of
+    real nvcc for sm_90a and the pipeline's flags, its facts given by hand: the tile shapes it
+    allows (BM = 128 with BN = 64 or 128, BM = 256 with BN = 64: at most 64 accumulators and two
+    sets of 64 partial sums a consumer thread, m64 products; with one set, CHAIN 1, BM = 128 with
+    BN = 160 or 192 too: 96 and 96 at most), every stage 128-byte rows of e4m3 (BK = 128), in blocks of
     their own and in clusters of 2 (whose producer keeps 48 registers: with 40 its multicast
     loop spilled 8 bytes), each k-tile's sums promoted alone or in chains of 8 (CHAIN), all
     without spills and without ptxas serialising the wgmmas (its C7514 "wgmma.mma_async
@@ -173,8 +174,12 @@ def test_the_fp8_kernel_compiles_without_spills_in_blocks_and_clusters(tmp_path)
 
     shapes = [
         (bm, bn, cluster, chain)
-        for bm, bn, cluster, chain in itertools.product((128, 256), (64, 128), (1, 2), (1, 8))
-        if not (bm == 256 and bn == 128)  # 128 accumulators a thread: not allowed
+        for bm, bn, cluster, chain in itertools.product(
+            (128, 256), (64, 128, 160, 192), (1, 2), (1, 8)
+        )
+        # accumulators and partial sums a consumer thread: 96 and 96 at most, in a chain
+        # (two sets) 64 and 2 x 64
+        if (bm // 128) * bn <= (192 if chain == 1 else 128)
     ]
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # one nvcc a core
         built = list(pool.map(build, shapes))

@@ -30,13 +30,15 @@ H200 = "NVIDIA H200"
 RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.xz",
             ROOT / "tests/data/h100-tune-model/small_side.csv.xz"]  # fmt: skip
 # the calibrate stage's runs on an H200 (lab/gpu.sh shapes OUT calibrate): the TN, tmastore and
-# stream-K rungs at the 8 shapes, the skinny rungs at 10 (their fastest row per instantiation
-# and shape, the rows calibrate() reads)
+# stream-K rungs at the 8 shapes, the skinny rungs at 10, the wider FP8 tiles (persistent_fp8's
+# BN 160 and 192, skinny_fp8's 96 to 192) at 18 (their fastest row per instantiation and shape,
+# the rows calibrate() reads)
 RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
                  ROOT / "tests/data/h200-calibrate/skinny.csv.xz",
                  ROOT / "tests/data/h200-calibrate/skinny_simt.csv.xz",
                  ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz"]  # fmt: skip
+                 ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz",
+                 ROOT / "tests/data/h200-calibrate/fp8_wide.csv.xz"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -189,14 +191,15 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 287 rows, one per instantiation of the fourteen rungs those runs measured (skinny_simt's
+    runs: 307 rows, one per instantiation of the fourteen rungs those runs measured (skinny_simt's
     16: 10 in float32, 6 in float64, test_registry's hand count; warptile_db's 83, ws_f64's 16
-    and streamk_f64's 12, every one the registry builds)."""
+    and streamk_f64's 12, every one the registry builds; persistent_fp8's 40 and skinny_fp8's 20
+    of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 287
+    assert len(mine) == 307
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
@@ -211,14 +214,14 @@ def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry
 
 def test_each_rung_takes_the_calibration_of_the_gpu_it_runs_on_where_there_is_one(registry):
     """On an H200 with the H100's tuning: persistent_fp8 (calibrated on both) takes its H200
-    rows (40), persistent_bf16 (on the H100 only) its H100 rows, said to be the H100's, and
+    rows (52), persistent_bf16 (on the H100 only) its H100 rows, said to be the H100's, and
     streamk_bf16 (on the H200 only) its H200 rows (6)."""
     from mmbench.plan.tuning import calibrated
 
     table = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     names = ["persistent_fp8", "persistent_bf16", "streamk_bf16"]
     got = calibrated(table, [H200, H100], names, registry, "kernels/calibration.csv", {H200})
-    assert {r["on"] for r in got["persistent_fp8"]} == {""} and len(got["persistent_fp8"]) == 40
+    assert {r["on"] for r in got["persistent_fp8"]} == {""} and len(got["persistent_fp8"]) == 52
     assert {r["on"] for r in got["persistent_bf16"]} == {H100}
     assert {r["on"] for r in got["streamk_bf16"]} == {""} and len(got["streamk_bf16"]) == 6
     h100 = table[(table.gpu_name == H100) & (table.variant == "persistent_bf16")]

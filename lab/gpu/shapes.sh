@@ -4,7 +4,8 @@
 #                                        kernels/calibration.csv does not hold yet (CAL_VARIANTS),
 #                                        every instantiation at the tune preset's squares to 4096
 #                                        and its 13 products with small sides (CAL_SIZES,
-#                                        CAL_SHAPES: others), bursts, short
+#                                        CAL_SHAPES: others; CAL_PARAMS='{v: {BN: [..]}}'
+#                                        some builds alone), bursts, short
 #                                        sampling; OUT/calibration.csv is its calibration table
 #                                        (append its rows to kernels/calibration.csv),
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
@@ -48,7 +49,8 @@
 #                                        alone, MARGIN=null runs the rungs the calibration
 #                                        margin would leave out
 #   lab/gpu.sh shapes OUT every SHAPES   every instantiation of EVERY_VARIANTS (default
-#                                        [warptile_db]) and cuBLAS at SHAPES in EVERY_DTYPES
+#                                        [warptile_db]) and cuBLAS (EVERY_REF: another
+#                                        reference, cublaslt_fp8) at SHAPES in EVERY_DTYPES
 #                                        (default [float32]), bursts, every row verified:
 #                                        OUT/every_timings.csv (question: is the model's choice
 #                                        or the rung's builds short at a product?); resumed
@@ -105,7 +107,7 @@ calibrate)
     "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192],[32,4096,4096],[4096,32,4096],[64,8192,2048],[8192,64,2048],[16,2048,8192],[2048,16,8192],[256,256,8192],[2048,2048,256],[96,1536,1536],[1536,96,1536]]}" \
     'dtypes=[float32, bfloat16, float8_e4m3, float64]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
-    "$short_sampling"
+    "$short_sampling" ${CAL_PARAMS:+"params=$CAL_PARAMS"}
   grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
   cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
   cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&
@@ -203,7 +205,7 @@ every)
   shapes=${3:?"usage: lab/gpu.sh shapes OUT every '[[m, n, k], ...]'"}
   variants=${EVERY_VARIANTS:-"[warptile_db]"}
   timed every --configfile config/presets/tune.yaml --config experiment=every \
-    "variants=${variants%]}, cublas]" "tuned_gpu=$tuned_gpu" 'sizes=[]' "shapes=$shapes" \
+    "variants=${variants%]}, ${EVERY_REF:-cublas}]" "tuned_gpu=$tuned_gpu" 'sizes=[]' "shapes=$shapes" \
     "dtypes=${EVERY_DTYPES:-[float32]}" 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [verification]}' \
     "$short_sampling"
