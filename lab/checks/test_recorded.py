@@ -1018,3 +1018,33 @@ def test_the_flushed_load_beside_msmf_and_do_bench_without_its_l2_clear():
         r"bfloat16 4096 torch \(cuBLAS\) TFLOP/s: do_bench ([\d.]+) \(\d+ MHz, (\d+) W", log
     )
     assert cublas_4096.groups() == ("741.5", "397")
+
+
+def test_wider_fp8_tiles_at_every_build():
+    """Entry "Wider FP8 tiles with one set of partial sums": every build verified; the best new
+    (wider) build against the best of the others, % of cuBLASLt, where the entry quotes them."""
+    f = DATA / "h200-fp8-wide"
+
+    def best(name, var, cut):
+        t = read_csv(f / name)
+        assert (t.verification == "PASS").all()
+        ref = t[t.variant == "cublaslt_fp8"].set_index("m").kernel_gflops
+        r = t[t.variant == var].copy()
+        r["pct"] = 100 * r.kernel_gflops / r.m.map(ref)
+        r["wide"] = r.instance.str.extract(r"BN(\d+)")[0].astype(int) > cut
+        return r.groupby(["m", "n", "k", "wide"]).pct.max().round(1).unstack()
+
+    p = best("every-persistent-8-products.csv", "persistent_fp8", 128)
+    assert len(read_csv(f / "every-persistent-8-products.csv")) == 424
+    assert p.loc[(1499, 1499, 1499)].tolist() == [69.4, 88.7]
+    assert p.loc[(4096, 4096, 4096)].tolist() == [93.8, 83.8]
+    assert p.loc[(8192, 8192, 8192)].tolist() == [90.8, 90.8]
+    s = best("every-skinny-6-products.csv", "skinny_fp8", 64)
+    assert s.loc[(129, 14712, 5968)].tolist() == [54.6, 72.4]
+    assert s.loc[(10064, 200, 13299)].tolist() == [49.8, 62.4]
+    assert s.loc[(162, 514, 7619)].tolist() == [54.3, 41.0]
+    assert read_text(f / "memcheck.txt").count("ERROR SUMMARY: 0 errors") == 20
+    before = read_csv(f / "shapes-755700-fp8-before-sweep.csv")
+    got = (len(before), round(gmean(before["% of ref"]), 1), round(before["% of ref"].min(), 1),
+           int((before["% of ref"] < 85).sum()))  # fmt: skip
+    assert got == (64, 81.4, 53.0, 30)

@@ -125,6 +125,9 @@ merged = pd.concat([kept[(old["_merge"] == "left_only").to_numpy()], new], ignor
 merged.to_csv("results/calibration-merged.csv", index=False)
 print(f"results/calibration-merged.csv: {len(merged)} rows ({len(new)} from this run)")
 PY
+  # a released machine keeps nothing: a later call on a fresh one carries this copy back into
+  # results/ (run's carry: results/calibration-merged.csv), or kernels/calibration.csv takes the rows
+  cp results/calibration-merged.csv "$out/" 2>/dev/null
   ;;
 rung)
   variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT"}
