@@ -12,7 +12,8 @@
 //     consumer warpgroup's wgmmas keep
 //     the tensor cores busy meanwhile, and in chains of CHAIN k-tiles (CHAIN > 1) so do the
 //     consumer's own: two sets of partial sums, the next k-tile's wgmmas running into one while
-//     the other is added to `d`;
+//     the other is added to `d`; with one set (CHAIN = 1) the registers hold tiles up to 192
+//     wide, which fit a side that a power of two would leave mostly empty in its last tile;
 //   - per-tensor scales: C = scale * (A . B) (+ C where accumulate), scale = scale_a * scale_b
 //     of the dequantisation, applied once in the epilogue;
 //   - one block per multiprocessor walking the tiles in groups of GROUP tile rows, CLUSTER
