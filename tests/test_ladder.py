@@ -472,7 +472,7 @@ def test_a_peer_run_padded_counts_for_the_product_it_was_padded_from():
     308 x 179 x 2620 as 308 x 184 x 2624 and 1327 x 69 x 31 as 1327 x 72 x 32.  Its share at
     the product the user asked for is the product's own flop count over the padded run's
     recorded median time, against cuBLAS's rate at the product itself."""
-    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.gz")
+    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.xz")
     table = ladder.sweep(t).set_index(["precision", "shape"])
     # hand count: 2mnk of the asked product over the faster build's median kernel time
     dp_308 = 2 * 308 * 179 * 2620 / 0.019456e-3 / 1e9  # data-parallel build, 0.019456 ms
@@ -501,7 +501,7 @@ def test_a_peer_run_padded_counts_where_the_reference_ran_padded_too():
     2437 x 2448 x 2448 and 172 x 1843 x 7126 as 172 x 1856 x 7136, and the rungs ran the
     products themselves.  The peer's padded run counts for the product asked for, against the
     reference's padded run, each at the product's own 2mnk."""
-    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.gz")
+    t = read_csv(DATA / "h200-shapes-peer" / "timings.csv.xz")
     table = ladder.sweep(t).set_index(["precision", "shape"])
     # hand count: the faster CUTLASS build (stream-K) from its median kernel time, cuBLASLt's
     # recorded rate at the padded product scaled to the product's flops
