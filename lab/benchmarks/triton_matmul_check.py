@@ -15,7 +15,11 @@ torch.matmul (cuBLAS; torch._scaled_mm for FP8: cuBLASLt):
 
 Each timing's line also gives do_bench's median beside its mean, and what NVML read on a thread
 every 5 ms while it ran: the median SM clock (MHz) and board power (W), so that a difference of
-clocks is a measured one.
+clocks is a measured one; and, where CuPy is installed (the GPU machine has it), the clock the
+harness's burst rows give, measured right after the timer's last run by its clock probe
+(mmbench.measure.telemetry.ClockProbe, docs/method.md: clock64() cycles over %globaltimer on the
+same stream): a median of reads over a whole timer includes its warm-up and the gaps between
+runs, the probe reads the state the runs left.
 
 Set beside the pipeline's burst and sustained rows of the same builds (the ladder preset cut to
 the Triton entries and cuBLAS), each difference is one of warm-up, L2, launch cost or clocks.
@@ -124,11 +128,31 @@ class Sampler:
         return f"{mhz:.0f} MHz, {watts:.0f} W"
 
 
+def clock_probe():
+    """The harness's clock probe on torch's current stream, or None without CuPy or mmbench
+    (PYTHONPATH=workflow/scripts): a callable giving the SM clock in MHz."""
+    try:
+        import cupy as cp
+
+        from mmbench.measure.telemetry import ClockProbe
+    except ImportError:
+        return None
+    stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    probe = ClockProbe(cp, stream, lambda: None)
+    return lambda: probe()[0]
+
+
+PROBE = None  # set in main: the clock probe, where it can run
+
+
 def timed(tf: float, how, fn) -> str:
-    """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile."""
+    """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile
+    and the probe's clock right after."""
     with Sampler() as s:
         ms = how(fn)
-    return f"{tf / ms:.1f} ({s.medians()})"
+        torch.cuda.synchronize()
+        after = f", probe {PROBE():.0f} MHz" if PROBE else ""
+    return f"{tf / ms:.1f} ({s.medians()}{after})"
 
 
 def do_bench_warm(fn, warmup: float = 25, rep: float = 100) -> float:
@@ -177,6 +201,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--stages", type=int, default=4, help="the entries' STAGES (2, 3 or 4)")
     a = p.parse_args(argv)
     triton.set_allocator(alloc)
+    global PROBE
+    PROBE = clock_probe()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}")  # fmt: skip
     bad = 0
