@@ -142,16 +142,13 @@ def clock_probe():
     return lambda: probe()[0]
 
 
-PROBE = None  # set in main: the clock probe, where it can run
-
-
-def timed(tf: float, how, fn) -> str:
+def timed(tf: float, how, fn, probe=None) -> str:
     """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile
-    and the probe's clock right after."""
+    and, given the clock probe, its clock right after."""
     with Sampler() as s:
         ms = how(fn)
         torch.cuda.synchronize()
-        after = f", probe {PROBE():.0f} MHz" if PROBE else ""
+        after = f", probe {probe():.0f} MHz" if probe else ""
     return f"{tf / ms:.1f} ({s.medians()}{after})"
 
 
@@ -201,8 +198,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--stages", type=int, default=4, help="the entries' STAGES (2, 3 or 4)")
     a = p.parse_args(argv)
     triton.set_allocator(alloc)
-    global PROBE
-    PROBE = clock_probe()
+    timer = partial(timed, probe=clock_probe())
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}")  # fmt: skip
     bad = 0
@@ -227,10 +223,10 @@ def main(argv: list[str]) -> int:
             median = partial(triton.testing.do_bench, return_mode="median")
             for name, fn in calls.items():
                 print(f"time {dtype} {size} {name} TFLOP/s: do_bench "
-                      f"{timed(tf, triton.testing.do_bench, fn)}, do_bench median "
-                      f"{timed(tf, median, fn)}, warm {timed(tf, do_bench_warm, fn)}, cudagraph "
-                      f"{timed(tf, triton.testing.do_bench_cudagraph, fn)}, events "
-                      f"{timed(tf, events_ms, fn)}")  # fmt: skip
+                      f"{timer(tf, triton.testing.do_bench, fn)}, do_bench median "
+                      f"{timer(tf, median, fn)}, warm {timer(tf, do_bench_warm, fn)}, cudagraph "
+                      f"{timer(tf, triton.testing.do_bench_cudagraph, fn)}, events "
+                      f"{timer(tf, events_ms, fn)}")  # fmt: skip
     print(f"{bad} check(s) over 2^-9")
     return 1 if bad else 0
 
