@@ -422,3 +422,42 @@ def test_skinny_simt_builds_its_accumulators_within_64_registers(registry):
     f64 = {(8, 2), (8, 4), (16, 2)}
     assert built == ({("float32", *t, s) for t in f32 for s in (1, 2)}
                      | {("float64", *t, s) for t in f64 for s in (1, 2)})  # fmt: skip
+
+
+def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
+    """skinny_fp8's clustered builds, counted by hand: 128-row tiles of Bt, four stages, A's
+    64 to 192 rows dividing among the cluster in 8-row groups (144 / 4 = 36 does not), chains of
+    8 only up to 128 rows: 64, 96, 128 with CHAIN 1 and 8 and clusters of 2 and 4 (12), 144 with
+    CHAIN 1 in clusters of 2 (1), 160 and 192 with CHAIN 1 in both (4): 17, beside the 28
+    unclustered builds."""
+    from mmbench.plan.plan import buildable
+
+    built = buildable(registry["skinny_fp8"], {}, "sm_90a")[0]
+    clustered = {(p["BN"], p["CHAIN"], p["CLUSTER"]) for p in built if p["CLUSTER"] > 1}
+    assert {p["BM"] for p in built if p["CLUSTER"] > 1} == {128}
+    assert {p["STAGES"] for p in built if p["CLUSTER"] > 1} == {4}
+    by_hand = {(bn, chain, c) for bn in (64, 96, 128) for chain in (1, 8) for c in (2, 4)}
+    by_hand |= {(144, 1, 2), (160, 1, 2), (160, 1, 4), (192, 1, 2), (192, 1, 4)}
+    assert clustered == by_hand
+    assert len(built) == 28 + 17
+
+
+def test_a_stream_k_grid_of_clusters_is_the_clusters_the_gpu_holds(registry):
+    """skinny_fp8 in clusters of four at 129 x 14712 x 5968: A's 129 rows in one 160-row tile,
+    the kernel's m (14712) in 115 tiles of 128, 116 in whole clusters, 29 a cluster.  Without the
+    occupancy calculator's word the GPU's 132 multiprocessors make 33 clusters; told that it
+    holds 32 at once (a GPC whose multiprocessors are not a multiple of four leaves some idle),
+    the grid is 32 clusters, 128 blocks, and every cluster shares the tiles' k-loops.  A block
+    loads 40 of A's rows and multicasts them."""
+    v = registry["skinny_fp8"]
+    p = v.instance("float8_e4m3_BM128_BN160_STAGES4_CLUSTER4_GROUP8_CHAIN1")
+    shape = (129, 14712, 5968, (5968, 5968, 14712), False)
+    assert v.uses_cluster_slots and not registry["persistent_fp8"].uses_cluster_slots
+    told = v.launch_spec(p, *shape, sms=132)
+    assert told.grid == (132, 1, 1) and dict(told.facts)["CLUSTERS"] == 33
+    held = v.launch_spec(p, *shape, sms=132, cluster_slots=32)
+    facts = dict(held.facts)
+    assert held.grid == (128, 1, 1) and held.cluster == (4, 1, 1)
+    assert (facts["TILES"], facts["CLUSTERS"], facts["HEAD"], facts["WORKERS"]) == (116, 32, 0, 32)
+    a = next(x for x in held.args if getattr(x, "operand", "") == "A" and x.kind == "tensor_map")
+    assert (a.box_rows, a.box_cols) == (40, 128)

@@ -47,8 +47,8 @@ from mmbench.core.launch_spec import (
 # is a pointer to that operand or a named integer.
 ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 # the names every expression sees besides the parameters (Variant.names and its callers)
-RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "blocks_per_sm", "lda", "ldb", "ldc",
-            "accumulate")  # fmt: skip
+RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "blocks_per_sm", "cluster_slots",
+            "lda", "ldb", "ldc", "accumulate")  # fmt: skip
 label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
 __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
@@ -165,9 +165,19 @@ class Variant:
         """Its launch reads `blocks_per_sm` (the blocks of its kernel a multiprocessor holds at
         once, which only the compiled kernel can tell: measure/launch.py asks the occupancy
         calculator).  Found once per entry, not on every launch."""
+        return self._reads("blocks_per_sm")
+
+    @cached_property
+    def uses_cluster_slots(self) -> bool:
+        """Its launch reads `cluster_slots` (the clusters of its kernel the GPU holds at once,
+        which depends on how the board's multiprocessors fall into GPCs: measure/launch.py asks
+        the occupancy calculator).  Found once per entry, not on every launch."""
+        return self._reads("cluster_slots")
+
+    def _reads(self, name: str) -> bool:
         exprs = [e for _, e in self.shape_facts] + [str(g) for g in self.grid]
         exprs += [str(a) for a in self.args]
-        return any(re.search(r"\bblocks_per_sm\b", e) for e in exprs)
+        return any(re.search(rf"\b{name}\b", e) for e in exprs)
 
     @property
     def b_transposed(self) -> bool:
@@ -224,6 +234,9 @@ class Variant:
         if self.shape_facts and all(x in shape for x in ("m", "n", "k")):
             out.setdefault("sms", 1)
             out.setdefault("blocks_per_sm", 1)
+            # where the GPU was not asked: as many clusters as the multiprocessors make whole
+            size = math.prod(int(evaluate(e, **out)) for e in self.cluster)
+            out.setdefault("cluster_slots", max(1, out["sms"] * out["blocks_per_sm"] // size))
             for name, expr in self.shape_facts:
                 out[name] = int(evaluate(expr, **out))
         return out
@@ -347,16 +360,21 @@ class Variant:
         sms: int = 1,
         scale: float = 1.0,
         blocks_per_sm: int = 1,
+        cluster_slots: int | None = None,
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
         memory and every argument by kind (core/launch_spec.py), from the registry entry;
         `scale`: the inputs' per-tensor dequantisation scales multiplied (FP8); `blocks_per_sm`:
         how many blocks of the kernel a multiprocessor holds at once (the occupancy calculator on
-        the loaded cubin, measure/launch.py; read only where `uses_occupancy`)."""
+        the loaded cubin, measure/launch.py; read only where `uses_occupancy`); `cluster_slots`:
+        how many of its clusters the GPU holds at once (the occupancy calculator again, read
+        only where `uses_cluster_slots`; None: the multiprocessors divided by the cluster's
+        blocks)."""
         lda, ldb, ldc = lds
+        slots = {} if cluster_slots is None else {"cluster_slots": cluster_slots}
         names = self.names(
             params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm, lda=lda, ldb=ldb,
-            ldc=ldc, accumulate=int(accumulate),
+            ldc=ldc, accumulate=int(accumulate), **slots,
         )  # fmt: skip
         grid, block = self._grid_and_block(names)
         b = (n, k) if self.b_transposed else (k, n)

@@ -81,9 +81,17 @@ def launcher(
     spec = v.launch_spec(*shape)
     if v.backend == "triton":  # its dynamic shared memory is what Triton's compiler said
         spec = triton_spec(spec, cubin)
+    asked: dict[str, int] = {}  # what only the loaded kernel can tell its launch
     if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
-        resident = blocks_per_sm(modules.function(cubin, spec.symbol or v.symbol), spec)
-        spec = v.launch_spec(*shape, blocks_per_sm=resident)
+        asked["blocks_per_sm"] = blocks_per_sm(
+            modules.function(cubin, spec.symbol or v.symbol), spec
+        )
+        spec = v.launch_spec(*shape, **asked)
+    if v.uses_cluster_slots:  # its workers: how many of its clusters the GPU holds at once
+        asked["cluster_slots"] = active_clusters(
+            modules.function(cubin, spec.symbol or v.symbol), spec
+        )
+        spec = v.launch_spec(*shape, **asked)
     fn = allow_shared(modules.function(cubin, spec.symbol or v.symbol), spec)
     if spec.empty:  # e.g. floor(size / block) = 0: nothing is launched, nothing written
         return (lambda: None), spec
@@ -182,6 +190,30 @@ def blocks_per_sm(fn, spec: LaunchSpec) -> int:
         raise RuntimeError(
             f"a block of {threads} threads and {spec.dynamic_shared_bytes} bytes of dynamic "
             "shared memory does not fit on a multiprocessor of this GPU"
+        )
+    return int(count)
+
+
+def active_clusters(fn, spec: LaunchSpec) -> int:
+    """How many clusters of `spec`'s shape, of blocks of the kernel `fn` (a loaded RawKernel) at
+    `spec`'s block and dynamic shared memory, the GPU holds at once: the CUDA occupancy
+    calculator.  A cluster's blocks share one GPC, so where a GPC's multiprocessors are not a
+    multiple of the cluster's blocks some stay idle, and the count can be less than the
+    multiprocessors divided by the cluster's blocks; a persistent launch of more clusters than
+    this would run its last ones after the others.  A cluster that fits nowhere is refused
+    here."""
+    from cuda.bindings import driver as cu
+
+    config = launch_config(spec, spec.cluster)  # one cluster's worth of blocks
+    count = _check(
+        cu.cuOccupancyMaxActiveClusters(cu.CUfunction(allow_shared(fn, spec).kernel.ptr), config),
+        f"the occupancy calculator (clusters of {'x'.join(map(str, spec.cluster))})",
+    )
+    if count < 1:
+        raise RuntimeError(
+            f"a cluster of {'x'.join(map(str, spec.cluster))} blocks of {math.prod(spec.block)} "
+            f"threads and {spec.dynamic_shared_bytes} bytes of dynamic shared memory does not fit "
+            "on this GPU"
         )
     return int(count)
 
@@ -291,6 +323,24 @@ def encode_tensor_map(t: TensorMap, address: int) -> bytes:
     return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
 
 
+def launch_config(spec: LaunchSpec, grid: tuple[int, int, int]):
+    """cuLaunchKernelEx's CUlaunchConfig of `spec` on `grid` blocks: its block, dynamic shared
+    memory and, where it has one, its cluster shape as a launch attribute (no stream)."""
+    from cuda.bindings import driver as cu
+
+    config = cu.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = spec.block
+    config.sharedMemBytes = spec.dynamic_shared_bytes
+    if spec.cluster != (1, 1, 1):
+        attr = cu.CUlaunchAttribute()
+        attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        dim = attr.value.clusterDim
+        dim.x, dim.y, dim.z = spec.cluster
+        config.attrs, config.numAttrs = [attr], 1
+    return config
+
+
 class DriverLaunch:
     """A launch through cuLaunchKernelEx: the argument values packed once (tensor maps encoded,
     workspaces allocated and zeroed), the cluster shape as a launch attribute."""
@@ -323,18 +373,8 @@ class DriverLaunch:
             self.keep.append(value)
             addresses.append(ctypes.addressof(value))
         self.params = (ctypes.c_void_p * len(addresses))(*addresses)
-        config = cu.CUlaunchConfig()
-        config.gridDimX, config.gridDimY, config.gridDimZ = spec.grid
-        config.blockDimX, config.blockDimY, config.blockDimZ = spec.block
-        config.sharedMemBytes = spec.dynamic_shared_bytes
-        config.hStream = cu.CUstream(stream.ptr)
-        if spec.cluster != (1, 1, 1):
-            attr = cu.CUlaunchAttribute()
-            attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            dim = attr.value.clusterDim
-            dim.x, dim.y, dim.z = spec.cluster
-            config.attrs, config.numAttrs = [attr], 1
-        self.config = config
+        self.config = launch_config(spec, spec.grid)
+        self.config.hStream = cu.CUstream(stream.ptr)
         self.function = cu.CUfunction(fn.kernel.ptr)
         self.spec = spec
 
