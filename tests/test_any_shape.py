@@ -5,7 +5,7 @@ geometric mean and least share recomputed here by hand from the recorded rows.""
 from __future__ import annotations
 
 import csv
-import gzip
+import lzma
 import math
 import statistics
 from collections import defaultdict
@@ -17,13 +17,13 @@ from mmbench.report import ladder
 
 from .conftest import DATA
 
-SWEEP = DATA / "h100-sweep" / "results" / "sweep" / "tables" / "timings.csv.gz"
+SWEEP = DATA / "h100-sweep" / "results" / "sweep" / "tables" / "timings.csv.xz"
 
 
 def _fp64_by_hand() -> dict[tuple[int, int, int], tuple[float, str]]:
     """Per product: ws_f64's fastest verified rate over cuBLAS's DGEMM, normal inputs, under
     sustained load where the product was measured so, else in bursts; and its tuned_for."""
-    with gzip.open(SWEEP, "rt") as fh:
+    with lzma.open(SWEEP, "rt") as fh:
         rows = [r for r in csv.DictReader(fh) if r["dtype"] == "float64"
                 and r["distribution"] == "normal" and r["verification"] == "PASS"]  # fmt: skip
     by = defaultdict(list)

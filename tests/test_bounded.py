@@ -116,6 +116,31 @@ def test_a_compressed_table_that_inflates_past_the_bound_stops_at_it(tmp_path, m
         read_table(tmp_path / "timings.csv", "timings")
 
 
+def test_an_xz_table_is_read_where_the_plain_one_is_absent_and_bounded_as_a_gzip(
+    tmp_path, monkeypatch
+):
+    """A table kept xz'd reads as the plain one (h100-main: 116 configurations); 1 MB of one
+    repeated line packed by xz stops at the bound too; an xz cut short is named as such."""
+    import lzma
+
+    plain = recorded_bytes(TIMINGS)
+    (tmp_path / "timings.csv.xz").write_bytes(lzma.compress(plain))
+    assert len(read_table(tmp_path / "timings.csv", "timings")) == 116
+    bomb = tmp_path / "bomb" / "timings.csv.xz"
+    bomb.parent.mkdir()
+    bomb.write_bytes(lzma.compress(plain[:300] + b"1," * 500_000))
+    assert bomb.stat().st_size < 20_000
+    monkeypatch.setenv(schemas.MAX_TABLE_VAR, "100000")
+    with pytest.raises(TableError, match="past the 100,000 a table may be"):
+        read_table(bomb.parent / "timings.csv", "timings")
+    monkeypatch.delenv(schemas.MAX_TABLE_VAR)
+    cut = tmp_path / "cut" / "timings.csv.xz"
+    cut.parent.mkdir()
+    cut.write_bytes(lzma.compress(plain)[:-40])
+    with pytest.raises(TableError, match=r"timings.csv.xz: not a readable xz file"):
+        read_table(cut.parent / "timings.csv", "timings")
+
+
 def test_a_table_is_read_once_however_many_stages_ask(tmp_path, monkeypatch):
     copy = tmp_path / "timings.csv"
     copy.write_bytes(recorded_bytes(TIMINGS))

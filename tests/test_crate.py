@@ -6,8 +6,8 @@ files themselves."""
 
 from __future__ import annotations
 
-import gzip
 import json
+import lzma
 import shutil
 import sys
 
@@ -66,8 +66,8 @@ def test_the_crate_names_the_gpu_the_commit_every_cubin_and_every_output(crated)
     # the GPU and driver, as the recorded rows have them (read here with the csv module)
     import csv
 
-    with gzip.open(
-        DATA / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv.gz", "rt"
+    with lzma.open(
+        DATA / "h200-ladder" / "results" / "ladder" / "tables" / "timings.csv.xz", "rt"
     ) as fh:
         rows = list(csv.DictReader(fh))
     gpus = {r["gpu_uuid"]: r for r in rows if r["gpu_uuid"]}

@@ -160,7 +160,7 @@ def _stopped_before_gathering(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = tmp_path / "results" / "ladder"
     shutil.copytree(RECORDED_LADDER / "runs", res / "runs")
-    recorded = pd.read_csv(RECORDED_LADDER / "tables" / "timings.csv.gz")
+    recorded = pd.read_csv(RECORDED_LADDER / "tables" / "timings.csv.xz")
     for variant, rows in recorded.groupby("variant"):
         rows.to_csv(res / "runs" / f"{variant}.csv", index=False)
     return res, recorded

@@ -25,7 +25,7 @@ def _kind(path: Path) -> str | None:
 @pytest.mark.sweeps_data
 def test_every_recorded_table_satisfies_its_schema():
     checked = 0
-    for path in sorted([*DATA.rglob("*.csv"), *DATA.rglob("*.csv.gz")]):
+    for path in sorted([*DATA.rglob("*.csv"), *DATA.rglob("*.csv.gz"), *DATA.rglob("*.csv.xz")]):
         kind = _kind(path)
         if kind is None or "profilers" in path.parts:
             continue

@@ -46,7 +46,7 @@ def test_a_tile_splits_into_shares_at_least_256_deep_and_at_most_16():
     assert most_splits(8192) == 16
 
 
-@pytest.mark.parametrize("table", ["h100-sweep/results/sweep/tables/timings.csv.gz"])
+@pytest.mark.parametrize("table", ["h100-sweep/results/sweep/tables/timings.csv.xz"])
 def test_the_registry_works_out_the_facts_a_recorded_run_launched_with(registry, table):
     """Every row of the recorded sweep (an H100, 132 multiprocessors) whose launch split k or
     could have, of the persistent rungs (warptile_db's waves read the occupancy calculator on

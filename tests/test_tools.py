@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from .conftest import DATA, ROOT, recorded
+from .conftest import DATA, ROOT, recorded, recorded_bytes
 
 TOOLS = ROOT / "tools"
 
@@ -105,7 +105,7 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
     configurations in both, and the median ratio over all and over cuBLAS's and the pipeline's
     own kernels, each counted here from the two tables with the statistics module."""
     import csv
-    import gzip
+    import io
     import os
     import statistics
 
@@ -114,7 +114,7 @@ def test_compare_times_compares_the_batched_medians_with_their_median_ratio():
     key = ("variant", "params", "dtype", "distribution")
     tables = []
     for path in runs:
-        with gzip.open(path, "rt") as fh:
+        with io.StringIO(recorded_bytes(path).decode()) as fh:
             tables.append({tuple(r[c] for c in key): float(r["batch_ms_median"])
                            for r in csv.DictReader(fh)
                            if r["m"] == "1" and r["batch_ms_median"] not in ("", "nan")})  # fmt: skip

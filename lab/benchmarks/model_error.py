@@ -31,7 +31,7 @@ from mmbench.core.timemodel import (  # noqa: E402
     tile_bytes_of,
 )
 
-DEFAULT = ROOT / "tests/data/h100-sweep/results/sweep/tables/timings.csv.gz"
+DEFAULT = ROOT / "tests/data/h100-sweep/results/sweep/tables/timings.csv.xz"
 
 
 def main() -> None:

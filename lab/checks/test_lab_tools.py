@@ -108,7 +108,7 @@ def test_the_shapes_preset_in_two_parts_runs_each_variant_once(tmp_path):
     recorded = ROOT / "tests/data/h200-ladder/results/ladder/runs"
     files = sorted(recorded.iterdir())
     halves = [tmp_path / "a", tmp_path / "b"]
-    timings = pd.read_csv(recorded.parent / "tables" / "timings.csv.gz", low_memory=False)
+    timings = pd.read_csv(recorded.parent / "tables" / "timings.csv.xz", low_memory=False)
     for i, half in enumerate(halves):
         (half / "runs").mkdir(parents=True)
         (half / "tables").mkdir()

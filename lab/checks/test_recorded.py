@@ -715,7 +715,7 @@ def test_the_partial_ladder_with_peers_passes_and_misses_the_standing_targets():
         )
         assert got == want[rung], (rung, got)
     # beside the recorded ladder (another H200): cuBLASLt at 4096 2.5% faster, the most
-    old = read_csv(LADDER / "timings.csv.gz")
+    old = read_csv(LADDER / "timings.csv.xz")
     old = old[(old.load == "sustained") & (old.distribution == "normal")]
     was = old.groupby(["variant", "dtype", "m"]).kernel_gflops.max()
     ratio = (rate / was).dropna()

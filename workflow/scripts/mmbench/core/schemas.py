@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import lzma
 import math
 import os
 from collections.abc import Callable
@@ -573,6 +574,8 @@ MAX_TABLE_VAR = "MMBENCH_MAX_TABLE_BYTES"  # where a user sets another bound
 # tables read in this process, by file identity: each read once however many stages ask
 _READ: dict[tuple, pd.DataFrame] = {}
 _READ_KEPT = 16
+# the compressed forms a table is read from where its plain file is absent
+PACKED = {".gz": "gzip", ".xz": "xz"}
 
 
 def _max_table_bytes() -> int:
@@ -585,13 +588,13 @@ def read_table(path: str | Path, kind: str, *, allow_empty: bool = True) -> pd.D
     empty, cut short (its last line unterminated), not CSV, larger than MAX_TABLE_BYTES (or
     $MMBENCH_MAX_TABLE_BYTES), or that breaks its schema raises TableError naming the file and
     what is wrong.  A header with no rows is an empty table.  A table kept compressed
-    (`timings.csv.gz`, as an archived or recorded run may hold it) is read where the plain file
-    is absent.  A file read before in this process, unchanged since (the same inode, size and
-    time), is not read again (a copy of what was read is returned)."""
+    (as an archived or recorded run may hold it) is read where the plain file is absent,
+    gzipped (`timings.csv.gz`) or xz'd (`timings.csv.xz`).  A file read before in this process,
+    unchanged since (the same inode, size and time), is not read again (a copy of what was read
+    is returned)."""
     path = Path(path)
-    packed = path.with_name(path.name + ".gz")
-    if not path.exists() and packed.exists():
-        path = packed
+    if not path.exists():
+        path = next((p for x in PACKED if (p := path.with_name(path.name + x)).exists()), path)
     if not path.exists():
         raise TableError(f"{path}: missing (a {kind} table was expected here)")
     st = path.stat()
@@ -603,6 +606,18 @@ def read_table(path: str | Path, kind: str, *, allow_empty: bool = True) -> pd.D
         _READ.pop(next(iter(_READ)))
     _READ[key] = df
     return df.copy()
+
+
+def _inflated(suffix: str, data: bytes, most: int) -> bytes:
+    """A compressed table's bytes, at most `most` of them however far it inflates."""
+    if suffix == ".gz":
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            return fh.read(most)
+    unpack = lzma.LZMADecompressor()
+    out = unpack.decompress(data, max_length=most)
+    if not unpack.eof and len(out) < most:
+        raise EOFError("the stream ends before its end marker")
+    return out
 
 
 def _too_large(path: Path, size: int, what: str) -> TableError:
@@ -618,12 +633,11 @@ def _read_table(path: Path, kind: str, allow_empty: bool, size: int) -> pd.DataF
     if size > limit:
         raise _too_large(path, size, "")
     data = path.read_bytes()
-    if path.suffix == ".gz":
+    if path.suffix in PACKED:
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-                data = fh.read(limit + 1)  # never more than the bound, however it inflates
-        except (OSError, EOFError) as err:
-            raise TableError(f"{path}: not a readable gzip file ({err})") from None
+            data = _inflated(path.suffix, data, limit + 1)  # never more than the bound
+        except (OSError, EOFError, lzma.LZMAError) as err:
+            raise TableError(f"{path}: not a readable {PACKED[path.suffix]} file ({err})") from None
         if len(data) > limit:
             raise _too_large(path, len(data), " once decompressed (at least)")
     if data and not data.strip():  # what an empty table is written as (a newline alone)
