@@ -87,7 +87,9 @@ def launcher(
             modules.function(cubin, spec.symbol or v.symbol), spec
         )
         spec = v.launch_spec(*shape, **asked)
-    if v.uses_cluster_slots:  # its workers: how many of its clusters the GPU holds at once
+    # its workers: how many of its clusters the GPU holds at once (unclustered, the blocks the
+    # multiprocessors hold: the registry's default, which the calculator is not asked for)
+    if v.uses_cluster_slots and spec.cluster != (1, 1, 1):
         asked["cluster_slots"] = active_clusters(
             modules.function(cubin, spec.symbol or v.symbol), spec
         )
