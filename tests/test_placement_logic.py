@@ -267,3 +267,26 @@ def test_a_large_host_result_is_poisoned_in_bands_to_its_last_row_and_no_further
     mat.poison()
     assert np.isnan(mat.grid[:, :1030]).all()
     assert mat.outside_writes() == 0
+
+
+def test_a_launch_config_carries_the_cluster_shape_as_its_one_attribute(registry):
+    """measure/launch.launch_config (what cuLaunchKernelEx and the occupancy calculator's
+    cluster count are given): skinny_fp8 in clusters of four, 384 threads (a producer and two
+    consumer warpgroups) and four stages of 128 + 160 rows of 128 bytes plus the 1024 of
+    alignment, 148 480 bytes of dynamic shared memory; one cluster's worth of blocks for the
+    calculator, the whole grid for a launch.  Unclustered: no attribute."""
+    from mmbench.measure.launch import launch_config
+
+    v = registry["skinny_fp8"]
+    p = v.instance("float8_e4m3_BM128_BN160_STAGES4_CLUSTER4_GROUP8_CHAIN1")
+    spec = v.launch_spec(p, 129, 14712, 5968, (5968, 5968, 14712), False, sms=132)
+    one = launch_config(spec, spec.cluster)
+    assert (one.gridDimX, one.gridDimY, one.gridDimZ) == (4, 1, 1)
+    assert (one.blockDimX, one.sharedMemBytes) == (384, 4 * (128 + 160) * 128 + 1024)
+    assert one.numAttrs == 1
+    dim = one.attrs[0].value.clusterDim
+    assert (dim.x, dim.y, dim.z) == (4, 1, 1)
+    assert launch_config(spec, spec.grid).gridDimX == 132
+    flat = v.instance("float8_e4m3_BM128_BN160_STAGES4_CLUSTER1_GROUP8_CHAIN1")
+    spec = v.launch_spec(flat, 129, 14712, 5968, (5968, 5968, 14712), False, sms=132)
+    assert launch_config(spec, spec.grid).numAttrs == 0
