@@ -1048,3 +1048,19 @@ def test_wider_fp8_tiles_at_every_build():
     got = (len(before), round(gmean(before["% of ref"]), 1), round(before["% of ref"].min(), 1),
            int((before["% of ref"] < 85).sum()))  # fmt: skip
     assert got == (64, 81.4, 53.0, 30)
+
+
+def test_the_ladders_code_and_launches_are_those_of_its_last_run():
+    """Entry "The ladder's code and launches since its last run": 19 rungs, 26 instantiations,
+    every cubin byte-identical to 89c78eb's; 133 launches of the hand-written rungs, the same in
+    both checkouts (the entry's compare, redone here on the recorded files)."""
+    text = read_text(DATA / "ladder-machine-code" / "same-cubins-89c78eb.txt")
+    counts = re.findall(r"^(\w+): (\d+) of (\d+) instantiations byte-identical$", text, re.M)
+    assert len({name for name, _, _ in counts}) == 19
+    assert sum(int(total) for _, _, total in counts) == 26
+    assert all(same == total for _, same, total in counts)
+    assert "differs" not in text
+    old, new = (json.loads(read_text(DATA / "ladder-machine-code" / f"launches-{c}.json.xz"))
+                for c in ("89c78eb", "2c5351a"))  # fmt: skip
+    assert len(old) == len(new) == 133 and old == new
+    assert {k.split()[0] for k in new} == {name for name, _, _ in counts}
