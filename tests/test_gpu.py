@@ -407,9 +407,14 @@ def test_skinny_simt_verifies_at_either_small_side(registry, arch, tmp_path):
             print(f"{r['label']} {r['m']}x{r['n']}x{r['k']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
-def test_a_stream_k_grid_in_clusters_of_four_is_what_the_gpu_holds_at_once(registry, arch,
-                                                                           tmp_path):  # fmt: skip
-    """skinny_fp8 in clusters of four (160 rows of A, 128 of Bt) at 129 x 14712 x 5968 (29
+@pytest.mark.parametrize("variant,instance", [
+    ("skinny_fp8", "float8_e4m3_BM128_BN160_STAGES4_CLUSTER4_GROUP8_CHAIN1"),
+    ("skinny_bf16", "bfloat16_BM128_BN160_STAGES4_CLUSTER4_GROUP8"),
+])  # fmt: skip
+def test_a_stream_k_grid_in_clusters_of_four_is_what_the_gpu_holds_at_once(
+    registry, arch, tmp_path, variant, instance
+):
+    """The skinny rungs in clusters of four (160 rows of A, 128 of B) at 129 x 14712 x 5968 (29
     clusters' tiles, shared among every worker) and at 17 x 4099 x 129 and 150 x 1142 x 535:
     the occupancy calculator's count of clusters at once is at least one and at most the
     multiprocessors divided by four; the launch at the first product is that many clusters;
@@ -418,24 +423,24 @@ def test_a_stream_k_grid_in_clusters_of_four_is_what_the_gpu_holds_at_once(regis
 
     from mmbench.measure.launch import Modules, active_clusters
 
-    v = registry["skinny_fp8"]
-    params = v.instance("float8_e4m3_BM128_BN160_STAGES4_CLUSTER4_GROUP8_CHAIN1")
+    v = registry[variant]
+    params = v.instance(instance)
     shapes = [(129, 14712, 5968), (17, 4099, 129), (150, 1142, 535)]
-    confs = [Configuration.of("skinny_fp8", params, m=m, n=n, k=k, accumulate=acc,
+    confs = [Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc,
                               memory="pinned", distribution="normal", seed=11)
              for (m, n, k), acc in itertools.product(shapes, [False, True])]  # fmt: skip
-    rows = run(registry, arch, tmp_path, "skinny_fp8", confs)
+    rows = run(registry, arch, tmp_path, variant, confs)
     bad = [(r["m"], r["n"], r["k"], r["accumulate"], r.get("error")) for r in rows
            if r["verification"] != "PASS"]  # fmt: skip
     assert not bad and len(rows) == 6
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    cubin = str(tmp_path / f"skinny_fp8_{confs[0].instance}.cubin")
+    cubin = str(tmp_path / f"{variant}_{confs[0].instance}.cubin")
     spec = v.launch_spec(params, 129, 14712, 5968, (5968, 5968, 14712), False, sms)
     slots = active_clusters(Modules(cp).function(cubin, v.symbol), spec)
     assert 1 <= slots <= sms // 4, (slots, sms)
     grids = {r["grid"] for r in rows if (r["m"], r["n"], r["k"]) == shapes[0]}
     assert grids == {f"{4 * slots}x1x1"}, (grids, slots)
-    print(f"{sms} multiprocessors hold {slots} clusters of four blocks of skinny_fp8 at once")
+    print(f"{sms} multiprocessors hold {slots} clusters of four blocks of {variant} at once")
 
 
 # the rungs on the persistent skeleton (kernels/persistent.cuh)

@@ -461,3 +461,22 @@ def test_a_stream_k_grid_of_clusters_is_the_clusters_the_gpu_holds(registry):
     assert (facts["TILES"], facts["CLUSTERS"], facts["HEAD"], facts["WORKERS"]) == (116, 32, 0, 32)
     a = next(x for x in held.args if getattr(x, "operand", "") == "A" and x.kind == "tensor_map")
     assert (a.box_rows, a.box_cols) == (40, 128)
+
+
+def test_skinny_bf16_takes_the_small_side_in_one_tile_up_to_192_rows(registry):
+    """skinny_bf16's builds, counted by hand.  128-row tiles of B with A's rows in rings that fit
+    200 KiB ((128 + BN) x 128 bytes a stage): 16 rows in 4, 8 and 11 stages, 32 and 64 in 4 and
+    8, 96 to 192 in 4 (12); in four stages, clusters of 2 for 64 to 192 rows (6) and of 4 where
+    the rows divide into 8-row groups, all but 144 (5); 256-row tiles in 4 stages with at most
+    128 accumulators a consumer thread, 16 to 128 rows (5): 28."""
+    from mmbench.plan.plan import buildable
+
+    built = {(p["BM"], p["BN"], p["STAGES"], p["CLUSTER"])
+             for p in buildable(registry["skinny_bf16"], {}, "sm_90a")[0]}  # fmt: skip
+    by_hand = {(128, 16, s, 1) for s in (4, 8, 11)}
+    by_hand |= {(128, bn, s, 1) for bn in (32, 64) for s in (4, 8)}
+    by_hand |= {(128, bn, 4, 1) for bn in (96, 128, 144, 160, 192)}
+    by_hand |= {(128, bn, 4, 2) for bn in (64, 96, 128, 144, 160, 192)}
+    by_hand |= {(128, bn, 4, 4) for bn in (64, 96, 128, 160, 192)}
+    by_hand |= {(256, bn, 4, 1) for bn in (16, 32, 64, 96, 128)}
+    assert built == by_hand and len(built) == 28
