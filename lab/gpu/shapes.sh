@@ -11,7 +11,8 @@
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
 #                                        on this machine, results/calibration-merged.csv: the
 #                                        kept table with its rows, which `run` then uses
-#   lab/gpu.sh shapes OUT rung VARIANT   a new rung before it joins the preset: the GPU test of
+#   lab/gpu.sh shapes OUT rung VARIANT   a new rung (or VARIANT,VARIANT: several) before it
+#                                        joins the preset: the GPU test of
 #                                        the skeleton's same bits in two runs (every rung; or
 #                                        the GPU tests RUNG_TESTS names, pytest -k),
 #                                        memcheck of VARIANT's first and last instantiation
@@ -131,7 +132,8 @@ PY
   cp results/calibration-merged.csv "$out/" 2>/dev/null
   ;;
 rung)
-  variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT"}
+  variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT[,VARIANT...]"}
+  variants=${variant//,/ }  # memcheck's arguments
   start=$(date +%s)
   python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "${RUNG_TESTS:-same_bits}" \
     > "$out/tests.log" 2>&1
@@ -140,10 +142,10 @@ rung)
   grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -6
   for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
     if [ -n "${RUNG_WHERE:-}" ]; then  # the instantiations for which it holds
-      python3 tools/memcheck.py "$variant" --shape $shape --where "$RUNG_WHERE"
+      python3 tools/memcheck.py $variants --shape $shape --where "$RUNG_WHERE"
     else
       for which in first last; do
-        python3 tools/memcheck.py "$variant" --shape $shape --$which 1
+        python3 tools/memcheck.py $variants --shape $shape --$which 1
       done
     fi
   done > "$out/memcheck.log" 2>&1
@@ -151,7 +153,7 @@ rung)
   checked=$(grep -c "(exit [0-9]*)$" "$out/memcheck.log")  # a line each instantiation and shape
   echo "memcheck: $clean of $checked clean"
   [ "$checked" -gt 0 ] && [ "$clean" = "$checked" ] && [ $rc = 0 ] || exit 1
-  CAL_VARIANTS=${RUNG_CAL:-"[$variant]"} \
+  CAL_VARIANTS=${RUNG_CAL:-"[${variant//,/, }]"} \
     CAL_SHAPES=${RUNG_SHAPES:-"[[16,8192,8192],[64,8192,8192],[128,8192,8192],[256,8192,8192],[512,8192,8192]]"} \
     "$0" "$out" calibrate
   ;;
