@@ -2,10 +2,12 @@
 to cuBLAS"): each variant's every buildable instantiation, or the first N, compiled with the
 pipeline's nvcc command and launched through the profiler target (launch.py, the runner's
 calling convention), under `compute-sanitizer --tool memcheck`.  Prints one line per
-instantiation with the sanitizer's error summary; exits 1 if any reports an error.
+instantiation and shape with the sanitizer's error summary; exits 1 if any reports an error.
 
-    python3 tools/memcheck.py VARIANT [VARIANT ...] [--shape 33 31 37] [--first N | --last N]
+    python3 tools/memcheck.py VARIANT [VARIANT ...] [--shape 33 31 37 ...] [--first N | --last N]
                               [--where EXPR] [--tuned TABLE --gpu MODEL]
+
+--shape may be given several times: each instantiation is built once and checked at each.
 
 --where keeps the instantiations whose parameters satisfy a registry expression (e.g.
 "STAGES > 4": the instantiations a change added).
@@ -37,7 +39,8 @@ from mmbench.service import programs
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variants", nargs="+")
-    ap.add_argument("--shape", nargs=3, type=int, default=[33, 31, 37])
+    ap.add_argument("--shape", nargs=3, type=int, action="append",
+                    help="m n k (again for each further shape; default 33 31 37)")  # fmt: skip
     ap.add_argument("--first", type=int, default=0, help="only the first N instantiations")
     ap.add_argument("--last", type=int, default=0, help="only the last N instantiations")
     ap.add_argument("--where", help="only the instantiations for which this expression holds")
@@ -57,7 +60,7 @@ def main() -> int:
         ]  # fmt: skip
         if not where[name]:
             ap.error(f"no instantiation of {name} satisfies --where {args.where!r}")
-    m, n, k = args.shape
+    shapes = args.shape or [[33, 31, 37]]
     bad = 0
     work = Path(tempfile.mkdtemp(prefix="memcheck-"))
     for name in args.variants:
@@ -79,27 +82,34 @@ def main() -> int:
             cubin = work / f"{name}_{slug(params)}.{v.build_ext}"
             build_instantiation(v, params, cubin, args.arch,
                                 work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
-            conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
-                                    memory="pinned", distribution="int09", seed=2024)  # fmt: skip
-            spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
-                        cubin=str(cubin), kernel_name=v.profile_kernel or v.symbol,
-                        warmup=0)  # fmt: skip
-            spec_path = work / f"{name}_{slug(params)}.json"
-            spec_path.write_text(json.dumps(spec))
-            # device memory errors only: NVIDIA's cuda-bindings probes every driver entry point
-            # with cuGetProcAddress when it loads, and the ones this driver lacks return
-            # CUDA_ERROR_INVALID_VALUE, which the sanitizer would count as API errors
-            cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
-                   "--report-api-errors", "no",
-                   *programs.command("profile.target", str(spec_path))]  # fmt: skip
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            summary = re.findall(r"ERROR SUMMARY: .*", out.stdout + out.stderr)
-            if out.returncode and args.show:
-                print("\n".join((out.stdout + out.stderr).splitlines()[: args.show]))
-            verdict = summary[-1] if summary else f"no summary (exit {out.returncode})"
-            print(f"{name} {slug(params)} {m}x{n}x{k}: {verdict} (exit {out.returncode})")
-            bad += out.returncode != 0
+            for m, n, k in shapes:  # one build, each shape
+                bad += check(name, v, params, cubin, (m, n, k), work, args.show)
     return 1 if bad else 0
+
+
+def check(name, v, params, cubin, shape, work: Path, show: int) -> bool:
+    """One instantiation at one shape under memcheck: its line printed; True where it failed."""
+    m, n, k = shape
+    conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
+                            memory="pinned", distribution="int09", seed=2024)  # fmt: skip
+    spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
+                cubin=str(cubin), kernel_name=v.profile_kernel or v.symbol,
+                warmup=0)  # fmt: skip
+    spec_path = work / f"{name}_{slug(params)}_{m}x{n}x{k}.json"
+    spec_path.write_text(json.dumps(spec))
+    # device memory errors only: NVIDIA's cuda-bindings probes every driver entry point with
+    # cuGetProcAddress when it loads, and the ones this driver lacks return
+    # CUDA_ERROR_INVALID_VALUE, which the sanitizer would count as API errors
+    cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
+           "--report-api-errors", "no",
+           *programs.command("profile.target", str(spec_path))]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    summary = re.findall(r"ERROR SUMMARY: .*", out.stdout + out.stderr)
+    if out.returncode and show:
+        print("\n".join((out.stdout + out.stderr).splitlines()[:show]))
+    verdict = summary[-1] if summary else f"no summary (exit {out.returncode})"
+    print(f"{name} {slug(params)} {m}x{n}x{k}: {verdict} (exit {out.returncode})", flush=True)
+    return out.returncode != 0
 
 
 if __name__ == "__main__":

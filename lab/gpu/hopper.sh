@@ -45,9 +45,8 @@ tab = big.pivot_table(index=["variant", "instance"], columns="m", values="kernel
 print((tab / 1e3).round(1).sort_values(tab.columns[-1], ascending=False).to_string())
 PY
 elif [ "$stage" = memcheck ]; then
-  for shape in "257 263 129" "516 520 132"; do
-    python3 tools/memcheck.py "$@" --shape $shape --show 20 2>&1 | tee -a "$out/memcheck.log"
-  done
+  python3 tools/memcheck.py "$@" --shape 257 263 129 --shape 516 520 132 --show 20 2>&1 |
+    tee -a "$out/memcheck.log"
 elif [ "$stage" = sass ]; then
   cub=$(ls results/build/*/$1/$2.cubin | head -1)
   cuobjdump -sass "$cub" > "$out/$2.sass"

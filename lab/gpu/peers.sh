@@ -71,11 +71,11 @@ echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,nohead
 memcheck() {
   local variants=$1
   shift
+  local shapes=()
+  for shape in "$@"; do shapes+=(--shape $shape); done  # each build checked at every shape
   for v in $variants; do
-    for shape in "$@"; do
-      for which in first last; do
-        python3 tools/memcheck.py "$v" --shape $shape --$which 1
-      done
+    for which in first last; do
+      python3 tools/memcheck.py "$v" "${shapes[@]}" --$which 1
     done
   done > "$out/memcheck.log" 2>&1
   local count=$(($(echo $variants | wc -w) * $# * 2))

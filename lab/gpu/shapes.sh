@@ -140,15 +140,15 @@ rung)
   rc=$?
   echo "GPU tests (-k ${RUNG_TESTS:-same_bits}): exit $rc, $(($(date +%s) - start)) s"
   grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -6
-  for shape in "33 31 37" "17 4099 129" "1000 77 3001"; do
-    if [ -n "${RUNG_WHERE:-}" ]; then  # the instantiations for which it holds
-      python3 tools/memcheck.py $variants --shape $shape --where "$RUNG_WHERE"
-    else
-      for which in first last; do
-        python3 tools/memcheck.py $variants --shape $shape --$which 1
-      done
-    fi
-  done > "$out/memcheck.log" 2>&1
+  # each instantiation built once and checked at the three shapes
+  shapes=(--shape 33 31 37 --shape 17 4099 129 --shape 1000 77 3001)
+  if [ -n "${RUNG_WHERE:-}" ]; then  # the instantiations for which it holds
+    python3 tools/memcheck.py $variants "${shapes[@]}" --where "$RUNG_WHERE"
+  else
+    for which in first last; do
+      python3 tools/memcheck.py $variants "${shapes[@]}" --$which 1
+    done
+  fi > "$out/memcheck.log" 2>&1
   clean=$(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log")
   checked=$(grep -c "(exit [0-9]*)$" "$out/memcheck.log")  # a line each instantiation and shape
   echo "memcheck: $clean of $checked clean"
