@@ -44,12 +44,13 @@ def test_the_configuration_type_has_a_field_per_planned_axis_and_nothing_else():
     parameters, the operation and its math, the shape, the host-memory mode and its layout (a
     reference's rows padded as its kernels'), the sums, the cache, the load and the inputs, and
     what the plan says of it (precondition met, expected verdict, notes, the tuning range that
-    chose the instantiation); the GPU is known only when measured."""
+    chose the instantiation, the stream-K workers the model chose with it); the GPU is known
+    only when measured."""
     fields = {f.name for f in dataclasses.fields(Configuration)}
     assert fields == {
         "variant", "params", "operation", "math", "dtype", "m", "n", "k", "memory", "pad",
         "ld_align", "transfer", "accumulate", "cache", "load", "distribution", "seed", "precondition_met",
-        "expected", "notes", "tuned_for",
+        "expected", "notes", "tuned_for", "workers",
     }  # fmt: skip
     assert GPU_KEY not in fields
 
@@ -373,11 +374,13 @@ def test_the_matrix_sum_is_exact_on_integers_and_one_rounding_otherwise():
 
 
 def test_an_older_samples_id_gets_each_added_axis_back_in_its_place():
-    """Hand-written ids: one from before `load` (and `ld_align`) existed, one from before
-    `ld_align` only; each axis comes back with its default (burst, 0) where today's id has it."""
+    """Hand-written ids: one from before `load` (and `ld_align` and `workers`) existed, one from
+    before `ld_align`, one from before `workers`; each axis comes back with its default (burst,
+    0, 0) where today's id has it."""
     from mmbench.core.row import upgrade_id
 
-    today = (
+    today = "cublas|float32|float32|768|768|768|gemm|False|pinned|0|0|0|contiguous|warm|burst|int09|2024"
+    before_workers = (
         "cublas|float32|float32|768|768|768|gemm|False|pinned|0|0|contiguous|warm|burst|int09|2024"
     )
     before_load = (
@@ -388,4 +391,5 @@ def test_an_older_samples_id_gets_each_added_axis_back_in_its_place():
     )
     assert upgrade_id(before_load) == today
     assert upgrade_id(before_align) == today
+    assert upgrade_id(before_workers) == today
     assert upgrade_id(today) == today

@@ -443,6 +443,49 @@ def test_a_stream_k_grid_in_clusters_of_four_is_what_the_gpu_holds_at_once(
     print(f"{sms} multiprocessors hold {slots} clusters of four blocks of {variant} at once")
 
 
+@pytest.mark.parametrize("variant,instance,shape", [
+    ("skinny_fp8", "float8_e4m3_BM128_BN144_STAGES4_CLUSTER1_GROUP8_CHAIN1", (129, 14712, 5968)),
+    ("skinny_tf32_tn", "float32_BM128_BN16_STAGES4_CLUSTER1_GROUP8", (18, 152, 2881)),
+    ("streamk_fp8", "float8_e4m3_BM128_BN64_STAGES6_CLUSTER2_GROUP8_CHAIN1", (150, 1142, 5035)),
+    ("streamk_f64", "float64_BM64_BN128_WM32_WN64_STAGES3_BLOCKS2", (34, 11325, 6122)),
+])  # fmt: skip
+def test_every_stream_k_grid_the_model_weighs_verifies(registry, arch, tmp_path, variant,
+                                                       instance, shape):  # fmt: skip
+    """Each stream-K grid the time model weighs (core/timemodel.py worker_choices: the entry's
+    rule, every tile whole, each tile split a whole number of ways; tests/test_model.py counts
+    them by hand) at a product of few tiles, C = A.B and C += A.B: every row PASSes and ran the
+    grid it asked for (its workers, in clusters of two for streamk_fp8's build; the rule's
+    where it asked for none)."""
+    import cupy as cp
+
+    from mmbench.core.timemodel import worker_choices
+
+    v = registry[variant]
+    params = v.instance(instance)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    choices = worker_choices(v, params, *shape, sms)
+    assert len(choices) > 1, choices
+    confs = [Configuration.of(variant, params, m=shape[0], n=shape[1], k=shape[2],
+                              accumulate=acc, memory="pinned", distribution="normal", seed=11,
+                              workers=w)
+             for w, acc in itertools.product(choices, [False, True])]  # fmt: skip
+    rows = run(registry, arch, tmp_path, variant, confs)
+    bad = [(r["workers"], r["accumulate"], r["launch_facts"], r.get("error")) for r in rows
+           if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad and len(rows) == 2 * len(choices)
+    cluster = params.get("CLUSTER", 1)
+    rule = v.launch(params, *shape, sms)[0][0]
+    for r in rows:
+        want = r["workers"] * cluster if r["workers"] else rule
+        assert r["grid"] == f"{want}x1x1", (r["workers"], r["grid"])
+    for r in rows:
+        if not r["accumulate"]:
+            print(
+                f"{variant} workers {r['workers']}: {r['launch_facts']}, "
+                f"{r['kernel_gflops']:.0f} GFLOP/s"
+            )
+
+
 # the rungs on the persistent skeleton (kernels/persistent.cuh)
 SKELETON = [name for name, v in load_registry().items() if v.compiled and "persistent.cuh"
             in {p.name for p in kernel_dependencies(ROOT / "kernels" / v.source)}]  # fmt: skip

@@ -97,6 +97,55 @@ def test_a_stream_k_launch_of_two_blocks_a_multiprocessor_counted_by_hand(regist
     assert work.loads() == (130, 0, 2, 259)
 
 
+SKINNY_144 = "float8_e4m3_BM128_BN144_STAGES4_CLUSTER1_GROUP8_CHAIN1"
+
+
+def test_the_stream_k_grids_the_model_weighs_counted_by_hand(registry):
+    """skinny_fp8's 128 x 144 build at 129 x 14712 x 5968 on 132 multiprocessors: 115 x 1
+    tiles of 5968 / 128 = 47 k-tiles, which the entry's rule shares among 132 workers; below it
+    115 workers (each tile whole) and no other whole number a tile (230 > 132).
+    skinny_tf32_tn's 128 x 16 build at 18 x 152 x 2881: 2 x 2 tiles of cdiv(2881, 32) = 91
+    k-tiles, 4 x 91 x 32 // 256 = 45 workers by the rule; below it 4, 8, ..., 44.  streamk_bf16
+    at 4096^3 (1024 tiles, more than the workers) and persistent_fp8 (no stream-K) weigh the
+    rule alone."""
+    from mmbench.core.timemodel import worker_choices
+
+    fp8 = registry["skinny_fp8"]
+    assert worker_choices(fp8, fp8.instance(SKINNY_144), 129, 14712, 5968, 132) == [0, 115]
+    tf32 = registry["skinny_tf32_tn"]
+    p = tf32.instance("float32_BM128_BN16_STAGES4_CLUSTER1_GROUP8")
+    assert worker_choices(tf32, p, 18, 152, 2881, 132) == [0, *range(4, 45, 4)]
+    bf16 = registry["streamk_bf16"]
+    p = bf16.instance("bfloat16_BM128_BN128_STAGES4_CLUSTER1_GROUP8")
+    assert worker_choices(bf16, p, 4096, 4096, 4096, 132) == [0]
+    dp = registry["persistent_fp8"]
+    assert not dp.uses_workers and worker_choices(
+        dp, dp.instantiations()[0], 16, 8192, 8192, 132
+    ) == [0]
+
+
+def _row(variant, instance, ktile_us, split_us):
+    """A calibration row as tuning.calibrated gives it, with made-up costs."""
+    costs = dict(fixed_us=0.0, ktile_us=ktile_us, sm_ktile_us=0.0, unit_us=0.0, split_us=split_us,
+                 byte_us=0.0)  # fmt: skip
+    params = variant.instance(instance)
+    return dict(dtype=params["dtype"], params=params, costs=costs, blocks_per_sm=1, sms=132)
+
+
+def test_the_model_runs_every_tile_whole_where_a_split_costs_more_than_it_saves(registry):
+    """skinny_fp8's 128 x 144 build at 129 x 14712 x 5968 (above), a k-tile costing 1 us: on
+    115 workers the busiest runs one whole tile, 47 us; on the rule's 132 it runs a share of
+    41 of the 115 x 47 = 5405 k-tiles (5405 / 132 = 40.9) over two tiles, so two split units.
+    At 100 us a split unit that is 41 + 200 = 241 us: the model chooses 115 workers.  Where a
+    split unit costs nothing, 41 us beats 47: the rule's grid (workers 0)."""
+    from mmbench.core.timemodel import choose
+
+    v = registry["skinny_fp8"]
+    dear, free = _row(v, SKINNY_144, 1.0, 100.0), _row(v, SKINNY_144, 1.0, 0.0)
+    assert choose(v, [dear], "float8_e4m3", 129, 14712, 5968)["workers"] == 115
+    assert choose(v, [free], "float8_e4m3", 129, 14712, 5968)["workers"] == 0
+
+
 def test_the_busiest_workers_partial_sums_counted_by_hand():
     """5 split units and the 3 shares of the last tile it finishes read back: 8 tiles of
     partial sums moved, of 128 x 128 floats (65 536 bytes) each."""
@@ -380,6 +429,35 @@ def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
     runs = start(cfg, ROOT, outputs=catalogue.names()).plan.runs["ws_f64"]
     assert len(runs) == 1
     assert runs[0].instance != stale and not v.rejected(v.instance(runs[0].instance))
+
+
+def test_the_plan_runs_the_stream_k_grid_the_model_chose(tmp_path, registry):
+    """A calibration of skinny_fp8's 128 x 144 build alone, its split units dear (the test
+    above): at 129 x 14712 x 5968 the plan runs it with 115 workers (the row's `workers`), and
+    its launch is 115 blocks, all 115 tiles whole (HEAD), no sharer and no workspace."""
+    from mmbench.core.launch_spec import Workspace
+    from mmbench.plan.experiment import start
+    from mmbench.report import catalogue
+
+    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    row = kept[(kept.variant == "skinny_fp8") & (kept.instance == SKINNY_144)].assign(
+        fixed_us=0.0, ktile_us=1.0, sm_ktile_us=0.0, unit_us=0.0, split_us=100.0, byte_us=0.0
+    )
+    assert len(row) == 1
+    row.to_csv(tmp_path / "calibration.csv", index=False)
+    cfg = dict(variants=["skinny_fp8"], dtypes=["float8_e4m3"], sizes=[],
+               shapes=[[129, 14712, 5968]], tuned="kernels/tuned.csv",
+               calibration=str(tmp_path / "calibration.csv"), tuned_gpu=H200, arch="sm_90a",
+               memory=["pinned"], distribution=["normal"])  # fmt: skip
+    (conf,) = start(cfg, ROOT, outputs=catalogue.names()).plan.runs["skinny_fp8"]
+    assert (conf.instance, conf.workers) == (SKINNY_144, 115)
+    v = registry["skinny_fp8"]
+    spec = v.launch_spec(conf.instance_params, 129, 14712, 5968, (5968, 5968, 14712), False,
+                         sms=132, workers=conf.workers)  # fmt: skip
+    assert spec.grid == (115, 1, 1)
+    facts = dict(spec.facts)
+    assert (facts["TILES"], facts["HEAD"], facts["WORKERS"]) == (115, 115, 0)
+    assert [a.nbytes for a in spec.args if isinstance(a, Workspace)] == [0]
 
 
 def test_the_margin_leaves_out_a_rung_the_model_sees_far_behind(monkeypatch):

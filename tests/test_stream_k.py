@@ -62,6 +62,20 @@ def test_the_grid_by_hand():
     assert stream_k_grid(200, 1, 64, 132) == 132  # more tiles than slots, however shallow
 
 
+def test_a_chosen_grid_by_hand():
+    """The model's choice (`workers`), where given, is the grid, at most the slots: 115 tiles
+    of 47 k-tiles on 115 workers fill one wave exactly, so every tile runs whole and nobody
+    shares; on 230 (two a tile) none is whole and all 230 share; 200 asked of 132 slots is
+    132."""
+    assert stream_k_grid(115, 47, 128, 132, 115) == 115
+    assert stream_k_grid(1024, 64, 64, 132, 200) == 132
+    assert stream_k_grid(4, 91, 32, 132, 28) == 28
+    assert stream_k_head(115, 47, 115) == 115
+    assert stream_k_workers(115, 47, 115, 115, 128) == 0
+    assert stream_k_head(115, 47, 230) == 0
+    assert stream_k_workers(115, 47, 0, 230, 128) == 230
+
+
 def test_the_host_and_the_header_agree(check):
     """200 random launches: the whole tiles and the sharing workers as core/schedule.py works them out
     and as kernels/stream_k.cuh does."""

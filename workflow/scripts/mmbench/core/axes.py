@@ -110,6 +110,15 @@ AXES: tuple[Axis, ...] = (
         label=lambda x: f"rows{x}B" if x else "",
     ),
     Axis(
+        "workers",
+        int,
+        "the stream-K workers (the grid's blocks, or clusters) the calibrated model chose for "
+        "the product (core/timemodel.py: worker_choices), for a variant whose launch reads "
+        "`workers` (0: the registry entry's own rule)",
+        0,
+        label=lambda x: f"workers{x}" if x else "",
+    ),
+    Axis(
         "transfer",
         str,
         "how padded matrices reach the device",

@@ -48,7 +48,7 @@ from mmbench.core.launch_spec import (
 ARGUMENTS = ("A", "B", "C", "m", "n", "k", "lda", "ldb", "ldc", "accumulate")
 # the names every expression sees besides the parameters (Variant.names and its callers)
 RESERVED = ("elem_bytes", "out_bytes", "m", "n", "k", "sms", "blocks_per_sm", "cluster_slots",
-            "lda", "ldb", "ldc", "accumulate")  # fmt: skip
+            "workers", "lda", "ldb", "ldc", "accumulate")  # fmt: skip
 label = params_label  # the readable parameters, e.g. "TILE=32 COARSEN=4"
 __all__ = ["DTYPE_PARAM", "MAX_EXPRESSION", "RegistryError", "cdiv", "evaluate", "label", "slug"]
 
@@ -174,6 +174,13 @@ class Variant:
         the occupancy calculator).  Found once per entry, not on every launch."""
         return self._reads("cluster_slots")
 
+    @cached_property
+    def uses_workers(self) -> bool:
+        """Its launch reads `workers` (the stream-K workers the calibrated model chose for a
+        product, the configuration's `workers` axis; 0: the registry's own rule), so that the
+        model may choose its grid (core/timemodel.py: worker_choices)."""
+        return self._reads("workers")
+
     def _reads(self, name: str) -> bool:
         exprs = [e for _, e in self.shape_facts] + [str(g) for g in self.grid]
         exprs += [str(a) for a in self.args]
@@ -237,6 +244,7 @@ class Variant:
             # where the GPU was not asked: as many clusters as the multiprocessors make whole
             size = math.prod(int(evaluate(e, **out)) for e in self.cluster)
             out.setdefault("cluster_slots", max(1, out["sms"] * out["blocks_per_sm"] // size))
+            out.setdefault("workers", 0)  # no choice of the model's: the entry's own rule
             for name, expr in self.shape_facts:
                 out[name] = int(evaluate(expr, **out))
         return out
@@ -361,6 +369,7 @@ class Variant:
         scale: float = 1.0,
         blocks_per_sm: int = 1,
         cluster_slots: int | None = None,
+        workers: int = 0,
     ) -> LaunchSpec:
         """The whole launch of one configuration, as data: grid, block, cluster, dynamic shared
         memory and every argument by kind (core/launch_spec.py), from the registry entry;
@@ -369,12 +378,13 @@ class Variant:
         the loaded cubin, measure/launch.py; read only where `uses_occupancy`); `cluster_slots`:
         how many of its clusters the GPU holds at once (the occupancy calculator again, read
         only where `uses_cluster_slots`; None: the multiprocessors divided by the cluster's
-        blocks)."""
+        blocks); `workers`: the stream-K workers the calibrated model chose (the configuration's
+        `workers`, read only where `uses_workers`; 0: the entry's own rule)."""
         lda, ldb, ldc = lds
         slots = {} if cluster_slots is None else {"cluster_slots": cluster_slots}
         names = self.names(
             params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm, lda=lda, ldb=ldb,
-            ldc=ldc, accumulate=int(accumulate), **slots,
+            ldc=ldc, accumulate=int(accumulate), workers=workers, **slots,
         )  # fmt: skip
         grid, block = self._grid_and_block(names)
         b = (n, k) if self.b_transposed else (k, n)

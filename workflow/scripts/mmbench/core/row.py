@@ -156,7 +156,7 @@ def config_id(row) -> str:
 
 # axes added to the configuration id since samples files were first written, oldest first: an id
 # of an older file lacks the last of these, which upgrade_id() puts back with their defaults
-ADDED_TO_ID = ["load", "ld_align"]
+ADDED_TO_ID = ["load", "ld_align", "workers"]
 
 
 def with_added_axes(df: pd.DataFrame) -> pd.DataFrame:

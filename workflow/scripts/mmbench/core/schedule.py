@@ -93,11 +93,16 @@ def last_wave_end(head: int, tail: int, wave: int, ktiles: int, splits: int, cos
     return max(end, t1 if rest else t0)
 
 
-def stream_k_grid(tiles: int, ktiles: int, bk: int, slots: int) -> int:
+def stream_k_grid(tiles: int, ktiles: int, bk: int, slots: int, chosen: int = 0) -> int:
     """Stream-K's workers (blocks, or clusters), the launch's grid: one a slot (the
     multiprocessors, or the blocks or clusters they hold at once), no more than the tiles where
     they are more, nor than the shares of LEAST_DEPTH of k that the tiles' `ktiles` k-tiles,
-    each `bk` deep, make where they are fewer; at least one."""
+    each `bk` deep, make where they are fewer; at least one.  `chosen` (the launch's `workers`:
+    the calibrated model's choice, core/timemodel.py `worker_choices`), where not 0, is the
+    grid instead, at most `slots`: the kernel works its whole tiles and shares out from
+    whatever grid it is given."""
+    if chosen > 0:
+        return min(chosen, max(1, slots))
     return max(1, min(slots, max(tiles, tiles * ktiles * bk // LEAST_DEPTH)))
 
 

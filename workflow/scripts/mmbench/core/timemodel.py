@@ -28,7 +28,9 @@ whole tiles before a split tail: core/schedule.py), so a tile that leaves most m
 idle, or a split whose shares are shallow, costs what the launch will cost.
 
 `calibrate` turns the tune preset's timings into one row per instantiation (CALIBRATION_COLUMNS:
-the calibration table holds these, not one row per tuning shape); `choose` reads them.
+the calibration table holds these, not one row per tuning shape); `choose` reads them, and for
+a stream-K rung chooses its grid too (`worker_choices`: the entry's rule, or fewer workers, as
+many as the tiles or a whole number a tile, where a split costs more than it saves).
 lab/benchmarks/choice_model.py sets the choice against the nearest tuning shape's on recorded
 runs, each shape held out in turn."""
 
@@ -38,7 +40,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from mmbench.core.schedule import cdiv
+from mmbench.core.schedule import MOST_SPLITS, cdiv
 
 # a calibration row: the GPU model's multiprocessors, the instantiation, its costs in
 # microseconds (Costs) and the blocks a multiprocessor holds (grid kernels; 1 for the persistent
@@ -184,14 +186,17 @@ def work_of(facts: dict, names: dict, grid_blocks: int, persistent: bool, slots:
     return Work(tiles, head, splits, ktiles, max(1, min(grid_blocks, slots)), sms=sms)
 
 
-def launch_work(variant, params: dict, m: int, n: int, k: int, sms: int, blocks_per_sm: int = 1):
+def launch_work(variant, params: dict, m: int, n: int, k: int, sms: int, blocks_per_sm: int = 1,
+                workers: int = 0):  # fmt: skip
     """The Work the registry's launch of `params` at m x n x k does on `sms` multiprocessors
-    (a grid kernel holding `blocks_per_sm` blocks on each)."""
-    return _launch(variant, params, m, n, k, sms, blocks_per_sm)[0]
+    (a grid kernel holding `blocks_per_sm` blocks on each; `workers`: a stream-K grid chosen,
+    0 the entry's own)."""
+    return _launch(variant, params, m, n, k, sms, blocks_per_sm, workers)[0]
 
 
-def _launch(variant, params, m, n, k, sms, blocks_per_sm):
-    names = variant.names(params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm)
+def _launch(variant, params, m, n, k, sms, blocks_per_sm, workers=0):
+    names = variant.names(params, m=m, n=n, k=k, sms=sms, blocks_per_sm=blocks_per_sm,
+                          workers=workers)  # fmt: skip
     facts = {name: names[name] for name, _ in variant.shape_facts}
     grid, _ = variant._grid_and_block(names)
     persistent = _persistent(variant)
@@ -369,25 +374,51 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
     return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
 
 
-def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms: int) -> float:
-    """The model's time for the registry's launch of `params` at m x n x k."""
-    work, names = _launch(variant, params, m, n, k, sms, costs.blocks_per_sm)
+def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms: int,
+               workers: int = 0) -> float:  # fmt: skip
+    """The model's time for the registry's launch of `params` at m x n x k (with `workers`
+    stream-K workers where not 0: worker_choices)."""
+    work, names = _launch(variant, params, m, n, k, sms, costs.blocks_per_sm, workers)
     return costs.time_us(load_of(work, tile_bytes_of(variant, params, names))) / 1e3
+
+
+def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
+                   blocks_per_sm: int = 1) -> list[int]:  # fmt: skip
+    """The stream-K grids the model weighs at m x n x k for a variant whose launch reads
+    `workers` (Variant.uses_workers): 0, the entry's own rule (a worker a slot, the tiles'
+    k-loops shared evenly among them), then, where the tiles are fewer than the rule's
+    workers, each whole number of workers per tile below it: as many workers as tiles runs
+    every tile whole in one wave (no partial sums), s workers a tile splits each tile's k-loop
+    s ways (one segment a worker; s at most MOST_SPLITS and the tile's k-tiles).  The kernel
+    works its whole tiles and shares out from whatever grid it is given
+    (kernels/stream_k.cuh), so every choice computes the same product."""
+    if not variant.uses_workers:
+        return [0]
+    work = launch_work(variant, params, m, n, k, sms, blocks_per_sm)
+    out, tiles = [0], work.tiles
+    if tiles <= 0 or work.ktiles <= 0:
+        return out
+    most = min(work.ktiles, MOST_SPLITS)  # split-K's bound on the ways a tile splits
+    out += [tiles * s for s in range(1, most + 1) if tiles * s < work.workers]
+    return out
 
 
 def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dict | None:
     """Of the calibrated rows of element type `dtype` (tuning.calibrated: params, costs,
-    blocks_per_sm, sms), the one whose predicted time at m x n x k is least, passing over those
-    whose instantiation cannot launch at the product (the registry's requirements); a tie goes
-    to the earlier row.  None where there is none."""
+    blocks_per_sm, sms), the one whose predicted time at m x n x k is least, with the stream-K
+    grid (`workers`: worker_choices; 0 where the entry's own rule is as fast, or the variant
+    has no choice) it is least with, passing over those whose instantiation cannot launch at
+    the product (the registry's requirements); a tie goes to the earlier row, and to the
+    entry's own grid.  None where there is none."""
     best, best_ms = None, math.inf
     for r in rows:
         if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
             continue
         costs = Costs.of(r["costs"], r["blocks_per_sm"])
-        ms = predict_ms(variant, r["params"], costs, m, n, k, r["sms"])
-        if ms < best_ms - 1e-12:
-            best, best_ms = r, ms
+        for w in worker_choices(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm):
+            ms = predict_ms(variant, r["params"], costs, m, n, k, r["sms"], w)
+            if ms < best_ms - 1e-12:
+                best, best_ms = {**r, "workers": w}, ms
     return best
 
 

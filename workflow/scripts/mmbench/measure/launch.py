@@ -78,10 +78,12 @@ def launcher(
         return go, spec
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]  # a persistent kernel's grid
     shape = (conf.instance_params, conf.m, conf.n, conf.k, lds, conf.accumulate, sms)
-    spec = v.launch_spec(*shape)
+    # the launch's names past the shape: the stream-K workers the model chose (0: the entry's
+    # own rule), then what only the loaded kernel can tell
+    asked: dict[str, int] = {"workers": conf.workers}
+    spec = v.launch_spec(*shape, **asked)
     if v.backend == "triton":  # its dynamic shared memory is what Triton's compiler said
         spec = triton_spec(spec, cubin)
-    asked: dict[str, int] = {}  # what only the loaded kernel can tell its launch
     if v.uses_occupancy:  # its waves: how many of its blocks a multiprocessor holds at once
         asked["blocks_per_sm"] = blocks_per_sm(
             modules.function(cubin, spec.symbol or v.symbol), spec

@@ -218,9 +218,17 @@ def predicted(cfg: dict, v: Variant, dtype: str, m: int, n: int, k: int, memo: d
             memo[key] = None
         else:
             costs = Costs.of(row["costs"], row["blocks_per_sm"])
-            ms = predict_ms(v, row["params"], costs, m, n, k, row["sms"])
+            ms = predict_ms(v, row["params"], costs, m, n, k, row["sms"], row["workers"])
             memo[key] = (ms, row.get("on", ""))
     return memo[key]
+
+
+def chosen_workers(v: Variant, params: dict, m: int, n: int, k: int, memo: dict) -> int:
+    """The stream-K workers the calibrated model chose with `params` at m x n x k (tuned_for's
+    memo of its choice; core/timemodel.py: worker_choices), the configuration's `workers`; 0
+    where it chose the entry's own grid, or made no choice there."""
+    row = memo.get((v.name, params[DTYPE_PARAM], m, n, k))
+    return int(row["workers"]) if row is not None and row["params"] == params else 0
 
 
 def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str, m: int,
@@ -311,6 +319,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     expected="FAIL" if unmet else "PASS",
                     notes="; ".join(unmet),
                     tuned_for=chosen_for,
+                    workers=chosen_workers(v, params, m, n, k, choices),
                 )
                 if unmet and v.unsafe_when_unmet and not cfg["demonstrate_failures"]:
                     plan.refused.append(
