@@ -124,26 +124,49 @@ def test_the_stream_k_grids_the_model_weighs_counted_by_hand(registry):
     ) == [0]
 
 
-def _row(variant, instance, ktile_us, split_us):
+# skinny_fp8's 128 x 144 build, by the rule's grid on 132 multiprocessors: at 129 x 14712 x 5968
+# (115 tiles shared by 132 workers) the busiest worker's share crosses a tile, two split units;
+# at 129 x 16896 x 5968 (16896 / 128 = 132 tiles, one wave exactly) every tile is whole, none
+BOTH = [[129, 14712, 5968], [129, 16896, 5968]]
+
+
+def _row(variant, instance, ktile_us, split_us, fitted_at=BOTH):
     """A calibration row as tuning.calibrated gives it, with made-up costs."""
     costs = dict(fixed_us=0.0, ktile_us=ktile_us, sm_ktile_us=0.0, unit_us=0.0, split_us=split_us,
                  byte_us=0.0)  # fmt: skip
     params = variant.instance(instance)
-    return dict(dtype=params["dtype"], params=params, costs=costs, blocks_per_sm=1, sms=132)
+    return dict(dtype=params["dtype"], params=params, costs=costs, blocks_per_sm=1, sms=132,
+                fitted_at=fitted_at)  # fmt: skip
 
 
 def test_the_model_runs_every_tile_whole_where_a_split_costs_more_than_it_saves(registry):
-    """skinny_fp8's 128 x 144 build at 129 x 14712 x 5968 (above), a k-tile costing 1 us: on
-    115 workers the busiest runs one whole tile, 47 us; on the rule's 132 it runs a share of
-    41 of the 115 x 47 = 5405 k-tiles (5405 / 132 = 40.9) over two tiles, so two split units.
-    At 100 us a split unit that is 41 + 200 = 241 us: the model chooses 115 workers.  Where a
-    split unit costs nothing, 41 us beats 47: the rule's grid (workers 0)."""
-    from mmbench.core.timemodel import choose
+    """skinny_fp8's 128 x 144 build at 129 x 14712 x 5968 (above), a k-tile costing 1 us,
+    fitted at products where the busiest worker had two split units and none: on 115 workers
+    the busiest runs one whole tile, 47 us; on the rule's 132 it runs a share of 41 of the
+    115 x 47 = 5405 k-tiles (5405 / 132 = 40.9) over two tiles, so two split units.  At 100 us
+    a split unit that is 41 + 200 = 241 us: the model chooses 115 workers.  Where a split unit
+    costs nothing, 41 us beats 47: the rule's grid (workers 0)."""
+    from mmbench.core.timemodel import choose, split_counts_seen
 
     v = registry["skinny_fp8"]
     dear, free = _row(v, SKINNY_144, 1.0, 100.0), _row(v, SKINNY_144, 1.0, 0.0)
+    assert split_counts_seen(v, dear) == {0, 2}
     assert choose(v, [dear], "float8_e4m3", 129, 14712, 5968)["workers"] == 115
     assert choose(v, [free], "float8_e4m3", 129, 14712, 5968)["workers"] == 0
+
+
+def test_a_grid_whose_split_units_the_fit_never_saw_is_not_priced(registry):
+    """The same dear row fitted at 129 x 14712 x 5968 alone, where the busiest worker had two
+    split units: its fit cannot tell a split unit's cost from the fixed cost, so the grid of
+    whole tiles (none) is not priced and the rule's grid runs; `grids=False` weighs the rule's
+    alone whatever the row."""
+    from mmbench.core.timemodel import choose
+
+    v = registry["skinny_fp8"]
+    alone = _row(v, SKINNY_144, 1.0, 100.0, fitted_at=BOTH[:1])
+    assert choose(v, [alone], "float8_e4m3", 129, 14712, 5968)["workers"] == 0
+    dear = _row(v, SKINNY_144, 1.0, 100.0)
+    assert choose(v, [dear], "float8_e4m3", 129, 14712, 5968, grids=False)["workers"] == 0
 
 
 def test_the_busiest_workers_partial_sums_counted_by_hand():

@@ -127,7 +127,8 @@ def unseen(registry) -> None:
                                  blocks_per_sm=int(r.blocks_per_sm),
                                  costs={c: float(getattr(r, c)) for c in COST_COLUMNS})
                             for r in cal[cal.variant == name].itertuples()]  # fmt: skip
-                row = choose(v, cal_rows, dtype, m, n, k)
+                # the entry's own grid: the runs scored here ran no other
+                row = choose(v, cal_rows, dtype, m, n, k, grids=False)
                 costs = Costs.of(row["costs"], row["blocks_per_sm"])
                 inst = next(i for i, p in v.by_slug.items() if p == row["params"])
                 at = mine[(mine.variant == name) & (mine.instance == inst)]

@@ -403,20 +403,52 @@ def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
     return out
 
 
-def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int) -> dict | None:
+def split_counts_seen(variant, row: dict) -> frozenset[int]:
+    """The busiest worker's split units (stream-K: its shares' segments) at each product a
+    calibration row was fitted at (its `fitted_at`, with the entry's own grids).  The fit
+    tells a split unit's cost from the fixed cost only as far as these counts vary (at a
+    stream-K rule's two segments at every small product it may put that cost in either), so
+    choose() prices another grid only where its busiest worker's count is one of them."""
+    shapes = tuple(tuple(int(x) for x in s) for s in row.get("fitted_at") or ())
+    params = tuple(row["params"].items())
+    return _split_counts(variant, params, int(row["sms"]), int(row["blocks_per_sm"]), shapes)
+
+
+_SEEN: dict[tuple, frozenset[int]] = {}  # split_counts_seen's, per variant, row and shapes
+
+
+def _split_counts(variant, params: tuple, sms: int, blocks: int, shapes: tuple) -> frozenset:
+    key = (variant.name, variant.launch_sha(), params, sms, blocks, shapes)
+    if key not in _SEEN:
+        _SEEN[key] = frozenset(launch_work(variant, dict(params), m, n, k, sms, blocks)
+                               .busiest()[2] for m, n, k in shapes)  # fmt: skip
+    return _SEEN[key]
+
+
+def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int,
+           grids: bool = True) -> dict | None:  # fmt: skip
     """Of the calibrated rows of element type `dtype` (tuning.calibrated: params, costs,
     blocks_per_sm, sms), the one whose predicted time at m x n x k is least, with the stream-K
     grid (`workers`: worker_choices; 0 where the entry's own rule is as fast, or the variant
     has no choice) it is least with, passing over those whose instantiation cannot launch at
     the product (the registry's requirements); a tie goes to the earlier row, and to the
-    entry's own grid.  None where there is none."""
+    entry's own grid.  Another grid is weighed only where its busiest worker's split units
+    are a count the row's fit saw (split_counts_seen); `grids` False weighs the entry's own
+    grid alone (to score the choice on runs that ran only that).  None where there is none."""
     best, best_ms = None, math.inf
     for r in rows:
         if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
             continue
         costs = Costs.of(r["costs"], r["blocks_per_sm"])
-        for w in worker_choices(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm):
-            ms = predict_ms(variant, r["params"], costs, m, n, k, r["sms"], w)
+        weighed = [0]
+        if grids and variant.uses_workers:
+            weighed = worker_choices(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm)
+        seen = split_counts_seen(variant, r) if len(weighed) > 1 else set()
+        for w in weighed:
+            work, names = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm, w)
+            if w and work.busiest()[2] not in seen:  # a count the fit never saw: not priced
+                continue
+            ms = costs.time_us(load_of(work, tile_bytes_of(variant, r["params"], names))) / 1e3
             if ms < best_ms - 1e-12:
                 best, best_ms = {**r, "workers": w}, ms
     return best
