@@ -203,6 +203,38 @@ def test_costs_made_up_by_hand_are_what_the_fit_finds(registry):
     assert got == pytest.approx((6, 0.5, 2, 4, 1e-5), rel=1e-4)
 
 
+def test_costs_made_up_by_hand_come_back_from_launches_at_two_grids(registry):
+    """Times built from chosen costs (fixed 8 us, 0.5 us a k-tile, 1 us a whole unit, 3 us a
+    split unit, 1e-5 us a byte of partial sums) for skinny_fp8's 128 x 144 build at five
+    products, each at the rule's grid and with every tile whole (config stream_k_grids: the
+    row's `workers`), on 132 workers: calibrate() keeps both launches of a product, gives the
+    costs back, and names the whole-tile launches in `fitted_at` (MxNxK@W)."""
+    v = registry["skinny_fp8"]
+    params = v.instance(SKINNY_144)
+    rows = []
+    for m, n, k in [(129, 14712, 5968), (16, 8192, 8192), (27, 25, 986), (1024, 1024, 1024),
+                    (2048, 2048, 2048)]:  # fmt: skip
+        tiles = -(-n // 128) * -(-m // 144)
+        for workers in (0, tiles):
+            spec = v.launch_spec(params, m, n, k, (k, k, n), False, sms=132, workers=workers)
+            facts = " ".join(f"{a}={b}" for a, b in spec.facts)
+            row = dict(gpu_name=H200, variant="skinny_fp8", dtype="float8_e4m3",
+                       params="BM=128 BN=144 STAGES=4 CLUSTER=1 GROUP=8 CHAIN=1",
+                       instance=SKINNY_144, m=m, n=n, k=k, workers=workers,
+                       grid=f"{spec.grid[0]}x1x1", launch_facts=facts, verification="PASS",
+                       backend="cubin")  # fmt: skip
+            load = load_of(recorded_work(v, params, row, 132, 1), 128 * 144 * 4)
+            us = 8 + 0.5 * load.ktiles + load.whole + 3 * load.split + 1e-5 * load.partial_bytes
+            rows.append(dict(row, kernel_ms=us / 1e3))
+    cal = calibrate(pd.DataFrame(rows), registry, sms={H200: 132})
+    (c,) = cal.itertuples()
+    assert c.worst_fit < 1e-6 and c.shapes == 10
+    got = (c.fixed_us, c.ktile_us, c.unit_us, c.split_us, c.byte_us)
+    assert got == pytest.approx((8, 0.5, 1, 3, 1e-5), rel=1e-3)
+    assert "129x14712x5968 129x14712x5968@115" in c.fitted_at
+    assert "2048x2048x2048@240" in c.fitted_at  # 240 tiles asked of 132 workers: the rule's
+
+
 def test_the_h100_tuning_runs_had_132_multiprocessors(registry, recorded):
     """An H100 SXM has 132: the widest grid of a one-block-per-multiprocessor persistent
     kernel in its recorded runs."""
@@ -481,6 +513,38 @@ def test_the_plan_runs_the_stream_k_grid_the_model_chose(tmp_path, registry):
     facts = dict(spec.facts)
     assert (facts["TILES"], facts["HEAD"], facts["WORKERS"]) == (115, 115, 0)
     assert [a.nbytes for a in spec.args if isinstance(a, Workspace)] == [0]
+
+
+def test_stream_k_grids_whole_runs_each_product_with_every_tile_whole():
+    """config stream_k_grids [chosen, whole], skinny_fp8's 128 x 144 build and persistent_fp8
+    (no stream-K) without a calibration.  129 x 14712 x 5968: 115 tiles, the rule's grid and
+    115 workers.  27 x 25 x 986: one tile of cdiv(986, 128) = 8 k-tiles, which the rule shares
+    among 8 x 128 // 256 = 4 workers: also one worker.  129 x 14712 x 128: 115 tiles of one
+    k-tile, which the rule never shares (115 x 128 // 256 = 57 shares, fewer than the tiles):
+    the rule's grid alone.  persistent_fp8 runs once a product.  [whole] alone runs only
+    the whole-tile grids, and the rule's where that is the same."""
+    from mmbench.plan.experiment import prepare, start
+    from mmbench.report import catalogue
+
+    shapes = [[129, 14712, 5968], [27, 25, 986], [129, 14712, 128]]
+    cfg = dict(variants=["skinny_fp8", "persistent_fp8"], dtypes=["float8_e4m3"], sizes=[],
+               shapes=shapes, arch="sm_90a", memory=["pinned"], distribution=["normal"],
+               params={"skinny_fp8": {"dtype": ["float8_e4m3"], "BM": [128], "BN": [144],
+                                      "STAGES": [4], "CLUSTER": [1], "CHAIN": [1]},
+                       "persistent_fp8": {"dtype": ["float8_e4m3"], "BN": [128], "STAGES": [6],
+                                          "CLUSTER": [1], "GROUP": [8], "CHAIN": [8]}},
+               stream_k_grids=["chosen", "whole"])  # fmt: skip
+    runs = start(cfg, ROOT, outputs=catalogue.names()).plan.runs
+    got = sorted((r.m, r.n, r.k, r.workers) for r in runs["skinny_fp8"])
+    assert got == [(27, 25, 986, 0), (27, 25, 986, 1), (129, 14712, 128, 0),
+                   (129, 14712, 5968, 0), (129, 14712, 5968, 115)]  # fmt: skip
+    assert [r.workers for r in runs["persistent_fp8"]] == [0, 0, 0]
+    runs = start(dict(cfg, stream_k_grids=["whole"]), ROOT, outputs=catalogue.names()).plan.runs
+    got = sorted((r.m, r.n, r.k, r.workers) for r in runs["skinny_fp8"])
+    assert got == [(27, 25, 986, 1), (129, 14712, 128, 0), (129, 14712, 5968, 115)]
+    with pytest.raises(ConfigError, match=r"'stream_k_grids\[0\]': 'half' is not valid; "
+                                          "valid values: chosen, whole"):  # fmt: skip
+        prepare(dict(cfg, stream_k_grids=["half"]), ROOT, catalogue.names())
 
 
 def test_the_margin_leaves_out_a_rung_the_model_sees_far_behind(monkeypatch):

@@ -5,7 +5,8 @@
 #                                        every instantiation at the tune preset's squares to 4096
 #                                        and its 13 products with small sides (CAL_SIZES,
 #                                        CAL_SHAPES: others; CAL_PARAMS='{v: {BN: [..]}}'
-#                                        some builds alone), bursts, short
+#                                        some builds alone; CAL_GRIDS='[chosen, whole]': the
+#                                        stream-K rungs also with every tile whole), bursts, short
 #                                        sampling; OUT/calibration.csv is its calibration table
 #                                        (append its rows to kernels/calibration.csv),
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
@@ -109,7 +110,8 @@ calibrate)
     "shapes=${CAL_SHAPES:-[[128,8192,8192],[256,8192,8192],[512,8192,8192],[32,4096,4096],[4096,32,4096],[64,8192,2048],[8192,64,2048],[16,2048,8192],[2048,16,8192],[256,256,8192],[2048,2048,256],[96,1536,1536],[1536,96,1536]]}" \
     'dtypes=[float32, bfloat16, float8_e4m3, float64]' 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [calibration, verification]}' \
-    "$short_sampling" ${CAL_PARAMS:+"params=$CAL_PARAMS"}
+    "$short_sampling" ${CAL_PARAMS:+"params=$CAL_PARAMS"} \
+    ${CAL_GRIDS:+"stream_k_grids=$CAL_GRIDS"}
   grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
   cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
   cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&

@@ -354,7 +354,9 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
         v = registry[name]
         if not v.shape_facts or gpu not in sms:
             continue
-        firsts = part.sort_values("kernel_ms").drop_duplicates(["instance", "m", "n", "k"])
+        # a launch: an instantiation at a product and grid (the row's `workers`, where it has one)
+        launch = ["instance", "m", "n", "k", *(["workers"] if "workers" in part else [])]
+        firsts = part.sort_values("kernel_ms").drop_duplicates(launch)
         runs = {inst: [r for _, r in rows.iterrows()]
                 for inst, rows in firsts.groupby("instance")
                 if len(rows) >= 3 and inst in v.by_slug and not v.rejected(v.by_slug[inst])}  # fmt: skip
@@ -368,10 +370,17 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
                 sm_ktile_us=round(c.sm_ktile_us, 6), unit_us=round(c.unit_us, 4), split_us=round(c.split_us, 4),
                 byte_us=round(c.byte_us, 9), blocks_per_sm=c.blocks_per_sm,
                 shapes=len(runs[inst]),
-                fitted_at=" ".join(sorted(f"{r['m']}x{r['n']}x{r['k']}" for r in runs[inst])),
+                fitted_at=" ".join(sorted(fitted_launch(r) for r in runs[inst])),
                 worst_fit=round(worst, 4),
             ))  # fmt: skip
     return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
+
+
+def fitted_launch(row) -> str:
+    """A timing row's launch as a calibration row's `fitted_at` names it: MxNxK, and @W where
+    it ran a stream-K grid of W workers the plan chose (config stream_k_grids, or the model)."""
+    workers = int(row["workers"]) if "workers" in row and row["workers"] == row["workers"] else 0
+    return f"{row['m']}x{row['n']}x{row['k']}" + (f"@{workers}" if workers else "")
 
 
 def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms: int,
@@ -404,12 +413,13 @@ def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
 
 
 def split_counts_seen(variant, row: dict) -> frozenset[int]:
-    """The busiest worker's split units (stream-K: its shares' segments) at each product a
-    calibration row was fitted at (its `fitted_at`, with the entry's own grids).  The fit
+    """The busiest worker's split units (stream-K: its shares' segments) at each launch a
+    calibration row was fitted at (its `fitted_at`: m, n, k and the grid's workers).  The fit
     tells a split unit's cost from the fixed cost only as far as these counts vary (at a
     stream-K rule's two segments at every small product it may put that cost in either), so
     choose() prices another grid only where its busiest worker's count is one of them."""
-    shapes = tuple(tuple(int(x) for x in s) for s in row.get("fitted_at") or ())
+    shapes = tuple((*map(int, s[:3]), int(s[3]) if len(s) > 3 else 0)
+                   for s in row.get("fitted_at") or ())  # fmt: skip
     params = tuple(row["params"].items())
     return _split_counts(variant, params, int(row["sms"]), int(row["blocks_per_sm"]), shapes)
 
@@ -420,8 +430,8 @@ _SEEN: dict[tuple, frozenset[int]] = {}  # split_counts_seen's, per variant, row
 def _split_counts(variant, params: tuple, sms: int, blocks: int, shapes: tuple) -> frozenset:
     key = (variant.name, variant.launch_sha(), params, sms, blocks, shapes)
     if key not in _SEEN:
-        _SEEN[key] = frozenset(launch_work(variant, dict(params), m, n, k, sms, blocks)
-                               .busiest()[2] for m, n, k in shapes)  # fmt: skip
+        _SEEN[key] = frozenset(launch_work(variant, dict(params), m, n, k, sms, blocks, w)
+                               .busiest()[2] for m, n, k, w in shapes)  # fmt: skip
     return _SEEN[key]
 
 

@@ -6,6 +6,7 @@ run are refused here, before any GPU time is spent, each with its reason.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 
@@ -188,7 +189,7 @@ def tuned_for(
         if row is None or row["params"] != params:
             return None
         # "tuned at MxNxK" where the product is one the model was fitted at (the tuning saw it)
-        seen = f"tuned at {m}x{n}x{k}" if [m, n, k] in row["fitted_at"] else ""
+        seen = f"tuned at {m}x{n}x{k}" if [m, n, k] in (f[:3] for f in row["fitted_at"]) else ""
         # the model's GPU where it is another than this run's
         whose = f"{TUNED_ON}{row['on']}" if row.get("on") else ""
         words = (whose, f"{MODEL_WORDS}{row['shapes']} shapes", seen)
@@ -229,6 +230,40 @@ def chosen_workers(v: Variant, params: dict, m: int, n: int, k: int, memo: dict)
     where it chose the entry's own grid, or made no choice there."""
     row = memo.get((v.name, params[DTYPE_PARAM], m, n, k))
     return int(row["workers"]) if row is not None and row["params"] == params else 0
+
+
+# a multiprocessor count no GPU reaches: a stream-K entry's rule then gives the grid its product
+# alone bounds (its tiles, or its shares of LEAST_DEPTH where more), whatever the GPU
+UNBOUNDED_SMS = 1 << 20
+
+
+def whole_workers(v: Variant, params: dict, m: int, n: int, k: int) -> int:
+    """The workers (clusters) of a stream-K entry's launch with every tile whole: as many as its
+    output tiles; 0 where the entry's own rule gives as many on any GPU (its shares would be
+    shallower than LEAST_DEPTH), so that grid is the rule's."""
+    names = v.names(params, m=m, n=n, k=k, sms=UNBOUNDED_SMS)
+    cluster = int(names.get("CLUSTER", 1))
+    tiles = int(names["TILES"]) // cluster
+    grid, _ = v._grid_and_block(names)
+    return tiles if 0 < tiles < grid[0] // cluster else 0
+
+
+def grid_runs(cfg: dict, v: Variant, conf) -> list:
+    """The configuration at each grid of config `stream_k_grids` for a stream-K rung (one whose
+    launch reads `workers`; any other: `conf` alone): chosen, the plan's (`conf`: the model's
+    choice or the entry's rule); whole, every tile whole (whole_workers), where that is
+    another grid than chosen."""
+    grids = cfg.get("stream_k_grids") or ["chosen"]
+    if not v.uses_workers or list(grids) == ["chosen"]:
+        return [conf]
+    out = [conf] if "chosen" in grids else []
+    if "whole" in grids:
+        whole = whole_workers(v, conf.instance_params, conf.m, conf.n, conf.k)
+        if whole and whole != conf.workers:
+            out.append(dataclasses.replace(conf, workers=whole))
+        elif "chosen" not in grids:  # whole is the chosen grid here
+            out.append(conf)
+    return out
 
 
 def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str, m: int,
@@ -334,7 +369,7 @@ def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> 
                     if conf in padded:
                         continue
                     padded.add(conf)
-                runs.append(conf)
+                runs += grid_runs(cfg, v, conf)
                 if v.compiled:
                     insts[(name, slug(params))] = (name, params)
         if runs:

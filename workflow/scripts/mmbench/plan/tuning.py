@@ -13,6 +13,7 @@ product runs the instantiation whose time the model predicts least (core/timemod
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -363,7 +364,7 @@ def calibrated(
     """Per listed variant the calibration table holds rows of, those of the first GPU model of
     `models` that it holds rows of the variant for: each as {dtype, params (the full parameter
     dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms, shapes, fitted_at
-    ([m, n, k] each), on (its GPU model, to be named beside the choice; "" for one of `quiet`:
+    ([m, n, k] each, [m, n, k, workers] where a launch ran a grid the plan chose), on (its GPU model, to be named beside the choice; "" for one of `quiet`:
     the run's GPU models, or without one the tuning's)}, but those the registry's constraints
     now reject; a row naming an instantiation the registry does not declare is a
     ConfigError."""
@@ -392,7 +393,8 @@ def calibrated(
             dtype=params[DTYPE_PARAM], params=params,
             costs={c: float(r[c]) for c in COST_COLUMNS}, blocks_per_sm=int(r.blocks_per_sm),
             sms=int(r.sms), shapes=int(r.shapes),
-            fitted_at=[[int(x) for x in s.split("x")] for s in str(r.fitted_at).split()],
+            # [m, n, k], or [m, n, k, workers] for a launch at a stream-K grid the plan chose
+            fitted_at=[[int(x) for x in re.split("[x@]", s)] for s in str(r.fitted_at).split()],
             on="" if r.gpu_name in quiet else str(r.gpu_name),
         ))  # fmt: skip
     return out
