@@ -1064,3 +1064,18 @@ def test_the_ladders_code_and_launches_are_those_of_its_last_run():
                 for c in ("89c78eb", "2c5351a"))  # fmt: skip
     assert len(old) == len(new) == 133 and old == new
     assert {k.split()[0] for k in new} == {name for name, _, _ in counts}
+
+
+def test_the_kept_calibration_prices_grids_it_never_ran_too_fast():
+    """Entry "The kept calibration cannot price a grid it never ran": every grid priced, 160
+    pairs, the most 5.370x (skinny_bf16 at 600 x 196 x 757 in 2.7 us); only the split counts
+    its fit saw, 51, the most 1.427x, skinny_fp8 at 129 x 14712 x 5968 with 115 workers."""
+    f = DATA / "h200-grid-choice"
+    pair = re.compile(r"^(\w+) +(\d+) x +(\d+) x +(\d+): .* workers (\d+) +([\d.]+) us "
+                      r"\(([\d.]+)x predicted\)$", re.M)  # fmt: skip
+    every, seen = (pair.findall(read_text(f / name)) for name in ("unguarded.txt", "guarded.txt"))
+    assert (len(every), len(seen)) == (160, 51)
+    top = max(every, key=lambda p: float(p[6]))
+    assert top[:4] == ("skinny_bf16", "600", "196", "757") and (top[5], top[6]) == ("2.7", "5.370")
+    assert max(float(p[6]) for p in seen) == 1.427
+    assert ("skinny_fp8", "129", "14712", "5968", "115", "35.0", "1.176") in seen
