@@ -403,12 +403,16 @@ def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
     (kernels/stream_k.cuh), so every choice computes the same product."""
     if not variant.uses_workers:
         return [0]
-    work = launch_work(variant, params, m, n, k, sms, blocks_per_sm)
-    out, tiles = [0], work.tiles
-    if tiles <= 0 or work.ktiles <= 0:
+    return _fewer_workers(launch_work(variant, params, m, n, k, sms, blocks_per_sm))
+
+
+def _fewer_workers(rule: Work) -> list[int]:
+    """worker_choices from the Work of the entry's own grid."""
+    out, tiles = [0], rule.tiles
+    if tiles <= 0 or rule.ktiles <= 0:
         return out
-    most = min(work.ktiles, MOST_SPLITS)  # split-K's bound on the ways a tile splits
-    out += [tiles * s for s in range(1, most + 1) if tiles * s < work.workers]
+    most = min(rule.ktiles, MOST_SPLITS)  # split-K's bound on the ways a tile splits
+    out += [tiles * s for s in range(1, most + 1) if tiles * s < rule.workers]
     return out
 
 
@@ -450,15 +454,17 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int,
         if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
             continue
         costs = Costs.of(r["costs"], r["blocks_per_sm"])
-        weighed = [0]
-        if grids and variant.uses_workers:
-            weighed = worker_choices(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm)
-        seen = split_counts_seen(variant, r) if len(weighed) > 1 else set()
-        for w in weighed:
-            work, names = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm, w)
-            if w and work.busiest()[2] not in seen:  # a count the fit never saw: not priced
-                continue
-            ms = costs.time_us(load_of(work, tile_bytes_of(variant, r["params"], names))) / 1e3
+        rule, names = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm)
+        tile_bytes = tile_bytes_of(variant, r["params"], names)
+        fewer = _fewer_workers(rule)[1:] if grids and variant.uses_workers else []
+        seen = split_counts_seen(variant, r) if fewer else frozenset()
+        for w in [0, *fewer]:
+            work = rule
+            if w:
+                work = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm, w)[0]
+                if work.busiest()[2] not in seen:  # a count the fit never saw: not priced
+                    continue
+            ms = costs.time_us(load_of(work, tile_bytes)) / 1e3
             if ms < best_ms - 1e-12:
                 best, best_ms = {**r, "workers": w}, ms
     return best
