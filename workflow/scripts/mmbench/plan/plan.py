@@ -241,10 +241,9 @@ def whole_workers(v: Variant, params: dict, m: int, n: int, k: int) -> int:
     """The workers (clusters) of a stream-K entry's launch with every tile whole: as many as its
     output tiles; 0 where the entry's own rule gives as many on any GPU (its shares would be
     shallower than LEAST_DEPTH), so that grid is the rule's."""
-    names = v.names(params, m=m, n=n, k=k, sms=UNBOUNDED_SMS)
-    cluster = int(names.get("CLUSTER", 1))
-    tiles = int(names["TILES"]) // cluster
-    grid, _ = v._grid_and_block(names)
+    cluster = v.cluster_of(params)[0]  # the stream-K entries' clusters lie along x
+    tiles = v.shape_facts_of(params, m, n, k, sms=UNBOUNDED_SMS)["TILES"] // cluster
+    grid, _ = v.launch(params, m, n, k, sms=UNBOUNDED_SMS)
     return tiles if 0 < tiles < grid[0] // cluster else 0
 
 
