@@ -12,6 +12,9 @@ instantiation and shape with the sanitizer's error summary; exits 1 if any repor
 --where keeps the instantiations whose parameters satisfy a registry expression (e.g.
 "STAGES > 4": the instantiations a change added).
 
+--whole checks a stream-K rung also with every tile whole (config stream_k_grids' `whole`:
+as many workers as the product's tiles) at each shape where that is another grid.
+
 With --tuned, each variant's tuned instantiation for GPU model MODEL (a tuning table, e.g.
 kernels/tuned.csv) is checked too: one per row where the rows hold ranges of products.
 """
@@ -45,6 +48,11 @@ def main() -> int:
     ap.add_argument("--last", type=int, default=0, help="only the last N instantiations")
     ap.add_argument("--where", help="only the instantiations for which this expression holds")
     ap.add_argument("--show", type=int, default=0, help="print the first N lines of a failure")
+    ap.add_argument(
+        "--whole",
+        action="store_true",
+        help="a stream-K rung also with every tile whole (its `workers` grid)",
+    )
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--tuned", help="a tuning table: check each variant's tuned instantiation too")
     ap.add_argument("--gpu", default="", help="the GPU model of --tuned's rows")
@@ -82,20 +90,25 @@ def main() -> int:
             cubin = work / f"{name}_{slug(params)}.{v.build_ext}"
             build_instantiation(v, params, cubin, args.arch,
                                 work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
-            for m, n, k in shapes:  # one build, each shape
+            for m, n, k in shapes:  # one build, each shape (and grid)
                 bad += check(name, v, params, cubin, (m, n, k), work, args.show)
+                whole = plan.whole_workers(v, params, m, n, k) if args.whole else 0
+                if whole and v.uses_workers:
+                    bad += check(name, v, params, cubin, (m, n, k), work, args.show, whole)
     return 1 if bad else 0
 
 
-def check(name, v, params, cubin, shape, work: Path, show: int) -> bool:
-    """One instantiation at one shape under memcheck: its line printed; True where it failed."""
+def check(name, v, params, cubin, shape, work: Path, show: int, workers: int = 0) -> bool:
+    """One instantiation at one shape (and stream-K grid: `workers`, 0 the rule's) under
+    memcheck: its line printed; True where it failed."""
     m, n, k = shape
-    conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
-                            memory="pinned", distribution="int09", seed=2024)  # fmt: skip
+    conf = Configuration.of(name, params, m=m, n=n, k=k, accumulate=False, memory="pinned",
+                            distribution="int09", seed=2024, workers=workers)  # fmt: skip
     spec = dict(configuration=conf.as_dict(), registry=str(paths.registry_path()),
                 cubin=str(cubin), kernel_name=v.profile_kernel or v.symbol,
                 warmup=0)  # fmt: skip
-    spec_path = work / f"{name}_{slug(params)}_{m}x{n}x{k}.json"
+    grid = f"@{workers}" if workers else ""
+    spec_path = work / f"{name}_{slug(params)}_{m}x{n}x{k}{grid}.json"
     spec_path.write_text(json.dumps(spec))
     # device memory errors only: NVIDIA's cuda-bindings probes every driver entry point with
     # cuGetProcAddress when it loads, and the ones this driver lacks return
@@ -108,7 +121,7 @@ def check(name, v, params, cubin, shape, work: Path, show: int) -> bool:
     if out.returncode and show:
         print("\n".join((out.stdout + out.stderr).splitlines()[:show]))
     verdict = summary[-1] if summary else f"no summary (exit {out.returncode})"
-    print(f"{name} {slug(params)} {m}x{n}x{k}: {verdict} (exit {out.returncode})", flush=True)
+    print(f"{name} {slug(params)} {m}x{n}x{k}{grid}: {verdict} (exit {out.returncode})", flush=True)
     return out.returncode != 0
 
 

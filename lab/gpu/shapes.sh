@@ -18,7 +18,8 @@
 #                                        the GPU tests RUNG_TESTS names, pytest -k),
 #                                        memcheck of VARIANT's first and last instantiation
 #                                        (RUNG_WHERE='expr': those it holds for) at
-#                                        three odd shapes, then `calibrate` of VARIANT alone at
+#                                        three odd shapes (a stream-K rung's also with every
+#                                        tile whole), then `calibrate` of VARIANT alone at
 #                                        the skinny rungs' ten shapes (or CAL_SIZES and
 #                                        RUNG_SHAPES; RUNG_CAL='[a, b]': those variants);
 #                                        exit 1 where one fails
@@ -145,10 +146,10 @@ rung)
   # each instantiation built once and checked at the three shapes
   shapes=(--shape 33 31 37 --shape 17 4099 129 --shape 1000 77 3001)
   if [ -n "${RUNG_WHERE:-}" ]; then  # the instantiations for which it holds
-    python3 tools/memcheck.py $variants "${shapes[@]}" --where "$RUNG_WHERE"
+    python3 tools/memcheck.py $variants "${shapes[@]}" --whole --where "$RUNG_WHERE"
   else
     for which in first last; do
-      python3 tools/memcheck.py $variants "${shapes[@]}" --$which 1
+      python3 tools/memcheck.py $variants "${shapes[@]}" --whole --$which 1
     done
   fi > "$out/memcheck.log" 2>&1
   clean=$(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log")
