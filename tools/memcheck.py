@@ -92,8 +92,9 @@ def main() -> int:
                                 work / f"{name}_{slug(params)}.nvcc.log", f"{name} {slug(params)}")  # fmt: skip
             for m, n, k in shapes:  # one build, each shape (and grid)
                 bad += check(name, v, params, cubin, (m, n, k), work, args.show)
-                whole = plan.whole_workers(v, params, m, n, k) if args.whole else 0
-                if whole and v.uses_workers:
+                # a stream-K rung's grid of whole tiles, where it is another (others have none)
+                whole = args.whole and v.uses_workers and plan.whole_workers(v, params, m, n, k)
+                if whole:
                     bad += check(name, v, params, cubin, (m, n, k), work, args.show, whole)
     return 1 if bad else 0
 
