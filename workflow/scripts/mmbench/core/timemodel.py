@@ -403,17 +403,16 @@ def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
     (kernels/stream_k.cuh), so every choice computes the same product."""
     if not variant.uses_workers:
         return [0]
-    return _fewer_workers(launch_work(variant, params, m, n, k, sms, blocks_per_sm))
+    return [0, *_fewer_workers(launch_work(variant, params, m, n, k, sms, blocks_per_sm))]
 
 
 def _fewer_workers(rule: Work) -> list[int]:
-    """worker_choices from the Work of the entry's own grid."""
-    out, tiles = [0], rule.tiles
+    """worker_choices past the entry's own grid, from that grid's Work."""
+    tiles = rule.tiles
     if tiles <= 0 or rule.ktiles <= 0:
-        return out
+        return []
     most = min(rule.ktiles, MOST_SPLITS)  # split-K's bound on the ways a tile splits
-    out += [tiles * s for s in range(1, most + 1) if tiles * s < rule.workers]
-    return out
+    return [tiles * s for s in range(1, most + 1) if tiles * s < rule.workers]
 
 
 def split_counts_seen(variant, row: dict) -> frozenset[int]:
@@ -428,11 +427,13 @@ def split_counts_seen(variant, row: dict) -> frozenset[int]:
     return _split_counts(variant, params, int(row["sms"]), int(row["blocks_per_sm"]), shapes)
 
 
-_SEEN: dict[tuple, frozenset[int]] = {}  # split_counts_seen's, per variant, row and shapes
+# split_counts_seen's, per registry entry (a Variant, equal only to the same entry), row and
+# shapes
+_SEEN: dict[tuple, frozenset[int]] = {}
 
 
 def _split_counts(variant, params: tuple, sms: int, blocks: int, shapes: tuple) -> frozenset:
-    key = (variant.name, variant.launch_sha(), params, sms, blocks, shapes)
+    key = (variant, params, sms, blocks, shapes)
     if key not in _SEEN:
         _SEEN[key] = frozenset(launch_work(variant, dict(params), m, n, k, sms, blocks, w)
                                .busiest()[2] for m, n, k, w in shapes)  # fmt: skip
@@ -456,7 +457,7 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int,
         costs = Costs.of(r["costs"], r["blocks_per_sm"])
         rule, names = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm)
         tile_bytes = tile_bytes_of(variant, r["params"], names)
-        fewer = _fewer_workers(rule)[1:] if grids and variant.uses_workers else []
+        fewer = _fewer_workers(rule) if grids and variant.uses_workers else []
         seen = split_counts_seen(variant, r) if fewer else frozenset()
         for w in [0, *fewer]:
             work = rule

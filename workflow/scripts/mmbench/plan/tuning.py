@@ -364,9 +364,9 @@ def calibrated(
     """Per listed variant the calibration table holds rows of, those of the first GPU model of
     `models` that it holds rows of the variant for: each as {dtype, params (the full parameter
     dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms, shapes, fitted_at
-    ([m, n, k] each, [m, n, k, workers] where a launch ran a grid the plan chose), on (its GPU model, to be named beside the choice; "" for one of `quiet`:
-    the run's GPU models, or without one the tuning's)}, but those the registry's constraints
-    now reject; a row naming an instantiation the registry does not declare is a
+    ([m, n, k] each, [m, n, k, workers] where a launch ran a grid the plan chose), on (its GPU
+    model, to be named beside the choice; "" for one of `quiet`: the run's GPU models, or
+    without one the tuning's)}, but those the registry's constraints now reject; a row naming an instantiation the registry does not declare is a
     ConfigError."""
     from mmbench.core.timemodel import COST_COLUMNS
 
