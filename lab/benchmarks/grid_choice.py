@@ -107,7 +107,7 @@ def measure(registry, found: list[dict], out: Path) -> None:
             for r in mine:
                 for inst, workers in ((r["rule"], 0), (r["chosen"], r["workers"])):
                     confs.append(Configuration.of(name, v.instance(inst), m=r["m"], n=r["n"],
-                                                  k=r["k"], memory="pinned",
+                                                  k=r["k"], accumulate=False, memory="pinned",
                                                   distribution="normal", seed=11,
                                                   workers=workers))  # fmt: skip
             Runner(v, cubins, Sampling()).run(confs, lambda c, row: rows.append(with_rates(row)))
