@@ -38,7 +38,8 @@ RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
                  ROOT / "tests/data/h200-calibrate/skinny_simt.csv.xz",
                  ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz",
                  ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/fp8_wide.csv.xz"]  # fmt: skip
+                 ROOT / "tests/data/h200-calibrate/fp8_wide.csv.xz",
+                 ROOT / "tests/data/h200-calibrate/skinny_grids.csv.xz"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -295,15 +296,17 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 307 rows, one per instantiation of the fourteen rungs those runs measured (skinny_simt's
+    runs: 342 rows, one per instantiation of the fourteen rungs those runs measured (skinny_simt's
     16: 10 in float32, 6 in float64, test_registry's hand count; warptile_db's 83, ws_f64's 16
     and streamk_f64's 12, every one the registry builds; persistent_fp8's 40 and skinny_fp8's 20
-    of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28)."""
+    of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28; skinny_grids adds
+    skinny_fp8's 17 builds in clusters of 2 and 4 and skinny_bf16's 18 builds its first run
+    left out: 45 and 28)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 307
+    assert len(mine) == 342
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
