@@ -1079,3 +1079,60 @@ def test_the_kept_calibration_prices_grids_it_never_ran_too_fast():
     assert top[:4] == ("skinny_bf16", "600", "196", "757") and (top[5], top[6]) == ("2.7", "5.370")
     assert max(float(p[6]) for p in seen) == 1.427
     assert ("skinny_fp8", "129", "14712", "5968", "115", "35.0", "1.176") in seen
+
+
+def test_the_grids_the_model_chose_ran_faster_and_lifted_fp8():
+    """Entry "The chosen stream-K grids measured": 9 GPU tests passed, memcheck clean at 8
+    launches; the chosen grid faster at all 16 pairs (geometric mean 1.381x, least 1.080x); FP8
+    at seeds 755700 and 726870: 84.7% / 55.2% (22 below 85%) and 85.8% / 60.8% (25); BF16 at
+    129 x 14712 x 5968 82.3%, 18 x 152 x 2881 89.8%, 1624 cubed 81.1%."""
+    f = DATA / "h200-chosen-grids"
+    assert "9 passed" in read_text(f / "rung-tests.log")
+    assert read_text(f / "rung-memcheck.log").count("ERROR SUMMARY: 0 errors") == 8
+    g = read_csv(f / "grid_choice.csv")
+    assert len(g) == 32 and set(g.verification) == {"PASS"}
+    key = ["variant", "m", "n", "k"]
+    pairs = g[g.workers == 0].merge(g[g.workers > 0], on=key, suffixes=("_rule", "_chosen"))
+    gain = pairs.kernel_ms_rule / pairs.kernel_ms_chosen
+    assert len(pairs) == 16 and (gain > 1).all()
+    assert (round(gmean(gain), 3), round(gain.min(), 3)) == (1.381, 1.080)
+    for seed, want in (("755700", (64, 84.7, 55.2, 22)), ("726870", (64, 85.8, 60.8, 25))):
+        s = read_csv(f / f"fp8-{seed}-sweep.csv")
+        share = s["% of ref"]
+        assert (len(s), round(gmean(share), 1), share.min(), int((share < 85).sum())) == want
+    bf16 = read_csv(f / "bf16-misses-sweep.csv").set_index("shape")["% of ref"]
+    assert bf16[["129 x 14712 x 5968", "18 x 152 x 2881", "1624"]].tolist() == [82.3, 89.8, 81.1]
+
+
+def test_triton_timers_rates_per_probe_ghz_match_the_sustained_rows_on_the_median():
+    """Entry "Triton's timers at the clock probe's reading": against the mean of the two
+    sustained rows, the timers' rates are a median 7.4% (4096) and 3.8% (8192) higher; per GHz
+    of the probe's clock, medians 1.001 and 1.025, spread 0.859-1.063 and 0.982-1.119."""
+    f = DATA / "h200-triton-probe"
+    timer = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events) ([\d.]+) \(\d+ MHz, "
+                       r"\d+ W, probe (\d+) MHz\)")  # fmt: skip
+    harness = read_csv(f / "harness.csv")
+    sustained = harness[harness.load == "sustained"]
+    kinds = {"bfloat16": ("triton_bf16", "cublas", "bfloat16"),
+             "float32": ("triton_tf32", "cublas_tf32", "float32"),
+             "float8_e4m3fn": ("triton_fp8", "cublaslt_fp8", "float8_e4m3")}  # fmt: skip
+    rows = []
+    for line in read_text(f / "triton_check.log").splitlines():
+        m = re.match(r"time torch\.(\S+) (\d+) (\S+)", line)
+        if not m:
+            continue
+        triton, reference, dtype = kinds[m[1]]
+        name = triton if m[3].startswith("triton") else reference
+        mine = sustained[(sustained.variant == name) & (sustained.m == int(m[2]))
+                         & (sustained.dtype == dtype)]  # fmt: skip
+        assert len(mine) == 2
+        rate = mine.kernel_gflops.mean() / 1e3
+        per_ghz = (mine.kernel_gflops / 1e3 / mine.sm_clock_mhz).mean()
+        for _, tflops, probe in timer.findall(line):
+            rows.append((int(m[2]), float(tflops) / rate, float(tflops) / int(probe) / per_ghz))
+    got = pd.DataFrame(rows, columns=["size", "rate", "per_ghz"])
+    assert len(got) == 60
+    med = got.groupby("size").median().round(3)
+    assert med.rate.tolist() == [1.074, 1.038] and med.per_ghz.tolist() == [1.001, 1.025]
+    spread = got.groupby("size").per_ghz.agg(["min", "max"]).round(3)
+    assert spread.values.tolist() == [[0.859, 1.063], [0.982, 1.119]]
