@@ -19,7 +19,12 @@ clocks is a measured one; and, where CuPy is installed (the GPU machine has it),
 harness's burst rows give, measured right after the timer's last run by its clock probe
 (mmbench.measure.telemetry.ClockProbe, docs/method.md: clock64() cycles over %globaltimer on the
 same stream): a median of reads over a whole timer includes its warm-up and the gaps between
-runs, the probe reads the state the runs left.
+runs, the probe reads the state the runs left.  And, with CuPy, the window clock: each
+multiprocessor's clock64() counter and %globaltimer stamped by a one-thread-a-block kernel
+right before the timer's first launch and right after its last, on the same stream; a
+multiprocessor's cycles over the nanoseconds between its two stamps are its mean clock over
+the timer's whole window, and the median over the multiprocessors stamped both times is
+printed (a mean over the window, where the probe is one read after it).
 
 Set beside the pipeline's burst and sustained rows of the same builds (the ladder preset cut to
 the Triton entries and cuBLAS), each difference is one of warm-up, L2, launch cost or clocks.
@@ -142,14 +147,77 @@ def clock_probe():
     return lambda: probe()[0]
 
 
-def timed(tf: float, how, fn, probe=None) -> str:
-    """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile
-    and, given the clock probe, its clock right after."""
+# Each multiprocessor's clock64() and %globaltimer, stamped by the first thread of each block
+# into its multiprocessor's slot (blocks that share one write within nanoseconds of each other)
+STAMP_SOURCE = r"""
+extern "C" __global__ void mmbench_clock_stamp(unsigned long long* out, unsigned int slots) {
+    if (threadIdx.x != 0) return;
+    unsigned int sm;
+    unsigned long long t;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    const long long c = clock64();
+    if (sm < slots) { out[2 * sm] = (unsigned long long)c; out[2 * sm + 1] = t; }
+}
+"""
+STAMP_SLOTS = 1024  # more than any GPU's %smid
+
+
+class WindowClock:
+    """The SM clock over a whole window of launches on torch's current stream: every
+    multiprocessor stamped (STAMP_SOURCE) before and after, its cycles over its nanoseconds,
+    the median over the multiprocessors stamped both times, in MHz."""
+
+    def __init__(self, cp):
+        self.cp = cp
+        self.kernel = cp.RawKernel(STAMP_SOURCE, "mmbench_clock_stamp")
+        self.kernel.compile()
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        self.blocks = 4 * sms  # enough that every multiprocessor runs one
+        self.stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+        self.before = cp.zeros(2 * STAMP_SLOTS, dtype=cp.uint64)
+        self.after = cp.zeros(2 * STAMP_SLOTS, dtype=cp.uint64)
+
+    def _stamp(self, out):
+        with self.stream:
+            out.fill(0)
+            self.kernel((self.blocks,), (32,), (out, self.cp.uint32(STAMP_SLOTS)))
+
+    def start(self):
+        self._stamp(self.before)
+
+    def stop(self) -> float:
+        self._stamp(self.after)
+        self.stream.synchronize()
+        b = self.before.get().reshape(-1, 2).astype("int64")
+        a = self.after.get().reshape(-1, 2).astype("int64")
+        both = (b[:, 1] > 0) & (a[:, 1] > b[:, 1])
+        mhz = [1e3 * (ca - cb) / (ta - tb) for (cb, tb), (ca, ta) in zip(b[both], a[both],
+                                                                        strict=True)]  # fmt: skip
+        return statistics.median(mhz) if mhz else float("nan")
+
+
+def window_clock():
+    """A WindowClock, or None without CuPy."""
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    return WindowClock(cp)
+
+
+def timed(tf: float, how, fn, probe=None, window=None) -> str:
+    """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile,
+    given the window clock the mean clock over the timer's whole window, and given the clock
+    probe its clock right after."""
     with Sampler() as s:
+        if window:
+            window.start()
         ms = how(fn)
         torch.cuda.synchronize()
+        over = f", window {window.stop():.0f} MHz" if window else ""
         after = f", probe {probe():.0f} MHz" if probe else ""
-    return f"{tf / ms:.1f} ({s.medians()}{after})"
+    return f"{tf / ms:.1f} ({s.medians()}{over}{after})"
 
 
 def do_bench_warm(fn, warmup: float = 25, rep: float = 100) -> float:
@@ -198,7 +266,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--stages", type=int, default=4, help="the entries' STAGES (2, 3 or 4)")
     a = p.parse_args(argv)
     triton.set_allocator(alloc)
-    timer = partial(timed, probe=clock_probe())
+    timer = partial(timed, probe=clock_probe(), window=window_clock())
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}")  # fmt: skip
     bad = 0
