@@ -161,6 +161,14 @@ def test_sustained_from_ms_puts_the_long_products_of_a_class_under_sustained_loa
         (dict(load=["sustained"]), "chooses between sustained load and bursts, but load"),
         (dict(sustained_sizes=[4096]), "both choose the sustained products"),
         (dict(tuned=""), "estimates each product's time from the tuning table's cuBLAS rates"),
+        # an H200 with the kept table (H100 rows only), and nothing to pin (cuBLAS alone, as
+        # the shapes preset's calibrated rungs): the model to name instead
+        (
+            dict(tuned_gpu="NVIDIA H200", variants=["cublas"]),
+            "holds no rows of 'NVIDIA H200' (GPU models in it: "
+            "NVIDIA H100 80GB HBM3); valid: another model's rates, "
+            'named, with --config "tuned_gpu=NVIDIA H100 80GB HBM3"',
+        ),
     ],
 )
 def test_sustained_from_ms_without_what_it_needs_is_refused(over, words, capsys):

@@ -327,6 +327,17 @@ def apply_tuned(
     if model:
         cfg["calibrated"] = model
     if cfg.get("sustained_from_ms") is not None:  # the plan estimates each product's time
+        if not (table.gpu_name == gpu).any():
+            models = sorted(set(table.gpu_name.astype(str)))
+            raise ConfigError(
+                f"config key 'sustained_from_ms': {cfg['sustained_from_ms']} estimates each "
+                f"product's time from the tuning table's cuBLAS rates for the run's GPU model, "
+                f"but {path} holds no rows of {gpu!r} (GPU models in it: {', '.join(models)}); "
+                f'valid: another model\'s rates, named, with --config "tuned_gpu={models[0]}", '
+                "this model's rows (the tune preset: snakemake --cores 16 --configfile "
+                "config/presets/tune.yaml, then tuned=results/tune/report/tuned.csv), or "
+                "sustained_from_ms=null"
+            )
         cfg["reference_rates"] = reference_rates(table, gpu)
     prof = dict(cfg.get("profile") or {})
     if prof.get("enabled"):
