@@ -192,9 +192,8 @@ class WindowClock:
         b = self.before.get().reshape(-1, 2).astype("int64")
         a = self.after.get().reshape(-1, 2).astype("int64")
         both = (b[:, 1] > 0) & (a[:, 1] > b[:, 1])
-        mhz = [1e3 * (ca - cb) / (ta - tb) for (cb, tb), (ca, ta) in zip(b[both], a[both],
-                                                                        strict=True)]  # fmt: skip
-        return statistics.median(mhz) if mhz else float("nan")
+        mhz = 1e3 * (a[both, 0] - b[both, 0]) / (a[both, 1] - b[both, 1])
+        return float(statistics.median(mhz)) if len(mhz) else float("nan")
 
 
 def window_clock():

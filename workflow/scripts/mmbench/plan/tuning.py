@@ -216,17 +216,23 @@ def tuned_params(
             "--configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
         )
     if untuned:
-        models = sorted(set(table.gpu_name))
-        have = ", ".join(models) or "none"
+        have, other = models_in(table)
         raise ConfigError(
             f"config key 'tuned': {path} holds no tuned parameters of {', '.join(untuned)} for "
             f"{gpu!r} (GPU models in it: {have}); tune them on this GPU with `snakemake --cores "
             "16 --configfile config/presets/tune.yaml` and set tuned=results/tune/report/tuned.csv"
             ", or run another model's tuned parameters (each row's `tuned_for` then names "
             "that model) with --config "
-            f'"tuned_gpu={models[0] if models else "MODEL"}"'
+            f'"tuned_gpu={other}"'
         )
     return out
+
+
+def models_in(table: pd.DataFrame) -> tuple[str, str]:
+    """The GPU models a tuning table holds rows of, as an error lists them ("none" where it
+    holds none), and the one it names as the `tuned_gpu` to run ("MODEL" where none)."""
+    models = sorted(set(table.gpu_name.astype(str)))
+    return ", ".join(models) or "none", models[0] if models else "MODEL"
 
 
 def tuned_ranges(
@@ -328,12 +334,12 @@ def apply_tuned(
         cfg["calibrated"] = model
     if cfg.get("sustained_from_ms") is not None:  # the plan estimates each product's time
         if not (table.gpu_name == gpu).any():
-            models = sorted(set(table.gpu_name.astype(str)))
+            have, other = models_in(table)
             raise ConfigError(
                 f"config key 'sustained_from_ms': {cfg['sustained_from_ms']} estimates each "
                 f"product's time from the tuning table's cuBLAS rates for the run's GPU model, "
-                f"but {path} holds no rows of {gpu!r} (GPU models in it: {', '.join(models)}); "
-                f'valid: another model\'s rates, named, with --config "tuned_gpu={models[0]}", '
+                f"but {path} holds no rows of {gpu!r} (GPU models in it: {have}); "
+                f'valid: another model\'s rates, named, with --config "tuned_gpu={other}", '
                 "this model's rows (the tune preset: snakemake --cores 16 --configfile "
                 "config/presets/tune.yaml, then tuned=results/tune/report/tuned.csv), or "
                 "sustained_from_ms=null"
@@ -377,8 +383,8 @@ def calibrated(
     dict), costs (core/timemodel.py's cost columns), blocks_per_sm, sms, shapes, fitted_at
     ([m, n, k] each, [m, n, k, workers] where a launch ran a grid the plan chose), on (its GPU
     model, to be named beside the choice; "" for one of `quiet`: the run's GPU models, or
-    without one the tuning's)}, but those the registry's constraints now reject; a row naming an instantiation the registry does not declare is a
-    ConfigError."""
+    without one the tuning's)}, but those the registry's constraints now reject; a row naming
+    an instantiation the registry does not declare is a ConfigError."""
     from mmbench.core.timemodel import COST_COLUMNS
 
     table = table[table.variant.isin(variants)]
