@@ -24,7 +24,9 @@ multiprocessor's clock64() counter and %globaltimer stamped by a one-thread-a-bl
 right before the timer's first launch and right after its last, on the same stream; a
 multiprocessor's cycles over the nanoseconds between its two stamps are its mean clock over
 the timer's whole window, and the median over the multiprocessors stamped both times is
-printed (a mean over the window, where the probe is one read after it).
+printed (a mean over the window, where the probe is one read after it).  Before the timings
+the window clock is checked against NVML's reads over the same window: once with the GPU idle
+for 200 ms, once with every multiprocessor spinning for 200 ms.
 
 Set beside the pipeline's burst and sustained rows of the same builds (the ladder preset cut to
 the Triton entries and cuBLAS), each difference is one of warm-up, L2, launch cost or clocks.
@@ -162,6 +164,16 @@ extern "C" __global__ void mmbench_clock_stamp(unsigned long long* out, unsigned
 """
 STAMP_SLOTS = 1024  # more than any GPU's %smid
 
+# Every thread of a block spins on %globaltimer for `ns` nanoseconds: the window clock's check
+# under load, each multiprocessor busy for a known time while NVML reads its clock
+SPIN_SOURCE = r"""
+extern "C" __global__ void mmbench_clock_spin(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+"""
+
 
 class WindowClock:
     """The SM clock over a whole window of launches on torch's current stream: every
@@ -194,6 +206,24 @@ class WindowClock:
         both = (b[:, 1] > 0) & (a[:, 1] > b[:, 1])
         mhz = 1e3 * (a[both, 0] - b[both, 0]) / (a[both, 1] - b[both, 1])
         return float(statistics.median(mhz)) if len(mhz) else float("nan")
+
+
+def window_checks(window, seconds: float = 0.2) -> None:
+    """The window clock set beside NVML's median clock over the same window, the GPU idle
+    (nothing launched between the stamps: whether clock64() counts while a multiprocessor
+    waits) and every multiprocessor spinning (whether it reads the clock NVML reads)."""
+    spin = window.cp.RawKernel(SPIN_SOURCE, "mmbench_clock_spin")
+    for what in ("idle", "busy"):
+        with Sampler() as s:
+            window.start()
+            if what == "busy":
+                with window.stream:
+                    spin((window.blocks,), (128,), (window.cp.uint64(int(seconds * 1e9)),))
+            else:
+                time.sleep(seconds)
+            mhz = window.stop()
+        print(f"window clock check, GPU {what} {seconds * 1e3:.0f} ms: window {mhz:.0f} MHz, "
+              f"NVML {s.medians()}")  # fmt: skip
 
 
 def window_clock():
@@ -265,9 +295,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--stages", type=int, default=4, help="the entries' STAGES (2, 3 or 4)")
     a = p.parse_args(argv)
     triton.set_allocator(alloc)
-    timer = partial(timed, probe=clock_probe(), window=window_clock())
+    window = window_clock()
+    timer = partial(timed, probe=clock_probe(), window=window)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}")  # fmt: skip
+    if window:
+        window_checks(window)
     bad = 0
     for dtype, entry in ENTRIES.items():
         for size in a.sizes:
