@@ -42,7 +42,8 @@
 #                                  machine: OUT/one-place.csv (its column `placements`)
 #   lab/gpu.sh peers OUT harness   the harness's figures of the same: the Triton builds at
 #                                  STAGES 4 and the cuBLAS of each class at 4096 and 8192, normal
-#                                  inputs, burst and sustained: OUT/harness.csv
+#                                  inputs, burst and sustained (HARNESS_LOADS='[sustained]':
+#                                  those alone): OUT/harness.csv
 #   lab/gpu.sh peers OUT launches  whether the profiler's lead is its timing of launches back to
 #                                  back: PART=profiler (carry .cutlass alone) runs each of
 #                                  LAUNCH_KERNELS (default BF16 data-parallel, FP8 data-parallel
@@ -125,7 +126,7 @@ harness)
   timed harness --config experiment=triton-harness \
     "variants=[triton_bf16, triton_tf32, triton_fp8, cublas, cublas_tf32, cublaslt_fp8]" \
     'sizes=[4096, 8192]' 'dtypes=[float32, bfloat16, float8_e4m3]' 'distribution=[normal]' \
-    'load=[burst, sustained]' \
+    "load=${HARNESS_LOADS:-[burst, sustained]}" \
     'params={triton_bf16: {STAGES: [4]}, triton_tf32: {STAGES: [4]}, triton_fp8: {STAGES: [4]}}' \
     'report={figures: [], tables: [verification]}' 'profile={enabled: false}'
   rates triton-harness "$out/harness.csv"
