@@ -12,6 +12,10 @@ torch.matmul (cuBLAS; torch._scaled_mm for FP8: cuBLASLt):
   cudagraph    triton.testing.do_bench_cudagraph: the runs captured in a CUDA graph and replayed,
                no L2 clearing
   events       back-to-back launches between two CUDA events after two warm-up calls
+  sustained    the harness's sustained load rebuilt in torch: 1 s back to back to settle at
+               the board's power limit, then about 3 s of back-to-back launches between two
+               CUDA events (the window clock over those alone), to set beside the harness's
+               sustained rows of the same kernel: the same load timed by another harness
 
 Each timing's line also gives do_bench's median beside its mean, and what NVML read on a thread
 every 5 ms while it ran: the median SM clock (MHz) and board power (W), so that a difference of
@@ -289,6 +293,35 @@ def events_ms(fn, count=50) -> float:
     return start.elapsed_time(end) / count
 
 
+def sustained(tf: float, fn, window=None, settle_s: float = 1.0, seconds: float = 3.0) -> str:
+    """The harness's sustained load in torch: `fn` back to back for `settle_s` (the clock and
+    power settle at the board's limit), then timed back to back between two CUDA events for
+    about `seconds`, NVML read meanwhile and, given it, the window clock over the timed
+    launches alone: TFLOP/s (NVML's median clock and power, the window's clock)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    one = max(start.elapsed_time(end), 1e-3)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < settle_s:
+        for _ in range(max(1, int(50 / one))):  # about 50 ms queued at a time
+            fn()
+        torch.cuda.synchronize()
+    count = max(1, int(seconds * 1e3 / one))
+    with Sampler() as s:
+        if window:
+            window.start()
+        start.record()
+        for _ in range(count):
+            fn()
+        end.record()
+        end.synchronize()
+        over = f", window {window.stop():.0f} MHz" if window else ""
+    return f"{tf / (start.elapsed_time(end) / count):.1f} ({s.medians()}{over})"
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
@@ -326,7 +359,7 @@ def main(argv: list[str]) -> int:
                       f"{timer(tf, triton.testing.do_bench, fn)}, do_bench median "
                       f"{timer(tf, median, fn)}, warm {timer(tf, do_bench_warm, fn)}, cudagraph "
                       f"{timer(tf, triton.testing.do_bench_cudagraph, fn)}, events "
-                      f"{timer(tf, events_ms, fn)}")  # fmt: skip
+                      f"{timer(tf, events_ms, fn)}, sustained {sustained(tf, fn, window)}")  # fmt: skip
     print(f"{bad} check(s) over 2^-9")
     return 1 if bad else 0
 
