@@ -1136,3 +1136,24 @@ def test_triton_timers_rates_per_probe_ghz_match_the_sustained_rows_on_the_media
     assert med.rate.tolist() == [1.074, 1.038] and med.per_ghz.tolist() == [1.001, 1.025]
     spread = got.groupby("size").per_ghz.agg(["min", "max"]).round(3)
     assert spread.values.tolist() == [[0.859, 1.063], [0.982, 1.119]]
+
+
+def test_every_build_at_the_misses_on_an_h100():
+    """Entry "Every build at BF16's and FP8's misses, on an H100": each rung's best build against
+    the cuBLAS of its class (GFLOP/s), BF16 at 1624³ and 1400³, FP8 at four products; and the
+    misses stage's choice at 1624³, 83.3%."""
+    f = DATA / "h100-every-build-misses"
+    best = {}
+    for name in ("bf16-every.csv", "fp8-every.csv"):
+        t = read_csv(f / name)
+        assert (t.verification == "PASS").all()
+        ref = t[t.variant.str.startswith("cublas")].groupby("m").kernel_gflops.max()
+        rungs = t[~t.variant.str.startswith("cublas")]
+        for (m, variant), g in rungs.groupby(["m", "variant"]):
+            best[(int(m), variant)] = round(100 * g.kernel_gflops.max() / ref[m], 1)
+    assert best[(1624, "tmastore_bf16")] == 89.0 and best[(1624, "streamk_bf16")] == 59.4
+    assert best[(1400, "tmastore_bf16")] == 86.1 and best[(1400, "streamk_bf16")] == 79.7
+    fp8 = {m: max(v for (mm, _), v in best.items() if mm == m) for m in (16, 21, 22, 162)}
+    assert fp8 == {16: 62.4, 21: 66.0, 22: 76.7, 162: 56.8}
+    sweep = read_csv(f / "bf16-misses-sweep.csv").set_index("shape")
+    assert sweep.loc["1624", "% of ref"] == 83.3
