@@ -1213,3 +1213,18 @@ def test_triton_timers_per_window_ghz_match_the_sustained_rows_without_an_l2_cle
     assert set(zip(outside.kernel, outside["size"], strict=True)) == {("triton_fp8", 8192)}
     flushed = got[got.timer.str.startswith("do_bench")].groupby("size").window
     assert flushed.agg(["min", "max"]).round(3).values.tolist() == [[0.791, 0.979], [0.967, 1.097]]
+
+
+def test_stream_k_rule_against_whole_tiles_on_an_h100():
+    """Entry "Every build at BF16's and FP8's misses, on an H100": streamk_bf16's rule grid over
+    the same build with every tile whole, 1.11-1.54 at 1024³-2048³, 1.42-1.48 at 1624³."""
+    t = read_csv(DATA / "h100-every-build-misses" / "streamk-grids.csv")
+    assert len(t) == 108 and (t.verification == "PASS").all()
+    t["whole"] = t.launch_facts.str.contains("WORKERS=0")
+    ratio = t.pivot_table(index=["m", "n", "k", "instance"], columns="whole",
+                          values="kernel_ms_median", aggfunc="min").dropna()  # fmt: skip
+    ratio = (ratio[False] / ratio[True]).round(2)
+    square = ratio[ratio.index.get_level_values("m") >= 1024]
+    assert (square.min(), square.max()) == (1.11, 1.54)
+    at = ratio.xs(1624, level="m")
+    assert (at.min(), at.max()) == (1.42, 1.48)
