@@ -156,16 +156,24 @@ def test_the_model_runs_every_tile_whole_where_a_split_costs_more_than_it_saves(
     assert choose(v, [free], "float8_e4m3", 129, 14712, 5968)["workers"] == 0
 
 
-def test_a_grid_whose_split_units_the_fit_never_saw_is_not_priced(registry):
-    """The same dear row fitted at 129 x 14712 x 5968 alone, where the busiest worker had two
-    split units: its fit cannot tell a split unit's cost from the fixed cost, so the grid of
-    whole tiles (none) is not priced and the rule's grid runs; `grids=False` weighs the rule's
-    alone whatever the row."""
+def test_a_split_grid_whose_split_units_the_fit_never_saw_is_not_priced(registry):
+    """Rows fitted at 129 x 14712 x 5968 alone, where the busiest worker had two split units.
+    At 129 x 1024 x 5968 the build has 8 tiles of 47 k-tiles: the rule's 132 workers share
+    376 k-tiles, the busiest 3 of them over two tiles (two split units); 128 workers split each
+    tile 16 ways, the busiest 3 k-tiles in one split unit; 8 workers run the tiles whole, 47
+    k-tiles.  With a split unit at 1 us that is 5, 4 and 47 us: the 128-worker grid would be
+    least, but one split unit is a count the fit never saw, so the rule's grid runs.  At 100 us
+    a split unit (203, 103 and 47 us) the whole tiles are least, and a grid with no split unit
+    is always priced: 8 workers.  At 129 x 14712 x 5968 (115 tiles) likewise 115 workers (47
+    us against 241).  `grids=False` weighs the rule's alone whatever the row."""
     from mmbench.core.timemodel import choose
 
     v = registry["skinny_fp8"]
+    cheap = _row(v, SKINNY_144, 1.0, 1.0, fitted_at=BOTH[:1])
+    assert choose(v, [cheap], "float8_e4m3", 129, 1024, 5968)["workers"] == 0
     alone = _row(v, SKINNY_144, 1.0, 100.0, fitted_at=BOTH[:1])
-    assert choose(v, [alone], "float8_e4m3", 129, 14712, 5968)["workers"] == 0
+    assert choose(v, [alone], "float8_e4m3", 129, 1024, 5968)["workers"] == 8
+    assert choose(v, [alone], "float8_e4m3", 129, 14712, 5968)["workers"] == 115
     dear = _row(v, SKINNY_144, 1.0, 100.0)
     assert choose(v, [dear], "float8_e4m3", 129, 14712, 5968, grids=False)["workers"] == 0
 

@@ -420,7 +420,8 @@ def split_counts_seen(variant, row: dict) -> frozenset[int]:
     calibration row was fitted at (its `fitted_at`: m, n, k and the grid's workers).  The fit
     tells a split unit's cost from the fixed cost only as far as these counts vary (at a
     stream-K rule's two segments at every small product it may put that cost in either), so
-    choose() prices another grid only where its busiest worker's count is one of them."""
+    choose() prices another grid that splits tiles only where its busiest worker's count is one
+    of them."""
     shapes = tuple((*map(int, s[:3]), int(s[3]) if len(s) > 3 else 0)
                    for s in row.get("fitted_at") or ())  # fmt: skip
     params = tuple(row["params"].items())
@@ -447,9 +448,13 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int,
     grid (`workers`: worker_choices; 0 where the entry's own rule is as fast, or the variant
     has no choice) it is least with, passing over those whose instantiation cannot launch at
     the product (the registry's requirements); a tie goes to the earlier row, and to the
-    entry's own grid.  Another grid is weighed only where its busiest worker's split units
-    are a count the row's fit saw (split_counts_seen); `grids` False weighs the entry's own
-    grid alone (to score the choice on runs that ran only that).  None where there is none."""
+    entry's own grid.  Another grid that splits tiles is weighed only where its busiest
+    worker's split units are a count the row's fit saw (split_counts_seen); the grid of whole
+    tiles (no split unit) always is: a fit that never saw one prices it by the fixed and
+    k-tile costs, which overstate it where the fit put the fix-up's cost in the fixed cost
+    (lab entry "A fit at the rule's grids prices the whole-tile grid high").  `grids` False
+    weighs the entry's own grid alone (to score the choice on runs that ran only that).  None
+    where there is none."""
     best, best_ms = None, math.inf
     for r in rows:
         if r["dtype"] != dtype or variant.unmet(r["params"], m, n, k):
@@ -463,7 +468,8 @@ def choose(variant, rows: list[dict], dtype: str, m: int, n: int, k: int,
             work = rule
             if w:
                 work = _launch(variant, r["params"], m, n, k, r["sms"], costs.blocks_per_sm, w)[0]
-                if work.busiest()[2] not in seen:  # a count the fit never saw: not priced
+                split = work.busiest()[2]
+                if split and split not in seen:  # a split count the fit never saw: not priced
                     continue
             ms = costs.time_us(load_of(work, tile_bytes)) / 1e3
             if ms < best_ms - 1e-12:
