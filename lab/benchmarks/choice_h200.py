@@ -29,10 +29,8 @@ from mmbench.core.registry import load_registry, slug  # noqa: E402
 from mmbench.core.timemodel import (  # noqa: E402
     choose,
     fit_rung,
-    load_of,
     predict_ms,
-    recorded_work,
-    tile_bytes_of,
+    recorded_us,
 )
 from mmbench.plan.tuning import calibrated  # noqa: E402
 
@@ -68,8 +66,7 @@ def shares(v, first: pd.DataFrame, held=None) -> list[float]:
 
         def us(inst, at=at):
             params, c = v.instance(inst), costs[inst]
-            work = recorded_work(v, params, at.loc[inst], SMS, c.blocks_per_sm)
-            return c.time_us(load_of(work, tile_bytes_of(v, params)))
+            return recorded_us(v, params, c, at.loc[inst], SMS)
 
         out.append(at.kernel_ms.min() / at.kernel_ms[min(at.index, key=us)])
     return out

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
-from mmbench.core.timemodel import fit_rung, load_of, recorded_work, tile_bytes_of  # noqa: E402
+from mmbench.core.timemodel import fit_rung, recorded_us  # noqa: E402
 from mmbench.plan.tuning import distance  # noqa: E402
 
 SMS = 132
@@ -86,8 +86,7 @@ def main() -> None:
 
         def us(inst):
             params, c = v.instance(inst), costs[inst]
-            work = recorded_work(v, params, runs[(variant, inst, held)], SMS, c.blocks_per_sm)
-            return c.time_us(load_of(work, tile_bytes_of(v, params)))
+            return recorded_us(v, params, c, runs[(variant, inst, held)], SMS)
 
         return min(costs, key=us)
 

@@ -26,9 +26,7 @@ from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.timemodel import (  # noqa: E402
     COST_COLUMNS,
     Costs,
-    load_of,
-    recorded_work,
-    tile_bytes_of,
+    recorded_us,
 )
 
 DEFAULT = ROOT / "tests/data/h100-sweep/results/sweep/tables/timings.csv.xz"
@@ -61,8 +59,7 @@ def main() -> None:
         c = c.iloc[0]
         v, params = registry[r.variant], registry[r.variant].instance(r.instance)
         costs = Costs.of({k: c[k] for k in COST_COLUMNS}, c.blocks_per_sm)
-        work = recorded_work(v, params, r, int(c.sms), costs.blocks_per_sm)
-        ms = costs.time_us(load_of(work, tile_bytes_of(v, params))) / 1e3
+        ms = recorded_us(v, params, costs, r, int(c.sms)) / 1e3
         shape = f"{r.m}x{r.n}x{r.k}"
         rows.append(dict(variant=f"{r.variant} ({c.gpu_name})" if c.gpu_name != r.gpu_name
                          else r.variant, shape=shape, load=r.load, measured_ms=r.kernel_ms,

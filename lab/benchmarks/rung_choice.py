@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
-from mmbench.core.timemodel import fit_rung, load_of, recorded_work, tile_bytes_of  # noqa: E402
+from mmbench.core.timemodel import fit_rung, recorded_us  # noqa: E402
 
 SMS = 132
 DEFAULT = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
@@ -64,9 +64,8 @@ def main() -> None:
 
         def us(inst):
             params, c = v.instance(inst), costs[inst]
-            work = recorded_work(v, params, pd.Series(row_of[(variant, inst, held)]._asdict()),
-                                 SMS, c.blocks_per_sm)  # fmt: skip
-            return c.time_us(load_of(work, tile_bytes_of(v, params)))
+            return recorded_us(v, params, c, pd.Series(row_of[(variant, inst, held)]._asdict()),
+                               SMS)  # fmt: skip
 
         best = min(costs, key=us)
         return best, us(best)

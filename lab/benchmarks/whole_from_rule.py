@@ -24,14 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
-from mmbench.core.timemodel import (  # noqa: E402
-    COST_COLUMNS,
-    Costs,
-    calibrate,
-    load_of,
-    recorded_work,
-    tile_bytes_of,
-)
+from mmbench.core.timemodel import COST_COLUMNS, Costs, calibrate, recorded_us  # noqa: E402
 
 DEFAULT = [ROOT / "lab/data/h100-every-build-misses/streamk-grids.csv.xz",
            ROOT / "tests/data/h200-calibrate/skinny_grids.csv.xz"]  # fmt: skip
@@ -59,8 +52,7 @@ def compare(timings: pd.DataFrame, registry) -> pd.DataFrame:
         row = {"whole": r, "rule": fastest["rule"].loc[idx]}
         got = dict(zip(key, idx, strict=True))
         for w, x in row.items():
-            work = recorded_work(v, params, x, int(c.sms), int(c.blocks_per_sm))
-            got[f"{w}_predicted_us"] = costs.time_us(load_of(work, tile_bytes_of(v, params)))
+            got[f"{w}_predicted_us"] = recorded_us(v, params, costs, x, int(c.sms))
             got[f"{w}_us"] = float(x.kernel_ms) * 1e3
         out.append(got)
     return pd.DataFrame(out)

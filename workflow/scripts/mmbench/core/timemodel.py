@@ -391,6 +391,13 @@ def predict_ms(variant, params: dict, costs: Costs, m: int, n: int, k: int, sms:
     return costs.time_us(load_of(work, tile_bytes_of(variant, params, names))) / 1e3
 
 
+def recorded_us(variant, params: dict, costs: Costs, row, sms: int) -> float:
+    """The model's time in µs for the launch a recorded timing row ran (recorded_work), at
+    `costs` (an instantiation's, with its blocks per multiprocessor)."""
+    work = recorded_work(variant, params, row, sms, costs.blocks_per_sm)
+    return costs.time_us(load_of(work, tile_bytes_of(variant, params)))
+
+
 def worker_choices(variant, params: dict, m: int, n: int, k: int, sms: int,
                    blocks_per_sm: int = 1) -> list[int]:  # fmt: skip
     """The stream-K grids the model weighs at m x n x k for a variant whose launch reads
