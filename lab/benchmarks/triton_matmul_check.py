@@ -28,7 +28,10 @@ multiprocessor's clock64() counter and %globaltimer stamped by a one-thread-a-bl
 right before the timer's first launch and right after its last, on the same stream; a
 multiprocessor's cycles over the nanoseconds between its two stamps are its mean clock over
 the timer's whole window, and the median over the multiprocessors stamped both times is
-printed (a mean over the window, where the probe is one read after it).  Before the timings
+printed (a mean over the window, where the probe is one read after it).  For do_bench and
+its median, which clear the L2 with a memset before each run, the runs clock as well: the
+same stamps right after each memset and right before the next, summed, so that the clock is
+the one the runs themselves ran at, the memsets left out.  Before the timings
 the window clock is checked against NVML's reads over the same window: once with the GPU idle
 for 200 ms, once with every multiprocessor spinning for 200 ms.
 
@@ -230,6 +233,92 @@ def window_checks(window, seconds: float = 0.2) -> None:
               f"NVML {s.medians()}")  # fmt: skip
 
 
+# The clock over do_bench's runs alone: each multiprocessor's clock64() and %globaltimer stamped
+# right after each L2-clearing memset (open) and right before the next (close); the first block
+# on a multiprocessor to close a bracket adds its cycles and nanoseconds to that
+# multiprocessor's sums, so the memsets are left out and every run of `fn` is counted
+RUNS_SOURCE = r"""
+__device__ __forceinline__ unsigned int mmbench_sm() {
+    unsigned int sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm;
+}
+__device__ __forceinline__ unsigned long long mmbench_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+extern "C" __global__ void mmbench_runs_open(unsigned long long* open, unsigned int slots) {
+    const unsigned int sm = mmbench_sm();
+    if (threadIdx.x != 0 || sm >= slots) return;
+    const unsigned long long t = mmbench_ns();
+    open[3 * sm] = (unsigned long long)clock64();
+    open[3 * sm + 1] = t;
+    open[3 * sm + 2] = 1;
+}
+extern "C" __global__ void mmbench_runs_close(unsigned long long* open, unsigned long long* sums,
+                                              unsigned int slots) {
+    const unsigned int sm = mmbench_sm();
+    if (threadIdx.x != 0 || sm >= slots) return;
+    const unsigned long long t = mmbench_ns();
+    const unsigned long long c = (unsigned long long)clock64();
+    if (atomicExch(&open[3 * sm + 2], 0ULL) == 1ULL) {
+        sums[2 * sm] += c - open[3 * sm];
+        sums[2 * sm + 1] += t - open[3 * sm + 1];
+    }
+}
+"""
+
+
+class RunsClock:
+    """The SM clock over the runs of a Triton timer that clears the L2 before each (do_bench):
+    Triton's active driver is wrapped so that its clear_cache closes the open bracket, clears,
+    and opens the next (RUNS_SOURCE), on torch's current stream; the median over the
+    multiprocessors of their summed cycles over their summed nanoseconds, in MHz, and the
+    bracketed share of the window."""
+
+    def __init__(self, window: WindowClock):
+        cp = window.cp
+        self.cp, self.blocks, self.stream = cp, window.blocks, window.stream
+        module = cp.RawModule(code=RUNS_SOURCE)
+        self.open_k = module.get_function("mmbench_runs_open")
+        self.close_k = module.get_function("mmbench_runs_close")
+        self.open = cp.zeros(3 * STAMP_SLOTS, dtype=cp.uint64)
+        self.sums = cp.zeros(2 * STAMP_SLOTS, dtype=cp.uint64)
+
+    def _launch(self, kernel, *args):
+        with self.stream:
+            kernel((self.blocks,), (32,), (*args, self.cp.uint32(STAMP_SLOTS)))
+
+    def __call__(self, how, fn):
+        """`how(fn)` with Triton's clear_cache bracketed: its result and the clock (MHz)."""
+        runs = self
+        real = triton.runtime.driver.active
+
+        class Bracketed:
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def clear_cache(self, cache):
+                runs._launch(runs.close_k, runs.open, runs.sums)
+                real.clear_cache(cache)
+                runs._launch(runs.open_k, runs.open)
+
+        self.open.fill(0)
+        self.sums.fill(0)
+        triton.runtime.driver.set_active(Bracketed())
+        try:
+            ms = how(fn)
+        finally:
+            triton.runtime.driver.set_active(real)
+        self._launch(self.close_k, self.open, self.sums)
+        self.stream.synchronize()
+        s = self.sums.get().reshape(-1, 2).astype("int64")
+        both = s[:, 1] > 0
+        mhz = 1e3 * s[both, 0] / s[both, 1]
+        return ms, float(statistics.median(mhz)) if len(mhz) else float("nan")
+
+
 def window_clock():
     """A WindowClock, or None without CuPy."""
     try:
@@ -239,17 +328,19 @@ def window_clock():
     return WindowClock(cp)
 
 
-def timed(tf: float, how, fn, probe=None, window=None) -> str:
+def timed(tf: float, how, fn, probe=None, window=None, runs=None) -> str:
     """`tf` GFLOP over the ms `how(fn)` returns, as TFLOP/s, with the clock and power meanwhile,
-    given the window clock the mean clock over the timer's whole window, and given the clock
-    probe its clock right after."""
+    given the window clock the mean clock over the timer's whole window, given the clock
+    probe its clock right after, and given a RunsClock the clock over the runs alone (the
+    memsets between them left out)."""
     with Sampler() as s:
         if window:
             window.start()
-        ms = how(fn)
+        ms, alone = runs(how, fn) if runs else (how(fn), None)
         torch.cuda.synchronize()
         over = f", window {window.stop():.0f} MHz" if window else ""
         after = f", probe {probe():.0f} MHz" if probe else ""
+        after += f", runs {alone:.0f} MHz" if alone else ""
     return f"{tf / ms:.1f} ({s.medians()}{over}{after})"
 
 
@@ -330,6 +421,7 @@ def main(argv: list[str]) -> int:
     triton.set_allocator(alloc)
     window = window_clock()
     timer = partial(timed, probe=clock_probe(), window=window)
+    flushed = partial(timer, runs=RunsClock(window) if window else None)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}")  # fmt: skip
     if window:
@@ -356,8 +448,8 @@ def main(argv: list[str]) -> int:
             median = partial(triton.testing.do_bench, return_mode="median")
             for name, fn in calls.items():
                 print(f"time {dtype} {size} {name} TFLOP/s: do_bench "
-                      f"{timer(tf, triton.testing.do_bench, fn)}, do_bench median "
-                      f"{timer(tf, median, fn)}, warm {timer(tf, do_bench_warm, fn)}, cudagraph "
+                      f"{flushed(tf, triton.testing.do_bench, fn)}, do_bench median "
+                      f"{flushed(tf, median, fn)}, warm {timer(tf, do_bench_warm, fn)}, cudagraph "
                       f"{timer(tf, triton.testing.do_bench_cudagraph, fn)}, events "
                       f"{timer(tf, events_ms, fn)}, sustained {sustained(tf, fn, window)}")  # fmt: skip
     print(f"{bad} check(s) over 2^-9")
