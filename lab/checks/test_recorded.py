@@ -1138,12 +1138,12 @@ def test_every_build_at_the_misses_on_an_h100():
 
 
 def _timer_ratios(folder, clocks=("window", "probe")):
-    """Each Triton timer's rate, and its rate per GHz of each of `clocks` (the window clock, the
-    probe: those its log line reads, in order), over the mean of the harness's two sustained
-    rows of the same kernel and size (their rate per GHz of NVML's clock)."""
-    read = "".join(rf", {c} (\d+) MHz" for c in clocks)
-    timer = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events) ([\d.]+) \(\d+ MHz, "
-                       rf"\d+ W{read}\)")  # fmt: skip
+    """Each Triton timer's rate, and its rate per GHz of each of `clocks` (those its log line
+    reads: the window clock, the probe, do_bench's runs clock; NaN where a timer's line has no
+    such clock), over the mean of the harness's two sustained rows of the same kernel and size
+    (their rate per GHz of NVML's clock); `nvml`, the timer's NVML median clock."""
+    timer = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events|sustained) ([\d.]+) "
+                       r"\((\d+) MHz, \d+ W((?:, \w+ \d+ MHz)*)\)")  # fmt: skip
     harness = read_csv(folder / "harness.csv")
     sustained = harness[harness.load == "sustained"]
     kinds = {"bfloat16": ("triton_bf16", "cublas", "bfloat16"),
@@ -1161,10 +1161,12 @@ def _timer_ratios(folder, clocks=("window", "probe")):
         assert len(mine) == 2
         rate = mine.kernel_gflops.mean() / 1e3
         per_ghz = (mine.kernel_gflops / 1e3 / mine.sm_clock_mhz).mean()
-        for which, tflops, *mhz in timer.findall(line):
-            rows.append((name, int(m[2]), which, float(tflops) / rate,
-                         *(float(tflops) / int(x) / per_ghz for x in mhz)))  # fmt: skip
-    return pd.DataFrame(rows, columns=["kernel", "size", "timer", "rate", *clocks])
+        for which, tflops, nvml, read in timer.findall(line):
+            mhz = dict(re.findall(r", (\w+) (\d+) MHz", read))
+            rows.append((name, int(m[2]), which, float(tflops) / rate, int(nvml),
+                         *(float(tflops) / int(mhz[c]) / per_ghz if c in mhz else float("nan")
+                           for c in clocks)))  # fmt: skip
+    return pd.DataFrame(rows, columns=["kernel", "size", "timer", "rate", "nvml", *clocks])
 
 
 def test_triton_timers_per_window_ghz_match_the_sustained_rows_without_an_l2_clear():
