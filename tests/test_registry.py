@@ -429,7 +429,8 @@ def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
     64 to 192 rows dividing among the cluster in 8-row groups (144 / 4 = 36 does not), chains of
     8 only up to 128 rows: 64, 96, 128 with CHAIN 1 and 8 and clusters of 2 and 4 (12), 144 with
     CHAIN 1 in clusters of 2 (1), 160 and 192 with CHAIN 1 in both (4): 17, beside the 28
-    unclustered builds."""
+    unclustered builds of 128 and 256 rows; and the 64-row tiles (one consumer warpgroup) for
+    the smallest sides alone: A's 16 or 32 rows, 8 or 11 stages, CHAIN 1 or 8, unclustered (8)."""
     from mmbench.plan.plan import buildable
 
     built = buildable(registry["skinny_fp8"], {}, "sm_90a")[0]
@@ -439,7 +440,9 @@ def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
     by_hand = {(bn, chain, c) for bn in (64, 96, 128) for chain in (1, 8) for c in (2, 4)}
     by_hand |= {(144, 1, 2), (160, 1, 2), (160, 1, 4), (192, 1, 2), (192, 1, 4)}
     assert clustered == by_hand
-    assert len(built) == 28 + 17
+    narrow = {(p["BN"], p["STAGES"], p["CHAIN"], p["CLUSTER"]) for p in built if p["BM"] == 64}
+    assert narrow == {(bn, s, chain, 1) for bn in (16, 32) for s in (8, 11) for chain in (1, 8)}
+    assert len(built) == 28 + 17 + 8
 
 
 def test_a_stream_k_grid_of_clusters_is_the_clusters_the_gpu_holds(registry):
