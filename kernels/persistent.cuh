@@ -375,8 +375,9 @@ struct TransposedStore {
 
 // The kernel's body, built twice: SPLIT = false for launches of one split (the work units are
 // the tiles; no split arithmetic is compiled in), true for several.  Each is an entry point of
-// its own (PERSISTENT_KERNELS): one body for both, the splits a runtime value, ran 0.3-2.1%
-// slower at 4096 on an H100 than the kernel before split-K.
+// its own (PERSISTENT_KERNELS): one body for both, the splits a runtime value, ran slower at
+// the ladder's sizes than the kernel before split-K (lab notebook, "Measurements behind code
+// choices").
 template <class Rung, int MODE>
 __device__ __forceinline__ void persistent_gemm(const Params &p, const Split &sp) {
     constexpr bool SPLIT = MODE == SPLIT_K, STREAM = MODE == STREAM_K;
