@@ -1257,7 +1257,8 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     """Entry "FP8 tiles of 64 rows for the smallest sides": the best 64-row skinny_fp8 build with
     every tile whole at 87.3, 94.2, 98.6 and 98.0% of cuBLASLt; the best of 128 or 256 rows so
     at 75.2, 91.3, 96.3 and 90.0%; at the rule's grid 50.7-78.4% (wider) and 62.2-82.8% (64
-    rows); the rule over every tile whole 1.00-1.84 a build; memcheck 20 of 20 clean."""
+    rows); the rule over every tile whole 1.00-1.84 a build; memcheck 40 of 40 clean; at the
+    eight misses of seed 755700 with a small side m, the best build 79.1-97.7%."""
     f = DATA / "h100-fp8-narrow-tiles"
     t = read_csv(f / "every-skinny-4-products.csv")
     assert len(t) == 428 and (t.verification == "PASS").all()
@@ -1274,8 +1275,17 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     grids = r.pivot_table(index=["m", "instance"], columns="whole", values="kernel_ms_median")
     ratio = (grids[False] / grids[True]).round(2)
     assert (ratio.min(), ratio.max()) == (1.0, 1.84)
-    memcheck = read_text(f / "memcheck.txt").splitlines()
-    assert len(memcheck) == 20 and all("ERROR SUMMARY: 0 errors" in line for line in memcheck)
+    for name in ("memcheck.txt", "memcheck-stages11.txt"):
+        lines = read_text(f / name).splitlines()
+        assert len(lines) == 20 and all("ERROR SUMMARY: 0 errors" in line for line in lines)
+    # the eight misses with a small side m, on the second board: the best build of each
+    t = read_csv(f / "every-skinny-8-misses.csv")
+    assert len(t) == 856 and (t.verification == "PASS").all()
+    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
+    r = t[t.variant == "skinny_fp8"]
+    pct = (100 * r.m.map(ref) / r.kernel_ms_median).groupby(r.m).max().round(1)
+    assert pct.to_dict() == {16: 87.0, 18: 86.1, 22: 97.7, 27: 94.5, 77: 79.8, 150: 87.4,
+                             162: 79.1, 257: 80.9}  # fmt: skip
 
 
 def test_stream_k_rule_against_whole_tiles_on_an_h100():
