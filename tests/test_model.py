@@ -29,17 +29,13 @@ H100 = "NVIDIA H100 80GB HBM3"
 H200 = "NVIDIA H200"
 RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.xz",
             ROOT / "tests/data/h100-tune-model/small_side.csv.xz"]  # fmt: skip
-# the calibrate stage's runs on an H200 (lab/gpu.sh shapes OUT calibrate): the TN, tmastore and
-# stream-K rungs at the 8 shapes, the skinny rungs at 10, the wider FP8 tiles (persistent_fp8's
-# BN 160 and 192, skinny_fp8's 96 to 192) at 18 (their fastest row per instantiation and shape,
-# the rows calibrate() reads)
-RECORDED_H200 = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/skinny.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/skinny_simt.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/warptile_db_ws_f64.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/streamk_f64.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/fp8_wide.csv.xz",
-                 ROOT / "tests/data/h200-calibrate/skinny_grids.csv.xz"]  # fmt: skip
+# the calibrate stage's runs on an H200 (lab/gpu.sh shapes OUT calibrate), every one kept there
+# (lab/keep_calibration.py): the TN, tmastore and stream-K rungs at the 8 shapes, the skinny
+# rungs at 10, the wider FP8 tiles (persistent_fp8's BN 160 and 192, skinny_fp8's 96 to 192) at
+# 18, and the runs kept since (their fastest row per instantiation and shape, the rows
+# calibrate() reads)
+H200_RUNS = ROOT / "tests" / "data" / "h200-calibrate"
+RECORDED_H200 = sorted(H200_RUNS.glob("*.csv.xz"))
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +318,7 @@ def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry
     """An H200 has 132 multiprocessors; the skinny rungs' runs launch stream-K grids only (a
     persistent grid, sized by the GPU through the shape fact CLUSTERS), and their widest is
     132."""
-    skinny = pd.read_csv(RECORDED_H200[1])
+    skinny = pd.read_csv(H200_RUNS / "skinny.csv.xz")
     assert set(skinny.variant) == {"skinny_tf32_tn", "skinny_fp8", "skinny_bf16"}
     assert sms_of(skinny, registry) == {H200: 132}
 
@@ -596,7 +592,7 @@ def test_the_model_chooses_warptile_db_on_an_h200_near_the_fastest(registry):
     build runs at 0.97 or more of the fastest there (geometric mean) and 0.9 or more at each
     (recorded: 0.983 and 0.916; without the multiprocessor's k-tiles and the recorded occupancy
     0.947 and 0.674, lab entry "The time model counts a multiprocessor's k-tiles")."""
-    d = pd.read_csv(RECORDED_H200[3])
+    d = pd.read_csv(H200_RUNS / "warptile_db_ws_f64.csv.xz")
     v = registry["warptile_db"]
     d = d[(d.variant == "warptile_db") & (d.verification == "PASS")]
     d = d.assign(shape=list(zip(d.m, d.n, d.k, strict=True)))

@@ -143,3 +143,13 @@ def test_the_shapes_shares_split_by_alignment():
         assert got.loc[(prec, "not"), "products"] == 45
     assert got.loc[("FP32", "not"), "least %"] == 24.0
     assert got.loc[("BF16", "multiples of 8"), "least %"] == 87.4
+
+
+def test_keep_calibration_finds_the_kept_h200_rows_the_fit_and_refuses_half_its_arguments():
+    """lab/keep_calibration.py without arguments: the kept H200 rows are the fit of the recorded
+    runs (exit 0, as tests/test_model.py checks); TIMINGS without NAME is refused (exit 2)."""
+    tool = [sys.executable, str(LAB / "keep_calibration.py")]
+    ok = subprocess.run(tool, capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0 and "(342) are the fit" in ok.stdout
+    half = subprocess.run([*tool, "x.csv"], capture_output=True, text=True, cwd=ROOT)
+    assert half.returncode == 2 and "give both TIMINGS and NAME" in half.stderr
