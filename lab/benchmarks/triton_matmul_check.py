@@ -274,8 +274,7 @@ class RunsClock:
     """The SM clock over the runs of a Triton timer that clears the L2 before each (do_bench):
     Triton's active driver is wrapped so that its clear_cache closes the open bracket, clears,
     and opens the next (RUNS_SOURCE), on torch's current stream; the median over the
-    multiprocessors of their summed cycles over their summed nanoseconds, in MHz, and the
-    bracketed share of the window."""
+    multiprocessors of their summed cycles over their summed nanoseconds, in MHz."""
 
     def __init__(self, window: WindowClock):
         cp = window.cp

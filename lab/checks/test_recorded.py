@@ -1137,13 +1137,23 @@ def test_every_build_at_the_misses_on_an_h100():
     assert sweep.loc["1624", "% of ref"] == 83.3
 
 
+_TIMER = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events|sustained) ([\d.]+) "
+                    r"\(\d+ MHz, \d+ W((?:, \w+ \d+ MHz)*)\)")  # fmt: skip
+
+
+def _timers(line: str) -> list[tuple[str, float, dict[str, int]]]:
+    """A triton_matmul_check.py line's timers: name, TFLOP/s and the clocks it read after NVML's
+    (window, probe, runs: MHz)."""
+    clocks = re.compile(r", (\w+) (\d+) MHz")
+    return [(which, float(tflops), {c: int(mhz) for c, mhz in clocks.findall(read)})
+            for which, tflops, read in _TIMER.findall(line)]  # fmt: skip
+
+
 def _timer_ratios(folder, clocks=("window", "probe")):
     """Each Triton timer's rate, and its rate per GHz of each of `clocks` (those its log line
     reads: the window clock, the probe, do_bench's runs clock; NaN where a timer's line has no
     such clock), over the mean of the harness's two sustained rows of the same kernel and size
-    (their rate per GHz of NVML's clock); `nvml`, the timer's NVML median clock."""
-    timer = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events|sustained) ([\d.]+) "
-                       r"\((\d+) MHz, \d+ W((?:, \w+ \d+ MHz)*)\)")  # fmt: skip
+    (their rate per GHz of NVML's clock)."""
     harness = read_csv(folder / "harness.csv")
     sustained = harness[harness.load == "sustained"]
     kinds = {"bfloat16": ("triton_bf16", "cublas", "bfloat16"),
@@ -1161,12 +1171,11 @@ def _timer_ratios(folder, clocks=("window", "probe")):
         assert len(mine) == 2
         rate = mine.kernel_gflops.mean() / 1e3
         per_ghz = (mine.kernel_gflops / 1e3 / mine.sm_clock_mhz).mean()
-        for which, tflops, nvml, read in timer.findall(line):
-            mhz = dict(re.findall(r", (\w+) (\d+) MHz", read))
-            rows.append((name, int(m[2]), which, float(tflops) / rate, int(nvml),
-                         *(float(tflops) / int(mhz[c]) / per_ghz if c in mhz else float("nan")
+        for which, tflops, mhz in _timers(line):
+            rows.append((name, int(m[2]), which, tflops / rate,
+                         *(tflops / mhz[c] / per_ghz if c in mhz else float("nan")
                            for c in clocks)))  # fmt: skip
-    return pd.DataFrame(rows, columns=["kernel", "size", "timer", "rate", "nvml", *clocks])
+    return pd.DataFrame(rows, columns=["kernel", "size", "timer", "rate", *clocks])
 
 
 def test_triton_timers_per_window_ghz_match_the_sustained_rows_without_an_l2_clear():
@@ -1199,17 +1208,14 @@ def _against_the_sustained_timer(log: str):
     """Each timer of each kernel (dtype, size, `triton` or `ref`) over the sustained timer of
     the same kernel in the same log: its rate, and its rate per cycle (the window clock; for
     do_bench and its median the runs clock)."""
-    timer = re.compile(r"(do_bench median|do_bench|warm|cudagraph|events|sustained) ([\d.]+) "
-                       r"\((\d+) MHz, \d+ W((?:, \w+ \d+ MHz)*)\)")  # fmt: skip
     rows = []
     for line in log.splitlines():
         m = re.match(r"time torch\.(\S+) (\d+) (\S+)", line)
         if not m:
             continue
-        got = {}
-        for which, tflops, _, read in timer.findall(line):
-            mhz = dict(re.findall(r", (\w+) (\d+) MHz", read))
-            got[which] = (float(tflops), int(mhz.get("runs", mhz["window"])))
+        got = {
+            which: (tflops, mhz.get("runs", mhz["window"])) for which, tflops, mhz in _timers(line)
+        }
         rate, clock = got.pop("sustained")
         kernel = "triton" if m[3].startswith("triton") else "ref"
         for which, (tflops, mhz) in got.items():
@@ -1222,9 +1228,10 @@ def test_triton_timers_beside_a_sustained_load_of_their_own():
     """Entry "Triton's timers beside a sustained load of their own": the sustained timer at
     0.998-1.019 of the harness's sustained rows for the Triton builds (0.998-1.044 with torch's
     cuBLAS); its window clock within 1.3% of NVML's at 9 of 12 kernels, 0.967 for triton_bf16 at
-    4096 and 0.900 and 0.899 for triton_bf16 and triton_fp8 at 8192; per cycle of the same clock over the sustained timer, cudagraph
-    0.986-1.017, events 0.985-1.015, warm 0.943-1.000, do_bench 0.880-1.020 and its median
-    0.903-0.990 (triton_bf16 at 4096: 0.880 against warm's 0.943)."""
+    4096 and 0.900 and 0.899 for triton_bf16 and triton_fp8 at 8192; per cycle of the same clock
+    over the sustained timer, cudagraph 0.986-1.017, events 0.985-1.015, warm 0.943-1.000,
+    do_bench 0.880-1.020 and its median 0.903-0.990 (triton_bf16 at 4096: 0.880 against warm's
+    0.943)."""
     f = DATA / "h100-sustained-timer"
     log = read_text(f / "triton_check.log")
     checks = re.findall(r"GPU (idle|busy) 200 ms: window (\d+) MHz, NVML (\d+) MHz", log)
@@ -1253,6 +1260,15 @@ def test_triton_timers_beside_a_sustained_load_of_their_own():
     }
 
 
+def _skinny_fp8_pct(t):
+    """skinny_fp8's rows of an every-build table, with `pct`: cuBLASLt's fastest time at the
+    same m over the row's, in percent."""
+    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
+    r = t[t.variant == "skinny_fp8"].copy()
+    r["pct"] = 100 * r.m.map(ref) / r.kernel_ms_median
+    return r
+
+
 def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     """Entry "FP8 tiles of 64 rows for the smallest sides": the best 64-row skinny_fp8 build with
     every tile whole at 87.3, 94.2, 98.6 and 98.0% of cuBLASLt; the best of 128 or 256 rows so
@@ -1263,10 +1279,8 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     t = read_csv(f / "every-skinny-4-products.csv")
     assert len(t) == 428 and (t.verification == "PASS").all()
     t["whole"] = t.launch_facts.str.contains("WORKERS=0")
-    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
-    r = t[t.variant == "skinny_fp8"].copy()
+    r = _skinny_fp8_pct(t)
     r["narrow"] = r.instance.str.contains("_BM64_")
-    r["pct"] = 100 * r.m.map(ref) / r.kernel_ms_median
     best = r.groupby(["narrow", "whole", "m"]).pct.max().round(1)
     assert best[(True, True)].tolist() == [87.3, 94.2, 98.6, 98.0]
     assert best[(False, True)].tolist() == [75.2, 91.3, 96.3, 90.0]
@@ -1281,9 +1295,7 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     # the eight misses with a small side m, on the second board: the best build of each
     t = read_csv(f / "every-skinny-8-misses.csv")
     assert len(t) == 856 and (t.verification == "PASS").all()
-    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
-    r = t[t.variant == "skinny_fp8"]
-    pct = (100 * r.m.map(ref) / r.kernel_ms_median).groupby(r.m).max().round(1)
+    pct = _skinny_fp8_pct(t).groupby("m").pct.max().round(1)
     assert pct.to_dict() == {16: 87.0, 18: 86.1, 22: 97.7, 27: 94.5, 77: 79.8, 150: 87.4,
                              162: 79.1, 257: 80.9}  # fmt: skip
 
