@@ -1260,13 +1260,20 @@ def test_triton_timers_beside_a_sustained_load_of_their_own():
     }
 
 
+def _fp8_pct(t):
+    """An every-build table's rows but cuBLASLt's, with `pct`: cuBLASLt's fastest time at the
+    same m over the row's, in percent."""
+    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
+    r = t[t.variant != "cublaslt_fp8"].copy()
+    r["pct"] = 100 * r.m.map(ref) / r.kernel_ms_median
+    return r
+
+
 def _skinny_fp8_pct(t):
     """skinny_fp8's rows of an every-build table, with `pct`: cuBLASLt's fastest time at the
     same m over the row's, in percent."""
-    ref = t[t.variant == "cublaslt_fp8"].groupby("m").kernel_ms_median.min()
-    r = t[t.variant == "skinny_fp8"].copy()
-    r["pct"] = 100 * r.m.map(ref) / r.kernel_ms_median
-    return r
+    r = _fp8_pct(t)
+    return r[r.variant == "skinny_fp8"]
 
 
 def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
@@ -1298,6 +1305,43 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     pct = _skinny_fp8_pct(t).groupby("m").pct.max().round(1)
     assert pct.to_dict() == {16: 87.0, 18: 86.1, 22: 97.7, 27: 94.5, 77: 79.8, 150: 87.4,
                              162: 79.1, 257: 80.9}  # fmt: skip
+
+
+def test_fp8_tiles_of_16_to_96_columns_for_a_small_n():
+    """Entry "FP8 tiles of 16 to 96 columns for a small side n": the best narrow streamk_fp8
+    build against persistent_fp8's best at nine products, its columns, every narrow build's
+    rule grid over every tile whole 1.12-2.37 (median 1.40, 66 pairs), 1,273 rows all PASS,
+    memcheck 50 of 50 clean."""
+    f = DATA / "h100-fp8-narrow-n"
+    old = pd.concat(
+        [read_csv(f / n) for n in ("every-6-products.csv", "every-6-more-products.csv")]
+    )
+    new = read_csv(f / "every-narrow-9-products.csv")
+    assert (len(old), len(new)) == (958, 315)
+    assert (pd.concat([old, new]).verification == "PASS").all()
+    assert pd.concat([old, new]).gpu_uuid.nunique() == 1
+    old, new = _fp8_pct(old), _fp8_pct(new)
+    persistent = old[old.variant == "persistent_fp8"].groupby("m").pct.max().round(1)
+    narrow = new[~new.BN.isin([64, 128])]
+    best = narrow.loc[narrow.groupby("m").pct.idxmax()].set_index("m")
+    got = {m: (persistent[m], round(best.pct[m], 1), best.BN[m], best.whole[m]) for m in best.index}
+    assert got == {
+        565: (68.6, 78.6, 16, 1), 600: (79.1, 89.0, 16, 1), 2492: (76.6, 84.7, 16, 1),
+        4151: (78.4, 87.1, 48, 1), 4739: (80.5, 84.9, 32, 1), 5017: (82.3, 85.4, 48, 1),
+        5624: (93.5, 97.4, 48, 1), 6380: (96.5, 93.1, 32, 1), 12187: (91.5, 91.5, 48, 1),
+    }  # fmt: skip
+    grids = narrow.pivot_table(index=["m", "instance"], columns="whole",
+                               values="kernel_ms_median").dropna()  # fmt: skip
+    ratio = grids[0] / grids[1]
+    assert len(ratio) == 66
+    assert (round(ratio.min(), 2), round(ratio.max(), 2), round(ratio.median(), 2)) == (
+        1.12,
+        2.37,
+        1.4,
+    )
+    lines = read_text(f / "memcheck-48-80-96.txt").splitlines()
+    lines += read_text(f / "memcheck-16-32.txt").splitlines()
+    assert len(lines) == 50 and all("ERROR SUMMARY: 0 errors" in line for line in lines)
 
 
 def test_stream_k_rule_against_whole_tiles_on_an_h100():
