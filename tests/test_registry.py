@@ -446,16 +446,18 @@ def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
 
 
 def test_streamk_fp8_builds_one_tile_for_a_small_side_n(registry):
-    """streamk_fp8's builds, counted by hand: 128-row tiles (256 rows and 6 stages overfill its
+    """streamk_fp8's builds, counted by hand: 128-row tiles in 6 stages (256 rows overfill its
     200 KiB ring), 64 or 128 columns alone or in clusters of 2, and 16, 32, 48, 80 and 96
-    columns (for a small side n) unclustered, each with CHAIN 1 and 8: 2 x 2 x 2 + 5 x 2."""
+    columns (for a small side n) unclustered; 64-row tiles of 16 or 32 columns in 8 stages,
+    unclustered; each with CHAIN 1 and 8: 2 x 2 x 2 + 5 x 2 + 2 x 2."""
     from mmbench.plan.plan import buildable
 
     built = buildable(registry["streamk_fp8"], {}, "sm_90a")[0]
-    got = {(p["BM"], p["BN"], p["CLUSTER"], p["CHAIN"]) for p in built}
-    by_hand = {(128, bn, c, chain) for bn in (64, 128) for c in (1, 2) for chain in (1, 8)}
-    by_hand |= {(128, bn, 1, chain) for bn in (16, 32, 48, 80, 96) for chain in (1, 8)}
-    assert got == by_hand and len(built) == 18
+    got = {(p["BM"], p["BN"], p["STAGES"], p["CLUSTER"], p["CHAIN"]) for p in built}
+    by_hand = {(128, bn, 6, c, chain) for bn in (64, 128) for c in (1, 2) for chain in (1, 8)}
+    by_hand |= {(128, bn, 6, 1, chain) for bn in (16, 32, 48, 80, 96) for chain in (1, 8)}
+    by_hand |= {(64, bn, 8, 1, chain) for bn in (16, 32) for chain in (1, 8)}
+    assert got == by_hand and len(built) == 22
 
 
 def test_a_stream_k_grid_of_clusters_is_the_clusters_the_gpu_holds(registry):
