@@ -206,13 +206,29 @@ def test_a_variant_named_twice_is_refused(registry_copy):
 
 def test_unsupported_operators_and_runaway_expressions_are_refused():
     for expr, words in [
-        ("2 in 3", "unsupported operator In"),
+        ("2 in 3", "takes a bracketed list of values"),
+        ("m in n", "takes a bracketed list of values"),
         ("m is n", "unsupported operator Is"),
         ("min()", "min expected at least 1 argument"),
         ("+".join(["1"] * 3000), "at most 400"),
     ]:
         with pytest.raises(RegistryError, match=words):
             evaluate(expr, m=1, n=1)
+
+
+def test_in_and_not_in_take_a_list_of_values():
+    """`in` and `not in` against a bracketed list (tools/memcheck.py --where, constraints): each
+    value and the list's expressions checked by hand."""
+    for expr, names, want in [
+        ("BN in (48, 80, 96)", {"BN": 80}, True),
+        ("BN in (48, 80, 96)", {"BN": 64}, False),
+        ("BN not in [64, 128]", {"BN": 64}, False),
+        ("BN not in [64, 128]", {"BN": 16}, True),
+        ("BM * 2 in (BN, BN + 128)", {"BM": 64, "BN": 0}, True),
+        ("BM in () or BM == 64", {"BM": 64}, True),
+        ("16 <= BN in (16, 32)", {"BN": 32}, True),
+    ]:
+        assert evaluate(expr, **names) is want, expr
 
 
 def test_a_negative_parameter_value_is_refused(registry_copy):

@@ -1,7 +1,8 @@
 """The registry's expression language: integer arithmetic over parameter names and m, n, k
 (``cdiv(n, TILE * COARSEN)``, ``BM * BK * 2``, ``k % 8 == 0 and BN <= 256``), evaluated by a
-whitelisting evaluator (names, integers, + - * // %, comparisons, and/or/not, ``cdiv``,
-``min``, ``max`` and the split policies of core/schedule.py), never by ``eval``."""
+whitelisting evaluator (names, integers, + - * // %, comparisons, ``in`` and ``not in`` a
+bracketed list of values such as ``BN in (48, 80, 96)``, and/or/not, ``cdiv``, ``min``,
+``max`` and the split policies of core/schedule.py), never by ``eval``."""
 
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ _CMPOPS = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
+_MEMBERSHIP = (ast.In, ast.NotIn)  # their right side: a bracketed list of values
 
 
 _FUNCS = {"cdiv": cdiv, "min": min, "max": max, **schedule.FUNCTIONS}
@@ -109,10 +113,22 @@ def _compiled(expr: str):
             if unsupported:
                 raise RegistryError(
                     f"unsupported operator {unsupported[0]} in registry expression {expr!r}; "
-                    "valid comparisons: == != < <= > >="
+                    "valid comparisons: == != < <= > >=, in and not in (a, b, ...)"
                 )
+
+            def side(op, node):  # a comparison's right side: a list of values after `in`
+                if not isinstance(op, _MEMBERSHIP):
+                    return build(node)
+                if not isinstance(node, (ast.Tuple, ast.List)):
+                    raise RegistryError(
+                        f"'in' in registry expression {expr!r} takes a bracketed list of "
+                        "values, as in BN in (48, 80, 96)"
+                    )
+                values = [build(v) for v in node.elts]
+                return lambda names: [v(names) for v in values]
+
             first = build(node.left)
-            links = [(_CMPOPS[type(op)], build(c)) for op, c in zip(node.ops, node.comparators, strict=True)]  # fmt: skip
+            links = [(_CMPOPS[type(op)], side(op, c)) for op, c in zip(node.ops, node.comparators, strict=True)]  # fmt: skip
 
             def compare(names):
                 left = first(names)
