@@ -1260,6 +1260,14 @@ def test_triton_timers_beside_a_sustained_load_of_their_own():
     }
 
 
+def _clean_launches(folder, name: str) -> int:
+    """A memcheck log of one line a launch (tools/memcheck.py): its launches, each asserted
+    clean."""
+    lines = read_text(folder / name).splitlines()
+    assert all("ERROR SUMMARY: 0 errors" in line for line in lines), name
+    return len(lines)
+
+
 def _fp8_pct(t):
     """An every-build table's rows but cuBLASLt's, with `pct`: cuBLASLt's fastest time at the
     same m over the row's, in percent."""
@@ -1297,8 +1305,7 @@ def test_fp8_tiles_of_64_rows_for_the_smallest_sides():
     ratio = (grids[False] / grids[True]).round(2)
     assert (ratio.min(), ratio.max()) == (1.0, 1.84)
     for name in ("memcheck.txt", "memcheck-stages11.txt"):
-        lines = read_text(f / name).splitlines()
-        assert len(lines) == 20 and all("ERROR SUMMARY: 0 errors" in line for line in lines)
+        assert _clean_launches(f, name) == 20
     # the eight misses with a small side m, on the second board: the best build of each
     t = read_csv(f / "every-skinny-8-misses.csv")
     assert len(t) == 856 and (t.verification == "PASS").all()
@@ -1339,9 +1346,9 @@ def test_fp8_tiles_of_16_to_96_columns_for_a_small_n():
         2.37,
         1.4,
     )
-    lines = read_text(f / "memcheck-48-80-96.txt").splitlines()
-    lines += read_text(f / "memcheck-16-32.txt").splitlines()
-    assert len(lines) == 50 and all("ERROR SUMMARY: 0 errors" in line for line in lines)
+    assert (
+        _clean_launches(f, "memcheck-48-80-96.txt") + _clean_launches(f, "memcheck-16-32.txt") == 50
+    )
 
 
 def test_fp8_tiles_of_64_rows_for_a_small_n_and_seed_726870s_misses():
@@ -1369,8 +1376,7 @@ def test_fp8_tiles_of_64_rows_for_a_small_n_and_seed_726870s_misses():
         4185: {"before": 81.0, "new": 92.7}, 4223: {"before": 76.7, "new": 78.8},
         14797: {"before": 97.1, "new": 99.3},
     }  # fmt: skip
-    lines = read_text(f / "memcheck-64-rows.txt").splitlines()
-    assert len(lines) == 20 and all("ERROR SUMMARY: 0 errors" in line for line in lines)
+    assert _clean_launches(f, "memcheck-64-rows.txt") == 20
 
 
 def test_stream_k_rule_against_whole_tiles_on_an_h100():
