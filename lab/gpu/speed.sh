@@ -16,7 +16,8 @@
 #       --within 1 (the issue's 1% per configuration); default-old: the default experiment so
 #   lab/gpu.sh speed OUT default         the same for the default experiment (no --config)
 #   lab/gpu.sh speed OUT ladder          the ladder preset as documented (`--cores 16`; CORES=
-#       to change) in one run, detached from the device call: each call waits on it for at most
+#       to change) in one run, detached from the device call and run from its own copy of the
+#       checkout (/tmp/ladderrun/tree): each call waits on it for at most
 #       LIMIT s (default 540) and the next call on the same warm machine waits on the same run;
 #       once it has finished, its wall time (start to end), its phase split against its GPU time
 #       by the sampling rules (passes, settling, the windows whole), its ladder tables, and the
@@ -132,13 +133,19 @@ PY
     # end after SIGTERM; its lock was left behind.)  Its wall time is its own, start to end.
     work=/tmp/ladderrun
     if [ ! -f "$work/started" ]; then
-      rm -rf "$work" && mkdir -p "$work"
+      rm -rf "$work" && mkdir -p "$work/tree"
+      # the run reads its own copy of the checkout: each device call copies the working tree
+      # anew, and a job that imports a module while that copy replaces it fails (a run of
+      # 2026-12-06 lost triton_tf32's measurement so, at the start of the call that waited)
+      tar -C "$here" --exclude=./results --exclude=./.whl --exclude=./.snakemake \
+        -cf - . | tar -C "$work/tree" -xf -
       date +%s.%N > "$work/started"
       # TUNED_GPU: another model's tuned parameters (a GPU model kernels/tuned.csv lacks)
-      setsid nohup bash -c 'snakemake -s "$(snakefile_in "$1")" -d "$2" --cores "$3" \
+      setsid nohup bash -c 'export PYTHONPATH="$1/workflow/scripts:${PYTHONPATH:-}"
+        snakemake -s "$(snakefile_in "$1")" -d "$2" --cores "$3" \
         --configfile "$1/config/presets/ladder.yaml" ${4:+--config "tuned_gpu=$4"} \
         > "$2/run.log" 2>&1
-        echo $? > "$2/rc"; date +%s.%N > "$2/ended"' _ "$here" "$work" "${CORES:-16}" \
+        echo $? > "$2/rc"; date +%s.%N > "$2/ended"' _ "$work/tree" "$work" "${CORES:-16}" \
         "${TUNED_GPU:-}" > /dev/null 2>&1 < /dev/null &
     fi
     deadline=$((SECONDS + ${LIMIT:-540}))
