@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 from scipy.stats import gmean
@@ -1415,3 +1416,56 @@ def test_a_fit_at_the_rules_grids_prices_the_whole_tile_grid_high():
         dict(launches=376, whole_chosen=84, slower=1, worst=0.05, median_gain=1.423,
              median_error=0.298),
     ]  # fmt: skip
+
+
+def test_the_ladder_preset_on_an_h100_29_of_30_variants():
+    """Entry "The ladder preset on an H100: 29 of 30 variants": 846 configurations of 29
+    variants, all PASS, one board; triton_tf32's job failed at its import; the standing table,
+    each class's fastest hand-written rung against its cuBLAS at 4096 and 8192 (sustained,
+    normal inputs), worked out here from the log's rates and by the ladder report's own table
+    from the same rows."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "lab" / "benchmarks"))
+    from ladder_from_log import read_log
+
+    from mmbench.report import standing
+
+    log = DATA / "h100-ladder-29-of-30" / "run.log"
+    rows, bad, boards = read_log(Path(log))
+    d = pd.DataFrame(rows)
+    assert (len(d), d.variant.nunique(), bad) == (846, 29, [])
+    assert set(d.verification) == {"PASS"}
+    assert boards == {"NVIDIA H100 80GB HBM3 (GPU-d7b6f61b-49fd-453a-08c5-bc04abbee6c5)"}
+    assert "triton_tf32" not in set(d.variant)
+    assert "No module named 'mmbench.core.archive'" in read_text(log)
+    # each class's hand-written rungs and its reference, by hand from the registry's classes
+    classes = {
+        "FP32": (["tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec",
+                  "warptile", "warptile_db"], "cublas", "float32"),
+        "TF32": (["mma_tf32", "wgmma_tf32", "persistent_tf32", "persistent_tf32_tn",
+                  "tmastore_tf32_tn"], "cublas_tf32", "float32"),
+        "BF16": (["ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16"], "cublas",
+                 "bfloat16"),
+        "FP8": (["persistent_fp8"], "cublaslt_fp8", "float8_e4m3"),
+        "FP64": (["mma_f64", "ws_f64"], "cublas", "float64"),
+    }  # fmt: skip
+    head = d[(d.load == "sustained") & (d.distribution == "normal") & (d.rows == "")]
+    by_hand = {}
+    for cls, (rungs, ref, dtype) in classes.items():
+        for size in (4096, 8192):
+            at = head[(head.m == size) & (head.dtype == dtype)]
+            best = at[at.variant.isin(rungs)].sort_values("kernel_gflops").iloc[-1]
+            refrate = at[at.variant == ref].kernel_gflops.item()
+            by_hand[cls, size] = (best.variant, round(100 * best.kernel_gflops / refrate, 1))
+    assert by_hand == {
+        ("FP32", 4096): ("warptile_db", 99.1), ("FP32", 8192): ("warptile_db", 101.8),
+        ("TF32", 4096): ("tmastore_tf32_tn", 100.9), ("TF32", 8192): ("tmastore_tf32_tn", 97.7),
+        ("BF16", 4096): ("tmastore_bf16", 98.0), ("BF16", 8192): ("tmastore_bf16", 100.0),
+        ("FP8", 4096): ("persistent_fp8", 92.4), ("FP8", 8192): ("persistent_fp8", 89.3),
+        ("FP64", 4096): ("ws_f64", 99.9), ("FP64", 8192): ("ws_f64", 98.2),
+    }  # fmt: skip
+    table = standing.ladder_standing(d[d.rows == ""].drop(columns=["rows"]))
+    report = {(r.precision, r.size): (r.rung, round(100 * r.fraction, 1))
+              for r in table.itertuples()}  # fmt: skip
+    assert report == by_hand
