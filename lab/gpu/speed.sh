@@ -21,7 +21,8 @@
 #       LIMIT s (default 540) and the next call on the same warm machine waits on the same run;
 #       once it has finished, its wall time (start to end), its phase split against its GPU time
 #       by the sampling rules (passes, settling, the windows whole), its ladder tables, and the
-#       run kept whole (OUT/ladder.tgz); TUNED_GPU='NVIDIA H100 80GB HBM3' runs that model's
+#       run kept whole (OUT/ladder.tgz; before that, and after a failed job, the variants
+#       measured so far, OUT/ladder-runs.tgz); TUNED_GPU='NVIDIA H100 80GB HBM3' runs that model's
 #       tuned parameters (`--config tuned_gpu=...`) on a GPU model kernels/tuned.csv lacks
 #   lab/gpu.sh speed OUT profiles        the ladder preset's profile section alone: its one
 #       Nsight Compute run (profile_ncu) and its profile jobs, timed, with the first jobs' logs
@@ -153,7 +154,14 @@ PY
       sleep 2
     done
     cp "$work/run.log" "$out/ladder.log" 2>/dev/null
+    # the variants measured so far, each its rows, samples and manifest: what a machine taken
+    # back or a failed job would otherwise lose (OUT/ladder-runs.tgz; the whole run's below)
+    keep_runs() {
+      [ -d "$work/results/ladder/runs" ] &&
+        tar czf "$out/ladder-runs.tgz" --exclude="*.journal*" -C /tmp ladderrun/results/ladder/runs
+    }
     if [ ! -f "$work/ended" ]; then
+      keep_runs
       echo "ladder preset: still running, $(since "$(cat "$work/started")" 0) s since it started;" \
         "call the stage again on this machine (within its idle time) to wait on it"
       grep -E "steps \(" "$work/run.log" | tail -1
@@ -164,6 +172,7 @@ PY
     if [ "$rc" -ne 0 ]; then
       echo "ladder preset: exit $rc after $total s (its log: OUT/ladder.log)"
       tail -20 "$work/run.log"
+      keep_runs
     else
       echo "ladder preset: finished, $total s of wall time, one run"
       python3 lab/benchmarks/harness_phases.py --preset config/presets/ladder.yaml --cores "${CORES:-16}" \
