@@ -22,8 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
+# a configuration's line begins with the time and the job's progress (measure/runner.py)
+PROGRESS = r"^\d\d:\d\d:\d\d \[\s*\d+/\d+, eta\s+\S+\] "
 LINE = re.compile(
-    r"^\d\d:\d\d:\d\d \[\s*\d+/\d+, eta\s+\S+\] (?P<variant>\S+) (?P<params>(?:\S+=\S+ )*)"
+    PROGRESS + r"(?P<variant>\S+) (?P<params>(?:\S+=\S+ )*)"
     r"(?P<dtype>\S+) (?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+) (?P<memory>\S+)(?P<sustained> sustained)?"
     r"(?: (?P<rows>rows\S+))? (?P<distribution>\S+): kernel (?P<ms>[\d.]+) ms "
     r"\((?P<gflops>\d+) GFLOPS\).*, (?P<verification>PASS|FAIL\S*) \["
@@ -44,7 +46,7 @@ def read_log(path: Path) -> tuple[list[dict], list[str], set[str]]:
                 gpu = b["gpu"]
                 boards.add(f"{b['gpu']} ({b['uuid']})")
                 continue
-            if not re.match(r"^\d\d:\d\d:\d\d \[\s*\d+/\d+, eta", line):
+            if not re.match(PROGRESS, line):
                 continue
             m = LINE.match(line)
             if not m:
@@ -60,14 +62,20 @@ def read_log(path: Path) -> tuple[list[dict], list[str], set[str]]:
     return rows, bad, boards
 
 
+def standing_of(d):
+    """The ladder's standing table of read rows: its sizes are the square products in the
+    preset's own rows, not the padded ones (report/standing.ladder_standing)."""
+    from mmbench.report import standing
+
+    return standing.ladder_standing(d[d.rows == ""].drop(columns=["rows"]))
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log", type=Path)
     ap.add_argument("--rows", type=Path, help="write the rows read (CSV)")
     args = ap.parse_args(argv)
     import pandas as pd
-
-    from mmbench.report import standing
 
     rows, bad, boards = read_log(args.log)
     for line in bad:
@@ -82,8 +90,7 @@ def main(argv: list[str]) -> int:
           f"boards: {', '.join(sorted(boards))}")  # fmt: skip
     if args.rows:
         d.to_csv(args.rows, index=False)
-    # the ladder's sizes are the square products in the preset's own rows (no padded rows)
-    table = standing.ladder_standing(d[d.rows == ""].drop(columns=["rows"]))
+    table = standing_of(d)
     pd.set_option("display.width", 160)
     print(table.drop(columns=["gpu"]).to_string(index=False))
     met = int(table.met.sum())

@@ -1427,9 +1427,7 @@ def test_the_ladder_preset_on_an_h100_29_of_30_variants():
     import sys
 
     sys.path.insert(0, str(ROOT / "lab" / "benchmarks"))
-    from ladder_from_log import read_log
-
-    from mmbench.report import standing
+    from ladder_from_log import read_log, standing_of
 
     log = DATA / "h100-ladder-29-of-30" / "run.log"
     rows, bad, boards = read_log(Path(log))
@@ -1465,7 +1463,7 @@ def test_the_ladder_preset_on_an_h100_29_of_30_variants():
         ("FP8", 4096): ("persistent_fp8", 92.4), ("FP8", 8192): ("persistent_fp8", 89.3),
         ("FP64", 4096): ("ws_f64", 99.9), ("FP64", 8192): ("ws_f64", 98.2),
     }  # fmt: skip
-    table = standing.ladder_standing(d[d.rows == ""].drop(columns=["rows"]))
+    table = standing_of(d)
     report = {(r.precision, r.size): (r.rung, round(100 * r.fraction, 1))
               for r in table.itertuples()}  # fmt: skip
     assert report == by_hand
