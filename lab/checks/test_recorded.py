@@ -1418,6 +1418,31 @@ def test_a_fit_at_the_rules_grids_prices_the_whole_tile_grid_high():
     ]  # fmt: skip
 
 
+# each class's hand-written rungs and its reference, by hand from the registry's classes
+LADDER_CLASSES = {
+    "FP32": (["tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec",
+              "warptile", "warptile_db"], "cublas", "float32"),
+    "TF32": (["mma_tf32", "wgmma_tf32", "persistent_tf32", "persistent_tf32_tn",
+              "tmastore_tf32_tn"], "cublas_tf32", "float32"),
+    "BF16": (["ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16"], "cublas", "bfloat16"),
+    "FP8": (["persistent_fp8"], "cublaslt_fp8", "float8_e4m3"),
+    "FP64": (["mma_f64", "ws_f64"], "cublas", "float64"),
+}  # fmt: skip
+
+
+def standing_by_hand(head: pd.DataFrame) -> dict:
+    """(class, size) -> (the fastest hand-written rung, its % of the class's reference) at 4096
+    and 8192, from rows already cut to the standing condition."""
+    by_hand = {}
+    for cls, (rungs, ref, dtype) in LADDER_CLASSES.items():
+        for size in (4096, 8192):
+            at = head[(head.m == size) & (head.dtype == dtype)]
+            best = at[at.variant.isin(rungs)].sort_values("kernel_gflops").iloc[-1]
+            refrate = at[at.variant == ref].kernel_gflops.item()
+            by_hand[cls, size] = (best.variant, round(100 * best.kernel_gflops / refrate, 1))
+    return by_hand
+
+
 def test_the_ladder_preset_on_an_h100_29_of_30_variants():
     """Entry "The ladder preset on an H100: 29 of 30 variants": 846 configurations of 29
     variants, all PASS, one board; triton_tf32's job failed at its import; the standing table,
@@ -1437,25 +1462,8 @@ def test_the_ladder_preset_on_an_h100_29_of_30_variants():
     assert boards == {"NVIDIA H100 80GB HBM3 (GPU-d7b6f61b-49fd-453a-08c5-bc04abbee6c5)"}
     assert "triton_tf32" not in set(d.variant)
     assert "No module named 'mmbench.core.archive'" in read_text(log)
-    # each class's hand-written rungs and its reference, by hand from the registry's classes
-    classes = {
-        "FP32": (["tiled_guarded", "coarsened", "blocktile_1d", "blocktile_2d", "blocktile_vec",
-                  "warptile", "warptile_db"], "cublas", "float32"),
-        "TF32": (["mma_tf32", "wgmma_tf32", "persistent_tf32", "persistent_tf32_tn",
-                  "tmastore_tf32_tn"], "cublas_tf32", "float32"),
-        "BF16": (["ws_bf16", "persistent_bf16", "deep_bf16", "tmastore_bf16"], "cublas",
-                 "bfloat16"),
-        "FP8": (["persistent_fp8"], "cublaslt_fp8", "float8_e4m3"),
-        "FP64": (["mma_f64", "ws_f64"], "cublas", "float64"),
-    }  # fmt: skip
     head = d[(d.load == "sustained") & (d.distribution == "normal") & (d.rows == "")]
-    by_hand = {}
-    for cls, (rungs, ref, dtype) in classes.items():
-        for size in (4096, 8192):
-            at = head[(head.m == size) & (head.dtype == dtype)]
-            best = at[at.variant.isin(rungs)].sort_values("kernel_gflops").iloc[-1]
-            refrate = at[at.variant == ref].kernel_gflops.item()
-            by_hand[cls, size] = (best.variant, round(100 * best.kernel_gflops / refrate, 1))
+    by_hand = standing_by_hand(head)
     assert by_hand == {
         ("FP32", 4096): ("warptile_db", 99.1), ("FP32", 8192): ("warptile_db", 101.8),
         ("TF32", 4096): ("tmastore_tf32_tn", 100.9), ("TF32", 8192): ("tmastore_tf32_tn", 97.7),
@@ -1481,3 +1489,45 @@ def test_fp32s_misses_are_the_builds_not_the_choice():
     assert round(gmean(share), 1) == 81.5
     assert (round(share.min(), 1), share.idxmin()) == (58.0, (312, 197, 924))
     assert (share < 85).sum() == 10
+
+
+def test_the_ladder_preset_run_whole_on_an_h100():
+    """Entry "The ladder preset run whole on an H100": 900 configurations of 30 variants, all
+    PASS, one board, every job done; the standing table worked out by hand from the timings
+    rows and by the ladder report's own table; this run beside the 29-of-30 run on another H100
+    (846 shared, median ratio 0.999 at the 470 of side 4096 or more)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "lab" / "benchmarks"))
+    from ladder_beside import beside, read_run
+
+    from mmbench.report import standing
+
+    here = DATA / "h100-ladder-whole"
+    t = read_csv(here / "timings.csv")
+    assert (len(t), t.variant.nunique(), set(t.verification)) == (900, 30, {"PASS"})
+    assert set(t.gpu_name) == {"NVIDIA H100 80GB HBM3"}
+    log = read_text(here / "run.log")
+    assert "145 of 145 steps (100%) done" in log
+    assert "GPU-f0ce4f6a-09de-4f59-758a-c3dc80ac761e" in log
+    head = t[(t.load == "sustained") & (t.distribution == "normal")]
+    by_hand = standing_by_hand(head)
+    assert by_hand == {
+        ("FP32", 4096): ("warptile_db", 98.8), ("FP32", 8192): ("warptile_db", 101.4),
+        ("TF32", 4096): ("tmastore_tf32_tn", 102.5), ("TF32", 8192): ("tmastore_tf32_tn", 98.0),
+        ("BF16", 4096): ("tmastore_bf16", 97.6), ("BF16", 8192): ("tmastore_bf16", 100.1),
+        ("FP8", 4096): ("persistent_fp8", 92.9), ("FP8", 8192): ("persistent_fp8", 89.1),
+        ("FP64", 4096): ("ws_f64", 99.5), ("FP64", 8192): ("ws_f64", 98.4),
+    }  # fmt: skip
+    table = standing.ladder_standing(t)
+    report = {(r.precision, r.size): (r.rung, round(100 * r.fraction, 1))
+              for r in table.itertuples()}  # fmt: skip
+    assert report == by_hand
+    assert sorted(k for k, (_, pct) in by_hand.items() if pct >= 100) == [
+        ("BF16", 8192), ("FP32", 8192), ("TF32", 4096)]  # fmt: skip
+    new = read_run(Path(here / "timings.csv"))
+    old = read_run(Path(DATA / "h100-ladder-29-of-30" / "run.log"))
+    b = beside(new, old, 4096)
+    assert len(new.merge(old[["variant", "params", "dtype", "m", "n", "k", "memory", "load",
+                              "distribution"]])) == 846  # fmt: skip
+    assert (len(b), round(b.ratio.median(), 3)) == (470, 0.999)
