@@ -403,7 +403,7 @@ def ladder_rungs(timings, stem, condition=""):
     order = (1, 0, 2, 4, 3, 5, 6, 7, 8, 9)  # a sweep may hold more sizes than five
     hues = [cb[order[i % len(order)] % len(cb)] for i in range(max(2, len(sizes)))]
     bar = 0.8 / len(sizes)
-    notes, best_rows = [], []
+    notes, best_rows, inside = [], [], []
     for cls in classes:
         ax = axes[cls]
         part = k[k.precision == cls]
@@ -437,13 +437,11 @@ def ladder_rungs(timings, stem, condition=""):
             for xi, g, f in zip(x, at.kernel_gflops, at.fraction, strict=True):
                 if g != g:
                     continue
-                # a bar that ends near a reference line is labelled inside it, below every
-                # line that would cross the label, to a tenth of a point (where a target is
-                # judged: 96.7% is not 97%)
+                # a bar that ends near a reference line is labelled inside it, once the
+                # panels have their final size (below)
                 if any(abs(g / 1e3 - r) < 0.08 * span for r in refs.values()):
-                    top = label_below(g / 1e3, list(refs.values()), span)
-                    ax.text(xi, top, f"{f:.1%}", ha="center", va="top", fontsize=7.5,
-                            color="white", fontweight="bold", zorder=4)  # fmt: skip
+                    inside.append((ax, xi, g / 1e3, f"{f:.1%}", list(refs.values()), span,
+                                   bar / (len(rungs) + 0.2), hues[j]))  # fmt: skip
                 else:
                     ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=8.5,
                             bbox=dict(facecolor="white", edgecolor="none", pad=0.4, alpha=0.85))  # fmt: skip
@@ -492,6 +490,12 @@ def ladder_rungs(timings, stem, condition=""):
         f"{lad.condition_words(head)}"
     )
     fig.tight_layout()
+    # the labels of a panel all across their bars, or all along them where one does not fit
+    for ax in dict.fromkeys(label[0] for label in inside):
+        mine = [label for label in inside if label[0] is ax]
+        along = not all(fits_across(fig, *label) for label in mine)
+        for label in mine:
+            label_inside(fig, *label, along=along)
     documented, recorded_on = standing.recorded_ladder()
     targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, documented,
                              lad.condition_words(head), lad.condition_words(lad.HEADLINE),
@@ -507,12 +511,48 @@ def ladder_rungs(timings, stem, condition=""):
     return save(fig, stem)
 
 
-def label_below(bar: float, lines: list[float], span: float) -> float:
-    """The top of a label written inside a bar of height `bar` (va="top"), as high as it can
-    be with none of the horizontal `lines` through it: a label's height taken as 6% of `span`
-    (the panel's tallest bar or line; 7.5-point text in a panel about three inches high whose
-    axis reaches about 1.5 spans), with 2% of `span` kept clear above and below."""
-    height, gap = 0.06 * span, 0.02 * span
+INSIDE_FONT = 7.5  # points: a label written inside a bar
+INSIDE_PAD = 0.15  # its box's margin, in font sizes
+
+
+def text_points(text: str, size: float) -> tuple[float, float]:
+    """The width and height in points of `text` in bold at `size` points, as matplotlib lays
+    it out (its text path)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    box = TextPath((0, 0), text, size=size, prop=FontProperties(weight="bold")).get_extents()
+    return box.width, box.height
+
+
+def fits_across(fig, ax, x, bar, text: str, lines, span, share: float, colour) -> bool:
+    """Whether `text` fits across a bar whose width is `share` of its panel's, with two points
+    clear of each edge (once the panels have their size)."""
+    bar_pt = share * ax.get_position().width * fig.get_figwidth() * 72
+    return text_points(text, INSIDE_FONT)[0] + 2 * INSIDE_PAD * INSIDE_FONT + 4 <= bar_pt
+
+
+def label_inside(fig, ax, x: float, bar: float, text: str, lines: list[float], span: float,
+                 share: float, colour, along: bool) -> None:  # fmt: skip
+    """`text` written inside a bar of height `bar`, below every line of `lines` that would
+    cross it, to a tenth of a point (where a target is judged: 96.7% is not 97%): across the
+    bar, or `along` it; on the bar's own colour, so that a hatched bar's stripes do not cross
+    it.  Called once the panels have their size."""
+    panel_pt = ax.get_position().height * fig.get_figheight() * 72
+    wide, tall = text_points(text, INSIDE_FONT)
+    low, high = ax.get_ylim()
+    height = ((wide if along else tall) + 2 * INSIDE_PAD * INSIDE_FONT) / panel_pt * (high - low)
+    top = label_below(bar, lines, span, height)
+    ax.text(x, top, text, ha="center", va="top", fontsize=INSIDE_FONT,
+            rotation=90 if along else 0, color="white", fontweight="bold", zorder=4,
+            bbox=dict(facecolor=colour, edgecolor="none", pad=INSIDE_PAD))  # fmt: skip
+
+
+def label_below(bar: float, lines: list[float], span: float, height: float) -> float:
+    """The top of a label `height` tall written inside a bar of height `bar` (va="top"), as
+    high as it can be with none of the horizontal `lines` through it, with 2% of `span` (the
+    panel's tallest bar or line) kept clear above and below."""
+    gap = 0.02 * span
     top = bar - gap
     for line in sorted(lines, reverse=True):
         if top - height - gap <= line <= top + gap:
