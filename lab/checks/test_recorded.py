@@ -1531,3 +1531,26 @@ def test_the_ladder_preset_run_whole_on_an_h100():
     assert len(new.merge(old[["variant", "params", "dtype", "m", "n", "k", "memory", "load",
                               "distribution"]])) == 846  # fmt: skip
     assert (len(b), round(b.ratio.median(), 3)) == (470, 0.999)
+
+
+def test_fp8_and_bf16_at_4096_beside_cublas_under_nsight_compute():
+    """Entry "FP8 and BF16 at 4096 beside cuBLAS under Nsight Compute": persistent_fp8 takes
+    1.070 times cuBLASLt's time and reads 1.218 times its DRAM bytes (2.26 and 1.85 times A and
+    B once, 2 x 4096^2 bytes); one more FP32 operation per output element; tmastore_bf16 takes
+    1.016 times cuBLAS's time and reads less from DRAM than it."""
+    t = read_csv(DATA / "h100-ladder-whole" / "metrics-4096-fp8-bf16.csv")
+    v = t.pivot_table(index="metric", columns="variant", values="value", aggfunc="first")
+    fp8, lt = v["persistent_fp8"], v["cublaslt_fp8"]
+    assert round(fp8.duration / lt.duration, 3) == 1.070
+    assert round(fp8.dram_read_bytes / lt.dram_read_bytes, 3) == 1.218
+    once = 2 * 4096**2  # A and B, one byte an element
+    assert (round(fp8.dram_read_bytes / once, 2), round(lt.dram_read_bytes / once, 2)) == (
+        2.26,
+        1.85,
+    )
+    assert fp8.flop_count_sp - lt.flop_count_sp == 4096**2
+    assert lt.flop_count_sp == 4096**2 * (4096 // 128)
+    bf, ref = v["tmastore_bf16"], v["cublas"]
+    assert round(bf.duration / ref.duration, 3) == 1.016
+    assert bf.dram_read_bytes < ref.dram_read_bytes
+    assert set(t.distribution) == {"int09"} and set(t.gpu_name) == {"NVIDIA H100 80GB HBM3"}
