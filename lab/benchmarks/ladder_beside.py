@@ -36,12 +36,11 @@ def read_run(path: Path) -> pd.DataFrame:
     return t.assign(params=t.params.replace("-", ""))
 
 
-def beside(new: pd.DataFrame, old: pd.DataFrame, from_side: int) -> pd.DataFrame:
-    """The shared configurations with a side of at least from_side, and their rate ratio."""
+def beside(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
+    """The configurations both runs measured, and their rate ratio (new over old)."""
     both = new[KEY + ["kernel_gflops"]].merge(
         old[KEY + ["kernel_gflops"]], on=KEY, suffixes=("", "_old"), validate="one_to_one"
     )
-    both = both[both.m >= from_side]
     return both.assign(ratio=both.kernel_gflops / both.kernel_gflops_old)
 
 
@@ -66,9 +65,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--from-side", type=int, default=4096)
     args = ap.parse_args(argv)
     new, old = read_run(args.new), read_run(args.old)
-    shared = new.merge(old[KEY], on=KEY)
+    shared = beside(new, old)
     print(f"{len(new)} and {len(old)} configurations; {len(shared)} in both")
-    b = beside(new, old, args.from_side)
+    b = shared[shared.m >= args.from_side]
     if b.empty:
         print(f"none shared with a side of {args.from_side} or more")
         return 1

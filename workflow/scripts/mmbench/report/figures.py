@@ -9,6 +9,7 @@ figure (the registry's order).  Each is saved as PNG (report) and PDF (papers).
 from __future__ import annotations
 
 import textwrap
+from typing import NamedTuple
 
 import matplotlib
 
@@ -440,8 +441,8 @@ def ladder_rungs(timings, stem, condition=""):
                 # a bar that ends near a reference line is labelled inside it, once the
                 # panels have their final size (below)
                 if any(abs(g / 1e3 - r) < 0.08 * span for r in refs.values()):
-                    inside.append((ax, xi, g / 1e3, f"{f:.1%}", list(refs.values()), span,
-                                   bar / (len(rungs) + 0.2), hues[j]))  # fmt: skip
+                    inside.append(InsideLabel(ax, xi, g / 1e3, f"{f:.1%}", list(refs.values()),
+                                              span, bar / (len(rungs) + 0.2), hues[j]))  # fmt: skip
                 else:
                     ax.text(xi, g / 1e3, f"{f:.0%}", ha="center", va="bottom", fontsize=8.5,
                             bbox=dict(facecolor="white", edgecolor="none", pad=0.4, alpha=0.85))  # fmt: skip
@@ -491,11 +492,11 @@ def ladder_rungs(timings, stem, condition=""):
     )
     fig.tight_layout()
     # the labels of a panel all across their bars, or all along them where one does not fit
-    for ax in dict.fromkeys(label[0] for label in inside):
-        mine = [label for label in inside if label[0] is ax]
-        along = not all(fits_across(fig, *label) for label in mine)
+    for ax in dict.fromkeys(label.ax for label in inside):
+        mine = [label for label in inside if label.ax is ax]
+        along = not all(label.fits_across(fig) for label in mine)
         for label in mine:
-            label_inside(fig, *label, along=along)
+            label.draw(fig, along)
     documented, recorded_on = standing.recorded_ladder()
     targets = ladder_targets(pd.concat(best_rows), lad.TARGETS, documented,
                              lad.condition_words(head), lad.condition_words(lad.HEADLINE),
@@ -525,27 +526,39 @@ def text_points(text: str, size: float) -> tuple[float, float]:
     return box.width, box.height
 
 
-def fits_across(fig, ax, x, bar, text: str, lines, span, share: float, colour) -> bool:
-    """Whether `text` fits across a bar whose width is `share` of its panel's, with two points
-    clear of each edge (once the panels have their size)."""
-    bar_pt = share * ax.get_position().width * fig.get_figwidth() * 72
-    return text_points(text, INSIDE_FONT)[0] + 2 * INSIDE_PAD * INSIDE_FONT + 4 <= bar_pt
+class InsideLabel(NamedTuple):
+    """A label written inside a bar of height `bar` (its share of the class's reference,
+    `text`) whose width is `share` of its panel's, below every line of `lines` that would cross
+    it, to a tenth of a point (where a target is judged: 96.7% is not 97%); `span` is the
+    panel's tallest bar or line, `colour` the bar's.  Drawn once the panels have their size."""
 
+    ax: object
+    x: float
+    bar: float
+    text: str
+    lines: list[float]
+    span: float
+    share: float
+    colour: object
 
-def label_inside(fig, ax, x: float, bar: float, text: str, lines: list[float], span: float,
-                 share: float, colour, along: bool) -> None:  # fmt: skip
-    """`text` written inside a bar of height `bar`, below every line of `lines` that would
-    cross it, to a tenth of a point (where a target is judged: 96.7% is not 97%): across the
-    bar, or `along` it; on the bar's own colour, so that a hatched bar's stripes do not cross
-    it.  Called once the panels have their size."""
-    panel_pt = ax.get_position().height * fig.get_figheight() * 72
-    wide, tall = text_points(text, INSIDE_FONT)
-    low, high = ax.get_ylim()
-    height = ((wide if along else tall) + 2 * INSIDE_PAD * INSIDE_FONT) / panel_pt * (high - low)
-    top = label_below(bar, lines, span, height)
-    ax.text(x, top, text, ha="center", va="top", fontsize=INSIDE_FONT,
-            rotation=90 if along else 0, color="white", fontweight="bold", zorder=4,
-            bbox=dict(facecolor=colour, edgecolor="none", pad=INSIDE_PAD))  # fmt: skip
+    def fits_across(self, fig) -> bool:
+        """Whether the text fits across the bar, with two points clear of each edge."""
+        bar_pt = self.share * self.ax.get_position().width * fig.get_figwidth() * 72
+        return text_points(self.text, INSIDE_FONT)[0] + 2 * INSIDE_PAD * INSIDE_FONT + 4 <= bar_pt
+
+    def draw(self, fig, along: bool) -> None:
+        """The label across the bar, or `along` it, on the bar's own colour, so that a hatched
+        bar's stripes do not cross it."""
+        panel_pt = self.ax.get_position().height * fig.get_figheight() * 72
+        wide, tall = text_points(self.text, INSIDE_FONT)
+        low, high = self.ax.get_ylim()
+        height = (
+            ((wide if along else tall) + 2 * INSIDE_PAD * INSIDE_FONT) / panel_pt * (high - low)
+        )
+        top = label_below(self.bar, self.lines, self.span, height)
+        self.ax.text(self.x, top, self.text, ha="center", va="top", fontsize=INSIDE_FONT,
+                     rotation=90 if along else 0, color="white", fontweight="bold", zorder=4,
+                     bbox=dict(facecolor=self.colour, edgecolor="none", pad=INSIDE_PAD))  # fmt: skip
 
 
 def label_below(bar: float, lines: list[float], span: float, height: float) -> float:
