@@ -486,20 +486,21 @@ def test_every_stream_k_grid_the_model_weighs_verifies(registry, arch, tmp_path,
             )
 
 
-# the rungs on the persistent skeleton (kernels/persistent.cuh)
-SKELETON = [name for name, v in load_registry().items() if v.compiled and "persistent.cuh"
-            in {p.name for p in kernel_dependencies(ROOT / "kernels" / v.source)}]  # fmt: skip
+# the rungs that split k: on the persistent skeleton, or with split_k.cuh's fix-ups of their own
+SPLIT_RUNGS = [name for name, v in load_registry().items() if v.compiled
+               and {"persistent.cuh", "split_k.cuh"}
+               & {p.name for p in kernel_dependencies(ROOT / "kernels" / v.source)}]  # fmt: skip
 
 
-def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp_path,
-                                                              monkeypatch):  # fmt: skip
-    """Every rung on the persistent skeleton, its first instantiation, at products it splits
-    (128 x 4096 x 4096: few tiles and a long k; 1 x 33 x 5000; 3001 x 3001 x 1000, a short
-    last wave) and at odd ones it does not (1000 x 1100 x 37; 17 x 4099 x 129, a side < 32),
-    measured twice in two runs of the runner: the result C that each verification reads (every
-    launch's) has the same bytes in both runs, and every row PASSes.  The split fix-up adds
-    the partial sums in split order whichever unit finishes last, so no run-to-run order of
-    the blocks changes a bit."""
+def test_the_split_rungs_results_are_the_same_bits_in_two_runs(registry, arch, tmp_path,
+                                                                monkeypatch):  # fmt: skip
+    """Every rung that splits k (on the persistent skeleton or with split_k.cuh), its first
+    instantiation, at products it splits (128 x 4096 x 4096: few tiles and a long k;
+    1 x 33 x 5000; 3001 x 3001 x 1000, a short last wave) and at odd ones it does not
+    (1000 x 1100 x 37; 17 x 4099 x 129, a side < 32), measured twice in two runs of the
+    runner: the result C that each verification reads (every launch's) has the same bytes in
+    both runs, and every row PASSes.  The split fix-up adds the partial sums in the splits'
+    order whichever unit finishes last, so no run-to-run order of the blocks changes a bit."""
     import hashlib
 
     import cupy as cp
@@ -518,7 +519,7 @@ def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp
               (17, 4099, 129)]  # fmt: skip
     work = {}  # each rung's configurations and cubin, built once for both runs
     commands = []
-    for name in SKELETON:
+    for name in SPLIT_RUNGS:
         v = registry[name]
         params = plan.buildable(v, {}, arch)[0][0]
         confs = [Configuration.of(name, params, m=m, n=n, k=k, accumulate=False,
@@ -548,7 +549,7 @@ def test_the_skeletons_results_are_the_same_bits_in_two_runs(registry, arch, tmp
               and int(r["launch_facts"].split("SPLITS=")[1].split()[0]) > 1]  # fmt: skip
     assert splits  # some of them ran split
     print(
-        f"{len(SKELETON)} rungs, {len(rows)} configurations, {len(splits)} split; "
+        f"{len(SPLIT_RUNGS)} rungs, {len(rows)} configurations, {len(splits)} split; "
         f"{sum(len(d) for _, d in runs[0])} results the same in both runs"
     )
 
