@@ -1553,3 +1553,49 @@ def test_fp8_and_bf16_at_4096_beside_cublas_under_nsight_compute():
     assert round(bf.duration / ref.duration, 3) == 1.016
     assert bf.dram_read_bytes < ref.dram_read_bytes
     assert set(t.distribution) == {"int09"} and set(t.gpu_name) == {"NVIDIA H100 80GB HBM3"}
+
+
+def test_a_split_fix_up_in_a_tree_is_slower_at_the_splits_the_model_chooses():
+    """Entry "Split-K fix-up in a tree over the splits": 276 rows PASS at the model's splits (at
+    most 16); the skeleton's split rungs on the same build and split run 0.925-1.184x main's time
+    (25 products, median 1.098), faster only at 13, 14 and 16 splits; with up to 64 splits, each at
+    least 64 deep, 18 x 152 x 2881 splits 45 ways and the tree runs 0.598-0.705x the in-order
+    fix-up's time there (ws_f64, tmastore_bf16, persistent_bf16, deep_bf16), still 1.135-1.530x
+    main at its 11 splits."""
+    f = DATA / "h100-fixup-tree"
+    t = read_csv(f / "default-splits.csv.xz")
+    assert len(t) == 276 and (t.verification == "PASS").all()
+    t["launch_facts"] = t.launch_facts.fillna("")
+    key = ["variant", "dtype", "m", "n", "k"]
+    best = t.sort_values("kernel_ms_median").drop_duplicates(["kernels", *key])
+    w = best.pivot_table(index=key, columns="kernels", values="kernel_ms_median")
+    facts = best.pivot_table(index=key, columns="kernels", values="launch_facts", aggfunc="first")
+    inst = best.pivot_table(index=key, columns="kernels", values="instance", aggfunc="first")
+    same = (facts["main"] == facts["tree"]) & (inst["main"] == inst["tree"])
+    splits = facts["main"].str.extract(r"SPLITS=(\d+)")[0].astype(float)
+    users = ["persistent_tf32", "persistent_bf16", "deep_bf16", "tmastore_bf16", "ws_f64"]
+    split = same & (splits > 1) & w.index.get_level_values("variant").isin(users)
+    ratio = (w["tree"] / w["main"])[split]
+    assert len(ratio) == 25
+    assert (round(ratio.min(), 3), round(ratio.max(), 3), round(ratio.median(), 3)) == (
+        0.925, 1.184, 1.098)  # fmt: skip
+    assert sorted(splits[split][ratio < 1].astype(int)) == [13, 14, 16]
+
+    main = read_csv(f / "deep-splits-main.csv.xz")
+    assert len(main) == 108 and (main.verification == "PASS").all()
+    main = main.sort_values("kernel_ms_median").drop_duplicates(["most_splits", *key])
+    main["splits"] = main.launch_facts.fillna("").str.extract(r"SPLITS=(\d+)")[0]
+    flat = main.set_index(["most_splits", *key])
+    text = read_text(f / "deep-splits-printout.txt.xz")
+    rows = re.findall(r"^ *(\w+) +(\w+) +(\d+) +(\d+) +(\d+) .* (?:True|False) +([\d.]+) +([\d.]+)"
+                      r" +[\d.]+$", text, re.M)  # fmt: skip
+    assert len(rows) == 54
+    tree = {(v, d, int(a), int(b), int(c)): float(us) for v, d, a, b, c, _, us in rows}
+    deep, shallow = [], []
+    for rung in ("ws_f64", "tmastore_bf16", "persistent_bf16", "deep_bf16"):
+        at = (rung, "float64" if rung == "ws_f64" else "bfloat16", 18, 152, 2881)
+        assert flat.loc[(64, *at), "splits"] == "45" and flat.loc[(16, *at), "splits"] == "11"
+        deep.append(tree[at] / (1e3 * flat.loc[(64, *at), "kernel_ms_median"]))
+        shallow.append(tree[at] / (1e3 * flat.loc[(16, *at), "kernel_ms_median"]))
+    assert (round(min(deep), 3), round(max(deep), 3)) == (0.598, 0.705)
+    assert (round(min(shallow), 3), round(max(shallow), 3)) == (1.135, 1.530)
