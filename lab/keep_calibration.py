@@ -1,18 +1,21 @@
-"""A calibration run kept: its timings beside the recorded H200 calibration runs
-(tests/data/h200-calibrate/), and kernels/calibration.csv's H200 rows fitted again from all of
-them (core/timemodel.calibrate), which is what tests/test_model.py checks the kept table
-against.  A rung's fit is joint over its builds, so new builds move its older rows too.
+"""A calibration run kept: its timings beside the recorded calibration runs of its GPU model
+(an H200's in tests/data/h200-calibrate/, an H100's in tests/data/h100-calibrate/ beside the
+H100 tuning runs of tests/data/h100-tune-model/), and kernels/calibration.csv's rows of that
+model fitted again from all of them (core/timemodel.calibrate), which is what
+tests/test_model.py checks the kept table against.  A rung's fit is joint over its builds, so
+new builds move its older rows too.
 
-    python lab/keep_calibration.py                      # is the kept table that fit now?
+    python lab/keep_calibration.py                      # are the kept rows that fit now?
     python lab/keep_calibration.py TIMINGS.csv NAME     # keep a run's timings as NAME
 
 TIMINGS is the calibrate stage's OUT/calibrate_timings.csv (lab/gpu.sh shapes OUT calibrate) of
-an H200; it is cut to the columns the fit reads and written as
-tests/data/h200-calibrate/NAME.csv.xz.  Then the H200 rows of kernels/calibration.csv are
-replaced by the fit of every recorded run there; the other GPU models' lines stay as they are.
-Prints the H200 rows per variant before and after; tests/test_model.py reads every run of the
-folder, and its count of the kept rows is then to be set.  Without arguments nothing is
-written: exit 1 where the kept H200 rows are not the fit of the recorded runs.
+one GPU model; it is cut to the columns the fit reads and written as
+tests/data/<h200|h100>-calibrate/NAME.csv.xz.  Then that model's rows of kernels/calibration.csv
+are replaced by the fit of every recorded run of it; the other GPU models' lines stay as they
+are.  Prints the model's rows per variant before and after; tests/test_model.py reads every
+run of the folders, and its counts of the kept rows are then to be set.  Without arguments
+nothing is written: exit 1 where the kept rows of either model are not the fit of its recorded
+runs.
 """
 
 from __future__ import annotations
@@ -32,31 +35,47 @@ from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.timemodel import calibrate  # noqa: E402
 
 H200 = "NVIDIA H200"
-RECORDED = ROOT / "tests" / "data" / "h200-calibrate"
+H100 = "NVIDIA H100 80GB HBM3"
+DATA = ROOT / "tests" / "data"
+# per GPU model: the folder its calibrate runs are kept in, and the other recorded runs its
+# rows are fitted from (the H100's first rows came from the tune preset's runs)
+KEPT = {H200: (DATA / "h200-calibrate", []),
+        H100: (DATA / "h100-calibrate", [DATA / "h100-tune-model" / "squares.csv.xz",
+                                         DATA / "h100-tune-model" / "small_side.csv.xz"])}  # fmt: skip
 TABLE = ROOT / "kernels" / "calibration.csv"
 # what calibrate() reads of a timings row (workers: the grid a stream-K launch was given)
 COLUMNS = ["variant", "params", "instance", "backend", "dtype", "m", "n", "k", "workers",
            "gpu_name", "grid", "launch_facts", "verification", "kernel_ms"]  # fmt: skip
 
 
-def refit(registry) -> pd.DataFrame:
-    """The H200 rows: calibrate() of every recorded H200 calibration run."""
-    runs = [pd.read_csv(p) for p in sorted(RECORDED.glob("*.csv.xz"))]
+def recorded_runs(model: str) -> list[Path]:
+    """Every recorded run a GPU model's rows are fitted from."""
+    folder, others = KEPT[model]
+    return [*others, *sorted(folder.glob("*.csv.xz"))]
+
+
+def refit(registry, model: str) -> pd.DataFrame:
+    """A GPU model's rows: calibrate() of every recorded run of it."""
+    runs = [pd.read_csv(p) for p in recorded_runs(model)]
     return calibrate(pd.concat(runs, ignore_index=True), registry)
 
 
-def keep(timings: Path, name: str) -> Path:
-    """TIMINGS cut to COLUMNS, xz-compressed into the recorded runs as NAME."""
+def keep(timings: Path, name: str) -> tuple[Path, str]:
+    """TIMINGS cut to COLUMNS, xz-compressed into its GPU model's recorded runs as NAME; and
+    that model."""
     t = pd.read_csv(timings)
     models = set(t.gpu_name)
-    if models != {H200}:
-        raise SystemExit(f"{timings}: the runs kept here are an {H200}'s; it holds {models}")
-    out = RECORDED / f"{name}.csv.xz"
+    if len(models) != 1 or not models <= set(KEPT):
+        raise SystemExit(f"{timings}: the runs kept here are one GPU model's, one of "
+                         f"{', '.join(KEPT)}; it holds {sorted(models)}")  # fmt: skip
+    (model,) = models
+    out = KEPT[model][0] / f"{name}.csv.xz"
     if out.exists():
         raise SystemExit(f"{out} exists: choose another NAME")
     text = t[[c for c in COLUMNS if c in t.columns]].to_csv(index=False)
+    out.parent.mkdir(exist_ok=True)
     out.write_bytes(lzma.compress(text.encode(), preset=9 | lzma.PRESET_EXTREME))
-    return out
+    return out, model
 
 
 def main(argv: list[str]) -> int:
@@ -69,27 +88,31 @@ def main(argv: list[str]) -> int:
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     lines = TABLE.read_text().splitlines(keepends=True)
     kept = pd.read_csv(TABLE)
-    before = kept[kept.gpu_name == H200].reset_index(drop=True)
     if a.timings is None:
-        again = refit(registry)
-        try:
-            pd.testing.assert_frame_equal(before, again, check_dtype=False)
-        except AssertionError as err:
-            print(f"the kept {H200} rows are not the fit of the recorded runs:\n{err}")
-            return 1
-        print(f"the kept {H200} rows ({len(before)}) are the fit of the recorded runs")
-        return 0
-    print(f"kept {keep(a.timings, a.name).relative_to(ROOT)}")
-    again = refit(registry)
-    # the other models' lines verbatim, then the H200's rows as calibrate() gives them
-    others = [line for line, model in zip(lines[1:], kept.gpu_name, strict=True) if model != H200]
+        bad = 0
+        for model in KEPT:
+            before = kept[kept.gpu_name == model].reset_index(drop=True)
+            try:
+                pd.testing.assert_frame_equal(before, refit(registry, model), check_dtype=False)
+            except AssertionError as err:
+                print(f"the kept {model} rows are not the fit of its recorded runs:\n{err}")
+                bad = 1
+            else:
+                print(f"the kept {model} rows ({len(before)}) are the fit of its recorded runs")
+        return bad
+    out, model = keep(a.timings, a.name)
+    print(f"kept {out.relative_to(ROOT)}")
+    before = kept[kept.gpu_name == model].reset_index(drop=True)
+    again = refit(registry, model)
+    # the other models' lines verbatim, then this model's rows as calibrate() gives them
+    others = [line for line, m in zip(lines[1:], kept.gpu_name, strict=True) if m != model]
     rows = io.StringIO()
     again.to_csv(rows, index=False, header=False, lineterminator="\n")
     TABLE.write_text(lines[0] + "".join(others) + rows.getvalue())
     counts = pd.DataFrame({"before": before.variant.value_counts(),
                            "after": again.variant.value_counts()}).fillna(0).astype(int)  # fmt: skip
     print(counts.to_string())
-    print(f"{TABLE.relative_to(ROOT)}: {len(again)} {H200} rows (before: {len(before)}): set "
+    print(f"{TABLE.relative_to(ROOT)}: {len(again)} {model} rows (before: {len(before)}): set "
           "that count in tests/test_model.py")  # fmt: skip
     return 0
 

@@ -36,6 +36,8 @@ RECORDED = [ROOT / "tests/data/h100-tune-model/squares.csv.xz",
 # calibrate() reads)
 H200_RUNS = ROOT / "tests" / "data" / "h200-calibrate"
 RECORDED_H200 = sorted(H200_RUNS.glob("*.csv.xz"))
+# the calibrate stage's runs on an H100, kept the same way: every build of the FP8 rungs
+RECORDED_H100_CAL = sorted((ROOT / "tests" / "data" / "h100-calibrate").glob("*.csv.xz"))
 
 
 @pytest.fixture(scope="module")
@@ -290,11 +292,19 @@ def test_the_model_chooses_better_than_the_nearest_tuning_shape(registry, record
 
 
 def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
-    """kernels/calibration.csv's H100 rows are calibrate() of the recorded tuning runs (so that
-    the table the plan reads is what the tune preset would write from them)."""
+    """kernels/calibration.csv's H100 rows are calibrate() of the recorded H100 runs (so that
+    the table the plan reads is what the tune preset would write from them): the tuning runs'
+    four rungs (warptile_db 67, persistent_bf16 24, persistent_tf32 20, ws_f64 16) and the
+    calibrate stage's run of every build of the three FP8 rungs (persistent_fp8 52,
+    streamk_fp8 22, skinny_fp8 53, the registry's builds for sm_90a): 254 rows."""
+    runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
-    again = calibrate(recorded, registry)
+    again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
+    assert len(mine) == 254
+    assert mine.variant.value_counts().to_dict() == {
+        "warptile_db": 67, "skinny_fp8": 53, "persistent_fp8": 52, "persistent_bf16": 24,
+        "streamk_fp8": 22, "persistent_tf32": 20, "ws_f64": 16}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
@@ -326,7 +336,8 @@ def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry
 def test_each_rung_takes_the_calibration_of_the_gpu_it_runs_on_where_there_is_one(registry):
     """On an H200 with the H100's tuning: persistent_fp8 (calibrated on both) takes its H200
     rows (52), persistent_bf16 (on the H100 only) its H100 rows, said to be the H100's, and
-    streamk_bf16 (on the H200 only) its H200 rows (6)."""
+    streamk_bf16 (on the H200 only) its H200 rows (6); on an H100, streamk_fp8 its H100 rows
+    (22, where the H200 has 8)."""
     from mmbench.plan.tuning import calibrated
 
     table = pd.read_csv(ROOT / "kernels" / "calibration.csv")
@@ -335,6 +346,11 @@ def test_each_rung_takes_the_calibration_of_the_gpu_it_runs_on_where_there_is_on
     assert {r["on"] for r in got["persistent_fp8"]} == {""} and len(got["persistent_fp8"]) == 52
     assert {r["on"] for r in got["persistent_bf16"]} == {H100}
     assert {r["on"] for r in got["streamk_bf16"]} == {""} and len(got["streamk_bf16"]) == 6
+    # on an H100, streamk_fp8 (calibrated on both) takes its H100 rows, every build (22)
+    on_h100 = calibrated(table, [H100, H200], ["streamk_fp8"], registry, "kernels/calibration.csv",
+                         {H100})  # fmt: skip
+    assert {r["on"] for r in on_h100["streamk_fp8"]} == {""}
+    assert len(on_h100["streamk_fp8"]) == 22
     h100 = table[(table.gpu_name == H100) & (table.variant == "persistent_bf16")]
     assert len(got["persistent_bf16"]) == len(h100)
 
@@ -502,9 +518,9 @@ def test_the_plan_runs_the_stream_k_grid_the_model_chose(tmp_path, registry):
     from mmbench.report import catalogue
 
     kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
-    row = kept[(kept.variant == "skinny_fp8") & (kept.instance == SKINNY_144)].assign(
-        fixed_us=0.0, ktile_us=1.0, sm_ktile_us=0.0, unit_us=0.0, split_us=100.0, byte_us=0.0
-    )
+    row = kept[
+        (kept.gpu_name == H200) & (kept.variant == "skinny_fp8") & (kept.instance == SKINNY_144)
+    ].assign(fixed_us=0.0, ktile_us=1.0, sm_ktile_us=0.0, unit_us=0.0, split_us=100.0, byte_us=0.0)
     assert len(row) == 1
     row.to_csv(tmp_path / "calibration.csv", index=False)
     cfg = dict(variants=["skinny_fp8"], dtypes=["float8_e4m3"], sizes=[],
