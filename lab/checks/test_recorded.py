@@ -1624,3 +1624,32 @@ def test_the_fp8_part_of_the_shapes_preset_with_an_h100_calibration_of_every_fp8
     assert round(gmean(both["GFLOP/s"] / both["GFLOP/s_kept"]), 3) == 1.041
     ref = both["reference GFLOP/s"] / both["reference GFLOP/s_kept"]
     assert round(gmean(ref), 3) == 0.999
+
+
+def test_the_fp8_shapes_choice_beside_every_fp8_build_on_other_h100s():
+    """Entry "FP8 at any shape with an H100 calibration of every FP8 build", its choice beside
+    the every-build runs of the narrow-tile entries (other H100 boards, cuBLASLt in each run):
+    at six misses the fastest build there was 78.8 / 76.0 (4223 x 75 x 5832), 86.9 / 82.4
+    (308 x 179 x 2620), 87.3 / 82.6 (565 x 55 x 1802), 95.6 / 89.8 (611 x 71 x 702), 84.9 / 81.1
+    (4739 x 59 x 5945) and 92.5 / 85.9 (2492 x 41 x 1038) % of cuBLASLt against the model's
+    choice here."""
+    n = DATA / "h100-fp8-narrow-n"
+    e = pd.concat([read_csv(n / f) for f in ("every-7-misses-726870.csv.xz",
+                                             "every-64-rows-4-products.csv.xz",
+                                             "every-narrow-9-products.csv.xz")], ignore_index=True)  # fmt: skip
+    e = e[e.verification == "PASS"].assign(n16=lambda d: (d.n + 15) // 16 * 16,
+                                           k16=lambda d: (d.k + 15) // 16 * 16)  # fmt: skip
+    key = ["m", "n16", "k16", "gpu_uuid"]
+    best = e[e.variant != "cublaslt_fp8"].groupby(key).kernel_ms_median.min()
+    ref = e[e.variant == "cublaslt_fp8"].groupby(key).kernel_ms_median.min()
+    every = (100 * ref / best).dropna().groupby(["m", "n16", "k16"]).max()
+    chosen = pd.concat([read_csv(DATA / "h100-shapes-fp8" / f"sweep-{s}.csv.xz")
+                        for s in (726870, 755700)], ignore_index=True)  # fmt: skip
+    chosen = chosen.set_index([chosen.m, (chosen.n + 15) // 16 * 16, (chosen.k + 15) // 16 * 16])
+    got = {(m, n, k): (round(every[m, (n + 15) // 16 * 16, (k + 15) // 16 * 16], 1),
+                       float(chosen.loc[(m, (n + 15) // 16 * 16, (k + 15) // 16 * 16), "% of ref"]))
+           for m, n, k in [(4223, 75, 5832), (308, 179, 2620), (565, 55, 1802), (611, 71, 702),
+                           (4739, 59, 5945), (2492, 41, 1038)]}  # fmt: skip
+    assert got == {(4223, 75, 5832): (78.8, 76.0), (308, 179, 2620): (86.9, 82.4),
+                   (565, 55, 1802): (87.3, 82.6), (611, 71, 702): (95.6, 89.8),
+                   (4739, 59, 5945): (84.9, 81.1), (2492, 41, 1038): (92.5, 85.9)}  # fmt: skip
