@@ -1653,3 +1653,36 @@ def test_the_fp8_shapes_choice_beside_every_fp8_build_on_other_h100s():
     assert got == {(4223, 75, 5832): (78.8, 76.0), (308, 179, 2620): (86.9, 82.4),
                    (565, 55, 1802): (87.3, 82.6), (611, 71, 702): (95.6, 89.8),
                    (4739, 59, 5945): (84.9, 81.1), (2492, 41, 1038): (92.5, 85.9)}  # fmt: skip
+
+
+def test_the_h100_fit_prices_streamk_fp8s_64_by_16_tiles_high_at_tiny_products():
+    """Entry "FP8 at any shape with an H100 calibration of every FP8 build", the fit: with the
+    kept H100 rows, streamk_fp8's 64 x 16 build (CHAIN 8) with every tile whole is predicted at
+    10.12 µs at 565 x 55 x 1802 and ran 7.06 (every-64-rows run), where the 64 x 32 build is
+    predicted at 8.63 and ran 7.33; its fixed cost (7.69 µs) is the highest of streamk_fp8's
+    unclustered builds."""
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import Costs, predict_ms, worker_choices
+
+    reg = load_registry(ROOT / "kernels" / "registry.yaml")
+    v = reg["streamk_fp8"]
+    cal = read_csv(ROOT / "kernels" / "calibration.csv")
+    cal = cal[(cal.gpu_name == "NVIDIA H100 80GB HBM3") & (cal.variant == "streamk_fp8")]
+    e = read_csv(DATA / "h100-fp8-narrow-n" / "every-64-rows-4-products.csv.xz")
+    at = e[(e.m == 565) & (e.n == 55) & (e.k == 1802) & e.whole & (e.verification == "PASS")]
+    got = {}
+    for bn in (16, 32):
+        inst = f"float8_e4m3_BM64_BN{bn}_STAGES8_CLUSTER1_GROUP8_CHAIN8"
+        c = cal[cal.instance == inst].iloc[0]
+        costs = Costs(c.fixed_us, c.ktile_us, c.unit_us, c.split_us, c.byte_us,
+                      int(c.blocks_per_sm), c.sm_ktile_us)  # fmt: skip
+        p = v.instance(inst)
+        whole = worker_choices(v, p, 565, 55, 1802, 132, int(c.blocks_per_sm))[1]
+        pred = predict_ms(v, p, costs, 565, 55, 1802, 132, whole) * 1e3
+        ran = at[at.instance == inst].kernel_ms_median.min() * 1e3
+        got[bn] = (round(pred, 2), round(ran, 2))
+    assert got == {16: (10.12, 7.06), 32: (8.63, 7.33)}
+    unclustered = cal[cal.instance.str.contains("CLUSTER1")]
+    top = unclustered.loc[unclustered.fixed_us.idxmax()]
+    assert top.instance == "float8_e4m3_BM64_BN16_STAGES8_CLUSTER1_GROUP8_CHAIN8"
+    assert round(top.fixed_us, 2) == 7.69
