@@ -145,11 +145,50 @@ def test_the_shapes_shares_split_by_alignment():
     assert got.loc[("BF16", "multiples of 8"), "least %"] == 87.4
 
 
-def test_keep_calibration_finds_the_kept_h200_rows_the_fit_and_refuses_half_its_arguments():
-    """lab/keep_calibration.py without arguments: the kept H200 rows are the fit of the recorded
-    runs (exit 0, as tests/test_model.py checks); TIMINGS without NAME is refused (exit 2)."""
+def test_keep_calibration_finds_the_kept_rows_the_fit_and_refuses_half_its_arguments():
+    """lab/keep_calibration.py without arguments: the kept H200 rows (342) and H100 rows (254)
+    are the fit of their recorded runs (exit 0, as tests/test_model.py checks); TIMINGS
+    without NAME is refused (exit 2)."""
     tool = [sys.executable, str(LAB / "keep_calibration.py")]
     ok = subprocess.run(tool, capture_output=True, text=True, cwd=ROOT)
-    assert ok.returncode == 0 and "(342) are the fit" in ok.stdout
+    assert ok.returncode == 0
+    assert "NVIDIA H200 rows (342) are the fit" in ok.stdout
+    assert "NVIDIA H100 80GB HBM3 rows (254) are the fit" in ok.stdout
     half = subprocess.run([*tool, "x.csv"], capture_output=True, text=True, cwd=ROOT)
     assert half.returncode == 2 and "give both TIMINGS and NAME" in half.stderr
+
+
+def test_short_whole_launches_in_the_fit_mend_streamk_fp8s_choice_at_held_out_products():
+    """lab/benchmarks/fit_short_launches.py: the kept H100 calibrate run of streamk_fp8 alone,
+    then with one every-build run of GPU-9794ec23 added, choosing at the other run's products
+    (measured time of the choice over the fastest there): at 755700's four products 1.039,
+    1.024, 1.112 and 1.020 (geometric mean 1.048), then 1.000 at all but 5017 x 78 x 4459
+    (1.020; geometric mean 1.005); at 726870's seven 1.039 then 1.032 (308 x 179 x 2620
+    1.049 -> 1.000, the others as before)."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import fit_short_launches as f
+    import pandas as pd
+    from scipy.stats import gmean
+
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import calibrate
+
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    v = registry[f.VARIANT]
+    kept = pd.read_csv(ROOT / "tests" / "data" / "h100-calibrate" / "fp8.csv.xz")
+    kept = kept[kept.variant == f.VARIANT]
+    runs = {name: pd.read_csv(path) for name, path in f.RUNS.items()}
+    alone = calibrate(kept, registry)
+    got = {}
+    for held, added in (("755700, 64-row", "726870 misses"), ("726870 misses", "755700, 64-row")):
+        fit = calibrate(pd.concat([kept, f.as_timings(runs[added], v)], ignore_index=True),
+                        registry)  # fmt: skip
+        before = f.choice_ratios(alone, runs[held], v)
+        after = f.choice_ratios(fit, runs[held], v)
+        got[held] = (round(gmean(list(before.values())), 3), round(gmean(list(after.values())), 3))
+        if held == "755700, 64-row":
+            assert list(before.values()) == [1.039, 1.024, 1.112, 1.020]
+            assert list(after.values()) == [1.0, 1.0, 1.0, 1.020]
+        else:
+            assert (before[308, 179, 2620], after[308, 179, 2620]) == (1.049, 1.0)
+    assert got == {"755700, 64-row": (1.048, 1.005), "726870 misses": (1.039, 1.032)}
