@@ -8,7 +8,7 @@
 #                                        some builds alone; CAL_GRIDS='[chosen, whole]': the
 #                                        stream-K rungs also with every tile whole), bursts, short
 #                                        sampling; OUT/calibration.csv is its calibration table
-#                                        (an H200's: keep OUT/calibrate_timings.csv with
+#                                        (an H200's or an H100's: keep OUT/calibrate_timings.csv with
 #                                        lab/keep_calibration.py, which refits the kept rows),
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
 #                                        on this machine, results/calibration-merged.csv: the
