@@ -62,8 +62,7 @@ def as_timings(every: pd.DataFrame, v) -> pd.DataFrame:
 def choice_ratios(fit: pd.DataFrame, every: pd.DataFrame, v) -> dict:
     """Per product of an every-build run: the measured time of the build and grid the fit
     predicts fastest, over the fastest measured there."""
-    costs = {r.instance: Costs(r.fixed_us, r.ktile_us, r.unit_us, r.split_us, r.byte_us,
-                               int(r.blocks_per_sm), r.sm_ktile_us) for r in fit.itertuples()}  # fmt: skip
+    costs = {r.instance: Costs.of(r, r.blocks_per_sm) for _, r in fit.iterrows()}
     e = every[(every.variant == VARIANT) & (every.verification == "PASS")]
     e = e[e.instance.isin(list(costs))]
     out = {}
@@ -79,18 +78,27 @@ def choice_ratios(fit: pd.DataFrame, every: pd.DataFrame, v) -> dict:
     return out
 
 
-def main() -> None:
-    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+def held_out(registry) -> dict[str, tuple[dict, dict, pd.DataFrame]]:
+    """Per every-build run held out: the choice ratios at its products of the kept run's fit
+    alone and of the fit with the other run added (choice_ratios), and that second fit."""
     v = registry[VARIANT]
     kept = pd.read_csv(ROOT / "tests" / "data" / "h100-calibrate" / "fp8.csv.xz")
     kept = kept[kept.variant == VARIANT]
     runs = {name: pd.read_csv(path) for name, path in RUNS.items()}
     alone = calibrate(kept, registry)
+    out = {}
     for held, every in runs.items():
         added = next(n for n in runs if n != held)
         fit = calibrate(pd.concat([kept, as_timings(runs[added], v)], ignore_index=True),
                         registry)  # fmt: skip
-        before, after = choice_ratios(alone, every, v), choice_ratios(fit, every, v)
+        out[held] = (choice_ratios(alone, every, v), choice_ratios(fit, every, v), fit)
+    return out
+
+
+def main() -> None:
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    for held, (before, after, fit) in held_out(registry).items():
+        added = next(n for n in RUNS if n != held)
         print(f"held out: {held}; added to the fit: {added}")
         for p in before:
             print(f"  {p[0]} x {p[1]} x {p[2]}: choice / fastest {before[p]:.3f} -> {after[p]:.3f}")

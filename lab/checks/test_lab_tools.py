@@ -167,24 +167,14 @@ def test_short_whole_launches_in_the_fit_mend_streamk_fp8s_choice_at_held_out_pr
     1.049 -> 1.000, the others as before)."""
     sys.path.insert(0, str(LAB / "benchmarks"))
     import fit_short_launches as f
-    import pandas as pd
     from scipy.stats import gmean
 
     from mmbench.core.registry import load_registry
-    from mmbench.core.timemodel import calibrate
 
-    registry = load_registry(ROOT / "kernels" / "registry.yaml")
-    v = registry[f.VARIANT]
-    kept = pd.read_csv(ROOT / "tests" / "data" / "h100-calibrate" / "fp8.csv.xz")
-    kept = kept[kept.variant == f.VARIANT]
-    runs = {name: pd.read_csv(path) for name, path in f.RUNS.items()}
-    alone = calibrate(kept, registry)
     got = {}
-    for held, added in (("755700, 64-row", "726870 misses"), ("726870 misses", "755700, 64-row")):
-        fit = calibrate(pd.concat([kept, f.as_timings(runs[added], v)], ignore_index=True),
-                        registry)  # fmt: skip
-        before = f.choice_ratios(alone, runs[held], v)
-        after = f.choice_ratios(fit, runs[held], v)
+    for held, (before, after, _) in f.held_out(
+        load_registry(ROOT / "kernels" / "registry.yaml")
+    ).items():
         got[held] = (round(gmean(list(before.values())), 3), round(gmean(list(after.values())), 3))
         if held == "755700, 64-row":
             assert list(before.values()) == [1.039, 1.024, 1.112, 1.020]

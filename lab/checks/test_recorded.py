@@ -1674,8 +1674,7 @@ def test_the_h100_fit_prices_streamk_fp8s_64_by_16_tiles_high_at_tiny_products()
     for bn in (16, 32):
         inst = f"float8_e4m3_BM64_BN{bn}_STAGES8_CLUSTER1_GROUP8_CHAIN8"
         c = cal[cal.instance == inst].iloc[0]
-        costs = Costs(c.fixed_us, c.ktile_us, c.unit_us, c.split_us, c.byte_us,
-                      int(c.blocks_per_sm), c.sm_ktile_us)  # fmt: skip
+        costs = Costs.of(c, c.blocks_per_sm)
         p = v.instance(inst)
         whole = worker_choices(v, p, 565, 55, 1802, 132, int(c.blocks_per_sm))[1]
         pred = predict_ms(v, p, costs, 565, 55, 1802, 132, whole) * 1e3
