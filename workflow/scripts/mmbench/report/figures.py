@@ -514,6 +514,7 @@ def ladder_rungs(timings, stem, condition=""):
 
 INSIDE_FONT = 7.5  # points: a label written inside a bar
 INSIDE_PAD = 0.15  # its box's margin, in font sizes
+INSIDE_MARGINS = 2 * INSIDE_PAD * INSIDE_FONT  # points: the box's two margins together
 
 
 def text_points(text: str, size: float) -> tuple[float, float]:
@@ -544,7 +545,7 @@ class InsideLabel(NamedTuple):
     def fits_across(self, fig) -> bool:
         """Whether the text fits across the bar, with two points clear of each edge."""
         bar_pt = self.share * self.ax.get_position().width * fig.get_figwidth() * 72
-        return text_points(self.text, INSIDE_FONT)[0] + 2 * INSIDE_PAD * INSIDE_FONT + 4 <= bar_pt
+        return text_points(self.text, INSIDE_FONT)[0] + INSIDE_MARGINS + 4 <= bar_pt
 
     def draw(self, fig, along: bool) -> None:
         """The label across the bar, or `along` it, on the bar's own colour, so that a hatched
@@ -552,9 +553,7 @@ class InsideLabel(NamedTuple):
         panel_pt = self.ax.get_position().height * fig.get_figheight() * 72
         wide, tall = text_points(self.text, INSIDE_FONT)
         low, high = self.ax.get_ylim()
-        height = (
-            ((wide if along else tall) + 2 * INSIDE_PAD * INSIDE_FONT) / panel_pt * (high - low)
-        )
+        height = ((wide if along else tall) + INSIDE_MARGINS) / panel_pt * (high - low)
         top = label_below(self.bar, self.lines, self.span, height)
         self.ax.text(self.x, top, self.text, ha="center", va="top", fontsize=INSIDE_FONT,
                      rotation=90 if along else 0, color="white", fontweight="bold", zorder=4,
