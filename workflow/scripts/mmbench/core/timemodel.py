@@ -47,7 +47,7 @@ from mmbench.core.schedule import MOST_SPLITS, cdiv
 # ones), the shapes it was fitted at (MxNxK, space-separated) and how well its rung's fit fits
 COST_COLUMNS = ["fixed_us", "ktile_us", "sm_ktile_us", "unit_us", "split_us", "byte_us"]
 CALIBRATION_COLUMNS = [
-    "gpu_name", "sms", "variant", "dtype", "params", "instance", *COST_COLUMNS,
+    "gpu_name", "sms", "variant", "dtype", "instance", *COST_COLUMNS,
     "blocks_per_sm", "shapes", "fitted_at", "worst_fit",
 ]  # fmt: skip
 MOST_BLOCKS_PER_SM = 4
@@ -365,8 +365,8 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
         costs, worst = fit_rung(v, runs, sms[gpu])
         for inst, c in costs.items():
             out.append(dict(
-                gpu_name=gpu, sms=sms[gpu], variant=name, dtype=dtype, params=runs[inst][0]["params"],
-                instance=inst, fixed_us=round(c.fixed_us, 4), ktile_us=round(c.ktile_us, 6),
+                gpu_name=gpu, sms=sms[gpu], variant=name, dtype=dtype, instance=inst,
+                fixed_us=round(c.fixed_us, 4), ktile_us=round(c.ktile_us, 6),
                 sm_ktile_us=round(c.sm_ktile_us, 6), unit_us=round(c.unit_us, 4), split_us=round(c.split_us, 4),
                 byte_us=round(c.byte_us, 9), blocks_per_sm=c.blocks_per_sm,
                 shapes=len(runs[inst]),
