@@ -7,6 +7,7 @@ new builds move its older rows too.
 
     python lab/keep_calibration.py                      # are the kept rows that fit now?
     python lab/keep_calibration.py TIMINGS.csv NAME     # keep a run's timings as NAME
+    python lab/keep_calibration.py TIMINGS.csv --to T   # the table it would give, to T only
 
 TIMINGS is the calibrate stage's OUT/calibrate_timings.csv (lab/gpu.sh shapes OUT calibrate) of
 one GPU model; it is cut to the columns the fit reads and written as
@@ -15,7 +16,9 @@ are replaced by the fit of every recorded run of it; the other GPU models' lines
 are.  Prints the model's rows per variant before and after; tests/test_model.py reads every
 run of the folders, and its counts of the kept rows are then to be set.  Without arguments
 nothing is written: exit 1 where the kept rows of either model are not the fit of its recorded
-runs.
+runs.  With --to, the table TIMINGS would give is written to T and nothing is kept: the
+calibrate stage's results/calibration-merged.csv, for the runs after it on that machine (a run
+at a few products alone would otherwise fit its rows from those products only).
 """
 
 from __future__ import annotations
@@ -54,21 +57,28 @@ def recorded_runs(model: str) -> list[Path]:
     return [*others, *sorted(folder.glob("*.csv.xz"))]
 
 
-def refit(registry, model: str) -> pd.DataFrame:
-    """A GPU model's rows: calibrate() of every recorded run of it."""
+def refit(registry, model: str, added: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A GPU model's rows: calibrate() of every recorded run of it (and of `added`, a run's
+    timings not kept yet)."""
     runs = [pd.read_csv(p) for p in recorded_runs(model)]
-    return calibrate(pd.concat(runs, ignore_index=True), registry)
+    return calibrate(pd.concat([*runs, *([] if added is None else [added])], ignore_index=True),
+                     registry)  # fmt: skip
+
+
+def one_model(t: pd.DataFrame, timings: Path) -> str:
+    """The GPU model of a run's timings, one KEPT holds."""
+    models = set(t.gpu_name)
+    if len(models) != 1 or not models <= set(KEPT):
+        raise SystemExit(f"{timings}: the runs kept here are one GPU model's, one of "
+                         f"{', '.join(KEPT)}; it holds {sorted(models)}")  # fmt: skip
+    return next(iter(models))
 
 
 def keep(timings: Path, name: str) -> tuple[Path, str]:
     """TIMINGS cut to COLUMNS, xz-compressed into its GPU model's recorded runs as NAME; and
     that model."""
     t = pd.read_csv(timings)
-    models = set(t.gpu_name)
-    if len(models) != 1 or not models <= set(KEPT):
-        raise SystemExit(f"{timings}: the runs kept here are one GPU model's, one of "
-                         f"{', '.join(KEPT)}; it holds {sorted(models)}")  # fmt: skip
-    (model,) = models
+    model = one_model(t, timings)
     out = KEPT[model][0] / f"{name}.csv.xz"
     if out.exists():
         raise SystemExit(f"{out} exists: choose another NAME")
@@ -78,16 +88,38 @@ def keep(timings: Path, name: str) -> tuple[Path, str]:
     return out, model
 
 
+def write_table(path: Path, lines: list[str], kept: pd.DataFrame, model: str,
+                rows: pd.DataFrame) -> None:  # fmt: skip
+    """The kept table's other models' lines verbatim, then `model`'s rows as calibrate() gives
+    them, to `path`."""
+    others = [line for line, m in zip(lines[1:], kept.gpu_name, strict=True) if m != model]
+    text = io.StringIO()
+    rows.to_csv(text, index=False, header=False, lineterminator="\n")
+    path.write_text(lines[0] + "".join(others) + text.getvalue())
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("timings", nargs="?", type=Path, help="a calibrate stage's timings (CSV)")
     p.add_argument("name", nargs="?", help="the name it is kept under")
+    p.add_argument("--to", type=Path, help="write the table TIMINGS gives here; keep nothing")
     a = p.parse_args(argv)
-    if (a.timings is None) != (a.name is None):
+    if a.to is not None and (a.timings is None or a.name is not None):
+        p.error("--to takes TIMINGS and no NAME")
+    if a.to is None and (a.timings is None) != (a.name is None):
         p.error("give both TIMINGS and NAME, or neither")
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     lines = TABLE.read_text().splitlines(keepends=True)
     kept = pd.read_csv(TABLE)
+    if a.to is not None:
+        t = pd.read_csv(a.timings)
+        model = one_model(t, a.timings)
+        again = refit(registry, model, t[[c for c in COLUMNS if c in t.columns]])
+        write_table(a.to, lines, kept, model, again)
+        print(f"{a.to}: {len(kept) - (kept.gpu_name == model).sum() + len(again)} rows, "
+              f"{len(again)} {model} rows fitted with {a.timings.name} (before: "
+              f"{(kept.gpu_name == model).sum()})")  # fmt: skip
+        return 0
     if a.timings is None:
         bad = 0
         for model in KEPT:
@@ -104,11 +136,7 @@ def main(argv: list[str]) -> int:
     print(f"kept {out.relative_to(ROOT)}")
     before = kept[kept.gpu_name == model].reset_index(drop=True)
     again = refit(registry, model)
-    # the other models' lines verbatim, then this model's rows as calibrate() gives them
-    others = [line for line, m in zip(lines[1:], kept.gpu_name, strict=True) if m != model]
-    rows = io.StringIO()
-    again.to_csv(rows, index=False, header=False, lineterminator="\n")
-    TABLE.write_text(lines[0] + "".join(others) + rows.getvalue())
+    write_table(TABLE, lines, kept, model, again)
     counts = pd.DataFrame({"before": before.variant.value_counts(),
                            "after": again.variant.value_counts()}).fillna(0).astype(int)  # fmt: skip
     print(counts.to_string())

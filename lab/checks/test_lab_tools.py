@@ -10,6 +10,8 @@ import sys
 
 from .conftest import LAB, ROOT
 
+DATA = ROOT / "tests" / "data"
+
 
 def _table_names(text: str) -> set[str]:
     return {m.split()[0] for m in re.findall(r"^\| `([^`]+)`", text, re.MULTILINE)}
@@ -156,6 +158,34 @@ def test_keep_calibration_finds_the_kept_rows_the_fit_and_refuses_half_its_argum
     assert "NVIDIA H100 80GB HBM3 rows (254) are the fit" in ok.stdout
     half = subprocess.run([*tool, "x.csv"], capture_output=True, text=True, cwd=ROOT)
     assert half.returncode == 2 and "give both TIMINGS and NAME" in half.stderr
+
+
+def test_keep_calibration_to_writes_the_refit_table_there_and_keeps_nothing(tmp_path):
+    """lab/keep_calibration.py TIMINGS --to T (the calibrate stage's merged table): T holds the
+    kept table's H200 lines verbatim and the H100's 254 rows fitted again with TIMINGS (here a
+    recorded H100 run, written out plain); kernels/calibration.csv and the recorded runs are
+    left as they were; NAME beside --to is refused (exit 2)."""
+    import lzma
+
+    tool = [sys.executable, str(LAB / "keep_calibration.py")]
+    timings = tmp_path / "calibrate_timings.csv"
+    timings.write_bytes(lzma.decompress((DATA / "h100-calibrate" / "fp8.csv.xz").read_bytes()))
+    table = ROOT / "kernels" / "calibration.csv"
+    kept_before = table.read_bytes()
+    runs_before = sorted(p.name for p in (DATA / "h100-calibrate").iterdir())
+    out = tmp_path / "merged.csv"
+    ran = subprocess.run([*tool, str(timings), "--to", str(out)], capture_output=True, text=True,
+                         cwd=ROOT)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert table.read_bytes() == kept_before
+    assert sorted(p.name for p in (DATA / "h100-calibrate").iterdir()) == runs_before
+    h200 = [line for line in kept_before.decode().splitlines() if line.startswith("NVIDIA H200,")]
+    got = out.read_text().splitlines()
+    assert [line for line in got if line.startswith("NVIDIA H200,")] == h200 and len(h200) == 342
+    assert sum(line.startswith("NVIDIA H100 80GB HBM3,") for line in got) == 254
+    both = subprocess.run([*tool, str(timings), "x", "--to", str(out)], capture_output=True,
+                          text=True, cwd=ROOT)  # fmt: skip
+    assert both.returncode == 2 and "--to takes TIMINGS and no NAME" in both.stderr
 
 
 def test_short_whole_launches_in_the_fit_mend_streamk_fp8s_choice_at_held_out_products():

@@ -12,7 +12,9 @@
 #                                        lab/keep_calibration.py, which refits the kept rows),
 #                                        OUT/calibrate_timings.csv the timings it was fitted on;
 #                                        on this machine, results/calibration-merged.csv: the
-#                                        kept table with its rows, which `run` then uses
+#                                        kept table with the GPU model's rows fitted again from
+#                                        its recorded runs and this one (keep_calibration.py
+#                                        --to), which `run` then uses
 #   lab/gpu.sh shapes OUT rung VARIANT   a new rung (or VARIANT,VARIANT: several) before it
 #                                        joins the preset: the GPU test of
 #                                        the skeleton's same bits in two runs (every rung; or
@@ -119,20 +121,14 @@ calibrate)
   grep -h "configurations:" results/calibrate/tables/summary.txt 2>/dev/null
   cp results/calibrate/tables/timings.csv "$out/calibrate_timings.csv" 2>/dev/null
   cp results/calibrate/report/calibration.csv "$out/calibration.csv" 2>/dev/null &&
-    cut -d, -f3,6,7-11,13,15 "$out/calibration.csv" | head -40
-  # the kept table with these rows in place of any of the same GPU model and instantiation, for
-  # the run stage on this machine (results/ stays between calls; kernels/ is copied anew)
-  [ -f "$out/calibration.csv" ] && python3 - "$out/calibration.csv" <<'PY'
-import sys
-import pandas as pd
-new = pd.read_csv(sys.argv[1])
-kept = pd.read_csv("kernels/calibration.csv")
-key = ["gpu_name", "variant", "instance"]
-old = kept.merge(new[key], on=key, how="left", indicator=True)
-merged = pd.concat([kept[(old["_merge"] == "left_only").to_numpy()], new], ignore_index=True)
-merged.to_csv("results/calibration-merged.csv", index=False)
-print(f"results/calibration-merged.csv: {len(merged)} rows ({len(new)} from this run)")
-PY
+    python3 -c 'import sys, pandas as pd; print(pd.read_csv(sys.argv[1])[["variant", "instance",
+"fixed_us", "ktile_us", "sm_ktile_us", "unit_us", "split_us", "shapes", "worst_fit"]].head(40)
+.to_csv(index=False))' "$out/calibration.csv"
+  # the kept table with this GPU model's rows fitted again from its recorded runs and this one
+  # (lab/keep_calibration.py --to), for the run stage on this machine (results/ stays between
+  # calls; kernels/ is copied anew)
+  [ -f "$out/calibrate_timings.csv" ] &&
+    python3 lab/keep_calibration.py "$out/calibrate_timings.csv" --to results/calibration-merged.csv
   # a released machine keeps nothing: a later call on a fresh one carries this copy back into
   # results/ (run's carry: results/calibration-merged.csv), or kernels/calibration.csv takes the rows
   cp results/calibration-merged.csv "$out/" 2>/dev/null
