@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.stats import gmean
 
 from .conftest import EVIDENCE as DATA
-from .conftest import ROOT, compare_times, memory_modes, open_text, read_csv, read_text
+from .conftest import LAB, ROOT, compare_times, memory_modes, open_text, read_csv, read_text
 
 LADDER = DATA / "h200-ladder" / "results" / "ladder" / "tables"
 PAIR = DATA / "h100-sustained-pair"
@@ -1791,3 +1793,35 @@ def test_the_h100_fp8_fit_prices_memory_bound_launches_below_reading_their_opera
     at = x[(x.m == 24) & (x.n == 6137)].iloc[0]
     assert at.instance.startswith("float8_e4m3_BM256_BN32")
     assert (round(at.pred, 1), round(at.ran, 1)) == (23.8, 46.3)
+
+
+def test_a_floor_at_the_operand_bytes_from_the_calibration_rates_worsens_the_fp8_choice():
+    """Entry "A floor at the operand bytes, from the calibration's rates, does not mend the FP8
+    choice" (lab/benchmarks/dram_floor.py): the builds' highest calibration rates 1.10 to 2.20
+    TB/s; on the shapes runs' 350 launches the median error x1.089 → x1.080, worst x2.211 →
+    x1.739, under 0.8 of the time 74 → 30, over 1.2 0 → 6; the every-build runs' 32 products
+    choose at 1.037 → 1.091 of the fastest, at worst 1.893 with the floor (14797 x 70 x 15316)."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import dram_floor as d
+
+    model = d.Model()
+    r = model.rate / 1e6
+    assert (len(r), round(r.min(), 2), round(r.max(), 2), round(r.median(), 2)) == (
+        127,
+        1.1,
+        2.2,
+        1.7,
+    )
+    e = d.shapes_errors(model)
+    got = {}
+    for col in ("plain", "floored"):
+        spread = np.exp(np.abs(np.log(e[col])))
+        got[col] = (round(spread.median(), 3), round(spread.max(), 3), int((e[col] < 0.8).sum()),
+                    int((e[col] > 1.2).sum()))  # fmt: skip
+    assert len(e) == 350
+    assert got == {"plain": (1.089, 2.211, 74, 0), "floored": (1.08, 1.739, 30, 6)}
+    c = d.every_choices(model)
+    assert len(c) == 32
+    assert (round(gmean(c.plain), 3), round(gmean(c.floored), 3)) == (1.037, 1.091)
+    worst = c.loc[c.floored.idxmax()]
+    assert (worst.m, worst.n, worst.k, round(worst.floored, 3)) == (14797, 70, 15316, 1.893)

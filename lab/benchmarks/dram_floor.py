@@ -1,0 +1,126 @@
+"""Would a floor at the operand bytes mend the H100 model's FP8 times at memory-bound
+products?  Offline, on recorded H100 runs: each FP8 build's highest rate of operand bytes in the
+H100 calibration runs (A and B read once, C written once in FP32, over the launch's time), and
+the kept H100 rows' prediction raised to those bytes at that rate where it is below; judged
+on the launches of the shapes preset's FP8 part (lab/data/h100-shapes-fp8-short: predicted over
+measured time) and on the every-build runs of lab/data/h100-fp8-narrow-n (the measured time of
+the build and grid each prediction chooses, over the fastest measured there).  None of these
+runs is in the fit.
+
+    python lab/benchmarks/dram_floor.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import gmean
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+sys.path.insert(0, str(ROOT / "lab"))
+sys.path.insert(0, str(ROOT / "lab" / "benchmarks"))
+
+import keep_calibration  # noqa: E402
+from fit_short_launches import whole_workers  # noqa: E402
+
+from mmbench.core.registry import load_registry  # noqa: E402
+from mmbench.core.timemodel import Costs, predict_ms  # noqa: E402
+
+H100 = keep_calibration.H100
+FP8 = ["persistent_fp8", "streamk_fp8", "skinny_fp8"]
+SHAPES = ROOT / "lab" / "data" / "h100-shapes-fp8-short"
+EVERY = ROOT / "lab" / "data" / "h100-fp8-narrow-n"
+EVERY_RUNS = ["every-6-products", "every-6-more-products", "every-narrow-9-products",
+              "every-7-misses-726870", "every-64-rows-4-products"]  # fmt: skip
+
+
+def operand_bytes(m, n, k):
+    """A (m x k) and B (k x n) in e4m3 read once, C (m x n) in FP32 written once."""
+    return m * k + k * n + 4 * m * n
+
+
+def best_rates() -> pd.Series:
+    """Bytes per µs: each FP8 build's highest operand rate in the H100's recorded calibration."""
+    runs = pd.concat([pd.read_csv(p) for p in keep_calibration.recorded_runs(H100)])
+    runs = runs[runs.variant.isin(FP8) & (runs.verification == "PASS")]
+    rate = operand_bytes(runs.m, runs.n, runs.k) / (runs.kernel_ms * 1e3)
+    return rate.groupby([runs.variant, runs.instance]).max()
+
+
+class Model:
+    """The kept H100 rows' time for a launch, and that time raised to the floor."""
+
+    def __init__(self):
+        self.reg = load_registry(ROOT / "kernels" / "registry.yaml")
+        cal = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+        self.cal = cal[cal.gpu_name == H100].set_index(["variant", "instance"])
+        self.rate = best_rates()
+
+    def times(self, variant, instance, m, n, k, workers) -> tuple[float, float]:
+        c = self.cal.loc[(variant, instance)]
+        v = self.reg[variant]
+        us = predict_ms(v, v.instance(instance), Costs.of(c, c.blocks_per_sm), m, n, k, 132,
+                        workers) * 1e3  # fmt: skip
+        return us, max(us, operand_bytes(m, n, k) / self.rate[(variant, instance)])
+
+
+def shapes_errors(model: Model) -> pd.DataFrame:
+    """Per FP8 rung launch of the two shapes runs: predicted over measured, without and with
+    the floor."""
+    rows = []
+    for seed in (755700, 726870):
+        t = pd.read_csv(SHAPES / f"timings-{seed}.csv.xz")
+        for r in t[t.variant.isin(FP8) & (t.verification == "PASS")].itertuples():
+            w = int(r.workers) if r.workers == r.workers else 0
+            us, floored = model.times(r.variant, r.instance, r.m, r.n, r.k, w)
+            ran = r.kernel_ms_median * 1e3
+            rows.append(dict(seed=seed, m=r.m, n=r.n, k=r.k, plain=us / ran, floored=floored / ran))
+    return pd.DataFrame(rows)
+
+
+def every_choices(model: Model) -> pd.DataFrame:
+    """Per product of the every-build runs: the measured time of the build and grid each
+    prediction chooses, over the fastest measured there."""
+    rows = []
+    for name in EVERY_RUNS:
+        e = pd.read_csv(EVERY / f"{name}.csv.xz")
+        e = e[e.variant.isin(FP8) & (e.verification == "PASS")]
+        for (m, n, k), g in e.groupby(["m", "n", "k"]):
+            picks = []
+            for r in g.itertuples():
+                v = model.reg[r.variant]
+                w = whole_workers(v, v.instance(r.instance), m, n, k) if r.whole else 0
+                picks.append((*model.times(r.variant, r.instance, m, n, k, w), r.kernel_ms_median))
+            fastest = g.kernel_ms_median.min()
+            rows.append(dict(run=name, m=m, n=n, k=k,
+                             plain=min(picks, key=lambda p: p[0])[2] / fastest,
+                             floored=min(picks, key=lambda p: p[1])[2] / fastest))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main() -> int:
+    model = Model()
+    r = model.rate / 1e6
+    print(f"highest operand rate per build in the calibration: {r.min():.2f} to {r.max():.2f} "
+          f"TB/s (median {r.median():.2f}), {len(r)} builds")  # fmt: skip
+    e = shapes_errors(model)
+    for col in ("plain", "floored"):
+        spread = np.exp(np.abs(np.log(e[col])))
+        print(f"shapes runs, {col}: {len(e)} launches, median error x{spread.median():.3f}, "
+              f"worst x{spread.max():.3f}, {int((e[col] < 0.8).sum())} predicted under 0.8 of "
+              f"the time, {int((e[col] > 1.2).sum())} over 1.2")  # fmt: skip
+    c = every_choices(model)
+    print("every-build runs: choice over the fastest (geometric mean, worst)")
+    for name, g in c.groupby("run", sort=False):
+        print(f"  {name}: {len(g)} products, plain {gmean(g.plain):.3f} ({g.plain.max():.3f}), "
+              f"floored {gmean(g.floored):.3f} ({g.floored.max():.3f})")  # fmt: skip
+    print(f"  all: {len(c)} products, plain {gmean(c.plain):.3f}, floored {gmean(c.floored):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
