@@ -1,7 +1,10 @@
 """Would a floor at the operand bytes mend the H100 model's FP8 times at memory-bound
 products?  Offline, on recorded H100 runs: each FP8 build's highest rate of operand bytes in the
 H100 calibration runs (A and B read once, C written once in FP32, over the launch's time), and
-the kept H100 rows' prediction raised to those bytes at that rate where it is below; judged
+the kept H100 rows' prediction raised to those bytes at that rate where it is below; then the
+same with the rates of a calibrate run at six products of 200 to 270 MB of operands
+(lab/data/h100-fp8-memory-bound, one side of 16 to 128), where the builds reach their
+bandwidth, among the rates.  Each judged
 on the launches of the shapes preset's FP8 part (lab/data/h100-shapes-fp8-short: predicted over
 measured time) and on the every-build runs of lab/data/h100-fp8-narrow-n (the measured time of
 the build and grid each prediction chooses, over the fastest measured there).  None of these
@@ -34,6 +37,7 @@ H100 = keep_calibration.H100
 FP8 = ["persistent_fp8", "streamk_fp8", "skinny_fp8"]
 SHAPES = ROOT / "lab" / "data" / "h100-shapes-fp8-short"
 EVERY = ROOT / "lab" / "data" / "h100-fp8-narrow-n"
+LARGE = ROOT / "lab" / "data" / "h100-fp8-memory-bound" / "calibrate-6-products.csv.xz"
 EVERY_RUNS = ["every-6-products", "every-6-more-products", "every-narrow-9-products",
               "every-7-misses-726870", "every-64-rows-4-products"]  # fmt: skip
 
@@ -43,9 +47,11 @@ def operand_bytes(m, n, k):
     return m * k + k * n + 4 * m * n
 
 
-def best_rates() -> pd.Series:
-    """Bytes per µs: each FP8 build's highest operand rate in the H100's recorded calibration."""
-    runs = pd.concat([pd.read_csv(p) for p in keep_calibration.recorded_runs(H100)])
+def best_rates(large: bool = False) -> pd.Series:
+    """Bytes per µs: each FP8 build's highest operand rate in the H100's recorded calibration
+    (and, `large`, in the memory-bound run)."""
+    paths = [*keep_calibration.recorded_runs(H100), *([LARGE] if large else [])]
+    runs = pd.concat([pd.read_csv(p) for p in paths])
     runs = runs[runs.variant.isin(FP8) & (runs.verification == "PASS")]
     rate = operand_bytes(runs.m, runs.n, runs.k) / (runs.kernel_ms * 1e3)
     return rate.groupby([runs.variant, runs.instance]).max()
@@ -54,11 +60,11 @@ def best_rates() -> pd.Series:
 class Model:
     """The kept H100 rows' time for a launch, and that time raised to the floor."""
 
-    def __init__(self):
+    def __init__(self, large: bool = False):
         self.reg = load_registry(ROOT / "kernels" / "registry.yaml")
         cal = pd.read_csv(ROOT / "kernels" / "calibration.csv")
         self.cal = cal[cal.gpu_name == H100].set_index(["variant", "instance"])
-        self.rate = best_rates()
+        self.rate = best_rates(large)
 
     def times(self, variant, instance, m, n, k, workers) -> tuple[float, float]:
         c = self.cal.loc[(variant, instance)]
@@ -103,9 +109,15 @@ def every_choices(model: Model) -> pd.DataFrame:
 
 
 def main() -> int:
-    model = Model()
+    for large in (False, True):
+        print("rates of the calibration runs" + (" and the memory-bound run" if large else ""))
+        report(Model(large))
+    return 0
+
+
+def report(model: Model) -> None:
     r = model.rate / 1e6
-    print(f"highest operand rate per build in the calibration: {r.min():.2f} to {r.max():.2f} "
+    print(f"highest operand rate per build: {r.min():.2f} to {r.max():.2f} "
           f"TB/s (median {r.median():.2f}), {len(r)} builds")  # fmt: skip
     e = shapes_errors(model)
     for col in ("plain", "floored"):
@@ -119,7 +131,6 @@ def main() -> int:
         print(f"  {name}: {len(g)} products, plain {gmean(g.plain):.3f} ({g.plain.max():.3f}), "
               f"floored {gmean(g.floored):.3f} ({g.floored.max():.3f})")  # fmt: skip
     print(f"  all: {len(c)} products, plain {gmean(c.plain):.3f}, floored {gmean(c.floored):.3f}")
-    return 0
 
 
 if __name__ == "__main__":
