@@ -1846,3 +1846,26 @@ def test_at_14797_by_70_by_15316_the_fp8_builds_of_one_column_tile_run_fastest()
     more = sk[sk.index.get_level_values("BN") <= 64]
     assert (one.min(), one.max(), more.min(), more.max()) == (92.6, 94.9, 161.9, 201.9)
     assert best["persistent_fp8", 128, 64] == 105.1
+
+
+def test_tiles_along_the_small_side_read_the_large_operand_again_under_stream_k():
+    """Entry "A floor at the operand bytes does not mend the FP8 choice", its table: the
+    memory-bound run's fastest build at the rule's grid per rung and tiles along the small
+    side: 128 x 16384 x 12288 skinny_fp8 99.8, 118.8, 150.7, 237.2 µs (1, 2, 4, 8 tiles),
+    streamk_fp8 96.3, 149.9 (1, 2); 16384 x 128 x 12288 streamk_fp8 98.6, 146.4, 182.0, 154.2,
+    222.9 (1, 2, 3, 4, 8), persistent_fp8 85.5, 88.7 (1, 2)."""
+    t = read_csv(DATA / "h100-fp8-memory-bound" / "calibrate-6-products.csv.xz")
+    t = t[(t.verification == "PASS") & ~(t.workers.fillna(0) > 0)].copy()
+    bm = t.instance.str.extract(r"_BM(\d+)_", expand=False).astype(int)
+    bn = t.instance.str.extract(r"_BN(\d+)_", expand=False).astype(int)
+    small = np.where(t.m < t.n, t.m, t.n)
+    # skinny_fp8 exchanges the operands: its BN tiles m, its BM n
+    along = np.where((t.variant == "skinny_fp8") == (t.m < t.n), bn, bm)
+    t["tiles"] = -(-small // along)
+    best = (t.groupby(["m", "n", "variant", "tiles"]).kernel_ms.min() * 1e3).round(1)
+    got = {key: best[key].to_dict() for key in [(128, 16384, "skinny_fp8"), (128, 16384, "streamk_fp8"),
+                                                 (16384, 128, "streamk_fp8"), (16384, 128, "persistent_fp8")]}  # fmt: skip
+    assert got == {(128, 16384, "skinny_fp8"): {1: 99.8, 2: 118.8, 4: 150.7, 8: 237.2},
+                   (128, 16384, "streamk_fp8"): {1: 96.3, 2: 149.9},
+                   (16384, 128, "streamk_fp8"): {1: 98.6, 2: 146.4, 3: 182.0, 4: 154.2, 8: 222.9},
+                   (16384, 128, "persistent_fp8"): {1: 85.5, 2: 88.7}}  # fmt: skip
