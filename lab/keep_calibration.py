@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
-from mmbench.core.timemodel import calibrate  # noqa: E402
+from mmbench.core.timemodel import calibrate, compact_fitted, expand_fitted  # noqa: E402
 
 H200 = "NVIDIA H200"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -91,10 +91,10 @@ def keep(timings: Path, name: str) -> tuple[Path, str]:
 def write_table(path: Path, lines: list[str], kept: pd.DataFrame, model: str,
                 rows: pd.DataFrame) -> None:  # fmt: skip
     """The kept table's other models' lines verbatim, then `model`'s rows as calibrate() gives
-    them, to `path`."""
+    them, each rung's list of products written once (compact_fitted), to `path`."""
     others = [line for line, m in zip(lines[1:], kept.gpu_name, strict=True) if m != model]
     text = io.StringIO()
-    rows.to_csv(text, index=False, header=False, lineterminator="\n")
+    compact_fitted(rows).to_csv(text, index=False, header=False, lineterminator="\n")
     path.write_text(lines[0] + "".join(others) + text.getvalue())
 
 
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> int:
     if a.timings is None:
         bad = 0
         for model in KEPT:
-            before = kept[kept.gpu_name == model].reset_index(drop=True)
+            before = expand_fitted(kept[kept.gpu_name == model]).reset_index(drop=True)
             try:
                 pd.testing.assert_frame_equal(before, refit(registry, model), check_dtype=False)
             except AssertionError as err:

@@ -21,7 +21,7 @@ from mmbench.core.timemodel import (
     tile_bytes_of,
 )
 from mmbench.plan.config import ConfigError
-from mmbench.plan.tuning import distance
+from mmbench.plan.tuning import distance, read_calibration
 
 from .conftest import ROOT
 
@@ -298,7 +298,7 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     calibrate stage's run of every build of the three FP8 rungs (persistent_fp8 52,
     streamk_fp8 22, skinny_fp8 53, the registry's builds for sm_90a): 254 rows."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
-    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
     assert len(mine) == 254
@@ -317,7 +317,7 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     skinny_fp8's 17 builds in clusters of 2 and 4 and skinny_bf16's 18 builds its first run
     left out: 45 and 28)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
-    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
     assert len(mine) == 342
@@ -340,7 +340,7 @@ def test_each_rung_takes_the_calibration_of_the_gpu_it_runs_on_where_there_is_on
     (22, where the H200 has 8)."""
     from mmbench.plan.tuning import calibrated
 
-    table = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    table = read_calibration(ROOT / "kernels" / "calibration.csv")
     names = ["persistent_fp8", "persistent_bf16", "streamk_bf16"]
     got = calibrated(table, [H200, H100], names, registry, "kernels/calibration.csv", {H200})
     assert {r["on"] for r in got["persistent_fp8"]} == {""} and len(got["persistent_fp8"]) == 52
@@ -379,7 +379,7 @@ def test_the_shapes_preset_runs_the_models_choice(registry):
 
 
 def test_a_calibration_without_a_tuning_table_or_file_is_refused(registry):
-    from mmbench.plan.tuning import apply_tuned, read_calibration
+    from mmbench.plan.tuning import apply_tuned
 
     with pytest.raises(ConfigError, match="config key 'calibration': 'kernels/calibration.csv' "
                                           "without a tuning table"):  # fmt: skip
@@ -390,11 +390,38 @@ def test_a_calibration_without_a_tuning_table_or_file_is_refused(registry):
 
 
 def test_a_calibration_table_without_a_cost_column_is_refused(tmp_path):
-    from mmbench.plan.tuning import read_calibration
-
-    t = pd.read_csv(ROOT / "kernels" / "calibration.csv").drop(columns=["split_us"])
+    t = read_calibration(ROOT / "kernels" / "calibration.csv").drop(columns=["split_us"])
     t.to_csv(tmp_path / "c.csv", index=False)
     with pytest.raises(ConfigError, match="has no column 'split_us'"):
+        read_calibration(tmp_path / "c.csv")
+
+
+def _fitted_rows(*cells):
+    return pd.DataFrame([dict(gpu_name="G", variant="v", instance=f"i{j}", fitted_at=c)
+                         for j, c in enumerate(cells)])  # fmt: skip
+
+
+def test_a_kept_calibration_writes_each_list_of_products_once_and_reads_it_back():
+    """compact_fitted: a row whose products (launches without @W) an earlier row of the same GPU
+    model and variant spells is written "=that instance" and its own launches at a grid;
+    expand_fitted restores every cell (launches sorted, as calibrate() writes them)."""
+    from mmbench.core.timemodel import compact_fitted, expand_fitted
+
+    rows = _fitted_rows("1x2x3 4x5x6", "1x2x3 4x5x6 4x5x6@8", "1x2x3", "")
+    short = compact_fitted(rows)
+    assert list(short.fitted_at) == ["1x2x3 4x5x6", "=i0 4x5x6@8", "1x2x3", ""]
+    assert list(expand_fitted(short).fitted_at) == list(rows.fitted_at)
+    other = rows.assign(variant=["v", "w", "v", "v"])  # another variant spells its own
+    assert list(compact_fitted(other).fitted_at) == list(other.fitted_at)
+
+
+def test_a_calibration_row_naming_no_spelled_row_is_refused(tmp_path):
+    """read_calibration: a `fitted_at` of "=INSTANCE" where no row of that instantiation (same
+    GPU model and variant) spells its products is a ConfigError naming the row."""
+    t = read_calibration(ROOT / "kernels" / "calibration.csv").head(2).copy()
+    t.loc[1, "fitted_at"] = "=no_such_build 1024x1024x1024@8"
+    t.to_csv(tmp_path / "c.csv", index=False)
+    with pytest.raises(ConfigError, match=r"line 3 .*'=no_such_build' names no row of"):
         read_calibration(tmp_path / "c.csv")
 
 
@@ -496,7 +523,7 @@ def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
     v = registry["ws_f64"]
     stale = "float64_BM128_BN64_WM64_WN32_STAGES4_BLOCKS1"
     assert v.rejected(v.instance(stale))
-    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     row = kept[kept.variant == "ws_f64"].iloc[[0]].assign(
         instance=stale, params="BM=128 BN=64 WM=64 WN=32 STAGES=4 BLOCKS=1", fixed_us=0.0,
         ktile_us=0.0, unit_us=0.0, split_us=0.0, byte_us=0.0)  # fmt: skip
@@ -517,7 +544,7 @@ def test_the_plan_runs_the_stream_k_grid_the_model_chose(tmp_path, registry):
     from mmbench.plan.experiment import start
     from mmbench.report import catalogue
 
-    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     row = kept[
         (kept.gpu_name == H200) & (kept.variant == "skinny_fp8") & (kept.instance == SKINNY_144)
     ].assign(fixed_us=0.0, ktile_us=1.0, sm_ktile_us=0.0, unit_us=0.0, split_us=100.0, byte_us=0.0)

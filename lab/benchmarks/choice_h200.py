@@ -32,7 +32,7 @@ from mmbench.core.timemodel import (  # noqa: E402
     predict_ms,
     recorded_us,
 )
-from mmbench.plan.tuning import calibrated  # noqa: E402
+from mmbench.plan.tuning import calibrated, read_calibration  # noqa: E402
 
 SMS = 132
 H200 = "NVIDIA H200"
@@ -113,7 +113,7 @@ def main() -> None:
         print(f"{name} {dtype}: in-sample {gmean(inside):.3f} (least {min(inside):.3f}), "
               f"held out {gmean(held):.3f} (least {min(held):.3f}), {len(held)} shapes")  # fmt: skip
     every = pd.read_csv(EVERY)
-    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     v = registry["warptile_db"]
     rows = calibrated(kept, [H200], ["warptile_db"], registry, "kernels/calibration.csv")
     ref = every[every.variant == "cublas"].set_index(["m", "n", "k"]).kernel_ms

@@ -32,6 +32,7 @@ from fit_short_launches import whole_workers  # noqa: E402
 
 from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.timemodel import Costs, predict_ms  # noqa: E402
+from mmbench.plan.tuning import read_calibration  # noqa: E402
 
 H100 = keep_calibration.H100
 FP8 = ["persistent_fp8", "streamk_fp8", "skinny_fp8"]
@@ -62,7 +63,7 @@ class Model:
 
     def __init__(self, large: bool = False):
         self.reg = load_registry(ROOT / "kernels" / "registry.yaml")
-        cal = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+        cal = read_calibration(ROOT / "kernels" / "calibration.csv")
         self.cal = cal[cal.gpu_name == H100].set_index(["variant", "instance"])
         self.rate = best_rates(large)
 

@@ -28,6 +28,7 @@ from mmbench.core.timemodel import (  # noqa: E402
     Costs,
     recorded_us,
 )
+from mmbench.plan.tuning import read_calibration  # noqa: E402
 
 DEFAULT = ROOT / "tests/data/h100-sweep/results/sweep/tables/timings.csv.xz"
 
@@ -45,7 +46,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
-    cal = pd.read_csv(args.calibration)
+    cal = read_calibration(args.calibration)
     t = pd.read_csv(args.timings)
     t = t[(t.verification == "PASS") & (t.backend == "cubin")]
     rows = []

@@ -107,10 +107,11 @@ def unseen(registry) -> None:
     the 8 shapes and, for the skinny rungs, 16 and 64 x 8192 x 8192) predicting each rung's
     time with the plan's launch."""
     from mmbench.core.timemodel import COST_COLUMNS, Costs, choose, predict_ms
+    from mmbench.plan.tuning import read_calibration
 
     t = pd.read_csv(ROOT / "lab/data/h200-streamk-skinny/timings.csv.xz")
     t = t[(t.verification == "PASS") & t.run.isin(["skinny", "skinny_unseen"])]
-    cal = pd.read_csv(ROOT / "kernels/calibration.csv")
+    cal = read_calibration(ROOT / "kernels/calibration.csv")
     cal = cal[cal.gpu_name == "NVIDIA H200"]
     rows = []
     for (m, n, k), part in t.groupby(["m", "n", "k"]):

@@ -44,13 +44,18 @@ from mmbench.core.schedule import MOST_SPLITS, cdiv
 
 # a calibration row: the GPU model's multiprocessors, the instantiation, its costs in
 # microseconds (Costs) and the blocks a multiprocessor holds (grid kernels; 1 for the persistent
-# ones), the shapes it was fitted at (MxNxK, space-separated) and how well its rung's fit fits
+# ones), the launches it was fitted at (MxNxK, and MxNxK@W at a grid of W workers; space-
+# separated; SAME_PRODUCTS_AS below) and how well its rung's fit fits
 COST_COLUMNS = ["fixed_us", "ktile_us", "sm_ktile_us", "unit_us", "split_us", "byte_us"]
 CALIBRATION_COLUMNS = [
     "gpu_name", "sms", "variant", "dtype", "instance", *COST_COLUMNS,
     "blocks_per_sm", "shapes", "fitted_at", "worst_fit",
 ]  # fmt: skip
 MOST_BLOCKS_PER_SM = 4
+# a `fitted_at` that begins "=INSTANCE" takes the products (the launches without "@W") of the
+# row of that instantiation of the same GPU model and variant: a kept table writes each rung's
+# list of products once (compact_fitted), and reading it gives every row its own (expand_fitted)
+SAME_PRODUCTS_AS = "="
 
 
 @dataclass(frozen=True)
@@ -374,6 +379,62 @@ def calibrate(timings, registry, sms: dict[str, int] | None = None):
                 worst_fit=round(worst, 4),
             ))  # fmt: skip
     return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
+
+
+def compact_fitted(table):
+    """The calibration rows with each `fitted_at` whose products (the launches without a grid)
+    are those of an earlier row of the same GPU model and variant written as "=INSTANCE" of
+    that row, then its own launches at a grid: the same table, each list of products written
+    once.  expand_fitted undoes it."""
+    out = table.copy()
+    first: dict[tuple, str] = {}  # (GPU model, variant, products) -> the first row's instance
+    cells = []
+    for r in out.itertuples(index=False):
+        launches = r.fitted_at.split() if isinstance(r.fitted_at, str) else []
+        products = " ".join(x for x in launches if "@" not in x)
+        grids = [x for x in launches if "@" in x]
+        key = (r.gpu_name, r.variant, products)
+        if key in first and products:
+            cells.append(" ".join([SAME_PRODUCTS_AS + first[key], *grids]))
+        else:
+            first.setdefault(key, r.instance)
+            cells.append(r.fitted_at)
+    out["fitted_at"] = cells
+    return out
+
+
+def expand_fitted(table):
+    """The calibration rows with every `fitted_at` of compact_fitted's "=INSTANCE" form spelled
+    out (that row's products, then the row's own launches at a grid); a ValueError naming the
+    row's line (the header is line 1) where no row of that instantiation (same GPU model and
+    variant) spells its products."""
+    if (
+        "fitted_at" not in table
+        or not table.fitted_at.astype(str).str.startswith(SAME_PRODUCTS_AS).any()
+    ):
+        return table
+    spelled = {}
+    for r in table.itertuples(index=False):
+        if not str(r.fitted_at).startswith(SAME_PRODUCTS_AS):
+            spelled[(r.gpu_name, r.variant, r.instance)] = [
+                x for x in str(r.fitted_at).split() if "@" not in x
+            ]
+    cells = []
+    for i, r in enumerate(table.itertuples(index=False)):
+        launches = str(r.fitted_at).split()
+        if not launches or not launches[0].startswith(SAME_PRODUCTS_AS):
+            cells.append(r.fitted_at)
+            continue
+        ref = launches[0][len(SAME_PRODUCTS_AS) :]
+        if (r.gpu_name, r.variant, ref) not in spelled:
+            raise ValueError(
+                f"line {i + 2} ({r.gpu_name}, {r.instance}): fitted_at {launches[0]!r} names no "
+                f"row of {r.variant} on that GPU model that spells its products"
+            )
+        cells.append(" ".join(sorted([*spelled[(r.gpu_name, r.variant, ref)], *launches[1:]])))
+    out = table.copy()
+    out["fitted_at"] = cells
+    return out
 
 
 def fitted_launch(row) -> str:

@@ -355,11 +355,11 @@ def apply_tuned(
 
 
 def read_calibration(path: str | Path) -> pd.DataFrame:
-    """A calibration table (core/timemodel.py's CALIBRATION_COLUMNS), or a ConfigError saying
-    what is missing."""
-    from mmbench.core.timemodel import CALIBRATION_COLUMNS
+    """A calibration table (core/timemodel.py's CALIBRATION_COLUMNS) with every row's
+    `fitted_at` spelled out (expand_fitted), or a ConfigError saying what is missing."""
+    from mmbench.core.timemodel import CALIBRATION_COLUMNS, expand_fitted
 
-    return read_table(
+    table = read_table(
         path,
         "calibration",
         "the table the tune preset writes (results/tune/report/calibration.csv), the one kept "
@@ -368,6 +368,10 @@ def read_calibration(path: str | Path) -> pd.DataFrame:
         CALIBRATION_COLUMNS,
         " (the tune preset writes one: results/tune/report/calibration.csv)",
     )
+    try:  # each row's products spelled out where the table writes them once (compact_fitted)
+        return expand_fitted(table)
+    except ValueError as err:
+        raise ConfigError(f"config key 'calibration': {path}: {err}") from None
 
 
 def calibrated(
