@@ -4,7 +4,10 @@ H100 calibration runs (A and B read once, C written once in FP32, over the launc
 the kept H100 rows' prediction raised to those bytes at that rate where it is below; then the
 same with the rates of a calibrate run at six products of 200 to 270 MB of operands
 (lab/data/h100-fp8-memory-bound, one side of 16 to 128), where the builds reach their
-bandwidth, among the rates.  Each judged
+bandwidth, among the rates; then a floor that also counts the large operand read again for
+each further tile along the other side where it exceeds the L2, a fraction per rung of those
+reads fitted on the memory-bound run (RereadModel), taken as the larger of the two times or as
+their soft maximum.  Each judged
 on the launches of the shapes preset's FP8 part (lab/data/h100-shapes-fp8-short: predicted over
 measured time) and on the every-build runs of lab/data/h100-fp8-narrow-n (the measured time of
 the build and grid each prediction chooses, over the fastest measured there).  None of these
@@ -75,6 +78,58 @@ class Model:
         return us, max(us, operand_bytes(m, n, k) / self.rate[(variant, instance)])
 
 
+L2_BYTES = 50e6  # the H100's L2
+
+
+def tiles_along(reg, variant, instance, m, n) -> tuple[int, int]:
+    """A build's tiles along m and along n (skinny_fp8 exchanges the operands: its BM tiles n,
+    its BN tiles m)."""
+    p = reg[variant].instance(instance)
+    bm, bn = int(p["BM"]), int(p["BN"])
+    if variant == "skinny_fp8":
+        return -(-m // bn), -(-n // bm)
+    return -(-m // bm), -(-n // bn)
+
+
+def reread_bytes(reg, variant, instance, m, n, k) -> int:
+    """A (m x k) read again for each further tile along n, B (k x n) for each further tile
+    along m, each only where it exceeds the L2."""
+    along_m, along_n = tiles_along(reg, variant, instance, m, n)
+    a, b = m * k, k * n
+    return (along_n - 1) * a * (a > L2_BYTES) + (along_m - 1) * b * (b > L2_BYTES)
+
+
+class RereadModel(Model):
+    """The floor at (operand bytes + f x re-read bytes) / BW: BW the best operand rate of the
+    memory-bound run's launches, f per rung the 10th percentile of the fraction of its re-read
+    bytes the fastest launch of each build and product there implies; `power` None takes the
+    larger of the model's time and the floor, else their soft maximum (a^p + b^p)^(1/p)."""
+
+    def __init__(self, power: float | None = None):
+        super().__init__(large=True)
+        self.power = power
+        t = pd.read_csv(LARGE)
+        t = t[t.variant.isin(FP8) & (t.verification == "PASS")]
+        t = t.groupby(["variant", "instance", "m", "n", "k"], as_index=False).kernel_ms.min()
+        t["us"] = t.kernel_ms * 1e3
+        t["once"] = operand_bytes(t.m, t.n, t.k)
+        t["again"] = [reread_bytes(self.reg, r.variant, r.instance, r.m, r.n, r.k)
+                      for r in t.itertuples()]  # fmt: skip
+        self.bw = float((t.once / t.us).max())
+        again = t[t.again > 0]
+        implied = (again.us * self.bw - again.once) / again.again
+        self.share = {v: max(0.0, float(implied[again.variant == v].quantile(0.1)))
+                      if (again.variant == v).any() else 0.0 for v in FP8}  # fmt: skip
+
+    def times(self, variant, instance, m, n, k, workers) -> tuple[float, float]:
+        us = Model.times(self, variant, instance, m, n, k, workers)[0]
+        again = reread_bytes(self.reg, variant, instance, m, n, k)
+        floor = (operand_bytes(m, n, k) + self.share[variant] * again) / self.bw
+        if self.power is None:
+            return us, max(us, floor)
+        return us, (us**self.power + floor**self.power) ** (1 / self.power)
+
+
 def shapes_errors(model: Model) -> pd.DataFrame:
     """Per FP8 rung launch of the two shapes runs: predicted over measured, without and with
     the floor."""
@@ -112,14 +167,21 @@ def every_choices(model: Model) -> pd.DataFrame:
 def main() -> int:
     for large in (False, True):
         print("rates of the calibration runs" + (" and the memory-bound run" if large else ""))
-        report(Model(large))
+        model = Model(large)
+        r = model.rate / 1e6
+        print(f"highest operand rate per build: {r.min():.2f} to {r.max():.2f} "
+              f"TB/s (median {r.median():.2f}), {len(r)} builds")  # fmt: skip
+        report(model)
+    for power in (None, 4):
+        model = RereadModel(power)
+        print(f"with re-reads ({'the larger' if power is None else f'soft maximum, p {power}'}):"
+              f" {model.bw / 1e6:.2f} TB/s, re-read shares "
+              + ", ".join(f"{v} {f:.3f}" for v, f in model.share.items()))  # fmt: skip
+        report(model)
     return 0
 
 
 def report(model: Model) -> None:
-    r = model.rate / 1e6
-    print(f"highest operand rate per build: {r.min():.2f} to {r.max():.2f} "
-          f"TB/s (median {r.median():.2f}), {len(r)} builds")  # fmt: skip
     e = shapes_errors(model)
     for col in ("plain", "floored"):
         spread = np.exp(np.abs(np.log(e[col])))

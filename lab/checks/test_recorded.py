@@ -1869,3 +1869,25 @@ def test_tiles_along_the_small_side_read_the_large_operand_again_under_stream_k(
                    (128, 16384, "streamk_fp8"): {1: 96.3, 2: 149.9},
                    (16384, 128, "streamk_fp8"): {1: 98.6, 2: 146.4, 3: 182.0, 4: 154.2, 8: 222.9},
                    (16384, 128, "persistent_fp8"): {1: 85.5, 2: 88.7}}  # fmt: skip
+
+
+def test_a_floor_counting_the_re_reads_worsens_or_leaves_the_fp8_choice():
+    """Entry "A floor at the operand bytes does not mend the FP8 choice", its last section
+    (dram_floor.RereadModel): 2.67 TB/s, re-read shares persistent_fp8 0.143, streamk_fp8
+    0.333, skinny_fp8 0.300; the larger of the two times chooses at 1.057 of the fastest
+    (1.037 without); the soft maximum (p 4) at 1.037, worst error x1.551, 34 launches under 0.8
+    of their time and 17 over 1.2."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import dram_floor as d
+
+    hard, soft = d.RereadModel(), d.RereadModel(4)
+    assert round(hard.bw / 1e6, 2) == 2.67
+    assert {v: round(f, 3) for v, f in hard.share.items()} == {
+        "persistent_fp8": 0.143, "streamk_fp8": 0.333, "skinny_fp8": 0.3}  # fmt: skip
+    for model, plain, floored in ((hard, 1.037, 1.057), (soft, 1.037, 1.037)):
+        c = d.every_choices(model)
+        assert (round(gmean(c.plain), 3), round(gmean(c.floored), 3)) == (plain, floored)
+    e = d.shapes_errors(soft)
+    spread = np.exp(np.abs(np.log(e.floored)))
+    got = (round(spread.max(), 3), int((e.floored < 0.8).sum()), int((e.floored > 1.2).sum()))
+    assert got == (1.551, 34, 17)
