@@ -74,6 +74,11 @@ def one_model(t: pd.DataFrame, timings: Path) -> str:
     return next(iter(models))
 
 
+def cut(t: pd.DataFrame) -> pd.DataFrame:
+    """A timings table cut to the COLUMNS it has."""
+    return t[[c for c in COLUMNS if c in t.columns]]
+
+
 def keep(timings: Path, name: str) -> tuple[Path, str]:
     """TIMINGS cut to COLUMNS, xz-compressed into its GPU model's recorded runs as NAME; and
     that model."""
@@ -82,7 +87,7 @@ def keep(timings: Path, name: str) -> tuple[Path, str]:
     out = KEPT[model][0] / f"{name}.csv.xz"
     if out.exists():
         raise SystemExit(f"{out} exists: choose another NAME")
-    text = t[[c for c in COLUMNS if c in t.columns]].to_csv(index=False)
+    text = cut(t).to_csv(index=False)
     out.parent.mkdir(exist_ok=True)
     out.write_bytes(lzma.compress(text.encode(), preset=9 | lzma.PRESET_EXTREME))
     return out, model
@@ -114,7 +119,7 @@ def main(argv: list[str]) -> int:
     if a.to is not None:
         t = pd.read_csv(a.timings)
         model = one_model(t, a.timings)
-        again = refit(registry, model, t[[c for c in COLUMNS if c in t.columns]])
+        again = refit(registry, model, cut(t))
         write_table(a.to, lines, kept, model, again)
         print(f"{a.to}: {len(kept) - (kept.gpu_name == model).sum() + len(again)} rows, "
               f"{len(again)} {model} rows fitted with {a.timings.name} (before: "

@@ -525,8 +525,7 @@ def test_an_instantiation_the_registry_now_rejects_is_never_chosen(tmp_path):
     assert v.rejected(v.instance(stale))
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     row = kept[kept.variant == "ws_f64"].iloc[[0]].assign(
-        instance=stale, params="BM=128 BN=64 WM=64 WN=32 STAGES=4 BLOCKS=1", fixed_us=0.0,
-        ktile_us=0.0, unit_us=0.0, split_us=0.0, byte_us=0.0)  # fmt: skip
+        instance=stale, fixed_us=0.0, ktile_us=0.0, unit_us=0.0, split_us=0.0, byte_us=0.0)  # fmt: skip
     pd.concat([kept, row]).to_csv(tmp_path / "calibration.csv", index=False)
     cfg = dict(variants=["ws_f64"], dtypes=["float64"], sizes=[512], tuned="kernels/tuned.csv",
                calibration=str(tmp_path / "calibration.csv"), tuned_gpu=H100, arch="sm_90",

@@ -144,8 +144,8 @@ class RereadModel(Model):
 
 
 def shapes_errors(model: Model) -> pd.DataFrame:
-    """Per FP8 rung launch of the two shapes runs: predicted over measured, without and with
-    the floor."""
+    """Per FP8 rung launch of the two shapes runs: its instance, the model's µs (`us`), the
+    measured µs (`ran`), and predicted over measured without and with the floor."""
     rows = []
     for seed in (755700, 726870):
         t = pd.read_csv(SHAPES / f"timings-{seed}.csv.xz")
@@ -153,7 +153,8 @@ def shapes_errors(model: Model) -> pd.DataFrame:
             w = int(r.workers) if r.workers == r.workers else 0
             us, floored = model.times(r.variant, r.instance, r.m, r.n, r.k, w)
             ran = r.kernel_ms_median * 1e3
-            rows.append(dict(seed=seed, m=r.m, n=r.n, k=r.k, plain=us / ran, floored=floored / ran))
+            rows.append(dict(seed=seed, m=r.m, n=r.n, k=r.k, instance=r.instance, us=us, ran=ran,
+                             plain=us / ran, floored=floored / ran))  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -1701,15 +1701,12 @@ def test_the_h100_fit_prices_streamk_fp8s_64_by_16_tiles_high_at_tiny_products()
 
 def _h100_fp8_fit_with_short_launches():
     """The H100 rows of the FP8 rungs as the recorded runs give them: the H100 tuning runs, the
-    `fp8` calibrate run and the `fp8_short` one (kernels/calibration.csv kept them)."""
-    from mmbench.core.registry import load_registry
-    from mmbench.core.timemodel import calibrate
+    `fp8` calibrate run and the `fp8_short` one (dram_floor.FITTED; kernels/calibration.csv
+    kept them)."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import dram_floor
 
-    runs = [DATA / "h100-tune-model" / "squares.csv.xz", DATA / "h100-tune-model" / "small_side.csv.xz",
-            DATA / "h100-calibrate" / "fp8.csv.xz", DATA / "h100-calibrate" / "fp8_short.csv.xz"]  # fmt: skip
-    cal = calibrate(pd.concat([read_csv(p) for p in runs], ignore_index=True),
-                    load_registry(ROOT / "kernels" / "registry.yaml"))  # fmt: skip
-    return cal[cal.gpu_name == "NVIDIA H100 80GB HBM3"]
+    return dram_floor.fitted_rows().reset_index()
 
 
 def test_short_whole_launches_bring_the_h100_fit_of_streamk_fp8s_narrow_tiles_to_their_times():
@@ -1767,29 +1764,15 @@ def test_the_h100_fp8_fit_prices_memory_bound_launches_below_reading_their_opera
     the H100's 3.35 TB/s; there it predicts 0.452 to 0.630 of the measured time (median 0.523),
     elsewhere 0.560 to 1.140 (median 0.938). At 24 x 6137 x 14565 it predicts 23.8 µs
     for skinny_fp8's 256 x 32 build, which ran 46.3."""
-    from mmbench.core.registry import load_registry
-    from mmbench.core.timemodel import Costs, predict_ms
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import dram_floor as d
 
-    reg = load_registry(ROOT / "kernels" / "registry.yaml")
-    cal = _h100_fp8_fit_with_short_launches().set_index(["variant", "instance"])
-    rows = []
-    for seed in (755700, 726870):
-        t = read_csv(DATA / "h100-shapes-fp8-short" / f"timings-{seed}.csv.xz")
-        t = t[(t.variant != "cublaslt_fp8") & (t.verification == "PASS")]
-        for r in t.itertuples():
-            c = cal.loc[(r.variant, r.instance)]
-            v = reg[r.variant]
-            w = int(r.workers) if r.workers == r.workers else 0
-            pred = predict_ms(v, v.instance(r.instance), Costs.of(c, c.blocks_per_sm), r.m, r.n,
-                              r.k, 132, w) * 1e3  # fmt: skip
-            floor = (r.m * r.k + r.k * r.n + 4 * r.m * r.n) / 3.35e6
-            rows.append((r.m, r.n, r.k, r.instance, pred, r.kernel_ms_median * 1e3, floor))
-    x = pd.DataFrame(rows, columns=["m", "n", "k", "instance", "pred", "ran", "floor"])
-    x["err"] = x.pred / x.ran
+    x = d.shapes_errors(d.Model()).rename(columns={"us": "pred"})
+    x["floor"] = d.operand_bytes(x.m, x.n, x.k) / 3.35e6
     below, above = x[x.pred < x.floor], x[x.pred >= x.floor]
     assert (len(x), len(below)) == (350, 24)
-    assert [round(q, 3) for q in below.err.quantile([0, 0.5, 1])] == [0.452, 0.523, 0.63]
-    assert [round(q, 3) for q in above.err.quantile([0, 0.5, 1])] == [0.56, 0.938, 1.14]
+    assert [round(q, 3) for q in below.plain.quantile([0, 0.5, 1])] == [0.452, 0.523, 0.63]
+    assert [round(q, 3) for q in above.plain.quantile([0, 0.5, 1])] == [0.56, 0.938, 1.14]
     at = x[(x.m == 24) & (x.n == 6137)].iloc[0]
     assert at.instance.startswith("float8_e4m3_BM256_BN32")
     assert (round(at.pred, 1), round(at.ran, 1)) == (23.8, 46.3)
