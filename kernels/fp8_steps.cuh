@@ -1,8 +1,8 @@
 // The FP8 rung's steps on the persistent skeleton (kernels/persistent.cuh), shared by
-// persistent_fp8 (25_persistent_fp8.cu, whose opening says what they do), streamk_fp8 (31) and
-// skinny_fp8 (33): KMajorSteps with e4m3 wgmmas, and a k-loop of its own (OWN_LOOP) that adds
+// persistent_fp8 (25_persistent_fp8.cu, whose opening says what they do), streamk_fp8 (31),
+// skinny_fp8 (33) and tmastore_fp8 (37): KMajorSteps with e4m3 wgmmas, and a k-loop of its own (OWN_LOOP) that adds
 // each k-tile's sums to FP32 registers in chains of CHAIN k-tiles; STORE, the consumer's store
-// (PairStore, or TransposedStore for operands exchanged).
+// (PairStore, TransposedStore for operands exchanged, or TmaStore: tma_store.cuh).
 #pragma once
 #include <cuda_fp8.h>
 
@@ -79,7 +79,7 @@ struct Fp8Steps : KMajorSteps<WgmmaE4m3> {
         }
         // d starts at zeros, so a unit without k-tiles stores zeros as it is (the store's own
         // check for one broke an FFMA of its scaling)
-        __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool) const {
+        __device__ __forceinline__ void store(const Acc &d, int row0, int col0, bool) {
             STORE<ROWS, true>::store(d, row0, col0, false);
         }
         template <class S>

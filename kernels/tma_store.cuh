@@ -35,12 +35,14 @@ __device__ __forceinline__ int chunk_offset(int row, int col) {
 // for thread 32 w + 4 g + q of the warpgroup; chunk cc of row block i holds columns 32 cc ..
 // 32 cc + 31).  zero: the tile had no k-tiles, C gets zeros.  buffers: the warpgroup's two
 // chunk buffers, 1024-byte aligned; chunk: the chunks it has handed over so far (its buffer is
-// chunk % 2), advanced here; barrier: the warpgroup's named barrier.
-template <int ROWS, int COLS>
-__device__ __forceinline__ void store_tile(float (&d)[ROWS / 64][COLS / 2], bool zero,
+// chunk % 2), advanced here; barrier: the warpgroup's named barrier.  SCALED: C gets d times
+// `scale` (the FP8 rungs' dequantisation), else d itself.
+template <int ROWS, int COLS, bool SCALED = false>
+__device__ __forceinline__ void store_tile(const float (&d)[ROWS / 64][COLS / 2], bool zero,
                                            unsigned char *buffers, unsigned &chunk, int barrier,
                                            const CUtensorMap *mapC, float *C, int ldc, int M,
-                                           int N, int row0, int col0, bool accumulate) {
+                                           int N, int row0, int col0, bool accumulate,
+                                           float scale = 1.f) {
     static_assert(ROWS % 64 == 0 && COLS % CHUNK_COLS == 0, "whole chunks across a tile");
     const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
 #pragma unroll
@@ -56,6 +58,7 @@ __device__ __forceinline__ void store_tile(float (&d)[ROWS / 64][COLS / 2], bool
                 for (int h = 0; h < 2; ++h) {
                     const int j = CHUNK_COLS / 8 * cc + jj;
                     float2 v = make_float2(d[i][4 * j + 2 * h], d[i][4 * j + 2 * h + 1]);
+                    if (SCALED) v = make_float2(scale * v.x, scale * v.y);
                     if (zero) v = make_float2(0.f, 0.f);
                     *reinterpret_cast<float2 *>(buf + chunk_offset(16 * w + g + 8 * h,
                                                                    8 * jj + 2 * q)) = v;
@@ -94,13 +97,14 @@ __device__ __forceinline__ void store_tile_drain() {
 // The consumer of the TMA-store rungs on the persistent skeleton: its part of a tile (ROWS rows
 // from its warpgroup's place in it) through its two chunk buffers, which lie after the ring
 // (Extra = Chunks; the rung's shared memory is aligned with align_1024_shared, so that the
-// chunks are written with STS)
+// chunks are written with STS), times the kernel's scale where SCALED (PairStore's parameters,
+// so that a step set written for PairStore takes it: Fp8Steps<TmaStore>)
 struct Chunks {
     unsigned char c[CONSUMERS][2][CHUNK_BYTES];
 };
 static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the chunk buffers start 1024-byte aligned");
 
-template <int ROWS>
+template <int ROWS, bool SCALED = false>
 struct TmaStore {
     const Params &p;
     const int c;             // the consumer warpgroup
@@ -111,10 +115,11 @@ struct TmaStore {
     __device__ __forceinline__ TmaStore(const Params &p_, S &sm)
         : p(p_), c(threadIdx.x / 128 - 1), buffers(sm.extra.c[c][0]) {}
 
-    __device__ __forceinline__ void store(float (&d)[ROWS / 64][BN / 2], int row0, int col0,
-                                          bool zero) {
-        store_tile<ROWS, BN>(d, zero, buffers, chunk, 2 + c, p.c, p.C, p.ldc, p.M, p.N,
-                             row0 + c * ROWS, col0, p.accumulate);
+    __device__ __forceinline__ void store(const float (&d)[ROWS / 64][BN / 2], int row0,
+                                          int col0, bool zero) {
+        store_tile<ROWS, BN, SCALED>(d, zero, buffers, chunk, 2 + c, p.c, p.C, p.ldc, p.M, p.N,
+                                     row0 + c * ROWS, col0, p.accumulate,
+                                     SCALED ? p.scale : 1.f);
     }
     __device__ __forceinline__ void drain() const { store_tile_drain(); }
 };

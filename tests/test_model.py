@@ -295,16 +295,17 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     """kernels/calibration.csv's H100 rows are calibrate() of the recorded H100 runs (so that
     the table the plan reads is what the tune preset would write from them): the tuning runs'
     four rungs (warptile_db 67, persistent_bf16 24, persistent_tf32 20, ws_f64 16) and the
-    calibrate stage's run of every build of the three FP8 rungs (persistent_fp8 52,
-    streamk_fp8 22, skinny_fp8 53, the registry's builds for sm_90a): 254 rows."""
+    calibrate stage's runs of every build of the four FP8 rungs (persistent_fp8 52,
+    streamk_fp8 22, skinny_fp8 53, tmastore_fp8 48, the registry's builds for sm_90a): 302
+    rows."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
-    assert len(mine) == 254
+    assert len(mine) == 302
     assert mine.variant.value_counts().to_dict() == {
-        "warptile_db": 67, "skinny_fp8": 53, "persistent_fp8": 52, "persistent_bf16": 24,
-        "streamk_fp8": 22, "persistent_tf32": 20, "ws_f64": 16}  # fmt: skip
+        "warptile_db": 67, "skinny_fp8": 53, "persistent_fp8": 52, "tmastore_fp8": 48,
+        "persistent_bf16": 24, "streamk_fp8": 22, "persistent_tf32": 20, "ws_f64": 16}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
