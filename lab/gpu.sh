@@ -99,7 +99,7 @@ builds)
   [ -n "${TUNED_GPU:-}" ] && more+=("tuned_gpu=$TUNED_GPU")
   [ "$which" = before ] && cd "$tree"
   export PYTHONPATH=$PWD/workflow/scripts:${PYTHONPATH:-}
-  preset=$(python3 "$here/preset_subset.py" config/presets/ladder.yaml "$variants" \
+  preset=$(python3 "$here/../tools/preset_subset.py" config/presets/ladder.yaml "$variants" \
     "/tmp/mmbench-$which-subset.yaml" --no-profile "${extra[@]}")
   start=$(date +%s)
   timeout "${LIMIT:-560}" snakemake --cores 16 --rerun-incomplete --configfile "$preset" \

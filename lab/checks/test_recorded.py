@@ -1874,3 +1874,89 @@ def test_a_floor_counting_the_re_reads_worsens_or_leaves_the_fp8_choice():
     spread = np.exp(np.abs(np.log(e.floored)))
     got = (round(spread.max(), 3), int((e.floored < 0.8).sum()), int((e.floored > 1.2).sum()))
     assert got == (1.551, 34, 17)
+
+
+TMASTORE_FP8 = DATA / "h100-tmastore-fp8"
+
+
+def test_tmastore_fp8_at_squares_beside_persistent_fp8_on_one_h100():
+    """Entry "tmastore_fp8: FP8 tiles stored by the copy engine": every build of tmastore_fp8
+    (48) and persistent_fp8 (52) and cuBLASLt at five squares on one H100 (GPU-d23d716e), in
+    bursts, all 505 PASS; each rung's fastest build against cuBLASLt: 1854 88.2 against 84.3%,
+    2527 87.5 / 81.4, 3207 91.7 / 84.9, 3520 100.0 / 86.2, 4096 98.6 / 93.3.  Fitted on its
+    calibrate run (864 launches, all PASS), the 128 x 128 build (6 stages, CHAIN 8) costs 2.41 µs
+    a tile against persistent_fp8's 3.75 (its `fp8` run), with 0.340 and 0.336 µs a k-tile."""
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import calibrate
+
+    e = read_csv(TMASTORE_FP8 / "every-5-squares.csv.xz")
+    assert len(e) == 505 and set(e.verification) == {"PASS"}
+    assert set(e.gpu_uuid) == {"GPU-d23d716e-6bed-67c4-0f57-660f9b8052c8"}
+    builds = e.groupby("variant").instance.nunique().to_dict()
+    assert builds == {"tmastore_fp8": 48, "persistent_fp8": 52, "cublaslt_fp8": 1}
+    best = e.groupby(["m", "variant"]).kernel_ms_median.min().unstack()
+    share = {m: (round(100 * r.cublaslt_fp8 / r.tmastore_fp8, 1),
+                 round(100 * r.cublaslt_fp8 / r.persistent_fp8, 1))
+             for m, r in best.iterrows()}  # fmt: skip
+    assert share == {1854: (88.2, 84.3), 2527: (87.5, 81.4), 3207: (91.7, 84.9),
+                     3520: (100.0, 86.2), 4096: (98.6, 93.3)}  # fmt: skip
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    run = read_csv(DATA / "h100-calibrate" / "tmastore_fp8.csv.xz")
+    assert len(run) == 864 and set(run.verification) == {"PASS"}
+    tm = calibrate(run, registry)
+    pf = calibrate(read_csv(DATA / "h100-calibrate" / "fp8.csv.xz"), registry)
+    one = "float8_e4m3_BM128_BN128_STAGES6_CLUSTER1_GROUP8_CHAIN8"
+    t = tm[tm.instance == one].iloc[0]
+    p = pf[(pf.variant == "persistent_fp8") & (pf.instance == one)].iloc[0]
+    assert (round(t.unit_us, 2), round(p.unit_us, 2)) == (2.41, 3.75)
+    assert (round(t.ktile_us, 3), round(p.ktile_us, 3)) == (0.340, 0.336)
+
+
+def test_tmastore_fp8_in_the_fp8_part_of_the_shapes_preset_on_an_h100():
+    """Entry "tmastore_fp8: FP8 tiles stored by the copy engine": the FP8 part at both seeds with
+    tmastore_fp8 calibrated, on GPU-d23d716e, against the runs before it (GPU-b24d6701, entry
+    "FP8 calibrated at short products on an H100"): seed 726870 94.3 / 74.1% of cuBLASLt (5 below
+    85%) against 91.6 / 76.3% (9); seed 755700 92.2 / 71.0% (7) against 89.9 / 70.8% (10); the
+    best rung's speed now over before 1.037 and 1.036 (geometric mean), none 5% slower;
+    cuBLASLt's 1.007 and 1.010; tmastore_fp8 the best rung at 31 products of each seed, 1.062
+    and 1.057 times as fast there as the best rung before."""
+    got = {}
+    for seed in (726870, 755700):
+        now = read_csv(TMASTORE_FP8 / f"sweep-{seed}.csv.xz")
+        before = read_csv(DATA / "h100-shapes-fp8-short" / f"sweep-{seed}.csv.xz")
+        runs = read_csv(TMASTORE_FP8 / f"timings-{seed}.csv.xz")
+        assert set(runs.verification) == {"PASS"}
+        assert set(runs.gpu_uuid) == {"GPU-d23d716e-6bed-67c4-0f57-660f9b8052c8"}
+        both = now.merge(before, on=["m", "n", "k"], suffixes=("", "_b"))
+        assert len(both) == 64
+        p, pb = both["% of ref"], both["% of ref_b"]
+        speed = both["GFLOP/s"] / both["GFLOP/s_b"]
+        tm = both["best rung"] == "tmastore_fp8"
+        got[seed] = (round(gmean(p), 1), p.min(), int((p < 85).sum()),
+                     round(gmean(pb), 1), pb.min(), int((pb < 85).sum()),
+                     round(gmean(speed), 3), int((speed < 0.95).sum()),
+                     round(gmean(both["reference GFLOP/s"] / both["reference GFLOP/s_b"]), 3),
+                     int(tm.sum()), round(gmean(speed[tm]), 3))  # fmt: skip
+    assert got == {726870: (94.3, 74.1, 5, 91.6, 76.3, 9, 1.037, 0, 1.007, 31, 1.062),
+                   755700: (92.2, 71.0, 7, 89.9, 70.8, 10, 1.036, 0, 1.010, 31, 1.057)}  # fmt: skip
+
+
+def test_tmastore_fp8_sustained_at_4096_and_8192_on_an_h100():
+    """Entry "tmastore_fp8: FP8 tiles stored by the copy engine": normal inputs, sustained, one
+    H100 (GPU-d23d716e), medians against cuBLASLt's in the same run: at 4096 tmastore_fp8
+    (128 x 128, 6 stages, CHAIN 8) 99.8%, persistent_fp8 (the same build) 93.8%; at 8192
+    tmastore_fp8's 128 x 128 build 94.7%, persistent_fp8 90.7%, and in a second run
+    tmastore_fp8's 128 x 192 build (4 stages, CHAIN 1) 96.9%.  The file holds the first run's
+    12 rows (three variants, two sizes, bursts and sustained), then the second's 4."""
+    t = read_csv(TMASTORE_FP8 / "ladder-4096-8192.csv.xz")
+    assert len(t) == 16 and set(t.verification) == {"PASS"}
+    got = {}
+    for run in (t.iloc[:12], t.iloc[12:]):
+        s = run[run.load == "sustained"]
+        for _, r in s[s.variant != "cublaslt_fp8"].iterrows():
+            ref = s[(s.variant == "cublaslt_fp8") & (s.m == r.m)].kernel_ms_median.iloc[0]
+            bn = r.instance.split("_")[3]
+            got[(r.variant, r.m, bn)] = round(100 * ref / r.kernel_ms_median, 1)
+    assert got == {("tmastore_fp8", 4096, "BN128"): 99.8, ("persistent_fp8", 4096, "BN128"): 93.8,
+                   ("tmastore_fp8", 8192, "BN128"): 94.7, ("persistent_fp8", 8192, "BN128"): 90.7,
+                   ("tmastore_fp8", 8192, "BN192"): 96.9}  # fmt: skip
