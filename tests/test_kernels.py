@@ -222,13 +222,13 @@ def test_the_shared_run_check_sees_six_lines_copied_between_two_files():
 
 
 def test_no_two_persistent_rungs_share_six_lines():
-    """The persistent Hopper rungs (kernels/20-34 and 36: the registry's sm_90a rungs from 20
-    on; not the CUDA-core skinny_simt, 35) hold only their own steps: what they share is in the
+    """The persistent Hopper rungs (kernels/20-34, 36 and 37: the registry's sm_90a rungs from
+    20 on; not the CUDA-core skinny_simt, 35) hold only their own steps: what they share is in the
     skeleton (persistent.cuh) and its step sets, so no two of their files share a run of six lines
     (issue "past cuBLAS at any shape", item 1)."""
     hopper = {v.source for v in load_registry().values() if v.compiled and v.arch == "sm_90a"}
     files = sorted(KERNELS / f for f in hopper if f[:2].isdigit() and f >= "20")
-    assert len(files) == 16
+    assert len(files) == 17
     lines = {p.name: _code_lines(p.read_text()) for p in files}
     shared = [(a, b, run) for a, b in itertools.combinations(lines, 2)
               if (run := _shared_run(lines[a], lines[b]))]  # fmt: skip
