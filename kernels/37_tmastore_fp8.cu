@@ -14,16 +14,11 @@
 //     block per multiprocessor walking the tiles in groups of GROUP tile rows, CLUSTER blocks
 //     along m sharing each Bt tile by multicast; k is never split.
 // On the persistent skeleton (kernels/persistent.cuh): the FP8 steps (Fp8Steps) with the
-// TMA-store consumer (TmaStore) and its chunk buffers after the ring.
+// TMA-store consumer (TmaStore) and its chunk buffers after the ring (tma_store.cuh, TmaStored).
 #include "fp8_steps.cuh"  // the skeleton and the FP8 steps
 #include "tma_store.cuh"  // the store epilogue
 
-struct TmastoreFp8 : Fp8Steps<TmaStore> {
-    using Extra = Chunks;
-    __device__ static __forceinline__ unsigned char *align(unsigned char *p) {
-        return align_1024_shared(p);  // LDS and STS (hopper.cuh)
-    }
-};
+struct TmastoreFp8 : TmaStored<Fp8Steps> {};
 
 PERSISTENT_KERNEL(tmastore_fp8, TmastoreFp8,
                   (const __grid_constant__ CUtensorMap mapA,

@@ -1,8 +1,9 @@
 // The FP8 rung's steps on the persistent skeleton (kernels/persistent.cuh), shared by
 // persistent_fp8 (25_persistent_fp8.cu, whose opening says what they do), streamk_fp8 (31),
-// skinny_fp8 (33) and tmastore_fp8 (37): KMajorSteps with e4m3 wgmmas, and a k-loop of its own (OWN_LOOP) that adds
-// each k-tile's sums to FP32 registers in chains of CHAIN k-tiles; STORE, the consumer's store
-// (PairStore, TransposedStore for operands exchanged, or TmaStore: tma_store.cuh).
+// skinny_fp8 (33) and tmastore_fp8 (37): KMajorSteps with e4m3 wgmmas, and a k-loop of its own
+// (OWN_LOOP) that adds each k-tile's sums to FP32 registers in chains of CHAIN k-tiles; STORE,
+// the consumer's store (PairStore, TransposedStore for operands exchanged, or TmaStore:
+// tma_store.cuh).
 #pragma once
 #include <cuda_fp8.h>
 

@@ -36,13 +36,13 @@ __device__ __forceinline__ int chunk_offset(int row, int col) {
 // 32 cc + 31).  zero: the tile had no k-tiles, C gets zeros.  buffers: the warpgroup's two
 // chunk buffers, 1024-byte aligned; chunk: the chunks it has handed over so far (its buffer is
 // chunk % 2), advanced here; barrier: the warpgroup's named barrier.  SCALED: C gets d times
-// `scale` (the FP8 rungs' dequantisation), else d itself.
+// `scale` (the FP8 rungs' dequantisation), else d itself (`scale` unread).
 template <int ROWS, int COLS, bool SCALED = false>
 __device__ __forceinline__ void store_tile(const float (&d)[ROWS / 64][COLS / 2], bool zero,
                                            unsigned char *buffers, unsigned &chunk, int barrier,
                                            const CUtensorMap *mapC, float *C, int ldc, int M,
                                            int N, int row0, int col0, bool accumulate,
-                                           float scale = 1.f) {
+                                           float scale) {
     static_assert(ROWS % 64 == 0 && COLS % CHUNK_COLS == 0, "whole chunks across a tile");
     const int t0 = threadIdx.x % 128, w = t0 / 32, g = (t0 % 32) / 4, q = t0 % 4;
 #pragma unroll
@@ -118,18 +118,27 @@ struct TmaStore {
     __device__ __forceinline__ void store(const float (&d)[ROWS / 64][BN / 2], int row0,
                                           int col0, bool zero) {
         store_tile<ROWS, BN, SCALED>(d, zero, buffers, chunk, 2 + c, p.c, p.C, p.ldc, p.M, p.N,
-                                     row0 + c * ROWS, col0, p.accumulate,
-                                     SCALED ? p.scale : 1.f);
+                                     row0 + c * ROWS, col0, p.accumulate, p.scale);
     }
     __device__ __forceinline__ void drain() const { store_tile_drain(); }
 };
 
-// A rung of STEPS (the skeleton's step sets) storing its tiles with TmaStore
-template <class Steps>
-struct WithTmaStore : Steps {
+// A rung of BASE with TmaStore's chunk buffers after the ring
+template <class Base>
+struct WithChunks : Base {
     using Extra = Chunks;
-    using Consumer = TmaStore<Steps::ROWS>;
     __device__ static __forceinline__ unsigned char *align(unsigned char *p) {
         return align_1024_shared(p);  // LDS and STS (hopper.cuh)
     }
 };
+
+// A rung of STEPS (the skeleton's step sets) storing its tiles with TmaStore
+template <class Steps>
+struct WithTmaStore : WithChunks<Steps> {
+    using Consumer = TmaStore<Steps::ROWS>;
+};
+
+// A rung of the step set STEPS<STORE> (Fp8Steps: its consumer is built on the store it is
+// given) storing its tiles with TmaStore
+template <template <template <int, bool> class> class STEPS>
+using TmaStored = WithChunks<STEPS<TmaStore>>;
