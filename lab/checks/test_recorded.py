@@ -1960,3 +1960,118 @@ def test_tmastore_fp8_sustained_at_4096_and_8192_on_an_h100():
     assert got == {("tmastore_fp8", 4096, "BN128"): 99.8, ("persistent_fp8", 4096, "BN128"): 93.8,
                    ("tmastore_fp8", 8192, "BN128"): 94.7, ("persistent_fp8", 8192, "BN128"): 90.7,
                    ("tmastore_fp8", 8192, "BN192"): 96.9}  # fmt: skip
+
+
+STREAMK_TMA = DATA / "h100-streamk-tmastore-fp8"
+
+
+def _best_without(sweep: pd.DataFrame, runs: pd.DataFrame, rung: str) -> pd.Series:
+    """Each product's best rung against the reference (the sweep's `% of ref`) with `rung` left
+    out: the sweep's share scaled by the best rung's time over the best other rung's, both from
+    the run's rows at the load the sweep measured the product on."""
+    runs = runs[runs.variant != "cublaslt_fp8"]
+    best = runs.groupby(["m", "n", "k", "load", "variant"]).kernel_ms_median.min().unstack()
+    out = []
+    for _, r in sweep.iterrows():
+        load = "sustained" if "sustained" in r["measured on"] else "burst"
+        t = best.loc[(r.m, r.n, r.k, load)].dropna()
+        out.append(r["% of ref"] * t.min() / t.drop(rung, errors="ignore").min())
+    return pd.Series(out, index=sweep.index)
+
+
+def test_streamk_tmastore_fp8_in_the_fp8_part_of_the_shapes_preset_on_an_h100():
+    """Entry "Tried, not kept: the TMA-store epilogue on the FP8 stream-K schedule": the FP8 part
+    at both seeds with streamk_tmastore_fp8 calibrated beside the four FP8 rungs, on one H100
+    (GPU-f4696b65), 555 and 565 configurations all PASS: seed 726870 94.7 / 74.8% of cuBLASLt
+    (4 products below 85%), 94.7 / 74.4% (4) without it; seed 755700 93.2 / 73.4% (6), 93.0 /
+    71.7% (6) without it.  It is the best rung at 5 of the 52 products where it ran at each seed,
+    1.004 and 1.039 times as fast there as the best other rung (geometric mean), and over its 52
+    products 0.905 and 0.911 times as fast as the best other rung, 0.959 and 0.985 times as fast
+    as streamk_fp8.  Against the runs on GPU-d23d716e (entry "tmastore_fp8: FP8 tiles stored by
+    the copy engine") the best rung's speed is 0.995 and 1.000, cuBLASLt's 0.991 and 0.989."""
+    got = {}
+    for seed in (726870, 755700):
+        sweep = read_csv(STREAMK_TMA / f"sweep-{seed}.csv.xz")
+        runs = read_csv(STREAMK_TMA / f"timings-{seed}.csv.xz")
+        assert set(runs.verification) == {"PASS"}
+        assert set(runs.gpu_uuid) == {"GPU-f4696b65-4ee8-2da8-4bcf-251f371aebf8"}
+        assert len(sweep) == 64
+        p, q = sweep["% of ref"], _best_without(sweep, runs, "streamk_tmastore_fp8")
+        rungs = runs[runs.load == "burst"].groupby(["m", "n", "k", "variant"])
+        t = rungs.kernel_ms_median.min().unstack().drop(columns="cublaslt_fp8")
+        stk = t.pop("streamk_tmastore_fp8").dropna()
+        other = t.min(axis=1).loc[stk.index]
+        ratio = other / stk
+        vs_streamk = (t.streamk_fp8.loc[stk.index] / stk).dropna()
+        before = read_csv(TMASTORE_FP8 / f"sweep-{seed}.csv.xz")
+        both = sweep.merge(before, on=["m", "n", "k"], suffixes=("", "_b"))
+        got[seed] = (round(gmean(p), 1), p.min(), int((p < 85).sum()),
+                     round(gmean(q), 1), round(q.min(), 1), int((q < 85).sum()),
+                     int((sweep["best rung"] == "streamk_tmastore_fp8").sum()), len(stk),
+                     round(gmean(ratio[ratio > 1]), 3), round(gmean(ratio), 3),
+                     round(gmean(vs_streamk), 3),
+                     round(gmean(both["GFLOP/s"] / both["GFLOP/s_b"]), 3),
+                     round(gmean(both["reference GFLOP/s"] / both["reference GFLOP/s_b"]), 3))  # fmt: skip
+    assert got == {
+        726870: (94.7, 74.8, 4, 94.7, 74.4, 4, 5, 52, 1.004, 0.905, 0.959, 0.995, 0.991),
+        755700: (93.2, 73.4, 6, 93.0, 71.7, 6, 5, 52, 1.039, 0.911, 0.985, 1.0, 0.989),
+    }
+
+
+FP32_SMALL = DATA / "h100-fp32-small-misses"
+
+
+def test_fp32_small_products_under_nsight_compute_on_an_h100():
+    """Entry "FP32 at six small products under Nsight Compute on an H100" (GPU-f4696b65): the
+    class's best rung against cuBLAS in bursts, 29 x 353 x 87 100.4%, 1327 x 69 x 31 88.0%,
+    312 x 197 x 924 74.5%, 611 x 71 x 702 69.4%, 5624 x 77 x 182 55.4%, 1315 cubed 89.5%.
+    The profiled skinny_simt builds are all SIDE = 1 (tiles of MT rows of m): at 611 x 71 x 702
+    and 5624 x 77 x 182, whose small side is n, they execute 3.66 and 3.51 times the product's
+    2mnk floating-point operations (cuBLAS 1.42 and 1.27, warptile_db 1.90 and 1.76), and take
+    16.9 and 25.7 µs under the profiler against cuBLAS's 8.3 and 12.3."""
+    s = read_csv(FP32_SMALL / "sweep.csv.xz")
+    share = dict(zip(s["shape"], s["% of ref"], strict=True))
+    assert share == {"1315": 89.5, "29 x 353 x 87": 100.4, "312 x 197 x 924": 74.5,
+                     "611 x 71 x 702": 69.4, "1327 x 69 x 31": 88.0, "5624 x 77 x 182": 55.4}  # fmt: skip
+    lim = read_csv(FP32_SMALL / "limiters.csv.xz")
+    assert {r.split()[-1] for r in lim.rung if r.startswith("skinny_simt")} == {"SIDE=1"}
+    m = read_csv(FP32_SMALL / "metrics.csv.xz").set_index("metric")
+    got = {}
+    for shape, (mm, n, k) in {"611x71x702": (611, 71, 702), "5624x77x182": (5624, 77, 182)}.items():
+        cols = [c for c in m.columns if f" {shape} " in c]
+        useful = 2.0 * mm * n * k
+        for c in cols:
+            name = c.split()[0] if c.startswith("cublas") else " ".join(c.split()[:2])
+            got[(shape, name)] = (round(float(m.loc["flop_count_sp", c]) / useful, 2),
+                                  round(1000 * float(m.loc["duration", c]), 1))  # fmt: skip
+    assert got == {
+        ("611x71x702", "cublas"): (1.42, 8.3),
+        ("611x71x702", "skinny_simt MT=8"): (3.66, 16.9),
+        ("611x71x702", "warptile_db BM=64"): (1.90, 35.9),
+        ("5624x77x182", "cublas"): (1.27, 12.3),
+        ("5624x77x182", "skinny_simt MT=16"): (3.51, 25.7),
+        ("5624x77x182", "warptile_db BM=64"): (1.76, 20.6),
+    }
+
+
+def test_tmastore_fp8_tune_cut_off_at_the_limit_on_an_h100():
+    """Entry "Tried, not kept: the TMA-store epilogue on the FP8 stream-K schedule", its last
+    call: the tune preset cut to tmastore_fp8 at 4096 and 8192 (GPU-f4696b65) stopped at its
+    330 s limit after 176 of its 192 configurations, all PASS (4096 sustained: 32 of 48 builds);
+    the fastest under sustained load, normal inputs: at 8192 the 128 x 192 build (4 stages,
+    GROUP 16, CHAIN 1) at 0.951 ms, at 4096 (of those measured) the 128 x 128 build (6 stages,
+    GROUP 8, CHAIN 8) at 0.129 ms."""
+    t = read_csv(STREAMK_TMA / "tune-cut-off.csv.xz")
+    assert len(t) == 176 and set(t.verification) == {"PASS"}
+    assert t.groupby(["m", "load"]).size().to_dict() == {
+        (4096, "burst"): 48,
+        (4096, "sustained"): 32,
+        (8192, "burst"): 48,
+        (8192, "sustained"): 48,
+    }
+    s = t[t.load == "sustained"].sort_values("kernel_ms").groupby("m").head(1).set_index("m")
+    assert s.params.to_dict() == {
+        4096: "BM=128 BN=128 STAGES=6 CLUSTER=1 GROUP=8 CHAIN=8",
+        8192: "BM=128 BN=192 STAGES=4 CLUSTER=1 GROUP=16 CHAIN=1",
+    }
+    assert s.kernel_ms.to_dict() == {4096: 0.129, 8192: 0.951}
