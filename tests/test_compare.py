@@ -14,7 +14,7 @@ import yaml
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
 
-from .conftest import DATA, ROOT, copy_recorded, read_csv, snakemake
+from .conftest import DATA, ROOT, compare_run, copy_recorded, read_csv, snakemake
 
 RUNS = DATA / "compare"
 
@@ -27,7 +27,7 @@ def _quiet():
 
 
 def run(name):
-    return compare.load_folder(RUNS / name)
+    return compare.load_folder(compare_run(name))
 
 
 def test_recorded_runs_keep_every_configurations_samples():
@@ -99,7 +99,7 @@ def test_a_baseline_without_samples_is_unsure_not_judged():
 
 
 def _copy_run(workdir, name):  # noqa: F811
-    copy_recorded(RUNS / name, workdir / "results" / "compare")
+    copy_recorded(compare_run(name), workdir / "results" / "compare")
 
 
 def _compare(workdir, *config):  # noqa: F811
@@ -151,10 +151,10 @@ def test_baseline_previous_uses_the_archive_of_the_edited_kernel(workdir):  # no
     _copy_run(workdir, "h100-slowed")
     res = workdir / "results" / "compare"
     for name in ("h100-b", "h100-slowed"):
-        sha = read_csv(RUNS / name / "runs" / "tiled_guarded.csv").source_sha256[0]
+        sha = read_csv(compare_run(name) / "runs" / "tiled_guarded.csv").source_sha256[0]
         folder = res / "archive" / "tiled_guarded" / sha
         folder.mkdir(parents=True)
-        for f in (RUNS / name / "runs").glob("tiled_guarded.*"):
+        for f in (compare_run(name) / "runs").glob("tiled_guarded.*"):
             shutil.copy(f, folder / f.name)
     out = _compare(workdir, "baseline=previous")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -400,7 +400,7 @@ def _run_with(tmp_path, name: str, change) -> compare.Run:
     """Run `name` of tests/data/compare with its tables changed by `change(variant, df)`."""
     folder = tmp_path / name / "runs"
     folder.mkdir(parents=True)
-    for p in (RUNS / name / "runs").iterdir():
+    for p in (compare_run(name) / "runs").iterdir():
         shutil.copy(p, folder / p.name)
     for p in folder.glob("*.csv"):
         df = change(p.stem, read_csv(p))
@@ -445,10 +445,10 @@ def test_a_variant_missing_from_this_run_fails_the_gate_unless_allowed(tmp_path)
 def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
     res = tmp_path / "results"
     for name in ("h100-a", "h100-b"):
-        sha = read_csv(RUNS / name / "runs" / "cublas.csv").source_sha256[0]
+        sha = read_csv(compare_run(name) / "runs" / "cublas.csv").source_sha256[0]
         entry = res / "archive" / "cublas" / f"{sha}-{name}"
         entry.mkdir(parents=True)
-        for f in (RUNS / name / "runs").glob("cublas.*"):
+        for f in (compare_run(name) / "runs").glob("cublas.*"):
             shutil.copy(f, entry / f.name)
     torn = res / "archive" / "cublas" / f"{sha}-h100-b" / "cublas.csv"
     torn.write_bytes(torn.read_bytes()[:500])
@@ -533,7 +533,7 @@ def test_two_runs_without_samples_are_said_to_lack_them_both(workdir, tmp_path):
 
 def _folder(tmp_path, name: str, label: str = "run"):
     """A copy of recorded run `name` at tmp_path/label (its runs/ and tables/)."""
-    return copy_recorded(RUNS / name, tmp_path / label)
+    return copy_recorded(compare_run(name), tmp_path / label)
 
 
 def test_a_stale_samples_file_beside_a_newer_slower_table_is_refused_by_name(tmp_path):
@@ -670,10 +670,10 @@ def _archive(res, name: str, variant: str = "tiled_guarded", entry: str | None =
     """Recorded run `name`'s files of `variant` archived as measure.py archives them."""
     from mmbench.core.archive import record_measured
 
-    sha = entry or read_csv(RUNS / name / "runs" / f"{variant}.csv").source_sha256[0]
+    sha = entry or read_csv(compare_run(name) / "runs" / f"{variant}.csv").source_sha256[0]
     folder = res / "archive" / variant / sha
     folder.mkdir(parents=True)
-    for f in (RUNS / name / "runs").glob(f"{variant}.*"):
+    for f in (compare_run(name) / "runs").glob(f"{variant}.*"):
         shutil.copy(f, folder / f.name)
     record_measured(folder.parent, sha)
     return folder
@@ -701,7 +701,7 @@ def test_the_edit_loop_does_not_compare_an_earlier_source_measured_on_another_gp
     res = tmp_path / "results"
     _archive(res, "h200-a", entry="0123456789abcdef")
     _archive(res, "h100-slowed")
-    copy_recorded(RUNS / "h100-slowed" / "runs", res / "runs")
+    copy_recorded(compare_run("h100-slowed") / "runs", res / "runs")
     text = compare.edits(res, sorted((res / "runs").glob("*.csv")))
     assert text == (
         "Since the previous kernel source:\ntiled_guarded: its earlier kernel sources were "
@@ -716,7 +716,7 @@ def test_the_edit_loop_says_when_the_driver_or_harness_changed_too(tmp_path):
     t["driver_version"] = "575.57.08"  # h100-b and h100-slowed: 580.159.04 both
     t.to_csv(before / "tiled_guarded.csv", index=False)
     _archive(res, "h100-slowed")
-    copy_recorded(RUNS / "h100-slowed" / "runs", res / "runs")
+    copy_recorded(compare_run("h100-slowed") / "runs", res / "runs")
     text = compare.edits(res, sorted((res / "runs").glob("*.csv")))
     assert "(baseline=previous): 14 SLOWER; also changed: driver 575.57.08 -> 580.159.04 (a " in (
         text

@@ -26,7 +26,7 @@ from mmbench.core.tables import read_samples
 from mmbench.plan import pairs as planpairs
 from mmbench.plan.config import ConfigError
 
-from .conftest import DATA, copy_recorded, read_csv, snakemake
+from .conftest import DATA, compare_run, copy_recorded, read_csv, snakemake
 
 RECORDED = DATA / "paired"
 
@@ -436,7 +436,7 @@ def test_margins_replace_the_tolerance_where_measured(tmp_path):
 
     m = load_margins(out)
     table = compare.compare(
-        load_folder(COMPARE_RUNS / "h100-b"), load_folder(COMPARE_RUNS / "h100-slowed"),
+        load_folder(COMPARE_RUNS / "h100-b"), load_folder(compare_run("h100-slowed")),
         margins=m,
     )  # fmt: skip
     table = compare.finish(table)

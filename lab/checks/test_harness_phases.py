@@ -28,9 +28,7 @@ def test_the_phases_benchmark_sums_host_time_over_every_samples_file(tmp_path, b
     (a run made before them) adds nothing."""
     from mmbench.core.tables import read_samples, write_samples
 
-    recorded = read_samples(
-        DATA / "compare" / "h100-slowed" / "runs" / "naive_guarded.samples.json.gz"
-    )
+    recorded = read_samples(DATA / "compare" / "h100-b" / "runs" / "naive_guarded.samples.json.gz")
     ids = list(recorded)[:3]
     (tmp_path / "runs").mkdir()
     write_samples(tmp_path / "runs" / "a.samples.json.gz", [
