@@ -2,7 +2,9 @@
 # The ladder on a GPU machine (issue "the ladder to cuBLAS"), in two stages that each fit one
 # device call:
 #   lab/gpu.sh ladder OUT tune     the tune preset (every instantiation of every rung at 4096
-#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only;
+#                                    and the odd sizes); VARIANTS=[a,b] for some rungs only
+#                                    (a rung of another element type than the preset's
+#                                    float32 as a:TYPE, e.g. [tmastore_fp8:float8_e4m3]);
 #                                    stopped at LIMIT seconds (default 560) and resumed by
 #                                    running the stage again on the same machine; writes
 #                                    results/tuned_merged.csv: kernels/tuned.csv with this tune's
