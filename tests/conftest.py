@@ -1,3 +1,4 @@
+import atexit
 import functools
 import os
 import shutil
@@ -144,6 +145,7 @@ SLOWED, SLOWED_FROM = "h100-slowed", "h100-b"
 @functools.cache
 def _slowed_run() -> Path:
     to = Path(tempfile.mkdtemp(prefix="mmbench-compare-")) / SLOWED
+    atexit.register(shutil.rmtree, to.parent, True)  # gone when the session's process ends
     shutil.copytree(DATA / "compare" / SLOWED, to)
 
     def missing(src, dst):  # h100-b's file where h100-slowed keeps none
