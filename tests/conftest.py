@@ -146,14 +146,8 @@ SLOWED, SLOWED_FROM = "h100-slowed", "h100-b"
 def _slowed_run() -> Path:
     to = Path(tempfile.mkdtemp(prefix="mmbench-compare-")) / SLOWED
     atexit.register(shutil.rmtree, to.parent, True)  # gone when the session's process ends
-    shutil.copytree(DATA / "compare" / SLOWED, to)
-
-    def missing(src, dst):  # h100-b's file where h100-slowed keeps none
-        if not Path(dst).exists():
-            shutil.copy2(src, dst)
-
-    shutil.copytree(DATA / "compare" / SLOWED_FROM, to, dirs_exist_ok=True,
-                    copy_function=missing)  # fmt: skip
+    shutil.copytree(DATA / "compare" / SLOWED_FROM, to)  # h100-b's files, then h100-slowed's
+    shutil.copytree(DATA / "compare" / SLOWED, to, dirs_exist_ok=True)  # over them
     return to
 
 
