@@ -10,8 +10,8 @@ new builds move its older rows too.
     python lab/keep_calibration.py TIMINGS.csv --to T   # the table it would give, to T only
 
 TIMINGS is the calibrate stage's OUT/calibrate_timings.csv (lab/gpu.sh shapes OUT calibrate) of
-one GPU model; it is cut to the columns the fit reads and written as
-tests/data/<h200|h100>-calibrate/NAME.csv.xz.  Then that model's rows of kernels/calibration.csv
+one GPU model; it is cut to the columns the fit reads, its times to seven significant digits, and
+written as tests/data/<h200|h100>-calibrate/NAME.csv.xz.  Then that model's rows of kernels/calibration.csv
 are replaced by the fit of every recorded run of it; the other GPU models' lines stay as they
 are.  Prints the model's rows per variant before and after; tests/test_model.py reads every
 run of the folders, and its counts of the kept rows are then to be set.  Without arguments
@@ -87,7 +87,9 @@ def keep(timings: Path, name: str) -> tuple[Path, str]:
     out = KEPT[model][0] / f"{name}.csv.xz"
     if out.exists():
         raise SystemExit(f"{out} exists: choose another NAME")
-    text = cut(t).to_csv(index=False)
+    # seven significant digits: a CUDA event's resolution is about half a microsecond, and the
+    # digits past it made a third of the file
+    text = cut(t).to_csv(index=False, float_format="%.7g")
     out.parent.mkdir(exist_ok=True)
     out.write_bytes(lzma.compress(text.encode(), preset=9 | lzma.PRESET_EXTREME))
     return out, model

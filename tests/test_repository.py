@@ -122,18 +122,21 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     together = "\n".join(sections)
     assert standing.with_section(text, together, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
     # the lab entries' tables of those runs (seed 726870, BF16 and FP32: "The shapes preset at
-    # seed 726870 with skinny_simt and CUTLASS"; FP8: "FP8 at odd row pitches"; seed 755700's
-    # FP32: "The shapes preset at a second seed, 755700")
+    # seed 726870 with skinny_simt and CUTLASS"; FP8 at both seeds: "FP8 at any shape with an
+    # H200 calibration of every FP8 build"; seed 755700's FP32: "The shapes preset at a second
+    # seed, 755700")
     assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in sections[0]
     assert "| FP32 | 64 | 80.0 | 95 | 45.9 | 29 x 353 x 87 | skinny_simt |" in sections[0]
-    assert "| FP8 | 64 | 81.8 | 95 | 57.1 | 21 x 4252 x 4592 | skinny_fp8 |" in sections[0]
+    assert "| FP8 | 64 | 92.8 | 95 | 66.6 | 172 x 1843 x 7126 | persistent_fp8 |" in sections[0]
+    assert "| FP8 | 64 | 90.3 | 95 | 66.3 | 77 x 5891 x 4397 | skinny_fp8 |" in sections[1]
     assert "met by BF16; missed by FP32, TF32, FP8, FP64." in sections[0]
     assert "| FP32 | 64 | 84.6 | 95 | 38.7 | 5624 x 77 x 182 | warptile_db |" in sections[1]
     # cutlass_f64's line in the FP64 row (lab entry "cutlass_f64 in the shapes preset at both
     # seeds": 81.7% and 8.6% at 18 x 152 x 2881)
     assert "| 64 | 81.7 | 8.6 | 18 x 152 x 2881 |" in sections[1]
-    # three machines measured its three parts, and a fourth cutlass_f64 alone, later
-    assert "4 boards" in sections[1]
+    # three machines measured its three parts, a fourth cutlass_f64 alone, later, and a fifth
+    # its FP8 part again
+    assert "5 boards" in sections[1]
 
 
 def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(
@@ -196,13 +199,13 @@ def test_recording_a_run_that_is_not_a_ladder_run_is_refused_and_writes_nothing(
 
 
 def test_the_shapes_section_counts_the_boards_and_says_when_a_variant_spans_two():
-    """Seed 755700's run came from four boards, each variant measured on one (its three parts'
-    entry, and cutlass_f64's); a variant whose rows came from two boards takes that claim
+    """Seed 755700's run came from five boards, each variant measured on one (its three parts'
+    entry, cutlass_f64's and the FP8 part measured again); a variant whose rows came from two boards takes that claim
     away."""
     t = pd.read_csv(RECORDED_SHAPES[755700] / "shapes-columns.csv.xz")
-    assert "(4 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
+    assert "(5 boards, each variant measured on one)" in standing.shapes_section(t, [755700])
     split = t.copy()
     cublas = split.index[split.variant == "cublas"]
     split.loc[cublas[: len(cublas) // 2], "gpu_uuid"] = "GPU-another-board"
     section = standing.shapes_section(split, [755700])
-    assert "(5 boards)" in section and "each variant measured on one" not in section
+    assert "(6 boards)" in section and "each variant measured on one" not in section

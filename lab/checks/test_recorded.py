@@ -2099,3 +2099,70 @@ def test_tmastore_fp8_tune_cut_off_at_the_limit_on_an_h100():
         8192: "BM=128 BN=192 STAGES=4 CLUSTER=1 GROUP=16 CHAIN=1",
     }
     assert s.kernel_ms.to_dict() == {4096: 0.129, 8192: 0.951}
+
+
+H200_FP8_CAL = DATA / "h200-fp8-calibration"
+
+
+def test_the_fp8_part_of_the_shapes_preset_with_the_h200s_calibration_of_every_fp8_build():
+    """Entry "FP8 at any shape with an H200 calibration of every FP8 build": the FP8 part at
+    both seeds on one H200 (GPU-798c9d12), 509 and 516 configurations all PASS, with the
+    H200's rows of all four FP8 rungs fitted again: seed 726870 92.8% of cuBLASLt (geometric
+    mean), 66.6% at least (172 x 1843 x 7126), 10 products below 85%; seed 755700 90.3%, 66.3%
+    (77 x 5891 x 4397), 12 below.  The runs of the standing table before (its FP8 part, the
+    shares of the sweep recomputed from its rows) 81.9 / 57.1% (33 below) and 81.1 / 51.7% (29
+    below).  tmastore_fp8 is the best rung at 30 and 34 products; the best rung runs 1.135 and
+    1.128 times as fast (geometric mean; 0.983 to 1.539 and 0.982 to 1.790), cuBLASLt 1.002 and
+    1.013."""
+    got = {}
+    for seed in (726870, 755700):
+        new = read_csv(H200_FP8_CAL / f"sweep-{seed}.csv.xz")
+        old = read_csv(H200_FP8_CAL / f"before-sweep-{seed}.csv.xz")
+        assert len(new) == len(old) == 64
+        both = new.merge(old, on=["m", "n", "k"], suffixes=("", "_b"))
+        assert len(both) == 64
+        speed = both["GFLOP/s"] / both["GFLOP/s_b"]
+        ref = both["reference GFLOP/s"] / both["reference GFLOP/s_b"]
+        least = new.loc[new["% of ref"].idxmin()]
+        got[seed] = (
+            round(gmean(new["% of ref"]), 1), least["% of ref"], least["shape"],
+            int((new["% of ref"] < 85).sum()),
+            round(gmean(old["% of ref"]), 1), old["% of ref"].min(), int((old["% of ref"] < 85).sum()),
+            int((new["best rung"] == "tmastore_fp8").sum()),
+            round(gmean(speed), 3), round(speed.min(), 3), round(speed.max(), 3),
+            round(gmean(ref), 3),
+        )  # fmt: skip
+    assert got == {
+        726870: (92.8, 66.6, "172 x 1843 x 7126", 10, 81.9, 57.1, 33, 30,
+                 1.135, 0.983, 1.539, 1.002),
+        755700: (90.3, 66.3, "77 x 5891 x 4397", 12, 81.1, 51.7, 29, 34,
+                 1.128, 0.982, 1.79, 1.013),
+    }  # fmt: skip
+
+
+def test_tmastore_fp8_tuned_and_beside_cublaslt_at_4096_and_8192_on_an_h200():
+    """Entry "FP8 at any shape with an H200 calibration of every FP8 build": the tune preset
+    cut to tmastore_fp8 at 4096 and 8192 on the H200, 192 configurations all PASS; fastest
+    under sustained load: at 4096 the 128 x 128 build (6 stages, GROUP 16, CHAIN 8) at 0.130
+    ms, at 8192 the 128 x 192 build (4 stages, GROUP 8, CHAIN 1) at 0.947 ms.  The ladder preset
+    cut to it and cuBLASLt with those builds, normal inputs, sustained: 98.9% at 4096 and
+    95.7% at 8192 (bursts 99.4% and 97.5%)."""
+    t = read_csv(H200_FP8_CAL / "tune-tmastore-fp8.csv.xz")
+    assert len(t) == 192 and set(t.verification) == {"PASS"}
+    assert set(t.gpu_uuid) == {"GPU-798c9d12-9352-c69c-cfaf-bb9f5e34ee0e"}
+    s = t[t.load == "sustained"].sort_values("kernel_ms").groupby("m").head(1).set_index("m")
+    assert s.params.to_dict() == {
+        4096: "BM=128 BN=128 STAGES=6 CLUSTER=1 GROUP=16 CHAIN=8",
+        8192: "BM=128 BN=192 STAGES=4 CLUSTER=1 GROUP=8 CHAIN=1",
+    }
+    assert s.kernel_ms.round(3).to_dict() == {4096: 0.130, 8192: 0.947}
+    lad = read_csv(H200_FP8_CAL / "ladder-4096-8192.csv.xz")
+    assert len(lad) == 8 and set(lad.verification) == {"PASS"}
+    rate = lad.set_index(["variant", "m", "load"]).kernel_gflops
+    share = (100 * rate["tmastore_fp8"] / rate["cublaslt_fp8"]).round(1)
+    assert share.to_dict() == {
+        (4096, "burst"): 99.4,
+        (4096, "sustained"): 98.9,
+        (8192, "burst"): 97.5,
+        (8192, "sustained"): 95.7,
+    }
