@@ -407,6 +407,38 @@ def test_skinny_simt_verifies_at_either_small_side(registry, arch, tmp_path):
             print(f"{r['label']} {r['m']}x{r['n']}x{r['k']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
+def test_skinny_dot_verifies_at_a_small_n(registry, arch, tmp_path):
+    """skinny_dot (kernels/38_skinny_dot.cu), every instantiation (float32 and float64), at
+    products of a small n that is no multiple of any NT (4099 x 17 x 129, 611 x 71 x 702, 17 x
+    40 x 1029: a k that ends inside a lane's run), one that splits along k (30 x 24 x 2000: one
+    row of tiles), 1 x 1 x 1 and 33 x 31 x 37; C = A.B contiguous, and C += A.B with leading
+    dimensions that break 16-byte rows (pad 3: the harness's aligned copy): every row PASSes,
+    and 30 x 24 x 2000 ran split."""
+    v = registry["skinny_dot"]
+    instances = plan.buildable(v, {}, arch)[0]
+    assert len(instances) == 56  # test_registry's hand count
+    shapes = [(4099, 17, 129), (611, 71, 702), (17, 40, 1029), (30, 24, 2000), (1, 1, 1),
+              (33, 31, 37)]  # fmt: skip
+    confs = [
+        Configuration.of("skinny_dot", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+                         distribution="normal", seed=11, pad=pad,
+                         transfer="strided" if pad else "contiguous")
+        for params in instances
+        for (m, n, k), (acc, pad) in itertools.product(shapes, [(False, 0), (True, 3)])
+    ]  # fmt: skip
+    rows = run(registry, arch, tmp_path, "skinny_dot", confs)
+    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
+            r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
+    assert not bad, bad[:20]
+    assert len(rows) == 56 * 6 * 2
+    splits = {int(r["launch_facts"].split("SPLITS=")[1].split()[0])
+              for r in rows if (r["m"], r["n"], r["k"]) == (30, 24, 2000)}  # fmt: skip
+    assert min(splits) > 1, splits
+    for r in rows:
+        if (r["m"], r["n"]) == (611, 71) and not r["accumulate"]:
+            print(f"{r['label']} 611x71x702: {r['kernel_gflops']:.0f} GFLOP/s")
+
+
 @pytest.mark.parametrize("variant,instance", [
     ("skinny_fp8", "float8_e4m3_BM128_BN160_STAGES4_CLUSTER4_GROUP8_CHAIN1"),
     ("skinny_bf16", "bfloat16_BM128_BN160_STAGES4_CLUSTER4_GROUP8"),

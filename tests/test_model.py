@@ -672,3 +672,25 @@ def test_a_persistent_kernel_of_two_blocks_a_multiprocessor_shares_it(registry):
     assert two.busiest() == (2048, 8, 0) and two.busiest_sm() == 4096
     one = launch_work(v, v.instance("float64_BM128_BN128_WM64_WN32_STAGES3_BLOCKS1"), 4096, 4096, 4096, 132)  # fmt: skip
     assert one.sms == 0 and one.busiest_sm() == one.busiest()[0]
+
+
+def test_every_rung_with_shape_facts_gives_the_model_a_launch_to_price(registry):
+    """The model prices any variant whose registry entry has shape facts (it reads BK, the
+    grid and the facts): each one's first build at 611 x 71 x 702 on 132 multiprocessors has
+    work.  skinny_dot's first build (float32, R 2, NT 16, 4 warps, one 16-byte run a lane: 8
+    rows, 16 columns, 128 k-steps a slab), counted by hand: 77 x 5 = 385 tiles, more than the
+    132 blocks at a time, so none split; 702 / 128 is 6 slabs."""
+    from mmbench.core.timemodel import launch_work
+    from mmbench.plan.plan import buildable
+
+    for v in registry.values():
+        if not v.shape_facts or v.backend != "cubin":
+            continue
+        params = buildable(v, {}, "sm_90a")[0][0]
+        work = launch_work(v, params, 611, 71, 702, 132)
+        assert work.tiles >= 1 and work.ktiles >= 1, v.name
+    first = buildable(registry["skinny_dot"], {}, "sm_90")[0][0]
+    assert (first["dtype"], first["R"], first["NT"], first["THREADS"], first["STEPS"]) == (
+        "float32", 2, 16, 128, 1)  # fmt: skip
+    work = launch_work(registry["skinny_dot"], first, 611, 71, 702, 132)
+    assert (work.tiles, work.head, work.ktiles) == (385, 385, 6)

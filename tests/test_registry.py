@@ -440,6 +440,23 @@ def test_skinny_simt_builds_its_accumulators_within_64_registers(registry):
                      | {("float64", *t, s) for t in f64 for s in (1, 2)})  # fmt: skip
 
 
+def test_skinny_dot_builds_whole_sums_for_every_lane_within_64_registers(registry):
+    """skinny_dot: R x NT partial sums a lane, a multiple of 32 (each lane keeps R x NT / 32
+    whole sums), of 4 or 8 bytes at most 256 bytes.  Counted by hand from R in (2, 4, 8) and NT
+    in (8, 16, 32): float32 keeps R x NT in (32, 64): 2 x 16, 2 x 32, 4 x 8, 4 x 16, 8 x 8, 5;
+    float64 R x NT = 32: 2 x 16, 4 x 8, 2; each with THREADS, STEPS and PIPE of two values
+    each: 7 x 8 = 56 builds."""
+    from mmbench.plan.plan import buildable
+
+    built = buildable(registry["skinny_dot"], {}, "sm_90")[0]
+    assert len(built) == 56
+    f32 = {(2, 16), (2, 32), (4, 8), (4, 16), (8, 8)}
+    f64 = {(2, 16), (4, 8)}
+    assert {(p["dtype"], p["R"], p["NT"]) for p in built} == (
+        {("float32", *t) for t in f32} | {("float64", *t) for t in f64}
+    )
+
+
 def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
     """skinny_fp8's clustered builds, counted by hand: 128-row tiles of Bt, four stages, A's
     64 to 192 rows dividing among the cluster in 8-row groups (144 / 4 = 36 does not), chains of
