@@ -32,7 +32,8 @@
 #   lab/gpu.sh ladder OUT again    the ladder's normal-input, sustained configurations at 4096
 #                                    and 8192 once more (results/ladder_again), and each one's
 #                                    deviation from the ladder run (issue "numbers that hold on
-#                                    real data": within 1%)
+#                                    real data": within 1%); VARIANTS and TUNED_GPU as for ladder
+#                                    (also for pair, pair_a and pair_b)
 #   lab/gpu.sh ladder OUT pair     the same configurations twice, one run right after the
 #                                    other (results/ladder_again, its first run kept in
 #                                    results/ladder_pair_a), and each one's deviation between
@@ -163,13 +164,17 @@ PY
 elif [ "$stage" = again ] || [ "$stage" = pair ] || [ "$stage" = pair_a ] || [ "$stage" = pair_b ]; then
   tuned=kernels/tuned.csv
   [ -f results/tuned_merged.csv ] && tuned=results/tuned_merged.csv
+  preset=$(subset config/presets/ladder.yaml)  # VARIANTS and SIZES as the ladder stage reads them
   sustained() {  # log name, more snakemake arguments
     local start=$(date +%s) name=$1; shift
-    snakemake --cores 16 --rerun-incomplete --configfile config/presets/ladder.yaml --config "tuned=$tuned" \
-      experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
+    snakemake --cores 16 --rerun-incomplete --configfile "$preset" --config "tuned=$tuned" \
+      ${TUNED_GPU:+"tuned_gpu=$TUNED_GPU"} experiment=ladder_again sizes=[4096,8192] shapes=[] distribution=[normal] load=[sustained] \
       profile='{enabled: false}' report='{figures: [ladder], tables: [ladder]}' "$@" \
       > "$out/$name.log" 2>&1
-    echo "$name: exit $? after $(($(date +%s) - start)) s"
+    local rc=$?
+    echo "$name: exit $rc after $(($(date +%s) - start)) s"
+    # a run that measured nothing stops the stage, its log's last lines said (no comparison)
+    [ -f results/ladder_again/tables/timings.csv ] || { tail -3 "$out/$name.log"; exit 1; }
   }
   if [ "$stage" = again ]; then
     sustained again
