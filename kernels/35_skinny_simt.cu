@@ -16,25 +16,7 @@
 // Any m, n, k and leading dimensions: every load is guarded; a slab of the large operand wholly
 // inside the matrices, in 16-byte rows, is loaded 16 bytes at a time.
 #include "split_k.cuh"
-
-// W consecutive values from p, in loads of up to 16 bytes (p aligned to them)
-template <int W>
-__device__ __forceinline__ void load_run(elem_t (&to)[W], const elem_t *p) {
-    constexpr int BYTES = W * static_cast<int>(sizeof(elem_t));
-    if constexpr (BYTES % 16 == 0) {
-#pragma unroll
-        for (int b = 0; b < BYTES / 16; ++b) {
-            const uint4 v = reinterpret_cast<const uint4 *>(p)[b];
-            memcpy(&to[b * 16 / sizeof(elem_t)], &v, 16);
-        }
-    } else if constexpr (BYTES == 8) {
-        const uint2 v = *reinterpret_cast<const uint2 *>(p);
-        memcpy(&to[0], &v, 8);
-    } else {
-#pragma unroll
-        for (int w = 0; w < W; ++w) to[w] = p[w];
-    }
-}
+#include "runs.cuh"
 
 constexpr bool SWAP = SIDE == 2;  // the small side is n: C^T = B^T . A^T
 static_assert(BM == MT && BN == THREADS * TN, "the registry's tile: MT rows, THREADS * TN columns");

@@ -15,6 +15,7 @@
 // Any m, n, k and leading dimensions: every load is guarded; a run of A wholly inside the
 // matrix, on 16 bytes, is loaded 16 bytes at a time.
 #include "split_k.cuh"
+#include "runs.cuh"
 
 constexpr int KV = 16 / static_cast<int>(sizeof(elem_t));  // k-steps of a lane's 16-byte run
 constexpr int KS = 32 * KV * STEPS;                           // k-steps of a slab
@@ -32,14 +33,15 @@ static_assert(PIPE == 1 || PIPE == 2, "PIPE: 1 or 2");
 // keeps v[0, W/2) and adds its partner's; the lane with it keeps v[W/2, W) (moved to v[0, W/2))
 // and adds its partner's.  Then the next exchange, H/2 apart, over the W/2 kept.
 template <int H, int W, int N>
-__device__ __forceinline__ void exchange(elem_t (&v)[N], bool upper) {
+__device__ __forceinline__ void exchange(elem_t (&v)[N]) {
+    const bool upper = (threadIdx.x & H) != 0;
 #pragma unroll
     for (int i = 0; i < W / 2; ++i) {
         const elem_t send = upper ? v[i] : v[i + W / 2];
         const elem_t keep = upper ? v[i + W / 2] : v[i];
         v[i] = keep + __shfl_xor_sync(0xffffffffu, send, H);
     }
-    if constexpr (H > 1) exchange<H / 2, W / 2>(v, (threadIdx.x & (H / 2)) != 0);
+    if constexpr (H > 1) exchange<H / 2, W / 2>(v);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -68,8 +70,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                 const int k = k0 + st * 32 * KV + lane * KV;
                 const elem_t *p = A + row * lda + k;
                 if (vec && row < M && k + KV <= kend) {
-                    const uint4 w = *reinterpret_cast<const uint4 *>(p);
-                    memcpy(&a[r][st][0], &w, 16);
+                    load_run<KV>(a[r][st], p);
                 } else {
 #pragma unroll
                     for (int v = 0; v < KV; ++v)
@@ -89,8 +90,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             const int k = k0 + kk, col = c0 + c;
             const elem_t *q = B + static_cast<long long>(k) * ldb + col;
             if (vec_b && f < RUNS && k < kend && col + KV <= N) {
-                const uint4 w = *reinterpret_cast<const uint4 *>(q);
-                memcpy(&b[p][0], &w, 16);
+                load_run<KV>(b[p], q);
             } else {
 #pragma unroll
                 for (int v = 0; v < KV; ++v)
@@ -138,9 +138,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
             for (int c = 0; c < NT; ++c) {
                 elem_t bv[KV];
-                const uint4 w =
-                    *reinterpret_cast<const uint4 *>(&Bs[c * LD + st * 32 * KV + lane * KV]);
-                memcpy(&bv[0], &w, 16);
+                load_run<KV>(bv, &Bs[c * LD + st * 32 * KV + lane * KV]);
 #pragma unroll
                 for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -163,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int c = 0; c < NT; ++c) sum[r * NT + c] = acc[r][c];
-    exchange<16, ALL>(sum, (lane & 16) != 0);
+    exchange<16, ALL>(sum);
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         const int tiles = (gridDim.y / splits) * gridDim.x;
         const SplitK<elem_t, KEEP> part(workspace, tiles, tileRow * gridDim.x + blockIdx.x, s,
