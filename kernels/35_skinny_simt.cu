@@ -7,10 +7,11 @@
 // shared memory, where every thread reads the same address (a broadcast).  A slab's loads of
 // both operands are all issued before any is used, so that a slab costs one wait on global
 // memory (at a few rows and a short k the kernel is little more than those waits, slab after
-// slab).  The tiles are few, so each is split along k into up to MOST_SPLITS shares of at least
-// four slabs (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every
-// share in split order).  SIDE = 2 (SWAP) exchanges the
-// operands for a small n: the kernel computes C^T = B^T . A^T, the small operand read from B's
+// slab); PIPE = 2 issues the next slab's loads before this one is used, a second slab of the
+// large operand in registers, so that the wait is spent on this slab's arithmetic.  The tiles
+// are few, so each is split along k into up to MOST_SPLITS shares of at least four slabs
+// (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every share in
+// split order).  SIDE = 2 (SWAP) exchanges the operands for a small n: the kernel computes C^T = B^T . A^T, the small operand read from B's
 // columns and the large one from A's rows (each thread reading BK consecutive k of its rows of
 // A), and C written transposed back.
 // Any m, n, k and leading dimensions: every load is guarded; a slab of the large operand wholly
@@ -22,6 +23,7 @@ constexpr bool SWAP = SIDE == 2;  // the small side is n: C^T = B^T . A^T
 static_assert(BM == MT && BN == THREADS * TN, "the registry's tile: MT rows, THREADS * TN columns");
 constexpr int SLAB_SHARE = (BK * MT + THREADS - 1) / THREADS;  // a thread's values of a slab
 static_assert(MT % 4 == 0, "whole groups of four rows");
+static_assert(PIPE == 1 || PIPE == 2, "PIPE: 1 or 2");
 
 // at least two blocks a multiprocessor: no cap on the largest builds (255 registers fit twice),
 // and without it ptxas spilled the smallest build to the stack
@@ -54,9 +56,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
     const int ldl = SWAP ? lda : ldb;
     const bool vec = (reinterpret_cast<unsigned long long>(L) & 15) == 0 &&
                      (static_cast<long long>(ldl) * sizeof(elem_t)) % 16 == 0;
-    // the large operand's values of one slab, BK steps of k of its TN columns
-    elem_t cur[BK][TN];
-    auto fetch = [&](long long k) {
+    // the large operand's values of one slab from k, BK steps of k of its TN columns
+    auto fetch = [&](elem_t (&cur)[BK][TN], long long k) {
         if (vec && k + BK <= kend && c0 + TN <= large) {  // wholly inside: 16-byte loads
             if (SWAP) {  // BK consecutive k of each of its TN rows of A
 #pragma unroll
@@ -77,13 +78,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
             for (int q = 0; q < BK; ++q) cur[q][j] = big(k + q, c0 + j);
     };
-    // this thread's share of the small operand's slab: element f = tid + p * THREADS is step kk
-    // along k of row r of the small side (k along the threads: A's rows are contiguous in k; or
-    // the rows along the threads: B's rows are contiguous in n)
-    elem_t part[SLAB_SHARE];
-    for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        // every load of the slab issued before any is used (the small operand's share, then the
-        // large operand's values): a slab costs one wait on global memory
+    // this thread's share of the small operand's slab from k0: element f = tid + p * THREADS is
+    // step kk along k of row r of the small side (k along the threads: A's rows are contiguous
+    // in k; or the rows along the threads: B's rows are contiguous in n)
+    auto share = [&](elem_t (&part)[SLAB_SHARE], int k0) {
 #pragma unroll
         for (int p = 0; p < SLAB_SHARE; ++p) {
             const int f = tid + p * THREADS;
@@ -93,7 +91,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                           ? (SWAP ? B[k * ldb + row] : A[row * lda + k])
                           : elem_t(0);
         }
-        fetch(k0);
+    };
+    elem_t part[SLAB_SHARE], cur[BK][TN];
+    if (PIPE == 2 && kbeg < kend) {
+        share(part, kbeg);
+        fetch(cur, kbeg);
+    }
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        // PIPE = 1: every load of the slab issued before any is used (the small operand's
+        // share, then the large operand's values), so that a slab costs one wait on global memory
+        if constexpr (PIPE == 1) {
+            share(part, k0);
+            fetch(cur, k0);
+        }
         __syncthreads();  // the slab before was read by every thread
 #pragma unroll
         for (int p = 0; p < SLAB_SHARE; ++p) {
@@ -101,6 +111,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
             if (f < BK * MT) S[SWAP ? f : (f % BK) * MT + f / BK] = part[p];
         }
         __syncthreads();
+        // PIPE = 2: the next slab's loads in flight while this one is used
+        elem_t next[BK][TN];
+        if constexpr (PIPE == 2) {
+            if (k0 + BK < kend) {
+                share(part, k0 + BK);
+                fetch(next, k0 + BK);
+            }
+        }
 #pragma unroll
         for (int q = 0; q < BK; ++q)
 #pragma unroll
@@ -112,6 +130,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
                     for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
             }
+        if constexpr (PIPE == 2) {
+#pragma unroll
+            for (int q = 0; q < BK; ++q)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) cur[q][j] = next[q][j];
+        }
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
         const int tiles = (gridDim.y / splits) * gridDim.x;
