@@ -11,9 +11,11 @@
 // large operand in registers, so that the wait is spent on this slab's arithmetic.  The tiles
 // are few, so each is split along k into up to MOST_SPLITS shares of at least four slabs
 // (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every share in
-// split order).  SIDE = 2 (SWAP) exchanges the operands for a small n: the kernel computes C^T = B^T . A^T, the small operand read from B's
-// columns and the large one from A's rows (each thread reading BK consecutive k of its rows of
-// A), and C written transposed back.
+// split order).  The row tiles of one column tile and share are neighbours in the grid, so the
+// slab of the large operand that they all read comes from DRAM once and from L2 after.
+// SIDE = 2 (SWAP) exchanges the operands for a small n: the kernel computes C^T = B^T . A^T,
+// the small operand read from B's columns and the large one from A's rows (each thread reading
+// BK consecutive k of its rows of A), and C written transposed back.
 // Any m, n, k and leading dimensions: every load is guarded; a slab of the large operand wholly
 // inside the matrices, in 16-byte rows, is loaded 16 bytes at a time.
 #include "split_k.cuh"
@@ -34,9 +36,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
     __shared__ int last;
     const int tid = threadIdx.x;
     const int small = SWAP ? N : M, large = SWAP ? M : N;
-    const int tileRow = blockIdx.y / splits, s = blockIdx.y % splits;
+    // one block a row tile, split and column tile, the row tiles fastest: the blocks that read
+    // the same slab of the large operand run side by side and share it through L2
+    const int rows = (small + MT - 1) / MT, cols = gridDim.x / (rows * splits);
+    const int tileRow = blockIdx.x % rows, s = blockIdx.x / rows % splits;
+    const int tileCol = blockIdx.x / rows / splits;
     const long long r0 = static_cast<long long>(tileRow) * MT;  // first row of the small side
-    const long long c0 = static_cast<long long>(blockIdx.x) * BN + tid * TN;  // first column
+    const long long c0 = static_cast<long long>(tileCol) * BN + tid * TN;  // first column
     int kt0 = 0, kt1 = (K + BK - 1) / BK;
     if (splits > 1) split_range((K + BK - 1) / BK, splits, s, kt0, kt1);
     const int kbeg = kt0 * BK, kend = min(K, kt1 * BK);
@@ -138,9 +144,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
         }
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
-        const int tiles = (gridDim.y / splits) * gridDim.x;
-        const SplitK<elem_t, MT * TN> part(workspace, tiles, tileRow * gridDim.x + blockIdx.x,
-                                           s, splits, tid, THREADS);
+        const SplitK<elem_t, MT * TN> part(workspace, rows * cols, tileRow * cols + tileCol, s,
+                                           splits, tid, THREADS);
         part.put_all(&acc[0][0]);
         if (!part.finish([] { __syncthreads(); }, &last)) return;
         part.sum_into(&acc[0][0]);
