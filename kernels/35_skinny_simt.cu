@@ -8,7 +8,13 @@
 // both operands are all issued before any is used, so that a slab costs one wait on global
 // memory (at a few rows and a short k the kernel is little more than those waits, slab after
 // slab); PIPE = 2 issues the next slab's loads before this one is used, a second slab of the
-// large operand in registers, so that the wait is spent on this slab's arithmetic.  The tiles
+// large operand in registers, so that the wait is spent on this slab's arithmetic.  PIPE = 3
+// or more keeps PIPE slabs of both operands in a ring of shared memory filled by cp.async
+// (tile_copy.cuh's CpAsyncRing), PIPE - 1 of them in flight while one is used, so that more
+// bytes are in flight than registers hold; there a thread's TN columns are THREADS apart
+// (consecutive threads read consecutive columns: no bank conflicts), and for SIDE = 2 the
+// 16-byte pieces of a row of A in the ring are swizzled, so that eight threads' 16-byte reads
+// of eight rows fall in distinct banks.  The tiles
 // are few, so each is split along k into up to MOST_SPLITS shares of at least four slabs
 // (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every share in
 // split order).  The row tiles of one column tile and share are neighbours in the grid, so the
@@ -20,19 +26,51 @@
 // inside the matrices, in 16-byte rows, is loaded 16 bytes at a time.
 #include "split_k.cuh"
 #include "runs.cuh"
+#include "tile_copy.cuh"
 
 constexpr bool SWAP = SIDE == 2;  // the small side is n: C^T = B^T . A^T
 static_assert(BM == MT && BN == THREADS * TN, "the registry's tile: MT rows, THREADS * TN columns");
 constexpr int SLAB_SHARE = (BK * MT + THREADS - 1) / THREADS;  // a thread's values of a slab
 static_assert(MT % 4 == 0, "whole groups of four rows");
-static_assert(PIPE == 1 || PIPE == 2, "PIPE: 1 or 2");
+static_assert(PIPE >= 1, "PIPE: 1, 2, or the slabs of a ring in shared memory (3 or more)");
+constexpr bool RING = PIPE >= 3;  // the slabs in a cp.async ring in shared memory
+constexpr int E = 16 / sizeof(elem_t);  // elements of a 16-byte copy
+static_assert(BK % E == 0, "whole 16-byte runs of k");
+// a ring stage: the small operand's slab S[kk][r] (rows of MT + 4: the copies of A's rows
+// along k write it in fewer bank conflicts), then the large operand's, B's BK rows of BN
+// columns or (SWAP) A's BN rows of BK steps
+constexpr int SROW = MT + 4, LROWS = SWAP ? BN : BK, LCOLS = SWAP ? BK : BN;
+constexpr int STAGE = BK * SROW + LROWS * LCOLS;
+static_assert((LROWS * LCOLS / E) % THREADS == 0, "whole 16-byte copies a thread");
+// SWAP: piece p of row r of A lies at piece p ^ ((r / RP) % SW) of the row, RP rows sharing
+// 128 bytes (the banks once); the eight rows that eight threads read at once then differ in
+// (r / RP) % 8 or in r % RP, so their pieces fall in distinct 16-byte columns of banks
+constexpr int ROW_BYTES = BK * sizeof(elem_t), RP = ROW_BYTES < 128 ? 128 / ROW_BYTES : 1;
+constexpr int PIECES = BK / E, SW = PIECES < 8 ? PIECES : 8;
+static_assert((PIECES & (PIECES - 1)) == 0, "the pieces of a row a power of two");
+__device__ __forceinline__ int piece_at(int r, int p) { return SWAP ? p ^ ((r / RP) % SW) : p; }
+
+// a ring stage's tiles as copy_tile_elementwise lays them out: element (r, c) of the small
+// operand's tile (A's rows r, k c; for SWAP, B's k r, columns c) and of the large operand's
+struct SmallLayout {
+    __device__ static unsigned offset(int r, int c) {
+        return (SWAP ? r * SROW + c : c * SROW + r) * sizeof(elem_t);
+    }
+};
+struct LargeLayout {
+    __device__ static unsigned offset(int r, int c) {
+        return (r * LCOLS + piece_at(r, c / E) * E + c % E) * sizeof(elem_t);
+    }
+};
 
 // at least two blocks a multiprocessor: no cap on the largest builds (255 registers fit twice),
 // and without it ptxas spilled the smallest build to the stack
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     skinny_simt(MM_PARAMS, void *workspace, int splits) {
     // the small operand's slab, S[kk][r]: row r of the small side at step kk of the slab
-    __shared__ __align__(16) elem_t S[BK * MT];
+    // (PIPE = 1 or 2; the ring's stages are the dynamic shared memory)
+    __shared__ __align__(16) elem_t S[RING ? 1 : BK * MT];
+    extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int last;
     const int tid = threadIdx.x;
     const int small = SWAP ? N : M, large = SWAP ? M : N;
@@ -42,7 +80,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
     const int tileRow = blockIdx.x % rows, s = blockIdx.x / rows % splits;
     const int tileCol = blockIdx.x / rows / splits;
     const long long r0 = static_cast<long long>(tileRow) * MT;  // first row of the small side
-    const long long c0 = static_cast<long long>(tileCol) * BN + tid * TN;  // first column
+    const long long cb = static_cast<long long>(tileCol) * BN;  // the block's first column
+    const long long c0 = cb + tid * TN;  // this thread's first column (PIPE = 1 or 2)
     int kt0 = 0, kt1 = (K + BK - 1) / BK;
     if (splits > 1) split_range((K + BK - 1) / BK, splits, s, kt0, kt1);
     const int kbeg = kt0 * BK, kend = min(K, kt1 * BK);
@@ -98,12 +137,77 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                           : elem_t(0);
         }
     };
+    // one slab, kt0 + t, of both operands into ring stage `stage` (16-byte copies of the large
+    // operand where its rows are 16-byte aligned, else one element a copy; zeros outside)
+    elem_t *const ring = reinterpret_cast<elem_t *>(smem);
+    auto ring_load = [&](int stage, int t) {
+        const long long k0 = static_cast<long long>(kt0 + t) * BK;
+        const unsigned sS = smem_addr(ring + stage * STAGE), sL = sS + BK * SROW * sizeof(elem_t);
+        if (SWAP) copy_tile_elementwise<BK, MT, THREADS, SmallLayout>(sS, B, k0, r0, K, N, ldb);
+        else copy_tile_elementwise<MT, BK, THREADS, SmallLayout>(sS, A, r0, k0, M, K, lda);
+        // element (r, c) of the large operand's tile is (gr0 + r, gc0 + c) of the matrix L
+        const long long gr0 = SWAP ? cb : k0, gc0 = SWAP ? k0 : cb;
+        const long long rows = SWAP ? M : K, cols = SWAP ? K : N;
+        if (!vec) {
+            copy_tile_elementwise<LROWS, LCOLS, THREADS, LargeLayout>(sL, L, gr0, gc0, rows,
+                                                                      cols, ldl);
+            return;
+        }
+        constexpr int PER_ROW = LCOLS / E;
+#pragma unroll
+        for (int p = 0; p < LROWS * PER_ROW / THREADS; ++p) {
+            const int f = tid + p * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * E;
+            const long long left = cols - (gc0 + c);
+            const int n = gr0 + r < rows && left > 0
+                              ? (left >= E ? 16 : static_cast<int>(left * sizeof(elem_t)))
+                              : 0;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                             sL + LargeLayout::offset(r, c)),
+                         "l"(n ? L + (gr0 + r) * ldl + gc0 + c : L), "r"(n));
+        }
+    };
+    if constexpr (RING) {
+        const int slabs = kt1 - kt0;
+        const CpAsyncRing<PIPE, decltype(ring_load)> slab(ring_load, slabs);
+        for (int t = 0; t < slabs; ++t) {
+            const elem_t *Ss = ring + slab.next(t) * STAGE, *Ls = Ss + BK * SROW;
+#pragma unroll 1
+            for (int q0 = 0; q0 < BK; q0 += E) {
+                elem_t v[E][TN];  // the large operand at steps q0.. of this thread's columns
+#pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    const int c = tid + j * THREADS;
+                    if (SWAP) {
+                        elem_t run[E];
+                        load_run<E>(run, &Ls[c * LCOLS + piece_at(c, q0 / E) * E]);
+#pragma unroll
+                        for (int qq = 0; qq < E; ++qq) v[qq][j] = run[qq];
+                    } else {
+#pragma unroll
+                        for (int qq = 0; qq < E; ++qq) v[qq][j] = Ls[(q0 + qq) * LCOLS + c];
+                    }
+                }
+#pragma unroll
+                for (int qq = 0; qq < E; ++qq)
+#pragma unroll
+                    for (int i = 0; i < MT; i += 4) {
+                        elem_t a[4];
+                        load_run<4>(a, &Ss[(q0 + qq) * SROW + i]);
+#pragma unroll
+                        for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+                            for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * v[qq][j];
+                    }
+            }
+        }
+        slab.drain();
+    }
     elem_t part[SLAB_SHARE], cur[BK][TN];
     if (PIPE == 2 && kbeg < kend) {
         share(part, kbeg);
         fetch(cur, kbeg);
     }
-    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+    for (int k0 = kbeg; !RING && k0 < kend; k0 += BK) {
         // PIPE = 1: every load of the slab issued before any is used (the small operand's
         // share, then the large operand's values), so that a slab costs one wait on global memory
         if constexpr (PIPE == 1) {
@@ -154,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
     for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
-            const long long row = r0 + i, col = c0 + j;
+            const long long row = r0 + i, col = RING ? cb + tid + j * THREADS : c0 + j;
             if (row < small && col < large)
                 store_result(C, SWAP ? col * ldc + row : row * ldc + col, acc[i][j], accumulate);
         }
