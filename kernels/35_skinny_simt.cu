@@ -17,7 +17,7 @@
 // of eight rows fall in distinct banks.  The tiles
 // are few, so each is split along k into up to MOST_SPLITS shares of at least four slabs
 // (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every share in
-// split order).  The row tiles of one column tile and share are neighbours in the grid, so the
+// split order, loading SUM_GROUP shares' partial sums at once).  The row tiles of one column tile and share are neighbours in the grid, so the
 // slab of the large operand that they all read comes from DRAM once and from L2 after.
 // SIDE = 2 (SWAP) exchanges the operands for a small n: the kernel computes C^T = B^T . A^T,
 // the small operand read from B's columns and the large one from A's rows (each thread reading
@@ -49,6 +49,9 @@ constexpr int ROW_BYTES = BK * sizeof(elem_t), RP = ROW_BYTES < 128 ? 128 / ROW_
 constexpr int PIECES = BK / E, SW = PIECES < 8 ? PIECES : 8;
 static_assert((PIECES & (PIECES - 1)) == 0, "the pieces of a row a power of two");
 __device__ __forceinline__ int piece_at(int r, int p) { return SWAP ? p ^ ((r / RP) % SW) : p; }
+
+// the split fix-up's splits loaded at once: their partial sums in 64 registers more at most
+constexpr int SUM_GROUP = 256 / (MT * TN * sizeof(elem_t)) > 1 ? 256 / (MT * TN * sizeof(elem_t)) : 1;
 
 // a ring stage's tiles as copy_tile_elementwise lays them out: element (r, c) of the small
 // operand's tile (A's rows r, k c; for SWAP, B's k r, columns c) and of the large operand's
@@ -252,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                                            splits, tid, THREADS);
         part.put_all(&acc[0][0]);
         if (!part.finish([] { __syncthreads(); }, &last)) return;
-        part.sum_into(&acc[0][0]);
+        part.sum_into<SUM_GROUP>(&acc[0][0]);
     }
 #pragma unroll
     for (int i = 0; i < MT; ++i)

@@ -106,9 +106,27 @@ struct SplitK {
         for (int i = 0; i < N; ++i) put(i, acc[i]);
     }
 
-    // acc[0..N) = the tile's sum: every split's partial sums, split by split (after finish)
+    // acc[0..N) = the tile's sum: every split's partial sums, split by split (after finish).
+    // G > 1 loads G splits' partial sums at once (G x N more registers), so that the sum waits
+    // on memory once every G splits rather than every split; the sums are added in the same
+    // order, so the bits are the same.
+    template <int G = 1>
     __device__ __forceinline__ void sum_into(T *acc) const {
-        for (int v = 0; v < splits; ++v)
+        int v = 0;
+        if constexpr (G > 1) {
+            for (; v + G <= splits; v += G) {
+                T p[G][N];
+#pragma unroll
+                for (int g = 0; g < G; ++g)
+#pragma unroll
+                    for (int i = 0; i < N; ++i) p[g][i] = partial(v + g, i);
+#pragma unroll
+                for (int g = 0; g < G; ++g)
+#pragma unroll
+                    for (int i = 0; i < N; ++i) acc[i] = (v + g ? acc[i] : T(0)) + p[g][i];
+            }
+        }
+        for (; v < splits; ++v)
 #pragma unroll
             for (int i = 0; i < N; ++i) acc[i] = (v ? acc[i] : T(0)) + partial(v, i);
     }
