@@ -112,23 +112,24 @@ struct SplitK {
     // order, so the bits are the same.
     template <int G = 1>
     __device__ __forceinline__ void sum_into(T *acc) const {
-        int v = 0;
-        if constexpr (G > 1) {
-            for (; v + G <= splits; v += G) {
-                T p[G][N];
+        if constexpr (G == 1) {
+            for (int v = 0; v < splits; ++v)
+#pragma unroll
+                for (int i = 0; i < N; ++i) acc[i] = (v ? acc[i] : T(0)) + partial(v, i);
+        } else {
+            for (int v = 0; v < splits; v += G) {
+                T p[G][N];  // the partial sums of splits v to v + G - 1 (those that exist)
 #pragma unroll
                 for (int g = 0; g < G; ++g)
 #pragma unroll
-                    for (int i = 0; i < N; ++i) p[g][i] = partial(v + g, i);
+                    for (int i = 0; i < N; ++i) p[g][i] = v + g < splits ? partial(v + g, i) : T(0);
 #pragma unroll
                 for (int g = 0; g < G; ++g)
+                    if (v + g < splits)
 #pragma unroll
-                    for (int i = 0; i < N; ++i) acc[i] = (v + g ? acc[i] : T(0)) + p[g][i];
+                        for (int i = 0; i < N; ++i) acc[i] = (v + g ? acc[i] : T(0)) + p[g][i];
             }
         }
-        for (; v < splits; ++v)
-#pragma unroll
-            for (int i = 0; i < N; ++i) acc[i] = (v ? acc[i] : T(0)) + partial(v, i);
     }
 };
 
