@@ -17,8 +17,9 @@
 // of eight rows fall in distinct banks.  The tiles
 // are few, so each is split along k into up to MOST_SPLITS shares of at least four slabs
 // (split_k.cuh's deterministic fix-up: the block that finishes a tile adds every share in
-// split order, loading SUM_GROUP shares' partial sums at once).  The row tiles of one column tile and share are neighbours in the grid, so the
-// slab of the large operand that they all read comes from DRAM once and from L2 after.
+// split order, loading SUM_GROUP shares' partial sums at once).  The row tiles of one column
+// tile and share are neighbours in the grid, so the slab of the large operand that they all
+// read comes from DRAM once and from L2 after.
 // SIDE = 2 (SWAP) exchanges the operands for a small n: the kernel computes C^T = B^T . A^T,
 // the small operand read from B's columns and the large one from A's rows (each thread reading
 // BK consecutive k of its rows of A), and C written transposed back.
@@ -41,6 +42,7 @@ static_assert(BK % E == 0, "whole 16-byte runs of k");
 // columns or (SWAP) A's BN rows of BK steps
 constexpr int SROW = MT + 4, LROWS = SWAP ? BN : BK, LCOLS = SWAP ? BK : BN;
 constexpr int STAGE = BK * SROW + LROWS * LCOLS;
+static_assert(STAGE * sizeof(elem_t) == STAGE_BYTES, "the registry's STAGE_BYTES: a ring stage");
 static_assert((LROWS * LCOLS / E) % THREADS == 0, "whole 16-byte copies a thread");
 // SWAP: piece p of row r of A lies at piece p ^ ((r / RP) % SW) of the row, RP rows sharing
 // 128 bytes (the banks once); the eight rows that eight threads read at once then differ in
@@ -51,7 +53,8 @@ static_assert((PIECES & (PIECES - 1)) == 0, "the pieces of a row a power of two"
 __device__ __forceinline__ int piece_at(int r, int p) { return SWAP ? p ^ ((r / RP) % SW) : p; }
 
 // the split fix-up's splits loaded at once: their partial sums in 64 registers more at most
-constexpr int SUM_GROUP = 256 / (MT * TN * sizeof(elem_t)) > 1 ? 256 / (MT * TN * sizeof(elem_t)) : 1;
+constexpr int ACC_BYTES = MT * TN * sizeof(elem_t);  // a thread's accumulators
+constexpr int SUM_GROUP = ACC_BYTES < 256 ? 256 / ACC_BYTES : 1;
 
 // a ring stage's tiles as copy_tile_elementwise lays them out: element (r, c) of the small
 // operand's tile (A's rows r, k c; for SWAP, B's k r, columns c) and of the large operand's
@@ -148,20 +151,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
         const unsigned sS = smem_addr(ring + stage * STAGE), sL = sS + BK * SROW * sizeof(elem_t);
         if (SWAP) copy_tile_elementwise<BK, MT, THREADS, SmallLayout>(sS, B, k0, r0, K, N, ldb);
         else copy_tile_elementwise<MT, BK, THREADS, SmallLayout>(sS, A, r0, k0, M, K, lda);
-        // element (r, c) of the large operand's tile is (gr0 + r, gc0 + c) of the matrix L
+        // element (r, c) of the large operand's tile is (gr0 + r, gc0 + c) of the matrix L,
+        // of lrows x lcols
         const long long gr0 = SWAP ? cb : k0, gc0 = SWAP ? k0 : cb;
-        const long long rows = SWAP ? M : K, cols = SWAP ? K : N;
+        const long long lrows = SWAP ? M : K, lcols = SWAP ? K : N;
         if (!vec) {
-            copy_tile_elementwise<LROWS, LCOLS, THREADS, LargeLayout>(sL, L, gr0, gc0, rows,
-                                                                      cols, ldl);
+            copy_tile_elementwise<LROWS, LCOLS, THREADS, LargeLayout>(sL, L, gr0, gc0, lrows,
+                                                                      lcols, ldl);
             return;
         }
         constexpr int PER_ROW = LCOLS / E;
 #pragma unroll
         for (int p = 0; p < LROWS * PER_ROW / THREADS; ++p) {
             const int f = tid + p * THREADS, r = f / PER_ROW, c = (f % PER_ROW) * E;
-            const long long left = cols - (gc0 + c);
-            const int n = gr0 + r < rows && left > 0
+            const long long left = lcols - (gc0 + c);
+            const int n = gr0 + r < lrows && left > 0
                               ? (left >= E ? 16 : static_cast<int>(left * sizeof(elem_t)))
                               : 0;
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
@@ -204,50 +208,52 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
             }
         }
         slab.drain();
-    }
-    elem_t part[SLAB_SHARE], cur[BK][TN];
-    if (PIPE == 2 && kbeg < kend) {
-        share(part, kbeg);
-        fetch(cur, kbeg);
-    }
-    for (int k0 = kbeg; !RING && k0 < kend; k0 += BK) {
-        // PIPE = 1: every load of the slab issued before any is used (the small operand's
-        // share, then the large operand's values), so that a slab costs one wait on global memory
-        if constexpr (PIPE == 1) {
-            share(part, k0);
-            fetch(cur, k0);
+    } else {  // PIPE = 1 or 2: the large operand's slabs in registers
+        elem_t part[SLAB_SHARE], cur[BK][TN];
+        if (PIPE == 2 && kbeg < kend) {
+            share(part, kbeg);
+            fetch(cur, kbeg);
         }
-        __syncthreads();  // the slab before was read by every thread
-#pragma unroll
-        for (int p = 0; p < SLAB_SHARE; ++p) {
-            const int f = tid + p * THREADS;
-            if (f < BK * MT) S[SWAP ? f : (f % BK) * MT + f / BK] = part[p];
-        }
-        __syncthreads();
-        // PIPE = 2: the next slab's loads in flight while this one is used
-        elem_t next[BK][TN];
-        if constexpr (PIPE == 2) {
-            if (k0 + BK < kend) {
-                share(part, k0 + BK);
-                fetch(next, k0 + BK);
+        for (int k0 = kbeg; k0 < kend; k0 += BK) {
+            // PIPE = 1: every load of the slab issued before any is used (the small operand's
+            // share, then the large operand's values), so that a slab costs one wait on global
+            // memory
+            if constexpr (PIPE == 1) {
+                share(part, k0);
+                fetch(cur, k0);
             }
-        }
+            __syncthreads();  // the slab before was read by every thread
 #pragma unroll
-        for (int q = 0; q < BK; ++q)
-#pragma unroll
-            for (int i = 0; i < MT; i += 4) {  // four rows of S in one 16-byte read or two
-                elem_t a[4];
-                load_run<4>(a, &S[q * MT + i]);
-#pragma unroll
-                for (int ii = 0; ii < 4; ++ii)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
+            for (int p = 0; p < SLAB_SHARE; ++p) {
+                const int f = tid + p * THREADS;
+                if (f < BK * MT) S[SWAP ? f : (f % BK) * MT + f / BK] = part[p];
             }
-        if constexpr (PIPE == 2) {
+            __syncthreads();
+            // PIPE = 2: the next slab's loads in flight while this one is used
+            elem_t next[BK][TN];
+            if constexpr (PIPE == 2) {
+                if (k0 + BK < kend) {
+                    share(part, k0 + BK);
+                    fetch(next, k0 + BK);
+                }
+            }
 #pragma unroll
             for (int q = 0; q < BK; ++q)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) cur[q][j] = next[q][j];
+                for (int i = 0; i < MT; i += 4) {  // four rows of S in one 16-byte read or two
+                    elem_t a[4];
+                    load_run<4>(a, &S[q * MT + i]);
+#pragma unroll
+                    for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j) acc[i + ii][j] += a[ii] * cur[q][j];
+                }
+            if constexpr (PIPE == 2) {
+#pragma unroll
+                for (int q = 0; q < BK; ++q)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) cur[q][j] = next[q][j];
+            }
         }
     }
     if (splits > 1) {  // a split tile: the block that finishes it stores the sum
