@@ -137,18 +137,21 @@ rung)
   variant=${3:?"usage: lab/gpu.sh shapes OUT rung VARIANT[,VARIANT...]"}
   variants=${variant//,/ }  # memcheck's arguments
   start=$(date +%s)
-  python3 -m pytest -q -m gpu -p no:cacheprovider -s -k "${RUNG_TESTS:-same_bits}" \
-    > "$out/tests.log" 2>&1
+  # TESTS_LIMIT, MEMCHECK_LIMIT (s): a kernel that hangs stops there, not at the call's limit
+  timeout "${TESTS_LIMIT:-600}" python3 -m pytest -q -m gpu -p no:cacheprovider -s \
+    -k "${RUNG_TESTS:-same_bits}" > "$out/tests.log" 2>&1
   rc=$?
   echo "GPU tests (-k ${RUNG_TESTS:-same_bits}): exit $rc, $(($(date +%s) - start)) s"
   grep -h "rungs,\|passed\|failed\|FAILED\|Error" "$out/tests.log" | tail -6
   # each instantiation built once and checked at the three shapes
   shapes=(--shape 33 31 37 --shape 17 4099 129 --shape 1000 77 3001)
   if [ -n "${RUNG_WHERE:-}" ]; then  # the instantiations for which it holds
-    python3 tools/memcheck.py $variants "${shapes[@]}" --whole --where "$RUNG_WHERE"
+    timeout "${MEMCHECK_LIMIT:-600}" python3 tools/memcheck.py $variants "${shapes[@]}" --whole \
+      --where "$RUNG_WHERE"
   else
     for which in first last; do
-      python3 tools/memcheck.py $variants "${shapes[@]}" --whole --$which 1
+      timeout "${MEMCHECK_LIMIT:-600}" python3 tools/memcheck.py $variants "${shapes[@]}" \
+        --whole --$which 1
     done
   fi > "$out/memcheck.log" 2>&1
   clean=$(grep -c "ERROR SUMMARY: 0 errors" "$out/memcheck.log")
