@@ -121,12 +121,14 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     ]
     together = "\n".join(sections)
     assert standing.with_section(text, together, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
-    # the lab entries' tables of those runs (seed 726870, BF16 and FP32: "The shapes preset at
-    # seed 726870 with skinny_simt and CUTLASS"; FP8 at both seeds: "FP8 at any shape with an
-    # H200 calibration of every FP8 build"; seed 755700's FP32: "The shapes preset at a second
-    # seed, 755700")
+    # the lab entries' tables of those runs (seed 726870, BF16: "The shapes preset at seed
+    # 726870 with skinny_simt and CUTLASS"; its FP32 and FP64: "skinny_simt with its row tiles
+    # side by side, and FP32 and FP64 at seed 726870 again"; FP8 at both seeds: "FP8 at any
+    # shape with an H200 calibration of every FP8 build"; seed 755700's FP32: "The shapes
+    # preset at a second seed, 755700")
     assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in sections[0]
-    assert "| FP32 | 64 | 80.0 | 95 | 45.9 | 29 x 353 x 87 | skinny_simt |" in sections[0]
+    assert "| FP32 | 64 | 91.8 | 95 | 63.1 | 565 x 55 x 1802 | warptile_db |" in sections[0]
+    assert "| FP64 | 64 | 98.7 | 95 | 44.6 | 4185 x 19 x 308 | ws_f64 |" in sections[0]
     assert "| FP8 | 64 | 92.8 | 95 | 66.6 | 172 x 1843 x 7126 | persistent_fp8 |" in sections[0]
     assert "| FP8 | 64 | 90.3 | 95 | 66.3 | 77 x 5891 x 4397 | skinny_fp8 |" in sections[1]
     assert "met by BF16; missed by FP32, TF32, FP8, FP64." in sections[0]
@@ -135,8 +137,10 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     # seeds": 81.7% and 8.6% at 18 x 152 x 2881)
     assert "| 64 | 81.7 | 8.6 | 18 x 152 x 2881 |" in sections[1]
     # three machines measured its three parts, a fourth cutlass_f64 alone, later, and a fifth
-    # its FP8 part again
+    # its FP8 part again; seed 726870's FP32 and FP64 were measured again on a fifth board,
+    # with cuBLAS, whose bfloat16 rows stay those of the part that ran the BF16 rungs
     assert "5 boards" in sections[1]
+    assert "(5 boards), 2263 configurations" in sections[0]
 
 
 def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(

@@ -2166,3 +2166,74 @@ def test_tmastore_fp8_tuned_and_beside_cublaslt_at_4096_and_8192_on_an_h200():
         (8192, "burst"): 97.5,
         (8192, "sustained"): 95.7,
     }
+
+
+SKINNY_ROWS_FIRST = DATA / "h200-skinny-simt-rows-first"
+
+
+def test_skinny_simt_s_builds_at_fifteen_misses_and_where_the_ring_is_fastest():
+    """Entry "skinny_simt with its row tiles side by side, and FP32 and FP64 at seed 726870
+    again": every build of skinny_simt beside cuBLAS at 15 products in FP32 and FP64 (30), all
+    630 rows PASS; the fastest PIPE 1 or 2 build reaches 97.7% of cuBLAS at 21 x 4252 x 4592 in
+    FP32 (48.3 µs, PIPE 2) and 84.4% at 19 x 4635 x 6086 in FP64; the PIPE = 3 ring is the
+    fastest build at five of the 30, all FP64 with the small side n (SIDE = 2), most at
+    9911 x 25 x 6683: 443.8 µs against 527.9."""
+    e = read_csv(SKINNY_ROWS_FIRST / "every-15-products.csv.xz")
+    assert len(e) == 630 and set(e.verification) == {"PASS"}
+    key = ["dtype", "m", "n", "k"]
+    ref = e[e.variant == "cublas"].groupby(key).kernel_ms_median.min()
+    s = e[e.variant == "skinny_simt"].assign(P=lambda d: d.instance.str.extract(r"PIPE(\d)")[0])
+    regs = s[s.P != "3"].groupby(key).kernel_ms_median.min()
+    ring = s[s.P == "3"].groupby(key).kernel_ms_median.min()
+    assert len(regs) == 30
+    share = (100 * ref / regs).round(1)
+    assert share["float32", 21, 4252, 4592] == 97.7
+    assert share["float64", 19, 4635, 6086] == 84.4
+    wins = ring[ring < regs]
+    assert sorted(wins.index) == [("float64", 565, 55, 1802), ("float64", 4185, 19, 308),
+                                  ("float64", 4739, 59, 5945), ("float64", 9911, 25, 6683),
+                                  ("float64", 10654, 23, 15158)]  # fmt: skip
+    fastest = s.loc[s.groupby(key).kernel_ms_median.idxmin()].set_index(key).instance
+    assert all("SIDE2_PIPE3" in fastest[i] for i in wins.index)
+    assert (round(1e3 * ring["float64", 9911, 25, 6683], 1),
+            round(1e3 * regs["float64", 9911, 25, 6683], 1)) == (443.8, 527.9)  # fmt: skip
+
+
+def test_fp32_and_fp64_at_seed_726870_measured_again():
+    """The same entry: the shapes preset's FP32 and FP64 at seed 726870 (502 configurations,
+    all PASS), the best rung 91.8% of cuBLAS (geometric mean) and 63.1% at least (565 x 55 x
+    1802) in FP32, 16 products below 85%; 98.7% and 44.6% (4185 x 19 x 308) in FP64, 12 below;
+    the figures docs/ladder.md's shapes section shows for them."""
+    import tarfile
+
+    from mmbench.report import ladder as lad
+
+    with tarfile.open(SKINNY_ROWS_FIRST / "shapes-726870-fp32_fp64_bf16-kept.tar.xz") as tar:
+        t = pd.read_csv(tar.extractfile("shapes-726870-fp32_fp64_bf16/tables/timings.csv"))
+    assert len(t) == 502 and set(t.verification) == {"PASS"}
+    s = lad.shapes_summary(t).set_index("precision")
+    got = {p: (s.loc[p, "geometric mean % of ref"], s.loc[p, "minimum % of ref"], s.loc[p, "at"],
+               s.loc[p, "below 85%"]) for p in s.index}  # fmt: skip
+    assert got == {"FP32": (91.8, 63.1, "565 x 55 x 1802", 16),
+                   "FP64": (98.7, 44.6, "4185 x 19 x 308", 12)}  # fmt: skip
+
+
+def test_warptile_db_split_by_the_blocks_at_a_time_is_not_kept():
+    """The same entry: warptile_db with its few-tiles split reckoned on the blocks at a time in
+    place of the multiprocessors (wave-registry.diff), against main's rule, at eight FP32
+    products on one board, every row PASS: faster at three (16 x 2254 x 3301 0.848), slower at
+    three (308 x 179 x 2620 1.216, 2492 x 41 x 1038 1.122, 1315^3 1.030), the same at 1245^3
+    and 4096^3 (no tile split differently)."""
+    a = read_csv(SKINNY_ROWS_FIRST / "fixup-main.csv.xz")
+    b = read_csv(SKINNY_ROWS_FIRST / "fixup-wave.csv.xz")
+    assert set(a.verification) == set(b.verification) == {"PASS"}
+    key = ["m", "n", "k"]
+    w = lambda d: d[d.variant == "warptile_db"].set_index(key).kernel_ms_median  # noqa: E731
+    ratio = (w(b) / w(a)).round(3)
+    assert len(ratio) == 8
+    assert sorted(ratio[ratio < 0.995].index) == [(16, 2254, 3301), (162, 514, 7619),
+                                                  (791, 329, 3149)]  # fmt: skip
+    assert sorted(ratio[ratio > 1.005].index) == [(308, 179, 2620), (1315, 1315, 1315),
+                                                  (2492, 41, 1038)]  # fmt: skip
+    worst = (ratio[16, 2254, 3301], ratio[308, 179, 2620], ratio[2492, 41, 1038])
+    assert worst == (0.848, 1.216, 1.122)
