@@ -632,6 +632,45 @@ def test_the_margin_leaves_out_a_rung_the_model_sees_far_behind(monkeypatch):
         prepare(dict(cfg, calibration=""), ROOT, catalogue.names())
 
 
+def test_below_calibration_margin_from_ms_every_calibrated_rung_runs(monkeypatch):
+    """calibration_margin 0.25 with the H200 calibration, FP64 rungs on an H200, at
+    16 x 475 x 45 (1.4 MFLOP: microseconds on any rung) and 4096^3 (137 GFLOP: over 2 ms at the
+    H200's 67 TFLOP/s FP64 peak).  The margin alone leaves rungs out at 16 x 475 x 45; the shapes
+    run at seed 726870 measured there ws_f64, left out then, at 7.07 µs against the kept
+    streamk_f64's 8.83 (lab entry "skinny_simt with its row tiles side by side, and FP32 and
+    FP64 at seed 726870 again").  With calibration_margin_from_ms 0.02 every rung runs there,
+    and at 4096^3 the margin leaves out what it left out before (skinny_simt, on the CUDA cores,
+    against the tensor-core rungs); the notes name the floor.  A floor without a margin is
+    refused."""
+    from mmbench.plan import plan as mmplan
+    from mmbench.plan.experiment import prepare
+    from mmbench.report import catalogue
+
+    rungs = ["ws_f64", "streamk_f64", "skinny_simt"]
+    cfg = dict(variants=rungs, dtypes=["float64"], sizes=[4096], shapes=[[16, 475, 45]],
+               tuned="kernels/tuned.csv", calibration="kernels/calibration.csv", tuned_gpu=H100,
+               arch="sm_90", memory=["pinned"], distribution=["normal"], calibration_margin=0.25)  # fmt: skip
+    monkeypatch.setattr(mmplan, "detect_gpus", lambda: [{"name": H200, "memory_gib": 139.8}])
+
+    def ran(exp):
+        return {(name, r.m) for name, runs in exp.plan.runs.items() for r in runs}
+
+    margin = prepare(cfg, ROOT, catalogue.names())
+    floor = prepare(dict(cfg, calibration_margin_from_ms=0.02), ROOT, catalogue.names())
+    small = {v for v, m in ran(margin) if m == 16}
+    assert 0 < len(small) < 3 and "ws_f64" not in small
+    assert {v for v, m in ran(floor) if m == 16} == set(rungs)
+    assert {x for x in ran(floor) if x[1] == 4096} == {x for x in ran(margin) if x[1] == 4096}
+    # at 4096^3 skinny_simt (CUDA cores) is far behind the FP64 tensor-core rungs
+    assert floor.plan.outpaced == [
+        dict(variant="skinny_simt", m=4096, n=4096, k=4096, faster="ws_f64")
+    ]
+    assert any("the least it predicts is 0.02 ms or more" in n for n in floor.notes)
+    with pytest.raises(ConfigError, match="'calibration_margin_from_ms': 0.02 without a calib"):
+        prepare(dict(cfg, calibration_margin=None, calibration_margin_from_ms=0.02), ROOT,
+                catalogue.names())  # fmt: skip
+
+
 def test_the_model_chooses_warptile_db_on_an_h200_near_the_fastest(registry):
     """On the recorded H200 calibration runs of warptile_db (every build at 18 shapes, 8 of
     them with one or two small sides), each shape held out of the fit in turn: the chosen

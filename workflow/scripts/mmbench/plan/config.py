@@ -397,6 +397,12 @@ def _semantic_problems(cfg: dict, registry: dict[str, Variant]) -> list[str]:
             "calibration table to predict with; valid: with calibration=kernels/calibration.csv"
             " (and tuned=...), or calibration_margin=null"
         )
+    if cfg.get("calibration_margin_from_ms") is not None and cfg.get("calibration_margin") is None:
+        problems.append(
+            f"config key 'calibration_margin_from_ms': {cfg['calibration_margin_from_ms']} "
+            "without a calibration_margin to apply from there; valid: with calibration_margin="
+            "0.25 (say), or calibration_margin_from_ms=null"
+        )
     if cfg["profile"]["enabled"] and not (cfg["profile"]["sizes"] or cfg["profile"]["shapes"]):
         problems.append(
             "config key 'profile.sizes': [] with profile.shapes = [] profiles nothing; valid: "

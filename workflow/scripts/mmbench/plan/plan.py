@@ -269,7 +269,8 @@ def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str,
                 n: int, k: int, memo: dict) -> str | None:  # fmt: skip
     """Config calibration_margin: the calibrated rung of `v`'s class (element type and math),
     calibrated on the same GPU model, whose predicted time at m x n x k is least, where `v`'s
-    is more than (1 + margin) times it; None otherwise (`v` runs)."""
+    is more than (1 + margin) times it and that least is at least config
+    calibration_margin_from_ms (where it is set); None otherwise (`v` runs)."""
     margin = cfg.get("calibration_margin")
     mine = predicted(cfg, v, dtype, m, n, k, memo) if margin is not None else None
     if mine is None:
@@ -282,7 +283,11 @@ def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str,
         theirs = predicted(cfg, other, dtype, m, n, k, memo)
         if theirs is not None and theirs[1] == mine[1] and theirs[0] < best_ms:
             best, best_ms = name, theirs[0]
-    return best if best is not None and mine[0] > (1 + margin) * best_ms else None
+    # below the floor (a product of a few µs) the model's fixed costs decide, and are least sure
+    floor = cfg.get("calibration_margin_from_ms")
+    if best is None or (floor is not None and best_ms < floor):
+        return None
+    return best if mine[0] > (1 + margin) * best_ms else None
 
 
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
@@ -414,10 +419,12 @@ def outpaced_notes(cfg: dict, plan: Plan) -> list[str]:
     for r in plan.outpaced:
         per.setdefault(r["variant"], set()).add((r["m"], r["n"], r["k"]))
     left = "; ".join(f"{name} at {len(products)}" for name, products in per.items())
+    floor = cfg.get("calibration_margin_from_ms")
+    where = f" and the least it predicts is {floor:g} ms or more" if floor is not None else ""
     return [
         f"calibration_margin {margin:g}: {len(plan.outpaced)} configuration(s) left out where "
         f"the calibrated model predicts another rung of their class more than {margin:.0%} "
-        f"faster (products per variant: {left}); calibration_margin=null runs them all"
+        f"faster{where} (products per variant: {left}); calibration_margin=null runs them all"
     ]
 
 
