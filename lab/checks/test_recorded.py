@@ -2237,3 +2237,33 @@ def test_warptile_db_split_by_the_blocks_at_a_time_is_not_kept():
                                                   (2492, 41, 1038)]  # fmt: skip
     worst = (ratio[16, 2254, 3301], ratio[308, 179, 2620], ratio[2492, 41, 1038])
     assert worst == (0.848, 1.216, 1.122)
+
+
+def test_skinny_simt_s_kept_calibration_chooses_near_the_fastest_build_at_the_misses():
+    """The same entry: at the 30 products of the every-build run (none of them a calibrate
+    product), the choice among skinny_simt's builds of the fit of its calibrate run (the kept
+    H200 rows) runs at 0.949 of the fastest build (geometric mean), 0.649 at least (FP64
+    9911 x 25 x 6683), and is the fastest build at 15."""
+    from mmbench.core.registry import load_registry
+    from mmbench.core.timemodel import calibrate, choose
+    from mmbench.plan.tuning import calibrated
+
+    reg = load_registry(ROOT / "kernels" / "registry.yaml")
+    v = reg["skinny_simt"]
+    run = pd.read_csv(ROOT / "tests" / "data" / "h200-calibrate" / "skinny_simt.csv.xz")
+    fit = calibrate(run, reg, sms={"NVIDIA H200": 132})  # (its launches do not tell the count)
+    rows = calibrated(fit, ["NVIDIA H200"], ["skinny_simt"], reg, "run")
+    rows = rows["skinny_simt"]
+    e = read_csv(SKINNY_ROWS_FIRST / "every-15-products.csv.xz")
+    share = {}
+    for (dtype, m, n, k), g in e[e.variant == "skinny_simt"].groupby(["dtype", "m", "n", "k"]):
+        p = choose(v, rows, dtype, m, n, k)["params"]
+        t = g.set_index("instance").kernel_ms_median
+        mine = [i for i in t.index if all(f"_{x}{p[x]}_" in f"{i}_" for x in ("MT", "TN", "SIDE", "PIPE"))]  # fmt: skip
+        assert len(mine) == 1
+        share[dtype, m, n, k] = t.min() / t[mine[0]]
+    s = pd.Series(share)
+    assert len(s) == 30
+    assert round(gmean(s), 3) == 0.949
+    assert s.idxmin() == ("float64", 9911, 25, 6683) and round(s.min(), 3) == 0.649
+    assert int((s >= 0.9995).sum()) == 15
