@@ -12,7 +12,11 @@ Then, per margin, the rungs kept are those predicted within (1 + margin) of the 
 result is the fastest measured pick among them, against the fastest measured pick of all the
 class's rungs.  Printed: per margin, the geometric mean and least of that share, and the rungs
 run (the configurations a run of the shapes preset would measure for the class's hand-written
-rungs).  Default: tests/data/h200-calibrate."""
+rungs).  Default: tests/data/h200-calibrate.
+
+    --floor-ms F   the margin applies only where the class's least predicted time is at least
+                   F ms (config calibration_margin_from_ms); below it every rung runs, as the
+                   shapes preset does (its floor: 0.02)."""
 
 from __future__ import annotations
 
@@ -36,9 +40,18 @@ DEFAULT = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
 MARGINS = (0.0, 0.05, 0.10, 0.15, 0.25, 0.50)
 
 
+def kept(predicted_ms: dict[str, float], margin: float, floor_ms: float | None) -> list[str]:
+    """The rungs a plan with this margin and floor runs, of those whose times it predicts."""
+    least = min(predicted_ms.values())
+    if floor_ms is not None and least < floor_ms:
+        return list(predicted_ms)
+    return [n for n, ms in predicted_ms.items() if ms <= (1 + margin) * least]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="*", type=Path, default=DEFAULT)
+    ap.add_argument("--floor-ms", type=float, default=None)
     args = ap.parse_args()
     d = pd.concat([pd.read_csv(t) for t in args.tables], ignore_index=True)
     d = d[(d.verification == "PASS") & (d.backend == "cubin")]
@@ -80,12 +93,12 @@ def main() -> None:
             picks = {n: pick(n, held) for n in names}
             measured = {n: row_of[(n, inst, held)].kernel_ms for n, (inst, _) in picks.items()}
             fastest = min(measured.values())
-            least = min(us for _, us in picks.values())
+            pred = {n: us / 1e3 for n, (_, us) in picks.items()}
             for margin in MARGINS:
-                kept = [n for n, (_, us) in picks.items() if us <= (1 + margin) * least]
+                run = kept(pred, margin, args.floor_ms)
                 rows.append(dict(cls=f"{dtype}/{math_mode}", shape="x".join(map(str, held)),
-                                 margin=margin, kept=len(kept), rungs=len(names),
-                                 share=fastest / min(measured[n] for n in kept)))  # fmt: skip
+                                 margin=margin, kept=len(run), rungs=len(names),
+                                 share=fastest / min(measured[n] for n in run)))  # fmt: skip
     out = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
     for margin, part in out.groupby("margin"):
@@ -97,10 +110,10 @@ def main() -> None:
               f"{part.kept.sum()} of {part.rungs.sum()}")  # fmt: skip
     print()
     print(out[out.margin == 0.10].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    unseen(registry)
+    unseen(registry, args.floor_ms)
 
 
-def unseen(registry) -> None:
+def unseen(registry, floor_ms: float | None) -> None:
     """The same at the products of one small side the H200 comparisons measured every
     instantiation of a stream-K and a skinny rung at (lab/data/h200-streamk-skinny, runs
     `skinny` and `skinny_unseen`), the calibration kept in kernels/calibration.csv (fitted at
@@ -135,12 +148,12 @@ def unseen(registry) -> None:
                 picks[name] = (predict_ms(v, row["params"], costs, m, n, k, 132),
                                at.kernel_ms.min())  # fmt: skip
             fastest = min(ms for _, ms in picks.values())
-            least = min(p for p, _ in picks.values())
+            pred = {nm: p for nm, (p, _) in picks.items()}
             for margin in MARGINS:
-                kept = [nm for nm, (p, _) in picks.items() if p <= (1 + margin) * least]
+                run = kept(pred, margin, floor_ms)
                 rows.append(dict(dtype=dtype, shape=f"{m}x{n}x{k}", margin=margin,
-                                 kept=len(kept),
-                                 share=fastest / min(picks[nm][1] for nm in kept)))  # fmt: skip
+                                 kept=len(run),
+                                 share=fastest / min(picks[nm][1] for nm in run)))  # fmt: skip
     out = pd.DataFrame(rows)
     print()
     print("products of one small side (stream-K against skinny):")

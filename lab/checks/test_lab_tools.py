@@ -147,6 +147,20 @@ def test_the_shapes_shares_split_by_alignment():
     assert got.loc[("BF16", "multiples of 8"), "least %"] == 87.4
 
 
+def test_rung_choice_keeps_every_rung_below_the_floor_as_the_plan_does():
+    """lab/benchmarks/rung_choice.py's margin with --floor-ms: at a least prediction of 10 us
+    under a 20 us floor both rungs run, though 13 us is more than 1.25 x 10; without the floor
+    only the least; above the floor 36 us is within 1.25 x 30 = 37.5 and 40 us is not."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import rung_choice
+
+    tiny = {"a": 0.010, "b": 0.013}
+    assert sorted(rung_choice.kept(tiny, 0.25, 0.02)) == ["a", "b"]
+    assert rung_choice.kept(tiny, 0.25, None) == ["a"]
+    assert sorted(rung_choice.kept({"a": 0.030, "b": 0.036}, 0.25, 0.02)) == ["a", "b"]
+    assert rung_choice.kept({"a": 0.030, "b": 0.040}, 0.25, 0.02) == ["a"]
+
+
 def test_keep_calibration_finds_the_kept_rows_the_fit_and_refuses_half_its_arguments():
     """lab/keep_calibration.py without arguments: the kept H200 rows (436) and H100 rows (302)
     are the fit of their recorded runs (exit 0, as tests/test_model.py checks); TIMINGS
