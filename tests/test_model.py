@@ -297,15 +297,18 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     four rungs (warptile_db 67, persistent_bf16 24, persistent_tf32 20, ws_f64 16) and the
     calibrate stage's runs of every build of the four FP8 rungs (persistent_fp8 52,
     streamk_fp8 22, skinny_fp8 53, tmastore_fp8 48, the registry's builds for sm_90a): 302
-    rows."""
+    rows; and skinny_dot's calibrate run, every build: 56 (R x NT of 2 x 16, 2 x 32, 4 x 8,
+    4 x 16 and 8 x 8 in float32, 2 x 16 and 4 x 8 in float64, each with two THREADS, STEPS and
+    PIPE: 5 x 8 + 2 x 8): 358."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
-    assert len(mine) == 302
+    assert len(mine) == 358
     assert mine.variant.value_counts().to_dict() == {
-        "warptile_db": 67, "skinny_fp8": 53, "persistent_fp8": 52, "tmastore_fp8": 48,
-        "persistent_bf16": 24, "streamk_fp8": 22, "persistent_tf32": 20, "ws_f64": 16}  # fmt: skip
+        "warptile_db": 67, "skinny_dot": 56, "skinny_fp8": 53, "persistent_fp8": 52,
+        "tmastore_fp8": 48, "persistent_bf16": 24, "streamk_fp8": 22, "persistent_tf32": 20,
+        "ws_f64": 16}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
