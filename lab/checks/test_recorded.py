@@ -2268,3 +2268,18 @@ def test_skinny_simt_s_kept_calibration_chooses_near_the_fastest_build_at_the_mi
     assert round(gmean(s), 3) == 0.949
     assert s.idxmin() == ("float64", 9911, 25, 6683) and round(s.min(), 3) == 0.649
     assert int((s >= 0.9995).sum()) == 15
+
+
+def test_skinny_dot_calibrated_on_an_h100_every_build_passes():
+    """Entry "skinny_dot calibrated on an H100, and into the shapes preset": the calibrate
+    stage's 1,120 rows, all PASS, 56 builds (40 in float32, 16 in float64) at 20 products; the
+    fastest build at 4096 x 32 x 4096 takes 55.8 µs in float32 and 136.8 µs in float64, and at
+    2048 x 16 x 8192 34.9 µs in float32."""
+    t = read_csv(ROOT / "tests/data/h100-calibrate/skinny_dot.csv.xz")
+    assert len(t) == 1120 and set(t.verification) == {"PASS"}
+    assert t.groupby("dtype").instance.nunique().to_dict() == {"float32": 40, "float64": 16}
+    assert len(set(zip(t.m, t.n, t.k, strict=True))) == 20
+    fastest = (1e3 * t.groupby(["dtype", "m", "n", "k"]).kernel_ms.min()).round(1)
+    assert fastest["float32", 4096, 32, 4096] == 55.8
+    assert fastest["float64", 4096, 32, 4096] == 136.8
+    assert fastest["float32", 2048, 16, 8192] == 34.9
