@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
 from mmbench.core.timemodel import fit_rung, recorded_us  # noqa: E402
+from mmbench.plan.plan import margin_keeps  # noqa: E402
 
 SMS = 132
 DEFAULT = [ROOT / "tests/data/h200-calibrate/tn_and_streamk.csv.xz",
@@ -43,9 +44,7 @@ MARGINS = (0.0, 0.05, 0.10, 0.15, 0.25, 0.50)
 def kept(predicted_ms: dict[str, float], margin: float, floor_ms: float | None) -> list[str]:
     """The rungs a plan with this margin and floor runs, of those whose times it predicts."""
     least = min(predicted_ms.values())
-    if floor_ms is not None and least < floor_ms:
-        return list(predicted_ms)
-    return [n for n, ms in predicted_ms.items() if ms <= (1 + margin) * least]
+    return [n for n, ms in predicted_ms.items() if margin_keeps(ms, least, margin, floor_ms)]
 
 
 def main() -> None:

@@ -283,11 +283,17 @@ def outpaced_by(cfg: dict, registry: dict[str, Variant], v: Variant, dtype: str,
         theirs = predicted(cfg, other, dtype, m, n, k, memo)
         if theirs is not None and theirs[1] == mine[1] and theirs[0] < best_ms:
             best, best_ms = name, theirs[0]
-    # below the floor (a product of a few µs) the model's fixed costs decide, and are least sure
     floor = cfg.get("calibration_margin_from_ms")
-    if best is None or (floor is not None and best_ms < floor):
-        return None
-    return best if mine[0] > (1 + margin) * best_ms else None
+    return None if best is None or margin_keeps(mine[0], best_ms, margin, floor) else best
+
+
+def margin_keeps(ms: float, least_ms: float, margin: float, floor_ms: float | None) -> bool:
+    """Config calibration_margin and calibration_margin_from_ms: whether a rung the model
+    predicts at `ms` runs beside the least prediction of its class, `least_ms`."""
+    # below the floor (a product of a few µs) the model's fixed costs decide, and are least sure
+    if floor_ms is not None and least_ms < floor_ms:
+        return True
+    return ms <= (1 + margin) * least_ms
 
 
 def expand(cfg: dict, registry: dict[str, Variant], arch: str | None = None) -> Plan:
