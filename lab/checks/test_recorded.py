@@ -2283,3 +2283,53 @@ def test_skinny_dot_calibrated_on_an_h100_every_build_passes():
     assert fastest["float32", 4096, 32, 4096] == 55.8
     assert fastest["float64", 4096, 32, 4096] == 136.8
     assert fastest["float32", 2048, 16, 8192] == 34.9
+
+
+H100_TMASTORE_FP8 = DATA / "h100-tmastore-fp8-ladder"
+H100_F64_MISSES = DATA / "h100-fp64-misses-profile"
+
+
+def test_tmastore_fp8_s_h100_tune_is_what_kernels_tuned_csv_holds():
+    """Entry "tmastore_fp8 tuned on an H100 and on the ladder": the tune preset cut to
+    tmastore_fp8 at 4096 and 8192 on GPU-2720dbc9, 192 configurations all PASS; fastest under
+    sustained load: at 4096 the 128 x 128 build (6 stages, GROUP 8, CHAIN 8) at 0.1276 ms, next
+    GROUP 16 at 0.1297; at 8192 the 128 x 192 build (4 stages, GROUP 8, CHAIN 1) at 0.9426 ms,
+    next CLUSTER 2 at 0.9491.  kernels/tuned.csv's H100 rows of tmastore_fp8 are those builds."""
+    t = read_csv(H100_TMASTORE_FP8 / "tune-tmastore-fp8.csv.xz")
+    assert len(t) == 192 and set(t.verification) == {"PASS"}
+    assert set(t.gpu_uuid) == {"GPU-2720dbc9-f93a-8885-85a5-ad6a2b17d9c5"}
+    s = t[t.load == "sustained"].sort_values("kernel_ms")
+    top = {m: [(r.params, round(r.kernel_ms, 4)) for r in g.head(2).itertuples()]
+           for m, g in s.groupby("m")}  # fmt: skip
+    assert top == {
+        4096: [("BM=128 BN=128 STAGES=6 CLUSTER=1 GROUP=8 CHAIN=8", 0.1276),
+               ("BM=128 BN=128 STAGES=6 CLUSTER=1 GROUP=16 CHAIN=8", 0.1297)],
+        8192: [("BM=128 BN=192 STAGES=4 CLUSTER=1 GROUP=8 CHAIN=1", 0.9426),
+               ("BM=128 BN=192 STAGES=4 CLUSTER=2 GROUP=8 CHAIN=1", 0.9491)],
+    }  # fmt: skip
+    tuned = read_csv(ROOT / "kernels" / "tuned.csv")
+    mine = tuned[(tuned.variant == "tmastore_fp8") & (tuned.gpu_name == "NVIDIA H100 80GB HBM3")]
+    assert dict(zip(mine.m, mine.params, strict=True)) == {m: rows[0][0] for m, rows in top.items()}
+
+
+def test_skinny_dot_at_the_fp64_misses_of_a_small_n_on_an_h100():
+    """Same entry: at 4185 x 19 x 308, 611 x 71 x 702 and 565 x 55 x 1802 (bursts, one H100)
+    skinny_dot is the best rung in FP32 and FP64: FP64 73.7, 97.8 and 82.9% of cuBLAS, FP32
+    150.4, 137.3 and 111.0%.  Nsight Compute: cuBLAS's FP64 kernels there count 134 144, 61 440
+    and 258 048 FP64 operations on the CUDA cores, where the products have 49.0, 60.9 and 112.0
+    million (2mnk): the rest ran on the tensor cores."""
+    sw = read_csv(H100_F64_MISSES / "sweep.csv.xz")
+    got = {
+        (p, m): (b, s)
+        for p, m, b, s in zip(sw.precision, sw.m, sw["best rung"], sw["% of ref"], strict=True)
+    }
+    assert got == {
+        ("FP32", 565): ("skinny_dot", 111.0), ("FP32", 611): ("skinny_dot", 137.3),
+        ("FP32", 4185): ("skinny_dot", 150.4), ("FP64", 565): ("skinny_dot", 82.9),
+        ("FP64", 611): ("skinny_dot", 97.8), ("FP64", 4185): ("skinny_dot", 73.7),
+    }  # fmt: skip
+    pm = read_csv(H100_F64_MISSES / "profiler_metrics.csv.xz").set_index("metric")
+    dp = {c.split()[1]: int(float(pm.loc["flop_count_dp", c]))
+          for c in pm.columns if c.startswith("cublas ") and c.endswith("float64")}  # fmt: skip
+    assert dp == {"4185x19x308": 134144, "611x71x702": 61440, "565x55x1802": 258048}
+    assert all(v < 0.01 * 2 * 565 * 55 * 1802 for v in dp.values())

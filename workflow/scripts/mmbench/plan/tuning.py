@@ -425,11 +425,14 @@ def reference_rates(table, gpu: str) -> dict[str, list[list[float]]]:
     """The cuBLAS rates the tuning table implies for one GPU model, per element type and math
     ("float32/tf32"): [m, n, k, GFLOP/s] at each shape a row was tuned at, the reference's rate
     being the row's over its share of it (kernel_gflops / percent_of_reference * 100; the
-    fastest where several rows give one)."""
+    fastest where several rows give one).  A row without a share (a tune run without its
+    reference writes none) gives no rate."""
+    import pandas as pd
+
     mine = table[table.gpu_name == gpu]
+    shares = pd.to_numeric(mine.percent_of_reference, errors="coerce") / 100
     out: dict[str, dict[tuple, float]] = {}
-    for r in mine.itertuples(index=False):
-        share = float(r.percent_of_reference) / 100
+    for r, share in zip(mine.itertuples(index=False), shares, strict=True):
         if not share > 0:
             continue
         key, shape = f"{r.dtype}/{r.math}", (int(r.m), int(r.n), int(r.k))
