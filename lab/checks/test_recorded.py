@@ -2286,7 +2286,7 @@ def test_skinny_dot_calibrated_on_an_h100_every_build_passes():
 
 
 H100_TMASTORE_FP8 = DATA / "h100-tmastore-fp8-ladder"
-H100_F64_MISSES = DATA / "h100-fp64-misses-profile"
+H100_F64_MISSES = DATA / "h100-small-side-misses"
 
 
 def test_tmastore_fp8_s_h100_tune_is_what_kernels_tuned_csv_holds():
@@ -2333,3 +2333,20 @@ def test_skinny_dot_at_the_fp64_misses_of_a_small_n_on_an_h100():
           for c in pm.columns if c.startswith("cublas ") and c.endswith("float64")}  # fmt: skip
     assert dp == {"4185x19x308": 134144, "611x71x702": 61440, "565x55x1802": 258048}
     assert all(v < 0.01 * 2 * 565 * 55 * 1802 for v in dp.values())
+
+
+def test_the_27_fp32_and_fp64_misses_with_skinny_dot_on_an_h100():
+    """Same entry, call 5: the 27 FP32 and FP64 products below 85% in either seed's standing H200
+    rows, in bursts on one H100 with skinny_dot in the run: 6 of 27 below 85% in FP32 (least
+    55.4% at 5624 x 77 x 182 by warptile_db), 12 of 27 in FP64 (least 64.4% at 358 x 743 x 326
+    by ws_f64); skinny_dot the best rung at 16 and 12 of them."""
+    sw = read_csv(H100_F64_MISSES / "sweep-27-misses.csv.xz")
+    got = {}
+    for p, g in sw.groupby("precision"):
+        least = g.loc[g["% of ref"].idxmin()]
+        got[p] = (len(g), int((g["% of ref"] < 85).sum()), least["% of ref"], least["shape"],
+                  least["best rung"], int((g["best rung"] == "skinny_dot").sum()))  # fmt: skip
+    assert got == {
+        "FP32": (27, 6, 55.4, "5624 x 77 x 182", "warptile_db", 16),
+        "FP64": (27, 12, 64.4, "358 x 743 x 326", "ws_f64", 12),
+    }
