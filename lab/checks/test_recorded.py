@@ -2350,3 +2350,22 @@ def test_the_27_fp32_and_fp64_misses_with_skinny_dot_on_an_h100():
         "FP32": (27, 6, 55.4, "5624 x 77 x 182", "warptile_db", 16),
         "FP64": (27, 12, 64.4, "358 x 743 x 326", "ws_f64", 12),
     }
+
+
+def test_skinny_dot_s_fastest_build_at_the_misses_on_an_h100():
+    """Same entry, call 6: each of skinny_dot's builds (40 float32, 16 float64) and cuBLAS at 15
+    products, all PASS on GPU-c3dfb760; the fastest build against cuBLAS: FP32 4739 x 59 x 5945
+    58.6% (188.4 µs against 110.4), 5624 x 77 x 182 58.7%, 358 x 743 x 326 85.6%; FP64
+    358 x 743 x 326 47.2%, 883 x 380 x 247 43.7%."""
+    e = read_csv(H100_F64_MISSES / "every-skinny-dot-fastest.csv.xz")
+    assert len(e) == 30 and e.all_pass.all()
+    assert set(e.gpu_uuid) == {"GPU-c3dfb760-facb-0943-5b11-63967e3b8bbc"}
+    assert dict(e.groupby("dtype").builds.first()) == {"float32": 40, "float64": 16}
+    e = e.set_index(["dtype", "m", "n", "k"])
+    share = (100 * e.cublas_ms / e.fastest_ms).round(1)
+    assert share[("float32", 4739, 59, 5945)] == 58.6
+    assert round(e.fastest_ms[("float32", 4739, 59, 5945)] * 1000, 1) == 188.4
+    assert share[("float32", 5624, 77, 182)] == 58.7
+    assert share[("float32", 358, 743, 326)] == 85.6
+    assert share[("float64", 358, 743, 326)] == 47.2
+    assert share[("float64", 883, 380, 247)] == 43.7
