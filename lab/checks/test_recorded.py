@@ -2313,11 +2313,8 @@ def test_tmastore_fp8_s_h100_tune_is_what_kernels_tuned_csv_holds():
 
 
 def test_skinny_dot_at_the_fp64_misses_of_a_small_n_on_an_h100():
-    """Same entry: at 4185 x 19 x 308, 611 x 71 x 702 and 565 x 55 x 1802 (bursts, one H100)
-    skinny_dot is the best rung in FP32 and FP64: FP64 73.7, 97.8 and 82.9% of cuBLAS, FP32
-    150.4, 137.3 and 111.0%.  Nsight Compute: cuBLAS's FP64 kernels there count 134 144, 61 440
-    and 258 048 FP64 operations on the CUDA cores, where the products have 49.0, 60.9 and 112.0
-    million (2mnk): the rest ran on the tensor cores."""
+    """Same entry: skinny_dot the best rung at the three products in FP32 and FP64 (bursts);
+    cuBLAS's FP64 kernels there do under 1% of 2mnk on the CUDA cores (Nsight Compute)."""
     sw = read_csv(H100_F64_MISSES / "sweep.csv.xz")
     got = {
         (p, m): (b, s)
