@@ -370,7 +370,7 @@ def test_the_tf32_tma_store_rung_passes_persistent_tf32_tn_in_the_same_recorded_
 def test_the_fp8_tma_store_rung_passes_persistent_fp8_in_the_same_recorded_run():
     """The ladder preset for tmastore_fp8, persistent_fp8 and cuBLASLt FP8 only, at 4096 and
     8192, normal inputs, each in its tuned instantiation (tests/data/h100-tmastore-fp8, one H100,
-    GPU-2720dbc9).  By hand from its sustained rows (2 n^3 / kernel_ms): tmastore_fp8 1 075 172
+    GPU-2720dbc9; the columns the ladder table reads, and the clock and power).  By hand from its sustained rows (2 n^3 / kernel_ms): tmastore_fp8 1 075 172
     and 1 161 834 GFLOP/s, persistent_fp8 1 021 279 and 1 073 865, cuBLASLt 1 095 360 and
     1 191 844: 98.2% and 97.5% of cuBLASLt against 93.2% and 90.1%, a gain of x1.05 and x1.08."""
     t = read_csv(DATA / "h100-tmastore-fp8" / "ladder_timings.csv.xz")

@@ -2366,3 +2366,18 @@ def test_skinny_dot_s_fastest_build_at_the_misses_on_an_h100():
     assert share[("float32", 358, 743, 326)] == 85.6
     assert share[("float64", 358, 743, 326)] == 47.2
     assert share[("float64", 883, 380, 247)] == 43.7
+
+
+def test_shallower_stream_k_shares_do_not_lift_the_fp64_misses():
+    """Same entry, calls 7 and 8: ws_f64's and streamk_f64's fastest build reach 85% of cuBLAS at
+    1 of 10 FP64 products (2492 x 41 x 1038, 89.3%); streamk_f64 with shares at least 256, 128
+    and 64 deep at 883 x 380 x 247: 17.6, 17.3 and 20.7 µs on 42, 84 and 168 workers."""
+    f = read_csv(H100_F64_MISSES / "f64-tensor-rungs-every-fastest.csv.xz")
+    assert f.all_pass.all() and len(f) == 20
+    best = (100 * f.cublas_ms / f.fastest_ms).groupby([f.m, f.n, f.k]).max().round(1)
+    assert best[best >= 85].to_dict() == {(2492, 41, 1038): 89.3}
+    d = read_csv(H100_F64_MISSES / "streamk-f64-least-depth.csv.xz")
+    assert d.all_pass.all() and len(d) == 30
+    at = d[(d.m == 883) & (d.n == 380)].set_index("least_depth")
+    assert (at.fastest_ms * 1000).round(1).to_dict() == {256: 17.6, 128: 17.3, 64: 20.7}
+    assert at.grid.to_dict() == {256: "42x1x1", 128: "84x1x1", 64: "168x1x1"}
