@@ -325,7 +325,7 @@ def test_the_tma_store_rung_passes_persistent_bf16_in_the_same_recorded_run():
     hand from its normal, sustained rows (GFLOP/s): tmastore_bf16 631 860 and 666 383,
     persistent_bf16 604 923 and 651 768, cuBLAS 639 312 and 658 013: 98.84% and 101.27% of
     cuBLAS against 94.62% and 99.05%, a gain of x1.04 and x1.02."""
-    t = read_csv(DATA / "h100-tmastore" / "ladder_timings.csv")
+    t = read_csv(DATA / "h100-tmastore" / "ladder_timings.csv.xz")
     assert (t.verification == "PASS").all() and len(t) == 24
     tab = ladder.table(t).set_index("rung")
     assert tab.loc["tmastore_bf16", "4096: % of ref"] == pytest.approx(98.8, abs=0.05)

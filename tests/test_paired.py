@@ -463,7 +463,7 @@ KNOB = RECORDED / "knob-h100"
 def _calibrated(this: int, base: int) -> pd.Series:
     """The slowdown of WORK=this over WORK=base per size from the kernel's own single-launch
     medians in one plain run (no comparison involved: tools/knob_calibration.py's numbers)."""
-    t = read_csv(KNOB / "calibration_timings.csv")
+    t = read_csv(KNOB / "calibration_timings.csv.xz")
     p = t.pivot_table(index="m", columns="WORK", values="kernel_ms_median")
     return p[this] / p[base] - 1
 
@@ -484,7 +484,7 @@ def test_a_calibrated_change_is_seen_where_the_kernel_runs_long_enough(
 ):
     slower, faster = (this, base) if this > base else (base, this)
     share = _calibrated(slower, faster)
-    long = share.index[read_csv(KNOB / "calibration_timings.csv")
+    long = share.index[read_csv(KNOB / "calibration_timings.csv.xz")
                        .groupby("m").kernel_ms_median.min() >= shortest_ms]  # fmt: skip
     # the calibration says what each step is: about 2% or about 1% at those sizes
     step = 0.02 if shortest_ms < 1 else 0.01
@@ -495,7 +495,7 @@ def test_a_calibrated_change_is_seen_where_the_kernel_runs_long_enough(
     t = t.set_index("m")
     assert (t.loc[long, "verdict"] == verdict).all(), t.loc[long, ["verdict", "ratio_centre"]]
     # the paired ratio and the calibration agree within a third of the step at 1 ms and more
-    for m in share.index[read_csv(KNOB / "calibration_timings.csv")
+    for m in share.index[read_csv(KNOB / "calibration_timings.csv.xz")
                          .groupby("m").kernel_ms_median.min() >= 1.0]:  # fmt: skip
         expected = 1 + share[m] if this > base else 1 / (1 + share[m])
         assert abs(t.ratio_centre[m] / expected - 1) < step / 3, (m, t.ratio_centre[m], expected)
