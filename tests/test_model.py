@@ -299,16 +299,18 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     streamk_fp8 22, skinny_fp8 53, tmastore_fp8 48, the registry's builds for sm_90a): 302
     rows; and skinny_dot's calibrate run, every build: 56 (R x NT of 2 x 16, 2 x 32, 4 x 8,
     4 x 16 and 8 x 8 in float32, 2 x 16 and 4 x 8 in float64, each with two THREADS, STEPS and
-    PIPE: 5 x 8 + 2 x 8): 358."""
+    PIPE: 5 x 8 + 2 x 8): 358; and the calibrate run of skinny_simt and streamk_f64, every
+    build they fit (skinny_simt's 26 in float32 and 14 in float64, as the H200's rows;
+    streamk_f64's 12, every one the registry builds): 410."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
-    assert len(mine) == 358
+    assert len(mine) == 410
     assert mine.variant.value_counts().to_dict() == {
         "warptile_db": 67, "skinny_dot": 56, "skinny_fp8": 53, "persistent_fp8": 52,
-        "tmastore_fp8": 48, "persistent_bf16": 24, "streamk_fp8": 22, "persistent_tf32": 20,
-        "ws_f64": 16}  # fmt: skip
+        "tmastore_fp8": 48, "skinny_simt": 40, "persistent_bf16": 24, "streamk_fp8": 22,
+        "persistent_tf32": 20, "ws_f64": 16, "streamk_f64": 12}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
@@ -329,6 +331,16 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
     assert len(mine) == 436
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
+
+
+def test_a_run_cut_to_the_kept_columns_still_has_132_multiprocessors(registry):
+    """streamk_f64's H200 calibration run launched its two-blocks-a-multiprocessor builds
+    (BLOCKS=2) on grids of 264; cut to the columns lab/keep_calibration.py keeps (no BLOCKS
+    column), the run still says 132, the H200's multiprocessors, as it does whole."""
+    run = pd.read_csv(H200_RUNS / "streamk_f64.csv.xz")
+    assert "264x1x1" in set(run.grid) and "BLOCKS" in run.columns
+    kept = run.drop(columns=["BLOCKS"])
+    assert sms_of(run, registry) == sms_of(kept, registry) == {H200: 132}
 
 
 def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry):

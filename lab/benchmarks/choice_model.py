@@ -60,6 +60,8 @@ def main() -> None:
     args = ap.parse_args()
     d = pd.concat([pd.read_csv(t) for t in args.tables], ignore_index=True)
     d = d[(d.verification == "PASS") & (d.backend != "cublas")]
+    if "kernel_gflops" not in d:  # a kept calibrate run (lab/keep_calibration.py's columns)
+        d = d.assign(kernel_gflops=2.0 * d.m * d.n * d.k / d.kernel_ms / 1e6)
     d = d.assign(
         shape=list(zip(d.m, d.n, d.k, strict=True)), fill=[fill(x) for x in d.launch_facts]
     )

@@ -2381,3 +2381,15 @@ def test_shallower_stream_k_shares_do_not_lift_the_fp64_misses():
     at = d[(d.m == 883) & (d.n == 380)].set_index("least_depth")
     assert (at.fastest_ms * 1000).round(1).to_dict() == {256: 17.6, 128: 17.3, 64: 20.7}
     assert at.grid.to_dict() == {256: "42x1x1", 128: "84x1x1", 64: "168x1x1"}
+
+
+def test_skinny_simt_and_streamk_f64_calibrated_on_an_h100():
+    """Entry "skinny_simt and streamk_f64 calibrated on an H100": 1,396 launches all PASS on
+    GPU-8779c1c7, skinny_simt's 40 builds at 22 products and streamk_f64's 12 at the rule's grid
+    and with every tile whole (516: 528 less where the two grids are one)."""
+    run = read_csv(ROOT / "tests" / "data" / "h100-calibrate" / "skinny_simt_streamk_f64.csv.xz")
+    assert len(run) == 1396 and set(run.verification) == {"PASS"}
+    assert run.variant.value_counts().to_dict() == {"skinny_simt": 880, "streamk_f64": 516}
+    assert run.groupby("variant").instance.nunique().to_dict() == {
+        "skinny_simt": 40, "streamk_f64": 12}  # fmt: skip
+    assert run[["m", "n", "k"]].drop_duplicates().shape[0] == 22

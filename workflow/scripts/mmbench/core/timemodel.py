@@ -549,13 +549,18 @@ def sms_of(timings, registry) -> dict[str, int]:
     """Multiprocessors per GPU model, as its timing rows show them: the widest grid that a
     persistent kernel (_persistent: its grid sized by the GPU) launched with one block per
     multiprocessor and no cluster.  Such a grid is the multiprocessors wherever the product has
-    work for them all; a grid kernel's (a block per tile) is not bounded by them."""
+    work for them all; a grid kernel's (a block per tile) is not bounded by them.  BLOCKS and
+    CLUSTER are read from each row's instantiation (the registry's), so that a table cut to a
+    few columns (lab/keep_calibration.py keeps no parameter columns) tells the same."""
     out: dict[str, int] = {}
-    one = timings
-    for col in ("CLUSTER", "BLOCKS"):
-        if col in one:
-            one = one[one[col].fillna(1).astype(float) == 1]
-    one = one[one.variant.isin([name for name, v in registry.items() if _persistent(v)])]
+    persistent = {name for name, v in registry.items() if _persistent(v)}
+    one = timings[timings.variant.isin(persistent)]
+
+    def single(variant: str, instance: str) -> bool:  # one block a multiprocessor, no cluster
+        params = registry[variant].by_slug.get(instance) or {}
+        return all(int(params.get(p, 1)) == 1 for p in ("CLUSTER", "BLOCKS"))
+
+    one = one[[single(v, i) for v, i in zip(one.variant, one.instance, strict=True)]]
     for gpu, part in one.groupby("gpu_name"):
         widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
         if widths:
