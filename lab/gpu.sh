@@ -90,7 +90,8 @@ PY
   cp /tmp/mmbench-registry.yaml kernels/registry.yaml
   ;;
 builds)
-  which=$1 tree=$2 variants=$3
+  usage="usage: lab/gpu.sh builds OUT before|after TREE VARIANTS"
+  which=${1:?$usage} tree=${2:?$usage} variants=${3:?$usage}
   extra=() more=()
   [ -n "${EXTRA_TUNED:-}" ] && extra=(--extra-tuned "$(realpath "$EXTRA_TUNED")")
   [ -n "${SIZES:-}" ] && extra+=(--sizes "$SIZES")
@@ -114,7 +115,7 @@ builds)
 memcheck)
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   # shellcheck disable=SC2046  # one argument per variant
-  python3 tools/memcheck.py $(echo "$1" | tr -d '[]' | tr ',' ' ') --first 1 \
+  python3 tools/memcheck.py $(echo "${1:?usage: lab/gpu.sh memcheck OUT VARIANTS}" | tr -d '[]' | tr ',' ' ') --first 1 \
     --tuned kernels/tuned.csv --gpu "$gpu" 2>&1 | tail -40
   ;;
 *)
