@@ -105,6 +105,20 @@ def write_table(path: Path, lines: list[str], kept: pd.DataFrame, model: str,
     path.write_text(lines[0] + "".join(others) + text.getvalue())
 
 
+def same_multiprocessors(kept: pd.DataFrame, model: str, again: pd.DataFrame) -> str | None:
+    """Why a refit may not be kept: its rows name other multiprocessors than the kept rows of
+    the model (core/timemodel.sms_of reads them off the widest one-block persistent grid of the
+    runs, and every cost of the model is fitted with them); None where they agree or nothing of
+    the model is kept yet."""
+    before = set(kept.loc[kept.gpu_name == model, "sms"].astype(int))
+    after = set(again["sms"].astype(int))
+    if not before or before == after:
+        return None
+    return (f"the refit gives {model} {sorted(after)} multiprocessors where the kept rows have "
+            f"{sorted(before)}: every row of the model would move; nothing is written (check the "
+            "grids of the run's persistent launches of one block a multiprocessor)")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("timings", nargs="?", type=Path, help="a calibrate stage's timings (CSV)")
@@ -122,6 +136,9 @@ def main(argv: list[str]) -> int:
         t = pd.read_csv(a.timings)
         model = one_model(t, a.timings)
         again = refit(registry, model, cut(t))
+        if (why := same_multiprocessors(kept, model, again)) is not None:
+            print(why, file=sys.stderr)
+            return 1
         write_table(a.to, lines, kept, model, again)
         print(f"{a.to}: {len(kept) - (kept.gpu_name == model).sum() + len(again)} rows, "
               f"{len(again)} {model} rows fitted with {a.timings.name} (before: "
@@ -139,6 +156,12 @@ def main(argv: list[str]) -> int:
             else:
                 print(f"the kept {model} rows ({len(before)}) are the fit of its recorded runs")
         return bad
+    t = pd.read_csv(a.timings)
+    model = one_model(t, a.timings)
+    why = same_multiprocessors(kept, model, refit(registry, model, cut(t)))
+    if why is not None:
+        print(why, file=sys.stderr)
+        return 1
     out, model = keep(a.timings, a.name)
     print(f"kept {out.relative_to(ROOT)}")
     before = kept[kept.gpu_name == model].reset_index(drop=True)

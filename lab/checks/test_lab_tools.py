@@ -240,3 +240,24 @@ def test_choice_model_reads_a_kept_calibrate_run():
     assert "timed    geometric mean 0.949 of the best, least 0.788" in ran.stdout
     assert "nearest  geometric mean 0.948 of the best, least 0.745, at the best at 17 of 44" in (
         ran.stdout)  # fmt: skip
+
+
+def test_keep_calibration_refuses_a_refit_at_other_multiprocessors():
+    """The first merged table of skinny_simt's and streamk_f64's H100 run (entry "skinny_simt and
+    streamk_f64 calibrated on an H100") had every H100 row at 264 multiprocessors where the kept
+    rows have 132; lab/keep_calibration.py now refuses such a refit, naming both, and lets one
+    at the kept 132 through (a first calibration of a model, nothing kept, too)."""
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("keep_calibration", LAB / "keep_calibration.py")
+    kc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kc)
+    kept = pd.read_csv(ROOT / "kernels" / "calibration.csv")
+    h100 = kept[kept.gpu_name == kc.H100]
+    assert set(h100.sms) == {132}
+    assert kc.same_multiprocessors(kept, kc.H100, h100) is None
+    why = kc.same_multiprocessors(kept, kc.H100, h100.assign(sms=264))
+    assert why is not None and "[264] multiprocessors where the kept rows have [132]" in why
+    assert kc.same_multiprocessors(kept[kept.gpu_name != kc.H100], kc.H100, h100) is None

@@ -126,7 +126,9 @@ calibrate)
 .to_csv(index=False))' "$out/calibration.csv"
   # the kept table with this GPU model's rows fitted again from its recorded runs and this one
   # (lab/keep_calibration.py --to), for the run stage on this machine (results/ stays between
-  # calls; kernels/ is copied anew)
+  # calls; kernels/ is copied anew); none where it refuses the refit (the run then reads
+  # kernels/calibration.csv)
+  rm -f results/calibration-merged.csv
   [ -f "$out/calibrate_timings.csv" ] &&
     python3 lab/keep_calibration.py "$out/calibrate_timings.csv" --to results/calibration-merged.csv
   # a released machine keeps nothing: a later call on a fresh one carries this copy back into
