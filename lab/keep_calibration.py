@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 from mmbench.core.registry import load_registry  # noqa: E402
-from mmbench.core.timemodel import calibrate, compact_fitted, expand_fitted  # noqa: E402
+from mmbench.core.timemodel import calibrate, compact_fitted, expand_fitted, sms_of  # noqa: E402
 
 H200 = "NVIDIA H200"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -57,12 +57,15 @@ def recorded_runs(model: str) -> list[Path]:
     return [*others, *sorted(folder.glob("*.csv.xz"))]
 
 
-def refit(registry, model: str, added: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A GPU model's rows: calibrate() of every recorded run of it (and of `added`, a run's
-    timings not kept yet)."""
+def all_runs(model: str, added: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every recorded run of a GPU model (and `added`, a run's timings not kept yet)."""
     runs = [pd.read_csv(p) for p in recorded_runs(model)]
-    return calibrate(pd.concat([*runs, *([] if added is None else [added])], ignore_index=True),
-                     registry)  # fmt: skip
+    return pd.concat([*runs, *([] if added is None else [added])], ignore_index=True)
+
+
+def refit(registry, model: str, added: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A GPU model's rows: calibrate() of every recorded run of it (and of `added`)."""
+    return calibrate(all_runs(model, added), registry)
 
 
 def one_model(t: pd.DataFrame, timings: Path) -> str:
@@ -79,11 +82,9 @@ def cut(t: pd.DataFrame) -> pd.DataFrame:
     return t[[c for c in COLUMNS if c in t.columns]]
 
 
-def keep(timings: Path, name: str) -> tuple[Path, str]:
-    """TIMINGS cut to COLUMNS, xz-compressed into its GPU model's recorded runs as NAME; and
-    that model."""
-    t = pd.read_csv(timings)
-    model = one_model(t, timings)
+def keep(t: pd.DataFrame, model: str, name: str) -> Path:
+    """A run's timings `t` (of GPU model `model`) cut to COLUMNS, xz-compressed into the model's
+    recorded runs as NAME."""
     out = KEPT[model][0] / f"{name}.csv.xz"
     if out.exists():
         raise SystemExit(f"{out} exists: choose another NAME")
@@ -92,7 +93,7 @@ def keep(timings: Path, name: str) -> tuple[Path, str]:
     text = cut(t).to_csv(index=False, float_format="%.7g")
     out.parent.mkdir(exist_ok=True)
     out.write_bytes(lzma.compress(text.encode(), preset=9 | lzma.PRESET_EXTREME))
-    return out, model
+    return out
 
 
 def write_table(path: Path, lines: list[str], kept: pd.DataFrame, model: str,
@@ -105,13 +106,12 @@ def write_table(path: Path, lines: list[str], kept: pd.DataFrame, model: str,
     path.write_text(lines[0] + "".join(others) + text.getvalue())
 
 
-def same_multiprocessors(kept: pd.DataFrame, model: str, again: pd.DataFrame) -> str | None:
-    """Why a refit may not be kept: its rows name other multiprocessors than the kept rows of
-    the model (core/timemodel.sms_of reads them off the widest one-block persistent grid of the
-    runs, and every cost of the model is fitted with them); None where they agree or nothing of
-    the model is kept yet."""
+def same_multiprocessors(kept: pd.DataFrame, model: str, after: set[int]) -> str | None:
+    """Why a refit may not be kept: it would fit the model at other multiprocessors (`after`)
+    than its kept rows name (core/timemodel.sms_of reads them off the widest one-block
+    persistent grid of the runs, and every cost of the model is fitted with them); None where
+    they agree or nothing of the model is kept yet."""
     before = set(kept.loc[kept.gpu_name == model, "sms"].astype(int))
-    after = set(again["sms"].astype(int))
     if not before or before == after:
         return None
     return (f"the refit gives {model} {sorted(after)} multiprocessors where the kept rows have "
@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
         t = pd.read_csv(a.timings)
         model = one_model(t, a.timings)
         again = refit(registry, model, cut(t))
-        if (why := same_multiprocessors(kept, model, again)) is not None:
+        if (why := same_multiprocessors(kept, model, set(again.sms.astype(int)))) is not None:
             print(why, file=sys.stderr)
             return 1
         write_table(a.to, lines, kept, model, again)
@@ -158,11 +158,12 @@ def main(argv: list[str]) -> int:
         return bad
     t = pd.read_csv(a.timings)
     model = one_model(t, a.timings)
-    why = same_multiprocessors(kept, model, refit(registry, model, cut(t)))
-    if why is not None:
+    # the multiprocessors the fit will take, before anything is written (no fit needed for them)
+    sms = sms_of(all_runs(model, cut(t)), registry)
+    if (why := same_multiprocessors(kept, model, set(sms.values()))) is not None:
         print(why, file=sys.stderr)
         return 1
-    out, model = keep(a.timings, a.name)
+    out = keep(t, model, a.name)
     print(f"kept {out.relative_to(ROOT)}")
     before = kept[kept.gpu_name == model].reset_index(drop=True)
     again = refit(registry, model)
