@@ -16,10 +16,14 @@ from .conftest import DATA, SLOWED, compare_run, recorded
 
 
 def _kind(path: Path) -> str | None:
-    name = path.name.removesuffix(".gz").removesuffix(".csv")
+    name = path.name.removesuffix(".gz").removesuffix(".xz").removesuffix(".csv")
     if path.parent.name == "runs" or name == "timings":
         return "timings"
     return name if name in schemas.SCHEMAS else None
+
+
+# kept cut to the columns its test reads (lab/data/README.md says which), not a whole table
+CUT = {DATA / "h100-ladder-whole" / "timings.csv.xz"}
 
 
 @pytest.mark.sweeps_data
@@ -27,12 +31,13 @@ def test_every_recorded_table_satisfies_its_schema():
     checked = 0
     for path in sorted([*DATA.rglob("*.csv"), *DATA.rglob("*.csv.gz"), *DATA.rglob("*.csv.xz")]):
         kind = _kind(path)
-        if kind is None or "profilers" in path.parts:
+        if kind is None or "profilers" in path.parts or path in CUT:
             continue
         read_table(path, kind)
         checked += 1
-    # 16 timings tables, 40 per-variant tables, and the refused/resources/profiler tables
-    assert checked >= 70
+    # 23 timings tables (plain or compressed), 41 per-variant tables, and the refused,
+    # resources, compare, profiler and roofline tables
+    assert checked >= 89
 
 
 def test_recorded_timings_hold_the_rows_their_manifests_describe():
