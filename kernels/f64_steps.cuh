@@ -15,12 +15,16 @@ static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "who
 static_assert(WARPS % 4 == 0, "setmaxnreg works on whole warpgroups of consumers");
 static_assert(BN % 16 == 0 && BM <= 256, "the TMA boxes: A [BM][16], B [16][16]");
 // registers after setmaxnreg: a block holds at most REGS per thread (the launch bound's share of
-// the 65536); the producer keeps 40, the consumers share the rest in steps of 8, at most 232
-constexpr int REGS = 65536 / BLOCKS / THREADS;
+// the 65536, rounded down to the 8 a thread in which registers are allotted: setmaxnreg.inc
+// waits for registers, so asking for more than the block holds never returns); the producer
+// keeps 40, the consumers share the rest in steps of 8, at most 232
+constexpr int REGS = 65536 / BLOCKS / THREADS / 8 * 8;
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_SHARE = (REGS * THREADS - 128 * PRODUCER_REGS) / (32 * WARPS) / 8 * 8;
 constexpr int CONSUMER_REGS = CONSUMER_SHARE > 232 ? 232 : CONSUMER_SHARE;
-static_assert(CONSUMER_REGS >= 168, "the consumers need 64 accumulators and their fragments");
+// the accumulators (two registers each) and about 40 for the fragments and addresses
+static_assert(CONSUMER_REGS >= 2 * MI * NI * 4 + 40,
+              "the consumers need their accumulators and their fragments");
 
 struct F64Steps {
     static constexpr bool ALONG_M = true, PINGPONG = false, OWN_LOOP = true;

@@ -60,7 +60,8 @@
 #                                        reference, cublaslt_fp8) at SHAPES in EVERY_DTYPES
 #                                        (default [float32]), bursts, every row verified
 #                                        (EVERY_GRIDS='[chosen, whole]': the stream-K rungs
-#                                        also with every tile whole):
+#                                        also with every tile whole; EVERY_PARAMS='{v: {..}}'
+#                                        some builds alone):
 #                                        OUT/every_timings.csv (question: is the model's choice
 #                                        or the rung's builds short at a product?); resumed
 #                                        from its journals when run again on the same machine
@@ -226,7 +227,7 @@ every)
     "variants=${variants%]}, ${EVERY_REF:-cublas}]" "tuned_gpu=$tuned_gpu" 'sizes=[]' "shapes=$shapes" \
     "dtypes=${EVERY_DTYPES:-[float32]}" 'load=[burst]' 'sustained_sizes=[]' \
     'report={figures: [], tables: [verification]}' \
-    "$short_sampling" ${EVERY_GRIDS:+"stream_k_grids=$EVERY_GRIDS"}
+    "$short_sampling" ${EVERY_GRIDS:+"stream_k_grids=$EVERY_GRIDS"} ${EVERY_PARAMS:+"params=$EVERY_PARAMS"}
   rc=$?
   grep -h "configurations:" results/every/tables/summary.txt 2>/dev/null
   if [ -f results/every/tables/timings.csv ]; then
