@@ -302,17 +302,18 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     PIPE: 5 x 8 + 2 x 8): 358; and the calibrate run of skinny_simt and streamk_f64, every
     build they fit (skinny_simt's 26 in float32 and 14 in float64, as the H200's rows;
     streamk_f64's 12 of 128 x 64 to 128 x 128 tiles); and its calibrate run of streamk_f64's
-    6 builds of 64 x 64 tiles (32 x 32 warp tiles, BLOCKS 1 to 3; 18, every one the registry
-    builds): 416."""
+    6 builds of 64 x 64 tiles (32 x 32 warp tiles, BLOCKS 1 to 3): 416; and the run of its
+    16 builds of 32 x 64 and 64 x 32 tiles (16 x 32 and 32 x 16 warp tiles, BLOCKS 1 to 4), the
+    64 x 64 builds again (34, every one the registry builds): 432."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
-    assert len(mine) == 416
+    assert len(mine) == 432
     assert mine.variant.value_counts().to_dict() == {
         "warptile_db": 67, "skinny_dot": 56, "skinny_fp8": 53, "persistent_fp8": 52,
         "tmastore_fp8": 48, "skinny_simt": 40, "persistent_bf16": 24, "streamk_fp8": 22,
-        "persistent_tf32": 20, "ws_f64": 16, "streamk_f64": 18}  # fmt: skip
+        "persistent_tf32": 20, "ws_f64": 16, "streamk_f64": 34}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 
@@ -321,8 +322,8 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     runs: 436 rows, one per instantiation of the fifteen rungs those runs measured (skinny_simt's
     40: 26 in float32, 14 in float64, test_registry's hand count, from its one run with the
     row tiles fastest; warptile_db's 83, ws_f64's 16
-    and streamk_f64's 12, every one the registry built then (not its 64 x 64 tiles); persistent_fp8's 40 and skinny_fp8's 20
-    of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28; skinny_grids adds
+    and streamk_f64's 12, every one the registry built then (none of its tiles of 64 x 64 and
+    smaller); persistent_fp8's 40 and skinny_fp8's 20 of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28; skinny_grids adds
     skinny_fp8's 17 builds in clusters of 2 and 4 and skinny_bf16's 18 builds its first run
     left out: 45 and 28; fp8, every build of the four FP8 rungs, adds skinny_fp8's 8 of 64 rows,
     streamk_fp8's 14 narrow ones (22 in all) and tmastore_fp8's 48: 342 + 70, and skinny_simt's
