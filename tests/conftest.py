@@ -128,10 +128,11 @@ def recorded_bytes(path) -> bytes:
 
 
 def copy_recorded(src: Path, to: Path, **kw) -> Path:
-    """A recorded results folder copied to `to` as the pipeline wrote it: its tables kept
-    compressed in tests/data (`timings.csv.gz`, `.xz`) are written out plain (`timings.csv`)."""
+    """A recorded results folder copied to `to` as the pipeline wrote it: its tables and run
+    manifests kept compressed in tests/data (`timings.csv.gz`, `.xz`, `cublas.manifest.json.xz`)
+    are written out plain (`timings.csv`, `cublas.manifest.json`)."""
     shutil.copytree(src, to, **kw)
-    for packed in [*to.rglob("*.csv.gz"), *to.rglob("*.csv.xz")]:
+    for packed in [*to.rglob("*.csv.gz"), *to.rglob("*.csv.xz"), *to.rglob("*.manifest.json.xz")]:
         packed.with_suffix("").write_bytes(_unpacked(packed, packed.read_bytes()))
         packed.unlink()
     return to
@@ -143,18 +144,15 @@ SLOWED, SLOWED_FROM = "h100-slowed", "h100-b"
 
 
 @functools.cache
-def _slowed_run() -> Path:
-    to = Path(tempfile.mkdtemp(prefix="mmbench-compare-")) / SLOWED
-    atexit.register(shutil.rmtree, to.parent, True)  # gone when the session's process ends
-    shutil.copytree(DATA / "compare" / SLOWED_FROM, to)  # h100-b's files, then h100-slowed's
-    shutil.copytree(DATA / "compare" / SLOWED, to, dirs_exist_ok=True)  # over them
-    return to
-
-
 def compare_run(name: str) -> Path:
-    """Recorded compare run `name` (tests/data/compare) as the pipeline wrote it: h100-slowed
-    completed from h100-b, once a session, in a folder of its own (read it, do not write it)."""
-    return _slowed_run() if name == SLOWED else DATA / "compare" / name
+    """Recorded compare run `name` (tests/data/compare) as the pipeline wrote it (copy_recorded:
+    its compressed manifests and tables plain), h100-slowed completed from h100-b, once a
+    session, in a folder of its own (read it, do not write it)."""
+    to = Path(tempfile.mkdtemp(prefix="mmbench-compare-")) / name
+    atexit.register(shutil.rmtree, to.parent, True)  # gone when the session's process ends
+    if name == SLOWED:  # h100-b's files, then h100-slowed's over them
+        copy_recorded(DATA / "compare" / SLOWED_FROM, to)
+    return copy_recorded(DATA / "compare" / name, to, dirs_exist_ok=True)
 
 
 def copy_workflow(to: Path) -> Path:

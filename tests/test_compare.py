@@ -14,9 +14,7 @@ import yaml
 from mmbench.compare import compare
 from mmbench.core.tables import read_samples
 
-from .conftest import DATA, ROOT, compare_run, copy_recorded, read_csv, snakemake
-
-RUNS = DATA / "compare"
+from .conftest import ROOT, compare_run, copy_recorded, read_csv, snakemake
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +32,7 @@ def test_recorded_runs_keep_every_configurations_samples():
     a = run("h100-a")
     assert len(a.rows) == 56
     assert set(a.samples) == set(a.rows.index)
-    s = read_samples(RUNS / "h100-a" / "runs" / "cublas.samples.json.gz")
+    s = read_samples(compare_run("h100-a") / "runs" / "cublas.samples.json.gz")
     one = next(iter(s.values()))
     assert len(one["kernel_ms"]) == len(one["sm_clock_mhz"]) >= 5
     assert min(a.rows.kernel_ms_median) < 0.05 and max(a.rows.kernel_ms_median) > 100
@@ -118,7 +116,7 @@ def _compare(workdir, *config):  # noqa: F811
 
 def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(workdir):  # noqa: F811
     _copy_run(workdir, "h100-slowed")
-    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}")
+    out = _compare(workdir, f"baseline={compare_run('h100-b')}")
     assert out.returncode == 0, out.stderr[-3000:]
     res = workdir / "results" / "compare"
     table = read_csv(res / "tables" / "compare.csv")
@@ -131,17 +129,17 @@ def test_compare_target_writes_table_figure_and_report_and_prints_the_summary(wo
 @pytest.mark.slow  # 20 s; the gate's passing side and the paired gate stay in the fast set
 def test_fail_on_slower_exits_non_zero_with_the_reason(workdir):  # noqa: F811
     _copy_run(workdir, "h100-slowed")
-    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    out = _compare(workdir, f"baseline={compare_run('h100-b')}", "compare={fail_on: slower}")
     assert out.returncode != 0
     assert "compare.fail_on=slower: 14 configuration(s) SLOWER" in out.stderr
-    same = _compare(workdir, f"baseline={RUNS / 'h100-a'}", "compare={fail_on: slower}")
+    same = _compare(workdir, f"baseline={compare_run('h100-a')}", "compare={fail_on: slower}")
     # h100-slowed's tiled_guarded is slower than run a too; the rest was measured in run b
     assert same.returncode != 0
 
 
 def test_fail_on_slower_passes_when_nothing_is_slower(workdir):  # noqa: F811
     _copy_run(workdir, "h100-b")
-    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    out = _compare(workdir, f"baseline={compare_run('h100-b')}", "compare={fail_on: slower}")
     assert out.returncode == 0, out.stderr[-3000:]
 
 
@@ -181,9 +179,9 @@ def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(work
     ladder's last measurement); with a second source archived for one variant it reads them."""
     _copy_run(workdir, "h100-b")
     res = workdir / "results" / "compare"
-    sha = read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
+    sha = read_csv(compare_run("h100-b") / "runs" / "tiled_guarded.csv").source_sha256[0]
     (res / "archive" / "tiled_guarded" / sha).mkdir(parents=True)
-    for f in (RUNS / "h100-b" / "runs").glob("tiled_guarded.*"):
+    for f in (compare_run("h100-b") / "runs").glob("tiled_guarded.*"):
         shutil.copy(f, res / "archive" / "tiled_guarded" / sha / f.name)
     read = []
     monkeypatch.setattr(compare, "load_tables", lambda *a: read.append(a) or 1 / 0)
@@ -191,7 +189,7 @@ def test_the_edit_loop_reads_no_table_where_no_kernel_has_an_earlier_source(work
     assert compare.edits(res, tables) == "" and read == []
     other = res / "archive" / "tiled_guarded" / "0123456789abcdef"
     other.mkdir()
-    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.csv", other / "tiled_guarded.csv")
+    shutil.copy(compare_run("h100-b") / "runs" / "tiled_guarded.csv", other / "tiled_guarded.csv")
     with pytest.raises(ZeroDivisionError):
         compare.edits(res, tables)
     assert len(read) == 1
@@ -219,14 +217,14 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
     _copy_run(workdir, "h100-slowed")
     out = snakemake(
         "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
-        "--config", f"baseline={RUNS / 'h100-b'}", cwd=workdir,
+        "--config", f"baseline={compare_run('h100-b')}", cwd=workdir,
     )  # fmt: skip
     assert out.returncode != 0
     text = out.stdout + out.stderr
     assert "no GPU on this machine" in text and "add render_only=true to compare" in text
     out = snakemake(
         "--cores", "1", "compare", "--configfile", "config/presets/compare.yaml",
-        "--config", f"baseline={RUNS / 'h100-b'}", "render_only=true", cwd=workdir,
+        "--config", f"baseline={compare_run('h100-b')}", "render_only=true", cwd=workdir,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert "14 SLOWER, 0 FASTER, 0 UNSURE, 42 SAME" in out.stdout + out.stderr
@@ -234,7 +232,7 @@ def test_comparing_two_results_folders_needs_no_gpu_and_no_architecture(workdir)
     # its HTML report, for the comparison target (as README and the preset's header say)
     report = snakemake(
         "--report", "compare.html", "compare", "--configfile", "config/presets/compare.yaml",
-        "--config", f"baseline={RUNS / 'h100-b'}", "render_only=true", cwd=workdir,
+        "--config", f"baseline={compare_run('h100-b')}", "render_only=true", cwd=workdir,
     )  # fmt: skip
     assert report.returncode == 0, report.stderr[-3000:]
     assert (workdir / "compare.html").stat().st_size > 100_000
@@ -418,7 +416,7 @@ def test_a_configuration_that_now_fails_is_regressed_and_fails_the_gate(tmp_path
             df["first_mismatches"] = "0:0: 1.000000 - 2.000000 = -1.000000"
         return df
 
-    base = compare.load_folder(RUNS / "h100-b")
+    base = compare.load_folder(compare_run("h100-b"))
     new = _run_with(tmp_path, "h100-b", fail)
     table = compare.compare(base, new)
     # h100-b's tiled_guarded has 14 configurations; the times are the same (SAME otherwise)
@@ -431,7 +429,7 @@ def test_a_configuration_that_now_fails_is_regressed_and_fails_the_gate(tmp_path
 
 
 def test_a_variant_missing_from_this_run_fails_the_gate_unless_allowed(tmp_path):
-    base = compare.load_folder(RUNS / "h100-b")
+    base = compare.load_folder(compare_run("h100-b"))
     new = _run_with(tmp_path, "h100-b", lambda v, df: None if v == "cublas" else df)
     table = compare.compare(base, new)
     assert (table.verdict == "BASELINE ONLY").sum() == 7  # h100-b's cuBLAS configurations
@@ -463,7 +461,7 @@ def test_a_damaged_archive_entry_is_skipped_with_a_message(tmp_path, capsys):
 def test_a_damaged_baseline_is_named_before_any_job(workdir, tmp_path):  # noqa: F811
     _copy_run(workdir, "h100-b")
     base = tmp_path / "base"
-    copy_recorded(RUNS / "h100-a", base)
+    copy_recorded(compare_run("h100-a"), base)
     table = base / "runs" / "tiled_guarded.csv"
     table.write_bytes(table.read_bytes()[:3000])  # cut short, as an interrupted copy leaves it
     out = _compare(workdir, f"baseline={base}")
@@ -482,7 +480,7 @@ def test_this_runs_own_folder_as_its_baseline_is_refused(workdir):  # noqa: F811
 
 def test_a_copy_of_this_runs_measurement_is_said_to_be_one(workdir, tmp_path):  # noqa: F811
     _copy_run(workdir, "h100-b")
-    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}")
+    out = _compare(workdir, f"baseline={compare_run('h100-b')}")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "0 SLOWER, 0 FASTER, 0 UNSURE, 56 SAME" in out.stdout + out.stderr
     assert "Every configuration holds the very same samples in both runs" in out.stdout + out.stderr
@@ -492,10 +490,10 @@ def test_a_baseline_without_samples_says_why_nothing_was_judged(workdir, tmp_pat
     _copy_run(workdir, "h100-b")
     base = tmp_path / "old" / "tables"
     base.mkdir(parents=True)
-    frames = [read_csv(p) for p in sorted((RUNS / "h100-a" / "runs").glob("*.csv"))]
+    frames = [read_csv(p) for p in sorted((compare_run("h100-a") / "runs").glob("*.csv"))]
     pd.concat(frames).to_csv(base / "timings.csv", index=False)
     (base.parent / "runs").mkdir()
-    for m in (RUNS / "h100-a" / "runs").glob("*.manifest.json"):
+    for m in (compare_run("h100-a") / "runs").glob("*.manifest.json"):
         shutil.copy(m, base.parent / "runs" / m.name)
     out = _compare(workdir, f"baseline={base.parent}")
     assert out.returncode == 0, out.stderr[-2000:]
@@ -505,7 +503,7 @@ def test_a_baseline_without_samples_says_why_nothing_was_judged(workdir, tmp_pat
 
 
 def test_render_only_without_a_run_here_says_so_in_one_message(workdir):  # noqa: F811
-    out = _compare(workdir, f"baseline={RUNS / 'h100-a'}")
+    out = _compare(workdir, f"baseline={compare_run('h100-a')}")
     assert out.returncode != 0
     text = out.stdout + out.stderr
     assert "render_only=true renders a run already measured, from results/compare/, but " in text
@@ -519,7 +517,7 @@ def test_two_runs_without_samples_are_said_to_lack_them_both(workdir, tmp_path):
     for p in (workdir / "results" / "compare" / "runs").glob("*.samples.json.gz"):
         p.unlink()
     base = tmp_path / "old"
-    copy_recorded(RUNS / "h100-b", base)
+    copy_recorded(compare_run("h100-b"), base)
     for p in (base / "runs").glob("*.samples.json.gz"):
         p.unlink()
     out = _compare(workdir, f"baseline={base}")
@@ -541,7 +539,7 @@ def test_a_stale_samples_file_beside_a_newer_slower_table_is_refused_by_name(tmp
     slowed, 1.4x faster): judged on the samples alone it would be SAME."""
     run = _folder(tmp_path, "h100-slowed")
     stale = run / "runs" / "tiled_guarded.samples.json.gz"
-    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.samples.json.gz", stale)
+    shutil.copy(compare_run("h100-b") / "runs" / "tiled_guarded.samples.json.gz", stale)
     with pytest.raises(compare.NoRun) as err:
         compare.load_folder(run)
     text = str(err.value)
@@ -615,7 +613,7 @@ def test_a_manifest_naming_another_gpu_than_its_rows_is_refused(tmp_path):
 
 def test_a_run_of_two_gpu_models_is_refused_not_halved(tmp_path):
     run = _folder(tmp_path, "h100-b")
-    h200 = RUNS / "h200-a" / "runs"
+    h200 = compare_run("h200-a") / "runs"
     for f in h200.glob("cublas.*"):
         shutil.copy(f, run / "runs" / f.name)
     with pytest.raises(compare.NoRun) as err:
@@ -655,8 +653,8 @@ def test_configurations_this_run_added_or_measured_without_samples_fail_the_gate
 def test_the_gate_refuses_a_stale_samples_file_of_this_run_before_any_verdict(workdir):  # noqa: F811
     _copy_run(workdir, "h100-slowed")
     stale = workdir / "results" / "compare" / "runs" / "tiled_guarded.samples.json.gz"
-    shutil.copy(RUNS / "h100-b" / "runs" / "tiled_guarded.samples.json.gz", stale)
-    out = _compare(workdir, f"baseline={RUNS / 'h100-b'}", "compare={fail_on: slower}")
+    shutil.copy(compare_run("h100-b") / "runs" / "tiled_guarded.samples.json.gz", stale)
+    out = _compare(workdir, f"baseline={compare_run('h100-b')}", "compare={fail_on: slower}")
     assert out.returncode != 0
     text = out.stdout + out.stderr
     assert "does not hold the samples of the table beside it (14 configuration(s))" in text
@@ -691,7 +689,7 @@ def test_an_archive_entry_dated_in_the_future_is_not_taken_as_the_newest(tmp_pat
     _archive(res, "h100-b")
     now = _archive(res, "h100-slowed")
     base, hashes = compare.previous(res, compare.load_tables([now / "tiled_guarded.csv"], "now"))
-    b_sha = read_csv(RUNS / "h100-b" / "runs" / "tiled_guarded.csv").source_sha256[0]
+    b_sha = read_csv(compare_run("h100-b") / "runs" / "tiled_guarded.csv").source_sha256[0]
     assert hashes == {"tiled_guarded": b_sha}
 
 

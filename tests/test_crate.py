@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from .conftest import DATA, ROOT, copy_recorded, snakemake
+from .conftest import DATA, ROOT, copy_recorded, recorded_bytes, snakemake
 
 sys.path.insert(0, str(ROOT / "tools"))
 from validate_crate import seeded_cache, validate  # noqa: E402
@@ -79,9 +79,9 @@ def test_the_crate_names_the_gpu_the_commit_every_cubin_and_every_output(crated)
     assert f"driver {row['driver_version']}" in named[uuid]["description"]
     # the commit, as the recorded manifests have it
     manifest = json.loads(
-        (
+        recorded_bytes(
             DATA / "h200-ladder" / "results" / "ladder" / "runs" / "warptile.manifest.json"
-        ).read_text()
+        )
     )
     git = manifest["git"]
     workflow = graph[graph["./"]["mainEntity"]["@id"]]

@@ -10,7 +10,7 @@ from mmbench.plan.config import ConfigError
 from mmbench.plan.experiment import gpu_jobs_without_gpu, prepare
 from mmbench.report.catalogue import names
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, compare_run, copy_recorded
 
 
 def test_the_default_experiment_plans_the_course_kernels_into_results():
@@ -37,7 +37,7 @@ def test_without_a_gpu_the_plan_says_the_three_ways_forward(tmp_path):
     for way in ("--profile profiles/slurm --config arch=sm_90", "--config render_only=true",
                 "compile_all --config arch=sm_90"):  # fmt: skip
         assert way in text
-    baseline = prepare({"baseline": str(DATA / "compare" / "h100-a")}, ROOT, outputs=names())
+    baseline = prepare({"baseline": str(compare_run("h100-a"))}, ROOT, outputs=names())
     assert "add render_only=true to compare" in baseline.arch_problem
     # the architecture named, planning goes on: only a local run's GPU jobs stop (onstart)
     planned = prepare({"arch": "sm_90"}, ROOT, outputs=names())
@@ -153,13 +153,11 @@ def _stopped_before_gathering(tmp_path, monkeypatch):
     """The recorded H200 ladder run as its measurement jobs left it, in a working folder:
     runs/ with each job's manifest and its rows (the recorded timings table, which the aggregate
     job gathered on the GPU machine, split back by variant), and no tables/."""
-    import shutil
-
     import pandas as pd
 
     monkeypatch.chdir(tmp_path)
     res = tmp_path / "results" / "ladder"
-    shutil.copytree(RECORDED_LADDER / "runs", res / "runs")
+    copy_recorded(RECORDED_LADDER / "runs", res / "runs")
     recorded = pd.read_csv(RECORDED_LADDER / "tables" / "timings.csv.xz")
     for variant, rows in recorded.groupby("variant"):
         rows.to_csv(res / "runs" / f"{variant}.csv", index=False)

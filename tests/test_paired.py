@@ -398,14 +398,12 @@ def test_the_compare_target_renders_a_recorded_paired_run(workdir):
 
 # -- margins for runs made apart (compare/margins.py) --------------------------------------------
 
-COMPARE_RUNS = DATA / "compare"
-
 
 def test_a_margin_is_the_largest_difference_between_the_runs_medians(tmp_path):
     from mmbench.compare import margins
     from mmbench.compare.runs import load_folder
 
-    runs = [load_folder(COMPARE_RUNS / n) for n in ("h100-probe-a", "h100-probe-b")]
+    runs = [load_folder(compare_run(n)) for n in ("h100-probe-a", "h100-probe-b")]
     t = margins.measure(runs).set_index("config_id")
     assert len(t) == 56 and (t.runs == 2).all()
     # one configuration by hand: cuBLAS at 512, batched samples in both runs
@@ -426,7 +424,7 @@ def test_margins_replace_the_tolerance_where_measured(tmp_path):
     mmbench = Path(__import__("sys").executable).with_name("mmbench")
     code = __import__("subprocess").run(
         [str(mmbench), "margins",
-         str(COMPARE_RUNS / "h100-probe-a"), str(COMPARE_RUNS / "h100-probe-b"), "--out", str(out)],
+         str(compare_run("h100-probe-a")), str(compare_run("h100-probe-b")), "--out", str(out)],
         cwd=DATA.parent.parent, capture_output=True, text=True,
     )  # fmt: skip
     assert code.returncode == 0, code.stderr
@@ -436,7 +434,7 @@ def test_margins_replace_the_tolerance_where_measured(tmp_path):
 
     m = load_margins(out)
     table = compare.compare(
-        load_folder(COMPARE_RUNS / "h100-b"), load_folder(compare_run("h100-slowed")),
+        load_folder(compare_run("h100-b")), load_folder(compare_run("h100-slowed")),
         margins=m,
     )  # fmt: skip
     table = compare.finish(table)
@@ -450,7 +448,7 @@ def test_margins_replace_the_tolerance_where_measured(tmp_path):
 
 
 def test_a_margins_file_that_is_not_there_is_refused_before_any_job():
-    out = _dry(None, f"baseline={COMPARE_RUNS / 'h100-a'}", "compare={margins: no/such.csv}")
+    out = _dry(None, f"baseline={compare_run('h100-a')}", "compare={margins: no/such.csv}")
     assert out.returncode != 0
     assert "config key 'compare.margins': 'no/such.csv' is not a file" in out.stdout + out.stderr
 

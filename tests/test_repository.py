@@ -15,7 +15,7 @@ import pytest
 from mmbench.core.schemas import read_table
 from mmbench.report import standing
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, copy_recorded, recorded_bytes
 from .data_reads import DataReads
 
 PRODUCT = ["README.md", "docs", "config", "workflow", "kernels"]
@@ -150,14 +150,18 @@ def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other
     writes it); a run drawn from no seed (the main command's) is refused and docs stay."""
     import json
 
-    manifest = json.loads((RECORDED_LADDER / "runs" / "cublas.manifest.json").read_text())
-    assert standing.draw_seeds([RECORDED_LADDER / "runs" / "cublas.manifest.json"]) == []
+    recorded = tmp_path / "recorded.manifest.json"  # kept compressed in tests/data
+    recorded.write_bytes(recorded_bytes(RECORDED_LADDER / "runs" / "cublas.manifest.json"))
+    manifest = json.loads(recorded.read_text())
+    assert standing.draw_seeds([recorded]) == []
+    recorded.unlink()
     for name, seed in (("a", 726870), ("b", 726870), ("c", 755700)):
         manifest["config"]["draw"] = {"count": 64, "seed": seed}
         (tmp_path / f"{name}.manifest.json").write_text(json.dumps(manifest))
     assert standing.draw_seeds(sorted(tmp_path.glob("*.manifest.json"))) == [726870, 755700]
     before = (ROOT / "docs" / "ladder.md").read_bytes()
-    assert standing.main(["shapes", str(DATA / "h100-main" / "results")]) == 2
+    main = copy_recorded(DATA / "h100-main" / "results", tmp_path / "main")
+    assert standing.main(["shapes", str(main)]) == 2
     assert "holds no shapes verdicts" in capsys.readouterr().err
     assert (ROOT / "docs" / "ladder.md").read_bytes() == before
 

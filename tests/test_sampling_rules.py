@@ -13,10 +13,9 @@ from mmbench.core.sampling import Sampling, batch_size
 from mmbench.core.tables import read_samples
 from mmbench.measure import telemetry as tm
 
-from .conftest import DATA, read_csv
+from .conftest import DATA, compare_run, read_csv
 
 LADDER = DATA / "h200-ladder" / "results" / "ladder"
-IDLE = DATA / "compare"
 
 
 def sustained(variant: str, dtype: str, m: int, distribution: str = "normal"):
@@ -36,7 +35,7 @@ def test_a_batch_spans_the_minimum_time_and_a_long_kernel_is_its_own_batch():
 
 
 def test_recorded_batches_were_sized_by_the_rule_and_are_quieter_than_single_launches():
-    run = load_folder(IDLE / "h100-idle-a")
+    run = load_folder(compare_run("h100-idle-a"))
     s = Sampling()
     batched = [(cid, x) for cid, x in run.samples.items() if x.get("batch_ms")]
     assert len(batched) >= 20  # the compare preset's kernels under 1 ms
@@ -57,7 +56,7 @@ def test_recorded_batches_were_sized_by_the_rule_and_are_quieter_than_single_lau
 
 
 def test_compare_judges_short_kernels_on_their_batches():
-    a, b = (load_folder(IDLE / f"h100-idle-{x}") for x in "ab")
+    a, b = (load_folder(compare_run(f"h100-idle-{x}")) for x in "ab")
     kinds = [quieter(a.samples[c], b.samples[c]) for c in a.samples if c in b.samples]
     assert kinds.count("batched") >= 20 and kinds.count("single") >= 20
 

@@ -12,11 +12,9 @@ import pytest
 from mmbench.core.schemas import TableError, check_against_manifests, read_table
 from mmbench.core.tables import DamagedFile, read_samples
 
-from .conftest import DATA, MAIN, read_csv, recorded_bytes
+from .conftest import MAIN, compare_run, copy_recorded, read_csv, recorded_bytes
 
 TIMINGS = MAIN / "tables" / "timings.csv"
-MANIFESTS = sorted((MAIN / "runs").glob("*.manifest.json"))
-RUNS = DATA / "compare"
 
 
 @pytest.fixture
@@ -36,13 +34,15 @@ def test_a_table_cut_mid_line_is_refused(damaged):
         read_table(p, "timings")
 
 
-def test_a_table_cut_at_a_line_is_refused_by_its_manifests(damaged):
+def test_a_table_cut_at_a_line_is_refused_by_its_manifests(damaged, tmp_path):
+    manifests = sorted((copy_recorded(MAIN / "runs", tmp_path / "runs")).glob("*.manifest.json"))
+    assert len(manifests) == 7  # h100-main's seven measurement jobs
     data = recorded_bytes(TIMINGS)
     cut = data[: int(len(data) * 0.6)]
     p = damaged(cut[: cut.rindex(b"\n") + 1])
     df = read_table(p, "timings")  # each row is whole
     with pytest.raises(TableError) as err:
-        check_against_manifests(df, MANIFESTS, str(p))
+        check_against_manifests(df, manifests, str(p))
     # h100-main: cublas has 8 configurations, coarsened 32 (the manifests' counts)
     assert "cublas: 0 rows, its run manifest says 8 configurations" in str(err.value)
     assert "coarsened: 0 rows, its run manifest says 32 configurations" in str(err.value)
@@ -96,7 +96,7 @@ def test_a_value_of_the_wrong_type_is_named(damaged):
 
 
 def test_a_torn_samples_file_is_named(tmp_path):
-    src = RUNS / "h100-a" / "runs" / "cublas.samples.json.gz"
+    src = compare_run("h100-a") / "runs" / "cublas.samples.json.gz"
     torn = tmp_path / "cublas.samples.json.gz"
     torn.write_bytes(src.read_bytes()[:200])
     with pytest.raises(DamagedFile, match=str(torn)):

@@ -16,7 +16,15 @@ import yaml
 
 from mmbench.plan import plan
 
-from .conftest import COMPILE_ALL, ROOT, copy_workflow, read_csv, snakemake
+from .conftest import (
+    COMPILE_ALL,
+    ROOT,
+    compare_run,
+    copy_recorded,
+    copy_workflow,
+    read_csv,
+    snakemake,
+)
 
 
 def test_lint_is_clean_with_an_architecture_named():
@@ -157,7 +165,7 @@ def test_aggregation_renders_from_recorded_runs(workdir):
 
     data = ROOT / "tests" / "data" / "compare" / "h100-a" / "runs"
     runs = workdir / "results" / "compare" / "runs"
-    shutil.copytree(data, runs)
+    copy_recorded(data, runs)
     out = snakemake(
         "--cores",
         "1",
@@ -297,7 +305,7 @@ def test_a_full_run_decides_its_figures_once_the_timings_exist(workdir):
     """The measurement tables of a real run (recorded on the H100) in place: the run compiles,
     aggregates, makes the figures its data allows in its render job and says which it left
     out, without a GPU."""
-    rec = ROOT / "tests" / "data" / "compare" / "h100-a" / "runs"
+    rec = compare_run("h100-a") / "runs"
     cfg = [
         "--configfile",
         "config/presets/compare.yaml",
