@@ -323,7 +323,8 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     40: 26 in float32, 14 in float64, test_registry's hand count, from its one run with the
     row tiles fastest; warptile_db's 83, ws_f64's 16
     and streamk_f64's 12, every one the registry built then (none of its tiles of 64 x 64 and
-    smaller); persistent_fp8's 40 and skinny_fp8's 20 of the first runs and their 12 and 8 wider tiles of fp8_wide: 52 and 28; skinny_grids adds
+    smaller); persistent_fp8's 40 and skinny_fp8's 20 of the first runs and their 12 and 8
+    wider tiles of fp8_wide: 52 and 28; skinny_grids adds
     skinny_fp8's 17 builds in clusters of 2 and 4 and skinny_bf16's 18 builds its first run
     left out: 45 and 28; fp8, every build of the four FP8 rungs, adds skinny_fp8's 8 of 64 rows,
     streamk_fp8's 14 narrow ones (22 in all) and tmastore_fp8's 48: 342 + 70, and skinny_simt's

@@ -373,9 +373,9 @@ def test_every_figure_draws_one_configuration_per_point(folder, tmp_path):
     from mmbench.report.report_tables import NoData
 
     paths = {"timings": recorded(folder / "tables" / "timings.csv")}
-    for key, kind in (("roofline", "roofline"), ("ceilings", "ceilings")):
-        if recorded(folder / "tables" / f"{kind}.csv").exists():
-            paths[key] = recorded(folder / "tables" / f"{kind}.csv")
+    for kind in ("roofline", "ceilings"):
+        if (table := recorded(folder / "tables" / f"{kind}.csv")).exists():
+            paths[kind] = table
     drawn = 0
     for name, output in FIGURES.items():
         if not set(output.inputs) <= set(paths):
