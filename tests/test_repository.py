@@ -150,11 +150,12 @@ def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other
     writes it); a run drawn from no seed (the main command's) is refused and docs stay."""
     import json
 
-    recorded = tmp_path / "recorded.manifest.json"  # kept compressed in tests/data
+    # kept compressed in tests/data; written out plain in a folder of its own
+    recorded = tmp_path / "recorded" / "cublas.manifest.json"
+    recorded.parent.mkdir()
     recorded.write_bytes(recorded_bytes(RECORDED_LADDER / "runs" / "cublas.manifest.json"))
     manifest = json.loads(recorded.read_text())
     assert standing.draw_seeds([recorded]) == []
-    recorded.unlink()
     for name, seed in (("a", 726870), ("b", 726870), ("c", 755700)):
         manifest["config"]["draw"] = {"count": 64, "seed": seed}
         (tmp_path / f"{name}.manifest.json").write_text(json.dumps(manifest))
