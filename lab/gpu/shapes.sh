@@ -206,10 +206,14 @@ misses)
     ${VARIANTS:+"$VARIANTS"} || exit 2
   profile="{enabled: true, metric_set: ladder, variants: ${PROFILED:-[warptile_db, ws_f64, cublas]}, dtypes: ${PROFILED_DTYPES:-[float32, float64]}, sizes: [], shapes: $shapes}"
   [ "${PROFILED:-}" = none ] && profile='{enabled: false}'
+  # MARGIN=null: no margin, so none from some milliseconds on either
+  no_margin=()
+  [ "${MARGIN:-}" = null ] && no_margin=('calibration_margin_from_ms=null')
   timed misses --configfile /tmp/misses.yaml --config experiment=misses \
     'draw={count: 0, seed: 1}' "shapes=$shapes" 'load=[burst]' 'sustained_from_ms=null' \
     "tuned_gpu=$tuned_gpu" 'report={figures: [], tables: [sweep, ladder_profile, profiler_metrics, verification]}' \
-    "profile=$profile" ${MARGIN:+"calibration_margin=$MARGIN"} "calibration=$(calibration)"
+    "profile=$profile" ${MARGIN:+"calibration_margin=$MARGIN"} "calibration=$(calibration)" \
+    "${no_margin[@]}"
   for t in sweep ladder_profile profiler_metrics; do
     [ -f "results/misses/report/$t.md" ] && cat "results/misses/report/$t.md"
     cp "results/misses/report/$t.csv" "$out/" 2>/dev/null
