@@ -20,17 +20,12 @@
 // instantiation): taking the tile from a one-dimensional unit number instead renumbered the
 // registers of every FFMA and ran slower (lab notebook, "Tried and taken back: warptile_db's last
 // wave split").
-#include "split_k.cuh"
+#include "warp_tile.cuh"
 
 template <typename T> struct is_float32 { static constexpr bool value = false; };
 template <> struct is_float32<float> { static constexpr bool value = true; };
 static_assert(is_float32<elem_t>::value, "warptile_db moves float4: float32 only");
 
-constexpr int WARPS = (BM / WM) * (BN / WN);
-constexpr int THREADS = 32 * WARPS;
-constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
-constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
-static_assert(WMITER >= 1 && (WSUBN / TN) * (WSUBM / TM) == 32, "a sub-tile is one warp's");
 static_assert(BK % 2 == 0, "the last step's fragments and the next tile's first: two register sets");
 
 // Per thread, the float4s of the A and B tiles it loads (stage() fills them from global memory,
@@ -54,9 +49,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     __shared__ __align__(16) elem_t As[2][BK * BM];  // transposed: As[s][k * BM + row]
     __shared__ __align__(16) elem_t Bs[2][BK * BN];  // Bs[s][k * BN + col]
     const int tid = threadIdx.x;
-    const int warp = tid / 32, lane = tid % 32;
-    const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
-    const int tRow = lane / (WSUBN / TN), tCol = lane % (WSUBN / TN);
+    const WarpPlace w(tid);
     const bool split = blockIdx.y >= split_rows;
     const int splits = split ? split_count : 1;
     const int tileRow = split ? split_rows + (blockIdx.y - split_rows) / splits : blockIdx.y;
@@ -122,49 +115,20 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             *reinterpret_cast<float4 *>(&Bs[s][r * BN + c]) = sb[q];
         }
     };
-    elem_t acc[WMITER * TM][WNITER * TN];
+    elem_t acc[FRAG_M][FRAG_N];
 #pragma unroll
-    for (int i = 0; i < WMITER * TM; ++i)
+    for (int i = 0; i < FRAG_M; ++i)
 #pragma unroll
-        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.f;
+        for (int j = 0; j < FRAG_N; ++j) acc[i][j] = 0.f;
     // The fragments of one dot step, in two register sets: the next step's are loaded while the
     // current step's FFMAs run, across the k-tiles' barrier too (the next tile's first
     // fragments are read from the other buffer right after the barrier, before the last step's
     // FFMAs), so that no k-tile starts by waiting on shared memory.
-    elem_t regM[2][WMITER * TM], regN[2][WNITER * TN];
-    auto four = [](elem_t *to, const elem_t *from) {  // one float4 of shared memory, as 4 values
-        const float4 v = *reinterpret_cast<const float4 *>(from);
-        to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
-    };
+    elem_t regM[2][FRAG_M], regN[2][FRAG_N];
     auto fragments = [&](int buf, int dot, int f) {  // shared buffer buf, step dot -> set f
-#pragma unroll
-        for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                four(&regM[f][wm * TM + i],
-                     &As[buf][dot * BM + warpRow * WM + wm * WSUBM + tRow * TM + i]);
-#pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                four(&regN[f][wn * TN + j],
-                     &Bs[buf][dot * BN + warpCol * WN + wn * WSUBN + tCol * TN + j]);
+        warp_fragments<BM>(regM[f], regN[f], As[buf], Bs[buf], dot, w);
     };
-    // The FFMAs of one step, from set f, in a serpentine order: row i's B values in turn, then
-    // row i + 1's in reverse, so that two FFMAs in a row share a register (A's value along a row,
-    // B's where the rows meet) and ptxas can mark it for the operand reuse cache.  In the tuned
-    // 128 x 256 x 16 instantiation's k-loop (nvdisasm, CUDA 13.0): 2090 reuse flags on its 2048
-    // FFMAs against 1771 row by row, 413 FFMAs with two register-file operands in one bank (the
-    // register's number mod 2) against 963, the same 2589 instructions and 255 registers.
-    auto product = [&](int f) {
-#pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-            for (int jj = 0; jj < WNITER * TN; ++jj) {
-                const int j = i % 2 ? WNITER * TN - 1 - jj : jj;
-                acc[i][j] += regM[f][i] * regN[f][j];
-            }
-    };
+    auto product = [&](int f) { warp_product(acc, regM[f], regN[f]); };
     stage(0);
     put(0);
     __syncthreads();
@@ -185,31 +149,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         fragments(s ^ 1, 0, 0);
         product((BK - 1) % 2);
     }
-    if (splits > 1) {  // a split tile: the block that finishes it stores the sum
-        constexpr int N_ACC = WMITER * TM * WNITER * TN;
-        // (a count for every tile, partial sums for the split ones: first = the whole ones)
-        const int tiles = (split_rows + (gridDim.y - split_rows) / splits) * gridDim.x;
-        const SplitK<float, N_ACC> part(workspace, tiles, tileRow * gridDim.x + blockIdx.x,
-                                        (blockIdx.y - split_rows) % splits, splits, tid, THREADS,
-                                        split_rows * gridDim.x);
-        part.put_all(&acc[0][0]);
-        // (the A buffer is free: its last reads were before the k-loop's last barrier)
-        if (!part.finish([] { __syncthreads(); }, reinterpret_cast<int *>(&As[0][0]))) return;
-        part.sum_into(&acc[0][0]);
-    }
-#pragma unroll
-    for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-            const long long row = row0 + warpRow * WM + wm * WSUBM + tRow * TM + i;
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) {
-                    const long long col = col0 + warpCol * WN + wn * WSUBN + tCol * TN + j;
-                    if (row < M && col < N)
-                        store_result(C, row * ldc + col, acc[wm * TM + i][wn * TN + j],
-                                     accumulate);
-                }
-        }
+    // a split tile: the block that finishes it stores the sum (the A buffer is free: its last
+    // reads were before the k-loop's last barrier)
+    if (splits > 1 && !warp_split_sum(acc, workspace, split_rows, splits, tileRow, tid,
+                                      reinterpret_cast<int *>(&As[0][0])))
+        return;
+    warp_store(C, acc, row0, col0, w, M, N, ldc, accumulate);
 }
