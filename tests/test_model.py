@@ -304,16 +304,17 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
     streamk_f64's 12 of 128 x 64 to 128 x 128 tiles); and its calibrate run of streamk_f64's
     6 builds of 64 x 64 tiles (32 x 32 warp tiles, BLOCKS 1 to 3): 416; and the run of its
     16 builds of 32 x 64 and 64 x 32 tiles (16 x 32 and 32 x 16 warp tiles, BLOCKS 1 to 4), the
-    64 x 64 builds again (34, every one the registry builds): 432."""
+    64 x 64 builds again (34, every one the registry builds): 432; and warptile_ring's
+    calibrate run, every build (69, test_registry's hand count): 501."""
     runs = pd.concat([recorded, *(pd.read_csv(p) for p in RECORDED_H100_CAL)], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(runs, registry)
     mine = kept[kept.gpu_name == H100].reset_index(drop=True)
-    assert len(mine) == 432
+    assert len(mine) == 501
     assert mine.variant.value_counts().to_dict() == {
         "warptile_db": 67, "skinny_dot": 56, "skinny_fp8": 53, "persistent_fp8": 52,
         "tmastore_fp8": 48, "skinny_simt": 40, "persistent_bf16": 24, "streamk_fp8": 22,
-        "persistent_tf32": 20, "ws_f64": 16, "streamk_f64": 34}  # fmt: skip
+        "persistent_tf32": 20, "ws_f64": 16, "streamk_f64": 34, "warptile_ring": 69}  # fmt: skip
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 

@@ -466,6 +466,26 @@ def test_skinny_dot_builds_whole_sums_for_every_lane_within_64_registers(registr
     )
 
 
+def test_warptile_ring_builds_small_tiles_of_whole_copies(registry):
+    """warptile_ring's builds, counted by hand: the warp tiles (WM x WN) of 32 lanes with TM x
+    TN = 8 x 4 and WNITER 1 are 32 x 32, 32 x 64, 64 x 16, 64 x 32 and 64 x 64; at most four
+    warps a block give 19 block and warp tiles: 32 x 32 (one), 32 x 64 (two), 64 x 32 (three),
+    64 x 64 (five), 128 x 32 (three), 128 x 64 (three: 32 x 64, 64 x 32, 64 x 64), 256 x 32 (64 x
+    32), 256 x 64 (64 x 64); each with BK 8 and 16 and STAGES 3 and 4: 76; less the three
+    four-warp tiles 32 wide with BK 8 (a k-tile of B is 64 16-byte copies for 128 threads), six,
+    and the one build ptxas spills: 69."""
+    from mmbench.plan.plan import buildable
+
+    built = buildable(registry["warptile_ring"], {}, "sm_90")[0]
+    assert len(built) == 69
+    tiles = {(p["BM"], p["BN"], p["WM"], p["WN"]) for p in built}
+    assert len(tiles) == 19
+    assert {t for t in tiles if t[:2] == (128, 64)} == {(128, 64, 32, 64), (128, 64, 64, 32),
+                                                        (128, 64, 64, 64)}  # fmt: skip
+    assert not [p for p in built if p["BN"] == 32 and p["BK"] == 8
+                and (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) == 4]  # fmt: skip
+
+
 def test_skinny_fp8_builds_clusters_of_two_and_four_that_share_a_tile(registry):
     """skinny_fp8's clustered builds, counted by hand: 128-row tiles of Bt, four stages, A's
     64 to 192 rows dividing among the cluster in 8-row groups (144 / 4 = 36 does not), chains of

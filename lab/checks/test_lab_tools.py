@@ -162,21 +162,21 @@ def test_rung_choice_keeps_every_rung_below_the_floor_as_the_plan_does():
 
 
 def test_keep_calibration_finds_the_kept_rows_the_fit_and_refuses_half_its_arguments():
-    """lab/keep_calibration.py without arguments: the kept H200 rows (436) and H100 rows (432)
+    """lab/keep_calibration.py without arguments: the kept H200 rows (436) and H100 rows (501)
     are the fit of their recorded runs (exit 0, as tests/test_model.py checks); TIMINGS
     without NAME is refused (exit 2)."""
     tool = [sys.executable, str(LAB / "keep_calibration.py")]
     ok = subprocess.run(tool, capture_output=True, text=True, cwd=ROOT)
     assert ok.returncode == 0
     assert "NVIDIA H200 rows (436) are the fit" in ok.stdout
-    assert "NVIDIA H100 80GB HBM3 rows (432) are the fit" in ok.stdout
+    assert "NVIDIA H100 80GB HBM3 rows (501) are the fit" in ok.stdout
     half = subprocess.run([*tool, "x.csv"], capture_output=True, text=True, cwd=ROOT)
     assert half.returncode == 2 and "give both TIMINGS and NAME" in half.stderr
 
 
 def test_keep_calibration_to_writes_the_refit_table_there_and_keeps_nothing(tmp_path):
     """lab/keep_calibration.py TIMINGS --to T (the calibrate stage's merged table): T holds the
-    kept table's H200 lines verbatim and the H100's 432 rows fitted again with TIMINGS (here a
+    kept table's H200 lines verbatim and the H100's 501 rows fitted again with TIMINGS (here a
     recorded H100 run, written out plain); kernels/calibration.csv and the recorded runs are
     left as they were; NAME beside --to is refused (exit 2)."""
     import lzma
@@ -196,7 +196,7 @@ def test_keep_calibration_to_writes_the_refit_table_there_and_keeps_nothing(tmp_
     h200 = [line for line in kept_before.decode().splitlines() if line.startswith("NVIDIA H200,")]
     got = out.read_text().splitlines()
     assert [line for line in got if line.startswith("NVIDIA H200,")] == h200 and len(h200) == 436
-    assert sum(line.startswith("NVIDIA H100 80GB HBM3,") for line in got) == 432
+    assert sum(line.startswith("NVIDIA H100 80GB HBM3,") for line in got) == 501
     both = subprocess.run([*tool, str(timings), "x", "--to", str(out)], capture_output=True,
                           text=True, cwd=ROOT)  # fmt: skip
     assert both.returncode == 2 and "--to takes TIMINGS and no NAME" in both.stderr
