@@ -116,10 +116,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         }
     };
     elem_t acc[FRAG_M][FRAG_N];
-#pragma unroll
-    for (int i = 0; i < FRAG_M; ++i)
-#pragma unroll
-        for (int j = 0; j < FRAG_N; ++j) acc[i][j] = 0.f;
+    warp_zero(acc);
     // The fragments of one dot step, in two register sets: the next step's are loaded while the
     // current step's FFMAs run, across the k-tiles' barrier too (the next tile's first
     // fragments are read from the other buffer right after the barrier, before the last step's

@@ -74,10 +74,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     };
 
     elem_t acc[FRAG_M][FRAG_N];
-#pragma unroll
-    for (int i = 0; i < FRAG_M; ++i)
-#pragma unroll
-        for (int j = 0; j < FRAG_N; ++j) acc[i][j] = 0.f;
+    warp_zero(acc);
     // the fragments of one dot step in two register sets: the next step's read while this
     // step's FFMAs run
     elem_t regM[2][FRAG_M], regN[2][FRAG_N];

@@ -27,6 +27,14 @@ struct WarpPlace {
     }
 };
 
+// a thread's accumulators set to zero
+__device__ __forceinline__ void warp_zero(elem_t (&acc)[FRAG_M][FRAG_N]) {
+#pragma unroll
+    for (int i = 0; i < FRAG_M; ++i)
+#pragma unroll
+        for (int j = 0; j < FRAG_N; ++j) acc[i][j] = 0.f;
+}
+
 // one float4 of shared memory, as 4 values
 __device__ __forceinline__ void four(elem_t *to, const elem_t *from) {
     const float4 v = *reinterpret_cast<const float4 *>(from);

@@ -407,62 +407,33 @@ def test_skinny_simt_verifies_at_either_small_side(registry, arch, tmp_path):
             print(f"{r['label']} {r['m']}x{r['n']}x{r['k']}: {r['kernel_gflops']:.0f} GFLOP/s")
 
 
-def test_warptile_ring_verifies_at_odd_shapes(registry, arch, tmp_path):
-    """warptile_ring (kernels/39_warptile_ring.cu), every instantiation, at products whose sides
-    are no multiple of any tile and whose k ends inside a k-tile (4099 x 17 x 129, 611 x 71 x
-    702, 17 x 40 x 1029), one whose few tiles split along k (30 x 24 x 2000), 1 x 1 x 1 and 33
-    x 31 x 37; C = A.B contiguous, and C += A.B with leading dimensions that break 16-byte rows
-    (pad 3: the harness's aligned copy; B then goes one element a copy): every row PASSes, and
-    30 x 24 x 2000 ran split."""
-    v = registry["warptile_ring"]
+@pytest.mark.parametrize("variant,builds", [("skinny_dot", 56), ("warptile_ring", 69)])
+def test_every_build_verifies_at_small_odd_sides(registry, arch, tmp_path, variant, builds):
+    """Every instantiation (test_registry's hand count of each) of skinny_dot
+    (kernels/38_skinny_dot.cu: float32 and float64, a small n on the CUDA cores) and of
+    warptile_ring (kernels/39_warptile_ring.cu: float32 warp tiles on a cp.async ring), at
+    products whose small side is no multiple of any tile (4099 x 17 x 129, 611 x 71 x 702, 17 x
+    40 x 1029: a k that ends inside a lane's run or a k-tile), one whose few tiles split along k
+    (30 x 24 x 2000), 1 x 1 x 1 and 33 x 31 x 37; C = A.B contiguous, and C += A.B with leading
+    dimensions that break 16-byte rows (pad 3: the harness's aligned copy; warptile_ring's B
+    then goes one element a copy): every row PASSes, and 30 x 24 x 2000 ran split."""
+    v = registry[variant]
     instances = plan.buildable(v, {}, arch)[0]
-    assert len(instances) == 69  # test_registry's hand count
+    assert len(instances) == builds
     shapes = [(4099, 17, 129), (611, 71, 702), (17, 40, 1029), (30, 24, 2000), (1, 1, 1),
               (33, 31, 37)]  # fmt: skip
     confs = [
-        Configuration.of("warptile_ring", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
+        Configuration.of(variant, params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
                          distribution="normal", seed=11, pad=pad,
                          transfer="strided" if pad else "contiguous")
         for params in instances
         for (m, n, k), (acc, pad) in itertools.product(shapes, [(False, 0), (True, 3)])
     ]  # fmt: skip
-    rows = run(registry, arch, tmp_path, "warptile_ring", confs)
+    rows = run(registry, arch, tmp_path, variant, confs)
     bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
             r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
     assert not bad, bad[:20]
-    assert len(rows) == 69 * 6 * 2
-    splits = {int(r["launch_facts"].split("SPLITS=")[1].split()[0])
-              for r in rows if (r["m"], r["n"], r["k"]) == (30, 24, 2000)}  # fmt: skip
-    assert min(splits) > 1, splits
-    for r in rows:
-        if (r["m"], r["n"]) == (611, 71) and not r["accumulate"]:
-            print(f"{r['label']} 611x71x702: {r['kernel_gflops']:.0f} GFLOP/s")
-
-
-def test_skinny_dot_verifies_at_a_small_n(registry, arch, tmp_path):
-    """skinny_dot (kernels/38_skinny_dot.cu), every instantiation (float32 and float64), at
-    products of a small n that is no multiple of any NT (4099 x 17 x 129, 611 x 71 x 702, 17 x
-    40 x 1029: a k that ends inside a lane's run), one that splits along k (30 x 24 x 2000: one
-    row of tiles), 1 x 1 x 1 and 33 x 31 x 37; C = A.B contiguous, and C += A.B with leading
-    dimensions that break 16-byte rows (pad 3: the harness's aligned copy): every row PASSes,
-    and 30 x 24 x 2000 ran split."""
-    v = registry["skinny_dot"]
-    instances = plan.buildable(v, {}, arch)[0]
-    assert len(instances) == 56  # test_registry's hand count
-    shapes = [(4099, 17, 129), (611, 71, 702), (17, 40, 1029), (30, 24, 2000), (1, 1, 1),
-              (33, 31, 37)]  # fmt: skip
-    confs = [
-        Configuration.of("skinny_dot", params, m=m, n=n, k=k, accumulate=acc, memory="pinned",
-                         distribution="normal", seed=11, pad=pad,
-                         transfer="strided" if pad else "contiguous")
-        for params in instances
-        for (m, n, k), (acc, pad) in itertools.product(shapes, [(False, 0), (True, 3)])
-    ]  # fmt: skip
-    rows = run(registry, arch, tmp_path, "skinny_dot", confs)
-    bad = [(r["label"], r["m"], r["n"], r["k"], r["pad"], r["accumulate"], r["launch_facts"],
-            r.get("error"), r.get("first_mismatches")) for r in rows if r["verification"] != "PASS"]  # fmt: skip
-    assert not bad, bad[:20]
-    assert len(rows) == 56 * 6 * 2
+    assert len(rows) == builds * 6 * 2
     splits = {int(r["launch_facts"].split("SPLITS=")[1].split()[0])
               for r in rows if (r["m"], r["n"], r["k"]) == (30, 24, 2000)}  # fmt: skip
     assert min(splits) > 1, splits
