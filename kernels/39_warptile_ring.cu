@@ -1,16 +1,16 @@
-// Warp tiling fed by a cp.async ring, float32: warptile_db's math (warp_tile.cuh), but the A and
-// B tiles of STAGES - 1 steps along K are in flight at once, copied from global to shared memory
-// by cp.async with no register stage (tile_copy.cuh's CpAsyncRing), so that a product with a
-// short K, or few blocks on a multiprocessor, waits on global memory once rather than once a
-// step.  The A tile lies transposed in shared memory, as warptile_db's, which a 16-byte copy
-// cannot do: each of its elements is a 4-byte copy (cp.async.ca, through L1, so the sector a
-// row's copies share comes from L2 once) to row k of BM + 4 elements, the 4 of padding placing
-// the copies of a warp's rows and k in distinct banks.  The B tile's rows go in 16-byte copies
-// where B is 16-byte aligned with a leading dimension of whole 16 bytes, one element a copy
-// otherwise.  Small tiles (down to 32 x 32, one warp) keep many blocks on a multiprocessor where
-// a side is a few tens; split-K as warptile_db's (the registry's SPLITS and SPLIT_ROWS, the
-// same launch arguments), for the products whose tiles are fewer than the multiprocessors.  Any
-// M, N, K and leading dimensions: every copy is guarded (zero-filled outside the matrices).
+// Warp tiling fed by a cp.async ring, float32: warptile_db's math (warp_tile.cuh), but the A and B
+// tiles of STAGES - 1 steps along K are in flight at once, copied from global to shared memory by
+// cp.async with no register stage (tile_copy.cuh's CpAsyncRing), so that with few blocks on a
+// multiprocessor STAGES - 1 k-tiles' loads wait behind the math where warptile_db has one.  The A
+// tile lies transposed in shared memory, as warptile_db's, which a 16-byte copy cannot do: each of
+// its elements is a 4-byte copy (cp.async.ca, through L1, so the sector a row's copies share comes
+// from L2 once) to row k of BM + 4 elements, the 4 of padding placing a warp's copies in distinct
+// banks (BK 8: 4 rows x 8 k; BK 16, two to a bank).  B's rows go in 16-byte copies where B is
+// 16-byte aligned with a leading dimension of whole 16 bytes, one element a copy otherwise.  Small
+// tiles (down to 32 x 32, one warp) keep many blocks on a multiprocessor where a side is a few
+// tens; split-K as warptile_db's (the registry's SPLITS and SPLIT_ROWS, the same launch
+// arguments), for the products whose tiles are fewer than the multiprocessors.  Any M, N, K and
+// leading dimensions: every copy is guarded (zero-filled outside the matrices).
 #include "tile_copy.cuh"
 #include "warp_tile.cuh"
 
