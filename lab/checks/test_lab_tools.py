@@ -261,3 +261,30 @@ def test_keep_calibration_refuses_a_refit_at_other_multiprocessors():
     why = kc.same_multiprocessors(kept, kc.H100, {264})
     assert why is not None and "[264] multiprocessors where the kept rows have [132]" in why
     assert kc.same_multiprocessors(kept[kept.gpu_name != kc.H100], kc.H100, {132}) is None
+
+
+def test_kloop_blocks_splits_the_math_loop_at_labels_and_branches():
+    """lab/benchmarks/kloop_blocks.py on a listing written by hand (entry_code's form: labels
+    renamed L0, L1, ...): an outer loop with no math and an inner one with two FFMAs; the
+    inner loop's blocks are its label's two instructions, the copy the branch skips, and the
+    FFMAs with the branch back."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    from kloop_blocks import loop_blocks
+
+    code = [
+        "L0:",
+        "MOV R1, RZ ;",
+        "L1:",
+        "IADD3 R1, R1, 0x1, RZ ;",
+        "@P0 BRA `(L2) ;",
+        "LDGSTS.E [R2], desc[UR4][R4.64] ;",
+        "L2:",
+        "FFMA R3, R4, R5, R3 ;",
+        "FFMA R6, R4, R5, R6 ;",
+        "@P1 BRA `(L1) ;",
+        "@P2 BRA `(L0) ;",
+        "EXIT ;",
+    ]
+    blocks = loop_blocks(code)
+    assert [(label, len(body)) for label, body in blocks] == [("L1", 2), ("", 1), ("L2", 3)]
+    assert blocks[2][1][-1] == "@P1 BRA `(L1) ;"
