@@ -112,15 +112,22 @@ def main() -> None:
         held = [x for s in sorted(set(first["shape"])) for x in shares(v, first, s)]
         print(f"{name} {dtype}: in-sample {gmean(inside):.3f} (least {min(inside):.3f}), "
               f"held out {gmean(held):.3f} (least {min(held):.3f}), {len(held)} shapes")  # fmt: skip
-    every = pd.read_csv(EVERY)
+    choice_at_every(registry, pd.read_csv(EVERY), "warptile_db", "float32", H200)
+
+
+def choice_at_every(registry, every: pd.DataFrame, name: str, dtype: str, gpu: str) -> None:
+    """The build the kept calibration's `gpu` rows choose for rung `name` at each product of
+    a run of every build (lab/gpu.sh shapes every: its timings table, with cuBLAS's rows),
+    against the fastest build and cuBLAS there."""
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
-    v = registry["warptile_db"]
-    rows = calibrated(kept, [H200], ["warptile_db"], registry, "kernels/calibration.csv")
+    v = registry[name]
+    rows = calibrated(kept, [gpu], [name], registry, "kernels/calibration.csv")
+    every = every[every.verification == "PASS"]
     ref = every[every.variant == "cublas"].set_index(["m", "n", "k"]).kernel_ms
     got, of_ref, best_of_ref = [], [], []
-    for (m, n, k), at in every[every.variant == "warptile_db"].groupby(["m", "n", "k"]):
+    for (m, n, k), at in every[every.variant == name].groupby(["m", "n", "k"]):
         at = at.set_index("instance").kernel_ms
-        pick = slug(choose(v, rows["warptile_db"], "float32", m, n, k)["params"])
+        pick = slug(choose(v, rows[name], dtype, m, n, k)["params"])
         got.append(at.min() / at[pick])
         of_ref.append(ref[(m, n, k)] / at[pick])
         best_of_ref.append(ref[(m, n, k)] / at.min())
@@ -128,7 +135,7 @@ def main() -> None:
               f"{100 * ref[(m, n, k)] / at[pick]:.1f}% of cuBLAS (the fastest build "
               f"{100 * best_of_ref[-1]:.1f}%)")  # fmt: skip
     print(
-        f"warptile_db at the 14 products: {gmean(got):.3f} of the fastest build (least "
+        f"{name} at the {len(got)} products: {gmean(got):.3f} of the fastest build (least "
         f"{min(got):.3f}); {100 * gmean(of_ref):.1f}% of cuBLAS (least {100 * min(of_ref):.1f}); "
         f"the fastest build {100 * gmean(best_of_ref):.1f}% (least {100 * min(best_of_ref):.1f}), "
         "what a perfect choice among these builds would give"

@@ -242,6 +242,22 @@ def test_choice_model_reads_a_kept_calibrate_run():
         ran.stdout)  # fmt: skip
 
 
+def test_choice_every_scores_the_kept_calibration_at_an_every_run():
+    """lab/benchmarks/choice_every.py on the run of every warptile_ring build at six FP32
+    misses (entry "warptile_ring: warp tiles on a cp.async ring"): the fastest build's shares of
+    cuBLAS are the entry's table (64.4% at 5624 x 77 x 182, 87.8% at 9911 x 25 x 6683), and
+    the kept H100 rows choose within 2.4% of the fastest build at each of the six."""
+    data = LAB / "data" / "h100-warptile-ring" / "every-6-fp32-misses.csv.xz"
+    tool = [sys.executable, str(LAB / "benchmarks" / "choice_every.py"), str(data),
+            "warptile_ring", "float32", "NVIDIA H100 80GB HBM3"]  # fmt: skip
+    ran = subprocess.run(tool, capture_output=True, text=True, cwd=ROOT)
+    assert ran.returncode == 0, ran.stderr
+    assert "5624 x 77 x 182: " in ran.stdout and "(the fastest build 64.4%)" in ran.stdout
+    assert "(the fastest build 87.8%)" in ran.stdout
+    assert "warptile_ring at the 6 products: 0.988 of the fastest build (least 0.976)" in (
+        ran.stdout)  # fmt: skip
+
+
 def test_keep_calibration_refuses_a_refit_at_other_multiprocessors():
     """The first merged table of skinny_simt's and streamk_f64's H100 run (entry "skinny_simt and
     streamk_f64 calibrated on an H100") had every H100 row at 264 multiprocessors where the kept
