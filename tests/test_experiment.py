@@ -4,6 +4,7 @@ Snakemake here)."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from mmbench.plan import plan
 from mmbench.plan.config import ConfigError
@@ -47,6 +48,30 @@ def test_without_a_gpu_the_plan_says_the_three_ways_forward(tmp_path):
     )
     assert gpu_jobs_without_gpu(local=False, gpu_jobs=10, exp=planned) is None  # SLURM
     assert gpu_jobs_without_gpu(local=True, gpu_jobs=0, exp=planned) is None  # compile only
+
+
+def test_without_a_gpu_the_shapes_preset_also_says_the_ways_forward():
+    """config/presets/shapes.yaml places its sustained loads by the tuning table's cuBLAS rates
+    for the run's GPU model (sustained_from_ms), which a machine without a GPU has none of: it
+    once stopped there, naming sustained_from_ms and "this GPU model", where a login node
+    should hear the three ways forward (the README, "On a machine without a GPU")."""
+    if plan.detect_gpus():
+        pytest.skip("a GPU is visible here: this test is for machines without one")
+    given = {**yaml.safe_load((ROOT / "config" / "presets" / "shapes.yaml").read_text()),
+             "draw": {"count": 8, "seed": 4242}}  # fmt: skip
+    assert given["sustained_from_ms"] is not None and "burst" in given["load"]
+    exp = prepare(given, ROOT, outputs=names())
+    assert exp.no_gpu and exp.arch is None
+    assert exp.arch_problem.startswith("no GPU on this machine (nvidia-smi sees none)")
+    # the submission names the tuning's GPU model too (kernels/tuned.csv holds an H100's rows
+    # only), else planning it stops at tuned_gpu
+    assert ("snakemake --profile profiles/slurm --config arch=sm_90 "
+            "'tuned_gpu=NVIDIA H100 80GB HBM3'") in exp.arch_problem  # fmt: skip
+    named = prepare({**given, "tuned_gpu": "NVIDIA H100 80GB HBM3"}, ROOT, outputs=names())
+    assert "--config arch=sm_90 (docs/cluster.md)" in named.arch_problem
+    # planned for every rung at the draw's 8 products (the preset lists no sizes or shapes):
+    # what --lint and --list-rules need
+    assert len({(c.m, c.n, c.k) for c in exp.plan.runs["cublas"]}) == 8
 
 
 def test_a_bad_key_stops_the_planning_with_its_name():

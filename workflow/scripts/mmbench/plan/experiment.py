@@ -18,7 +18,7 @@ from mmbench.core.bounded import load_yaml
 from mmbench.core.registry import Variant, load_registry
 from mmbench.plan import plan as mmplan
 from mmbench.plan.config import ConfigError, check_baseline, idle_shorthands, merge, validate
-from mmbench.plan.tuning import apply_tuned
+from mmbench.plan.tuning import apply_tuned, locate, read_tuned
 
 # the tables a copied results folder may hold besides timings.csv (render_only checks them)
 COPIED_TABLES = ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics")
@@ -55,19 +55,37 @@ class Experiment:
         return self.config["baseline"]
 
 
-def no_gpu_message(baseline: str = "") -> str:
-    """What a machine without a GPU can do instead of measuring: the three ways forward."""
+def no_gpu_message(baseline: str = "", tuned_models: list[str] | None = None) -> str:
+    """What a machine without a GPU can do instead of measuring: the three ways forward.
+    `tuned_models`: the GPU models of the tuning table a run reads without naming one
+    (tuned_gpu auto, which needs a GPU to read the model off): the submission names one too."""
     seen = "add render_only=true to compare" if baseline else "add --config render_only=true"
+    submit, model = "naming the GPUs' architecture", ""
+    if tuned_models:
+        submit += (
+            " and, as this run reads a tuning table, the GPU model whose tuning it runs (the "
+            f"table's: {', '.join(tuned_models)})"
+        )
+        model = f" 'tuned_gpu={tuned_models[0]}'"
     return (
         "no GPU on this machine (nvidia-smi sees none), and this run measures kernels on one. "
         "Three ways forward:\n"
         "  - measure where a GPU is: run the same command on a GPU machine, or submit it from "
-        "here to a SLURM GPU cluster, naming the GPUs' architecture: snakemake --profile "
-        "profiles/slurm --config arch=sm_90 (docs/cluster.md)\n"
+        f"here to a SLURM GPU cluster, {submit}: snakemake --profile "
+        f"profiles/slurm --config arch=sm_90{model} (docs/cluster.md)\n"
         "  - show the figures and tables of a run already measured: copy its results folder to "
         f"results/ and {seen} (the tables present are then this run)\n"
         "  - build the kernels only, here: snakemake --cores 4 compile_all --config arch=sm_90"
     )
+
+
+def tuned_models(cfg: dict, basedir: str | Path) -> list[str]:
+    """The GPU models of the tuning table `cfg` reads where it names none (tuned_gpu auto), in
+    the table's order; [] where it reads none or names one."""
+    path = locate(cfg.get("tuned") or "", basedir)
+    if not path or (cfg.get("tuned_gpu") or "auto") != "auto":
+        return []
+    return list(dict.fromkeys(read_tuned(path).gpu_name.astype(str)))
 
 
 def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, exp: Experiment) -> str | None:
@@ -183,13 +201,15 @@ def prepare(given: dict, basedir: str | Path, outputs: dict[str, list[str]]) -> 
     exp.gpus = gpus = mmplan.detect_gpus()
     if cfg["arch"] == "auto" and not gpus:
         # no architecture to build for: planned for none (the tuning table, which needs a GPU
-        # model, left aside), so that what runs no job (--lint, --list-rules) runs; the first
-        # job that needs one stops the run at arch() with the ways forward, before anything
-        # is compiled
+        # model, left aside, and with it the cuBLAS rates that decide where a sustained load
+        # runs: sustained_from_ms), so that what runs no job (--lint, --list-rules) runs; the
+        # first job that needs one stops the run at arch() with the ways forward, before
+        # anything is compiled
         exp.no_gpu = True
-        exp.arch_problem = no_gpu_message(exp.baseline)
-        exp.plan = mmplan.expand(cfg, registry, None)
-        exp.profile = mmplan.profile_plan(cfg, registry, None, named)[0]
+        exp.arch_problem = no_gpu_message(exp.baseline, tuned_models(cfg, basedir))
+        unrated = {**cfg, "sustained_from_ms": None}
+        exp.plan = mmplan.expand(unrated, registry, None)
+        exp.profile = mmplan.profile_plan(unrated, registry, None, named)[0]
         return exp
     exp.config = cfg = apply_tuned(cfg, gpus, registry, basedir)
     try:
