@@ -18,7 +18,7 @@ from mmbench.core.bounded import load_yaml
 from mmbench.core.registry import Variant, load_registry
 from mmbench.plan import plan as mmplan
 from mmbench.plan.config import ConfigError, check_baseline, idle_shorthands, merge, validate
-from mmbench.plan.tuning import apply_tuned, locate, read_tuned
+from mmbench.plan.tuning import apply_tuned, locate, models_in, read_tuned
 
 # the tables a copied results folder may hold besides timings.csv (render_only checks them)
 COPIED_TABLES = ("refused", "roofline", "ceilings", "metrics", "nvprof_metrics")
@@ -55,18 +55,20 @@ class Experiment:
         return self.config["baseline"]
 
 
-def no_gpu_message(baseline: str = "", tuned_models: list[str] | None = None) -> str:
+def no_gpu_message(baseline: str = "", tuned: tuple[str, str] | None = None) -> str:
     """What a machine without a GPU can do instead of measuring: the three ways forward.
-    `tuned_models`: the GPU models of the tuning table a run reads without naming one
-    (tuned_gpu auto, which needs a GPU to read the model off): the submission names one too."""
+    `tuned`: the GPU models of the tuning table a run reads without naming one (tuned_gpu
+    auto, which needs a GPU to read the model off), listed and the one to name (tuning.models_in):
+    the submission names one too."""
     seen = "add render_only=true to compare" if baseline else "add --config render_only=true"
     submit, model = "naming the GPUs' architecture", ""
-    if tuned_models:
+    if tuned:
+        listed, named = tuned
         submit += (
             " and, as this run reads a tuning table, the GPU model whose tuning it runs (the "
-            f"table's: {', '.join(tuned_models)})"
+            f"table's: {listed})"
         )
-        model = f" 'tuned_gpu={tuned_models[0]}'"
+        model = f" 'tuned_gpu={named}'"
     return (
         "no GPU on this machine (nvidia-smi sees none), and this run measures kernels on one. "
         "Three ways forward:\n"
@@ -79,13 +81,13 @@ def no_gpu_message(baseline: str = "", tuned_models: list[str] | None = None) ->
     )
 
 
-def tuned_models(cfg: dict, basedir: str | Path) -> list[str]:
-    """The GPU models of the tuning table `cfg` reads where it names none (tuned_gpu auto), in
-    the table's order; [] where it reads none or names one."""
+def tuned_models(cfg: dict, basedir: str | Path) -> tuple[str, str] | None:
+    """The GPU models of the tuning table `cfg` reads where it names none (tuned_gpu auto), as
+    tuning.models_in gives them; None where it reads none or names one."""
     path = locate(cfg.get("tuned") or "", basedir)
     if not path or (cfg.get("tuned_gpu") or "auto") != "auto":
-        return []
-    return list(dict.fromkeys(read_tuned(path).gpu_name.astype(str)))
+        return None
+    return models_in(read_tuned(path))
 
 
 def gpu_jobs_without_gpu(local: bool, gpu_jobs: int, exp: Experiment) -> str | None:
