@@ -7,6 +7,11 @@ instructions a warp issues for one trip round the loop that goes that way (which
 which way is read off the listing: nvdisasm -c of the cubin it leaves with --keep).
 
     python lab/benchmarks/kloop_blocks.py VARIANT INSTANCE [--kernels DIR] [--path 0,1,5,...]
+    python lab/benchmarks/kloop_blocks.py --cubin FILE --symbol ENTRY [--path ...]
+
+The second form reads a cubin built elsewhere, e.g. one of cuBLAS's, taken out of the
+nvidia-cublas wheel's libcublasLt.so with `cuobjdump -xelf all` (the cubin whose strings hold the
+kernel's name, as Nsight Compute names it).
 
 e.g. warptile_ring's build for 5624 x 77 x 182, this tree's kernels against a patched copy:
     python lab/benchmarks/kloop_blocks.py warptile_ring \\
@@ -72,32 +77,47 @@ def loop_blocks(code: list[str]) -> list[tuple[str, list[str]]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("variant")
-    ap.add_argument("instance")
+    ap.add_argument("variant", nargs="?")
+    ap.add_argument("instance", nargs="?")
+    ap.add_argument("--cubin", type=Path, help="a cubin built elsewhere (with --symbol)")
+    ap.add_argument("--symbol", help="the entry of --cubin to read")
     ap.add_argument("--kernels", type=Path, default=ROOT / "kernels")
     ap.add_argument("--path", help="block numbers, comma-separated: print the sum of their lengths")
     ap.add_argument("--keep", type=Path, help="leave the cubin here")
     args = ap.parse_args()
+    if bool(args.cubin) == bool(args.variant and args.instance) or bool(args.cubin) != bool(
+        args.symbol
+    ):
+        ap.error("give VARIANT and INSTANCE, or --cubin and --symbol")
     nvdisasm = find_nvdisasm()
-    if not nvdisasm or not shutil.which("nvcc"):
+    if not nvdisasm or not (args.cubin or shutil.which("nvcc")):
         print("needs nvcc and nvdisasm (pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
         return 2
-    v = load_registry()[args.variant]
-    params = v.instance(args.instance)
-    with tempfile.TemporaryDirectory() as tmp:
-        cubin = Path(tmp) / "k.cubin"
-        build(args.kernels, v.source, v.arch or "sm_90", v.defines(params), cubin)
-        code = entry_code(nvdisasm, cubin, v.symbol)
-        if args.keep:
-            shutil.copy(cubin, args.keep)
+    if args.cubin:
+        name, symbol = f"{args.cubin.name}:{args.symbol}", args.symbol
+        code = entry_code(nvdisasm, args.cubin, symbol)
+    else:
+        v = load_registry()[args.variant]
+        name, symbol = f"{args.variant} {args.instance} ({args.kernels})", v.symbol
+        with tempfile.TemporaryDirectory() as tmp:
+            cubin = Path(tmp) / "k.cubin"
+            build(
+                args.kernels,
+                v.source,
+                v.arch or "sm_90",
+                v.defines(v.instance(args.instance)),
+                cubin,
+            )
+            code = entry_code(nvdisasm, cubin, symbol)
+            if args.keep:
+                shutil.copy(cubin, args.keep)
     blocks = loop_blocks(code)
     if not blocks:
-        print(f"{args.variant} {args.instance}: no loop in entry {v.symbol}", file=sys.stderr)
+        print(f"{name}: no loop in entry {symbol}", file=sys.stderr)
         return 1
     total = sum(len(b) for _, b in blocks)
     math = sum(opcode(x) in MATH for _, b in blocks for x in b)
-    print(f"{args.variant} {args.instance} ({args.kernels}): k-loop {total} instructions, "
-          f"{math} math, {len(blocks)} blocks")  # fmt: skip
+    print(f"{name}: k-loop {total} instructions, {math} math, {len(blocks)} blocks")
     for i, (label, body) in enumerate(blocks):
         ops = collections.Counter(opcode(x) for x in body).most_common(6)
         print(f"  {i:3d} {label:5s} {len(body):4d}  " + " ".join(f"{o} {n}" for o, n in ops)

@@ -304,3 +304,13 @@ def test_kloop_blocks_splits_the_math_loop_at_labels_and_branches():
     blocks = loop_blocks(code)
     assert [(label, len(body)) for label, body in blocks] == [("L1", 2), ("", 1), ("L2", 3)]
     assert blocks[2][1][-1] == "@P1 BRA `(L1) ;"
+
+
+def test_kloop_blocks_takes_a_build_or_a_cubin_and_its_entry():
+    """kloop_blocks.py reads a registry build or a cubin built elsewhere (--cubin with
+    --symbol); a cubin without its entry's name is refused before anything is read."""
+    tool = LAB / "benchmarks" / "kloop_blocks.py"
+    for args in (["--cubin", "k.cubin"], ["--symbol", "k"], []):
+        run = subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True)
+        assert run.returncode == 2
+        assert "give VARIANT and INSTANCE, or --cubin and --symbol" in run.stderr
