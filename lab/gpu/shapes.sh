@@ -14,7 +14,9 @@
 #                                        on this machine, results/calibration-merged.csv: the
 #                                        kept table with the GPU model's rows fitted again from
 #                                        its recorded runs and this one (keep_calibration.py
-#                                        --to), which `run` then uses
+#                                        --to), which `run` then uses; CAL_WITH=a.csv,...:
+#                                        with earlier calibrate calls' timings fitted too
+#                                        (two passes of other CAL_PARAMS or sizes, one merged table)
 #   lab/gpu.sh shapes OUT rung VARIANT   a new rung (or VARIANT,VARIANT: several) before it
 #                                        joins the preset: the GPU test of
 #                                        the skeleton's same bits in two runs (every rung; or
@@ -129,9 +131,16 @@ calibrate)
   # (lab/keep_calibration.py --to), for the run stage on this machine (results/ stays between
   # calls; kernels/ is copied anew); none where it refuses the refit (the run then reads
   # kernels/calibration.csv)
+  # (CAL_WITH=a.csv,b.csv: earlier calibrate calls' timings on this machine fitted with this
+  # one's, as keeping them all would; the other rungs' rows otherwise come from the kept runs)
   rm -f results/calibration-merged.csv
-  [ -f "$out/calibrate_timings.csv" ] &&
-    python3 lab/keep_calibration.py "$out/calibrate_timings.csv" --to results/calibration-merged.csv
+  fitted=$out/calibrate_timings.csv
+  if [ -f "$fitted" ] && [ -n "${CAL_WITH:-}" ]; then
+    fitted=/tmp/calibrate-with.csv
+    python3 -c 'import sys, pandas as pd; pd.concat(map(pd.read_csv, sys.argv[2:])).to_csv(sys.argv[1], index=False)' \
+      "$fitted" "$out/calibrate_timings.csv" ${CAL_WITH//,/ } || exit 2
+  fi
+  [ -f "$fitted" ] && python3 lab/keep_calibration.py "$fitted" --to results/calibration-merged.csv
   # a released machine keeps nothing: a later call on a fresh one carries this copy back into
   # results/ (run's carry: results/calibration-merged.csv), or kernels/calibration.csv takes the rows
   cp results/calibration-merged.csv "$out/" 2>/dev/null
