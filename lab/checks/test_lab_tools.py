@@ -314,3 +314,24 @@ def test_kloop_blocks_takes_a_build_or_a_cubin_and_its_entry():
         run = subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True)
         assert run.returncode == 2
         assert "give VARIANT and INSTANCE, or --cubin and --symbol" in run.stderr
+
+
+def test_choice_across_scores_the_rungs_both_models_hold():
+    """choice_across.py scores the rungs whose calibration both GPU models hold and whose
+    launch takes no stream-K grid: read off kernels/calibration.csv by hand, persistent_fp8,
+    skinny_simt, tmastore_fp8, warptile_db and ws_f64 (streamk_f64, streamk_fp8 and skinny_fp8
+    are held by both but take a grid); on the H100's runs only those it has calibrate runs of."""
+    run = subprocess.run([sys.executable, str(LAB / "benchmarks" / "choice_across.py")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    lines = run.stdout.splitlines()
+    assert lines[0].endswith("persistent_fp8, skinny_simt, tmastore_fp8, warptile_db, ws_f64")
+    sections: dict[str, list[str]] = {}
+    for line in lines[1:]:
+        if line.startswith("on "):
+            sections[line.split("'s")[0][3:]] = rungs = []
+        elif line.startswith("  ") and not line.startswith("    "):
+            rungs.append(line.split(",")[0].strip())
+    both = ["persistent_fp8 float8_e4m3", "skinny_simt float32", "skinny_simt float64",
+            "tmastore_fp8 float8_e4m3"]  # fmt: skip
+    assert sections == {"NVIDIA H200": [*both, "warptile_db float32", "ws_f64 float64"],
+                        "NVIDIA H100 80GB HBM3": both}  # fmt: skip
