@@ -19,25 +19,24 @@ than 5%."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import pandas as pd
+from scipy.stats import gmean
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+sys.path.insert(0, str(ROOT / "lab"))
+
+from keep_calibration import H100, H200, KEPT  # noqa: E402
 
 from mmbench.core.registry import load_registry, slug  # noqa: E402
 from mmbench.core.timemodel import choose  # noqa: E402
 from mmbench.plan.tuning import calibrated, read_calibration  # noqa: E402
 
-H200, H100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
-RUNS = {H200: ROOT / "tests/data/h200-calibrate", H100: ROOT / "tests/data/h100-calibrate"}
-
-
-def gmean(xs) -> float:
-    return math.exp(sum(map(math.log, xs)) / len(xs))
+# the recorded calibrate runs of each model (the folders keep_calibration.py keeps them in)
+RUNS = {model: folder for model, (folder, _) in KEPT.items()}
 
 
 def recorded(model: str) -> pd.DataFrame:
