@@ -348,6 +348,23 @@ def test_a_run_cut_to_the_kept_columns_still_has_132_multiprocessors(registry):
     assert sms_of(run, registry) == sms_of(kept, registry) == {H200: 132}
 
 
+def test_a_run_of_grid_kernels_alone_has_its_calibration_table(registry, tmp_path):
+    """warptile_ring's H100 calibrate run (its 69 builds, counted by hand in test_registry, at
+    20 products) launches a block per tile: no persistent grid tells the multiprocessors, so
+    sms_of says nothing (it failed on such a run: KeyError 'gpu_name') and the calibrate
+    preset's table takes them from the run's manifest: a row for each build."""
+    import json
+
+    from mmbench.report.catalogue import _calibration
+
+    run = pd.read_csv(ROOT / "tests/data/h100-calibrate/warptile_ring.csv.xz")
+    assert sms_of(run, registry) == {}
+    manifest = tmp_path / "warptile_ring.manifest.json"
+    manifest.write_text(json.dumps({"device": {"name": H100, "multiprocessors": 132}}))
+    table = _calibration(run, [manifest])
+    assert len(table) == 69 and set(table.variant) == {"warptile_ring"}
+
+
 def test_an_h200_has_132_multiprocessors_in_runs_of_stream_k_grids_only(registry):
     """An H200 has 132 multiprocessors; the skinny rungs' runs launch stream-K grids only (a
     persistent grid, sized by the GPU through the shape fact CLUSTERS), and their widest is

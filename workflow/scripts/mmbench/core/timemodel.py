@@ -560,7 +560,8 @@ def sms_of(timings, registry) -> dict[str, int]:
         params = registry[variant].by_slug.get(instance) or {}
         return all(int(params.get(p, 1)) == 1 for p in ("CLUSTER", "BLOCKS"))
 
-    one = one[[single(v, i) for v, i in zip(one.variant, one.instance, strict=True)]]
+    # .loc: a run with no persistent rows gives an empty mask, which [] would read as no columns
+    one = one.loc[[single(v, i) for v, i in zip(one.variant, one.instance, strict=True)]]
     for gpu, part in one.groupby("gpu_name"):
         widths = [int(str(g).split("x")[0]) for g in part.grid if str(g)[:1].isdigit()]
         if widths:
