@@ -320,7 +320,7 @@ def test_the_kept_calibration_is_the_recorded_runs_fitted(registry, recorded):
 
 def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     """kernels/calibration.csv's H200 rows are calibrate() of the recorded H200 calibration
-    runs: 436 rows, one per instantiation of the fifteen rungs those runs measured (skinny_simt's
+    runs: 583 rows, one per instantiation of the seventeen rungs those runs measured (skinny_simt's
     40: 26 in float32, 14 in float64, test_registry's hand count, from its one run with the
     row tiles fastest; warptile_db's 83, ws_f64's 16
     and streamk_f64's 12, every one the registry built then (none of its tiles of 64 x 64 and
@@ -329,12 +329,14 @@ def test_the_kept_h200_calibration_is_the_recorded_h200_runs_fitted(registry):
     skinny_fp8's 17 builds in clusters of 2 and 4 and skinny_bf16's 18 builds its first run
     left out: 45 and 28; fp8, every build of the four FP8 rungs, adds skinny_fp8's 8 of 64 rows,
     streamk_fp8's 14 narrow ones (22 in all) and tmastore_fp8's 48: 342 + 70, and skinny_simt's
-    24 builds of PIPE 2 and 3: 412 + 24)."""
+    24 builds of PIPE 2 and 3: 412 + 24; skinny_dot_warptile_ring, skinny_dot's 56 and
+    warptile_ring's 69 (test_registry's hand counts), and streamk_f64_small_tiles, its 22
+    builds of 32 x 64, 64 x 32 and 64 x 64 (34 in all): 436 + 147)."""
     recorded = pd.concat([pd.read_csv(p) for p in RECORDED_H200], ignore_index=True)
     kept = read_calibration(ROOT / "kernels" / "calibration.csv")
     again = calibrate(recorded, registry)
     mine = kept[kept.gpu_name == H200].reset_index(drop=True)
-    assert len(mine) == 436
+    assert len(mine) == 583
     pd.testing.assert_frame_equal(mine, again, check_dtype=False)
 
 

@@ -122,13 +122,13 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     together = "\n".join(sections)
     assert standing.with_section(text, together, standing.SHAPES_BEGIN, standing.SHAPES_END) == text
     # the lab entries' tables of those runs (seed 726870, BF16: "The shapes preset at seed
-    # 726870 with skinny_simt and CUTLASS"; its FP32 and FP64: "skinny_simt with its row tiles
-    # side by side, and FP32 and FP64 at seed 726870 again"; FP8 at both seeds: "FP8 at any
+    # 726870 with skinny_simt and CUTLASS"; its FP32 and FP64: "skinny_dot, warptile_ring and
+    # streamk_f64's small tiles calibrated on an H200, at seed 726870"; FP8 at both seeds: "FP8 at any
     # shape with an H200 calibration of every FP8 build"; seed 755700's FP32: "The shapes
     # preset at a second seed, 755700")
     assert "| BF16 | 64 | 174.4 | 95 | 89.8 | 1400 | tmastore_bf16 |" in sections[0]
-    assert "| FP32 | 64 | 91.8 | 95 | 63.1 | 565 x 55 x 1802 | warptile_db |" in sections[0]
-    assert "| FP64 | 64 | 98.7 | 95 | 44.6 | 4185 x 19 x 308 | ws_f64 |" in sections[0]
+    assert "| FP32 | 64 | 99.5 | 95 | 76.0 | 12367 x 98 x 10657 | warptile_db |" in sections[0]
+    assert "| FP64 | 64 | 109.6 | 95 | 67.2 | 1327 x 69 x 31 | skinny_dot |" in sections[0]
     assert "| FP8 | 64 | 92.8 | 95 | 66.6 | 172 x 1843 x 7126 | persistent_fp8 |" in sections[0]
     assert "| FP8 | 64 | 90.3 | 95 | 66.3 | 77 x 5891 x 4397 | skinny_fp8 |" in sections[1]
     assert "met by BF16; missed by FP32, TF32, FP8, FP64." in sections[0]
@@ -138,9 +138,11 @@ def test_the_docs_shapes_table_is_the_recorded_shapes_run():
     assert "| 64 | 81.7 | 8.6 | 18 x 152 x 2881 |" in sections[1]
     # three machines measured its three parts, a fourth cutlass_f64 alone, later, and a fifth
     # its FP8 part again; seed 726870's FP32 and FP64 were measured again on a fifth board,
-    # with cuBLAS, whose bfloat16 rows stay those of the part that ran the BF16 rungs
+    # with cuBLAS, whose bfloat16 rows stay those of the part that ran the BF16 rungs; a sixth
+    # measured skinny_dot, warptile_ring and streamk_f64 there (22 + 40 + 85 configurations in
+    # place of streamk_f64's 83 before: 2263 + 64 = 2327)
     assert "5 boards" in sections[1]
-    assert "(5 boards), 2263 configurations" in sections[0]
+    assert "(6 boards), 2327 configurations" in sections[0]
 
 
 def test_the_shapes_standing_reads_the_seed_from_the_manifests_and_refuses_other_runs(

@@ -162,13 +162,13 @@ def test_rung_choice_keeps_every_rung_below_the_floor_as_the_plan_does():
 
 
 def test_keep_calibration_finds_the_kept_rows_the_fit_and_refuses_half_its_arguments():
-    """lab/keep_calibration.py without arguments: the kept H200 rows (436) and H100 rows (501)
+    """lab/keep_calibration.py without arguments: the kept H200 rows (583) and H100 rows (501)
     are the fit of their recorded runs (exit 0, as tests/test_model.py checks); TIMINGS
     without NAME is refused (exit 2)."""
     tool = [sys.executable, str(LAB / "keep_calibration.py")]
     ok = subprocess.run(tool, capture_output=True, text=True, cwd=ROOT)
     assert ok.returncode == 0
-    assert "NVIDIA H200 rows (436) are the fit" in ok.stdout
+    assert "NVIDIA H200 rows (583) are the fit" in ok.stdout
     assert "NVIDIA H100 80GB HBM3 rows (501) are the fit" in ok.stdout
     half = subprocess.run([*tool, "x.csv"], capture_output=True, text=True, cwd=ROOT)
     assert half.returncode == 2 and "give both TIMINGS and NAME" in half.stderr
@@ -195,7 +195,7 @@ def test_keep_calibration_to_writes_the_refit_table_there_and_keeps_nothing(tmp_
     assert sorted(p.name for p in (DATA / "h100-calibrate").iterdir()) == runs_before
     h200 = [line for line in kept_before.decode().splitlines() if line.startswith("NVIDIA H200,")]
     got = out.read_text().splitlines()
-    assert [line for line in got if line.startswith("NVIDIA H200,")] == h200 and len(h200) == 436
+    assert [line for line in got if line.startswith("NVIDIA H200,")] == h200 and len(h200) == 583
     assert sum(line.startswith("NVIDIA H100 80GB HBM3,") for line in got) == 501
     both = subprocess.run([*tool, str(timings), "x", "--to", str(out)], capture_output=True,
                           text=True, cwd=ROOT)  # fmt: skip
@@ -319,19 +319,22 @@ def test_kloop_blocks_takes_a_build_or_a_cubin_and_its_entry():
 def test_choice_across_scores_the_rungs_both_models_hold():
     """choice_across.py scores the rungs whose calibration both GPU models hold and whose
     launch takes no stream-K grid: read off kernels/calibration.csv by hand, persistent_fp8,
-    skinny_simt, tmastore_fp8, warptile_db and ws_f64 (streamk_f64, streamk_fp8 and skinny_fp8
-    are held by both but take a grid); on the H100's runs only those it has calibrate runs of."""
+    skinny_dot, skinny_simt, tmastore_fp8, warptile_db, warptile_ring and ws_f64 (streamk_f64,
+    streamk_fp8 and skinny_fp8 are held by both but take a grid); on the H100's runs only those
+    it has calibrate runs of."""
     run = subprocess.run([sys.executable, str(LAB / "benchmarks" / "choice_across.py")],
                          capture_output=True, text=True, check=True)  # fmt: skip
     lines = run.stdout.splitlines()
-    assert lines[0].endswith("persistent_fp8, skinny_simt, tmastore_fp8, warptile_db, ws_f64")
+    assert lines[0].endswith("persistent_fp8, skinny_dot, skinny_simt, tmastore_fp8, warptile_db, "
+                             "warptile_ring, ws_f64")  # fmt: skip
     sections: dict[str, list[str]] = {}
     for line in lines[1:]:
         if line.startswith("on "):
             sections[line.split("'s")[0][3:]] = rungs = []
         elif line.startswith("  ") and not line.startswith("    "):
             rungs.append(line.split(",")[0].strip())
-    both = ["persistent_fp8 float8_e4m3", "skinny_simt float32", "skinny_simt float64",
-            "tmastore_fp8 float8_e4m3"]  # fmt: skip
-    assert sections == {"NVIDIA H200": [*both, "warptile_db float32", "ws_f64 float64"],
-                        "NVIDIA H100 80GB HBM3": both}  # fmt: skip
+    both = ["persistent_fp8 float8_e4m3", "skinny_dot float32", "skinny_dot float64",
+            "skinny_simt float32", "skinny_simt float64", "tmastore_fp8 float8_e4m3"]  # fmt: skip
+    assert sections == {"NVIDIA H200": [*both, "warptile_db float32", "warptile_ring float32",
+                                        "ws_f64 float64"],
+                        "NVIDIA H100 80GB HBM3": [*both, "warptile_ring float32"]}  # fmt: skip
