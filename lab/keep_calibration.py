@@ -8,6 +8,8 @@ new builds move its older rows too.
     python lab/keep_calibration.py                      # are the kept rows that fit now?
     python lab/keep_calibration.py TIMINGS.csv NAME     # keep a run's timings as NAME
     python lab/keep_calibration.py TIMINGS.csv --to T   # the table it would give, to T only
+    python lab/keep_calibration.py TIMINGS.csv --with EARLIER.csv --to T
+                                                        # with an earlier run's timings too
 
 TIMINGS is the calibrate stage's OUT/calibrate_timings.csv (lab/gpu.sh shapes OUT calibrate) of
 one GPU model; it is cut to the columns the fit reads, its times to seven significant digits, and
@@ -18,7 +20,8 @@ run of the folders, and its counts of the kept rows are then to be set.  Without
 nothing is written: exit 1 where the kept rows of either model are not the fit of its recorded
 runs.  With --to, the table TIMINGS would give is written to T and nothing is kept: the
 calibrate stage's results/calibration-merged.csv, for the runs after it on that machine (a run
-at a few products alone would otherwise fit its rows from those products only).
+at a few products alone would otherwise fit its rows from those products only); each --with
+adds an earlier calibrate pass's timings on that machine, as keeping them all would fit them.
 """
 
 from __future__ import annotations
@@ -124,7 +127,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("timings", nargs="?", type=Path, help="a calibrate stage's timings (CSV)")
     p.add_argument("name", nargs="?", help="the name it is kept under")
     p.add_argument("--to", type=Path, help="write the table TIMINGS gives here; keep nothing")
+    p.add_argument("--with", dest="earlier", type=Path, action="append", default=[],
+                   help="with --to: an earlier run's timings (CSV) fitted too")  # fmt: skip
     a = p.parse_args(argv)
+    if a.earlier and a.to is None:
+        p.error("--with goes with --to")
     if a.to is not None and (a.timings is None or a.name is not None):
         p.error("--to takes TIMINGS and no NAME")
     if a.to is None and (a.timings is None) != (a.name is None):
@@ -133,7 +140,8 @@ def main(argv: list[str]) -> int:
     lines = TABLE.read_text().splitlines(keepends=True)
     kept = pd.read_csv(TABLE)
     if a.to is not None:
-        t = pd.read_csv(a.timings)
+        runs = [a.timings, *a.earlier]
+        t = pd.concat([pd.read_csv(r) for r in runs], ignore_index=True)
         model = one_model(t, a.timings)
         again = refit(registry, model, cut(t))
         if (why := same_multiprocessors(kept, model, set(again.sms.astype(int)))) is not None:
@@ -141,7 +149,7 @@ def main(argv: list[str]) -> int:
             return 1
         write_table(a.to, lines, kept, model, again)
         print(f"{a.to}: {len(kept) - (kept.gpu_name == model).sum() + len(again)} rows, "
-              f"{len(again)} {model} rows fitted with {a.timings.name} (before: "
+              f"{len(again)} {model} rows fitted with {', '.join(r.name for r in runs)} (before: "
               f"{(kept.gpu_name == model).sum()})")  # fmt: skip
         return 0
     if a.timings is None:

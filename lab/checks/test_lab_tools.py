@@ -4,6 +4,7 @@ rungs it should."""
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
@@ -200,6 +201,33 @@ def test_keep_calibration_to_writes_the_refit_table_there_and_keeps_nothing(tmp_
     both = subprocess.run([*tool, str(timings), "x", "--to", str(out)], capture_output=True,
                           text=True, cwd=ROOT)  # fmt: skip
     assert both.returncode == 2 and "--to takes TIMINGS and no NAME" in both.stderr
+
+
+def test_keep_calibration_to_with_an_earlier_run_fits_both(tmp_path):
+    """--with EARLIER beside TIMINGS --to T (the calibrate stage's CAL_WITH): a recorded H100
+    run cut in two by rung, one half as TIMINGS and the other with --with, gives the table the
+    whole run gives as one TIMINGS; --with without --to is refused (exit 2)."""
+    import lzma
+
+    import pandas as pd
+
+    tool = [sys.executable, str(LAB / "keep_calibration.py")]
+    text = lzma.decompress((DATA / "h100-calibrate" / "fp8.csv.xz").read_bytes()).decode()
+    whole = pd.read_csv(io.StringIO(text))
+    first = whole.variant == sorted(set(whole.variant))[0]
+    assert 0 < first.sum() < len(whole)
+    (tmp_path / "whole.csv").write_text(text)
+    whole[first].to_csv(tmp_path / "a.csv", index=False)
+    whole[~first].to_csv(tmp_path / "b.csv", index=False)
+    for args, out in ((["whole.csv"], "one.csv"), (["a.csv", "--with", "b.csv"], "two.csv")):
+        ran = subprocess.run([*tool, *args, "--to", out], capture_output=True, text=True,
+                             cwd=tmp_path)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+    assert "fitted with a.csv, b.csv" in ran.stdout
+    assert (tmp_path / "one.csv").read_text() == (tmp_path / "two.csv").read_text()
+    alone = subprocess.run([*tool, "a.csv", "--with", "b.csv"], capture_output=True, text=True,
+                           cwd=tmp_path)  # fmt: skip
+    assert alone.returncode == 2 and "--with goes with --to" in alone.stderr
 
 
 def test_short_whole_launches_in_the_fit_mend_streamk_fp8s_choice_at_held_out_products():

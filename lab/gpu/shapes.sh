@@ -134,13 +134,10 @@ calibrate)
   # (CAL_WITH=a.csv,b.csv: earlier calibrate calls' timings on this machine fitted with this
   # one's, as keeping them all would; the other rungs' rows otherwise come from the kept runs)
   rm -f results/calibration-merged.csv
-  fitted=$out/calibrate_timings.csv
-  if [ -f "$fitted" ] && [ -n "${CAL_WITH:-}" ]; then
-    fitted=/tmp/calibrate-with.csv
-    python3 -c 'import sys, pandas as pd; pd.concat(map(pd.read_csv, sys.argv[2:])).to_csv(sys.argv[1], index=False)' \
-      "$fitted" "$out/calibrate_timings.csv" ${CAL_WITH//,/ } || exit 2
-  fi
-  [ -f "$fitted" ] && python3 lab/keep_calibration.py "$fitted" --to results/calibration-merged.csv
+  earlier=()
+  for f in ${CAL_WITH:+${CAL_WITH//,/ }}; do earlier+=(--with "$f"); done
+  [ -f "$out/calibrate_timings.csv" ] && python3 lab/keep_calibration.py \
+    "$out/calibrate_timings.csv" "${earlier[@]}" --to results/calibration-merged.csv
   # a released machine keeps nothing: a later call on a fresh one carries this copy back into
   # results/ (run's carry: results/calibration-merged.csv), or kernels/calibration.csv takes the rows
   cp results/calibration-merged.csv "$out/" 2>/dev/null
