@@ -71,13 +71,16 @@ def refit(registry, model: str, added: pd.DataFrame | None = None) -> pd.DataFra
     return calibrate(all_runs(model, added), registry)
 
 
-def one_model(t: pd.DataFrame, timings: Path) -> str:
-    """The GPU model of a run's timings, one KEPT holds."""
-    models = set(t.gpu_name)
-    if len(models) != 1 or not models <= set(KEPT):
-        raise SystemExit(f"{timings}: the runs kept here are one GPU model's, one of "
-                         f"{', '.join(KEPT)}; it holds {sorted(models)}")  # fmt: skip
-    return next(iter(models))
+def one_model(tables: dict[Path, pd.DataFrame]) -> str:
+    """The GPU model of runs' timings (file -> table) fitted together: one, and one KEPT holds;
+    otherwise an error naming each file's models."""
+    models = {f: sorted(set(t.gpu_name)) for f, t in tables.items()}
+    every = {m for ms in models.values() for m in ms}
+    if len(every) != 1 or not every <= set(KEPT):
+        held = "; ".join(f"{f} holds {ms}" for f, ms in models.items())
+        raise SystemExit(f"the runs fitted together are one GPU model's, one of "
+                         f"{', '.join(KEPT)}: {held}")  # fmt: skip
+    return next(iter(every))
 
 
 def cut(t: pd.DataFrame) -> pd.DataFrame:
@@ -140,16 +143,16 @@ def main(argv: list[str]) -> int:
     lines = TABLE.read_text().splitlines(keepends=True)
     kept = pd.read_csv(TABLE)
     if a.to is not None:
-        runs = [a.timings, *a.earlier]
-        t = pd.concat([pd.read_csv(r) for r in runs], ignore_index=True)
-        model = one_model(t, a.timings)
+        tables = {r: pd.read_csv(r) for r in [a.timings, *a.earlier]}
+        model = one_model(tables)
+        t = pd.concat(list(tables.values()), ignore_index=True)
         again = refit(registry, model, cut(t))
         if (why := same_multiprocessors(kept, model, set(again.sms.astype(int)))) is not None:
             print(why, file=sys.stderr)
             return 1
         write_table(a.to, lines, kept, model, again)
         print(f"{a.to}: {len(kept) - (kept.gpu_name == model).sum() + len(again)} rows, "
-              f"{len(again)} {model} rows fitted with {', '.join(r.name for r in runs)} (before: "
+              f"{len(again)} {model} rows fitted with {', '.join(r.name for r in tables)} (before: "
               f"{(kept.gpu_name == model).sum()})")  # fmt: skip
         return 0
     if a.timings is None:
@@ -165,7 +168,7 @@ def main(argv: list[str]) -> int:
                 print(f"the kept {model} rows ({len(before)}) are the fit of its recorded runs")
         return bad
     t = pd.read_csv(a.timings)
-    model = one_model(t, a.timings)
+    model = one_model({a.timings: t})
     # the multiprocessors the fit will take, before anything is written (no fit needed for them)
     sms = sms_of(all_runs(model, cut(t)), registry)
     if (why := same_multiprocessors(kept, model, set(sms.values()))) is not None:

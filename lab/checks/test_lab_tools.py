@@ -230,6 +230,23 @@ def test_keep_calibration_to_with_an_earlier_run_fits_both(tmp_path):
     assert alone.returncode == 2 and "--with goes with --to" in alone.stderr
 
 
+def test_keep_calibration_to_with_another_models_run_names_each_file(tmp_path):
+    """TIMINGS of one GPU model --with a run of another: refused (exit 1) before anything is
+    written, the message naming each file and the models it holds (the H100's recorded FP8 run,
+    the H200's recorded streamk_f64 run)."""
+    import lzma
+
+    tool = [sys.executable, str(LAB / "keep_calibration.py")]
+    for src, name in (("h100-calibrate/fp8.csv.xz", "h100.csv"),
+                      ("h200-calibrate/streamk_f64_small_tiles.csv.xz", "h200.csv")):  # fmt: skip
+        (tmp_path / name).write_bytes(lzma.decompress((DATA / src).read_bytes()))
+    ran = subprocess.run([*tool, "h200.csv", "--with", "h100.csv", "--to", "t.csv"],
+                         capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 1 and not (tmp_path / "t.csv").exists()
+    assert "h200.csv holds ['NVIDIA H200']" in ran.stderr
+    assert "h100.csv holds ['NVIDIA H100 80GB HBM3']" in ran.stderr
+
+
 def test_short_whole_launches_in_the_fit_mend_streamk_fp8s_choice_at_held_out_products():
     """lab/benchmarks/fit_short_launches.py: the kept H100 calibrate run of streamk_fp8 alone,
     then with one every-build run of GPU-9794ec23 added, choosing at the other run's products
