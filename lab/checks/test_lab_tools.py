@@ -383,3 +383,32 @@ def test_choice_across_scores_the_rungs_both_models_hold():
     assert sections == {"NVIDIA H200": [*both, "warptile_db float32", "warptile_ring float32",
                                         "ws_f64 float64"],
                         "NVIDIA H100 80GB HBM3": [*both, "warptile_ring float32"]}  # fmt: skip
+
+
+def test_a_prior_on_the_fixed_cost_as_its_entry_reads(tmp_path):
+    """lab/benchmarks/fixed_prior.py at w = 0 (the kept fit) and 0.1, the entry "A prior on each
+    build's fixed cost: tried on the recorded runs, not kept": rows with a fixed cost of 0, 126
+    and 8 of 1,084; held-out |error| median 0.069 and 0.067 over 1,257 rows; warptile_db's
+    choice among every build at the 14 FP32 products 0.949 (least 0.835, the figures of the
+    entry "FP32's misses at seed 755700") and 0.954; skinny_simt's least 0.776 and 0.829."""
+    sys.path.insert(0, str(LAB / "benchmarks"))
+    import fixed_prior as f
+
+    from mmbench.core.registry import load_registry
+    from mmbench.plan.tuning import read_calibration
+
+    registry = load_registry(ROOT / "kernels" / "registry.yaml")
+    runs = [f.read(p, m) for p, m in f.HELD_OUT]
+    got = {}
+    for w, tmp in ((0.0, "w0.csv"), (0.1, "w01.csv")):
+        cal = f.fitted(registry, w)
+        table = tmp_path / tmp
+        cal.to_csv(table, index=False)
+        e = f.errors(registry, read_calibration(table), runs)
+        every = {label.split(" ")[0]: got_ for label, got_, _ in f.choices(registry, table)}
+        got[w] = (int((cal.fixed_us == 0).sum()), len(cal), len(e),
+                  round(float(e.error.abs().median()), 3),
+                  round(f.gmean(every["warptile_db"]), 3), round(min(every["warptile_db"]), 3),
+                  round(min(every["skinny_simt"]), 3))  # fmt: skip
+    assert got == {0.0: (126, 1084, 1257, 0.069, 0.949, 0.835, 0.776),
+                   0.1: (8, 1084, 1257, 0.067, 0.954, 0.835, 0.829)}  # fmt: skip
