@@ -412,3 +412,30 @@ def test_a_prior_on_the_fixed_cost_as_its_entry_reads(tmp_path):
                   round(min(every["skinny_simt"]), 3))  # fmt: skip
     assert got == {0.0: (126, 1084, 1257, 0.069, 0.949, 0.835, 0.776),
                    0.1: (8, 1084, 1257, 0.067, 0.954, 0.835, 0.829)}  # fmt: skip
+
+
+def test_the_misses_tool_lists_the_standing_s_misses_with_their_recorded_limiters():
+    """lab/misses.py: the products below 85% are those docs/ladder.md's shapes tables count
+    (726870: FP32 9, TF32 4, FP8 10, FP64 2; 755700: 27, 1, 3 BF16, 12, 11), and where a
+    recorded profile holds the very build, its limiter: at 18 x 152 x 2881 in FP64, ws_f64's
+    128 x 64 build (4 stages) "compute-side (SM 7%, memory 5% of peak)" and cuBLAS's "memory-side
+    (SM 16%, memory 18% of peak)", read by hand in the H200 profiles of
+    lab/data/h200-misses-755700-split/ and lab/data/h200-streamk-f64/ (the last path of those
+    that hold the row); FP8's cuBLASLt at 16 x 2254 x 3301 profiled at the product padded."""
+    ran = subprocess.run([sys.executable, str(LAB / "misses.py")], capture_output=True,
+                         text=True, cwd=ROOT)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    out = ran.stdout
+    assert "## Seed 726870: 25 products below 85%" in out
+    assert "## Seed 755700: 54 products below 85%" in out
+    line = next(x for x in out.splitlines() if x.startswith("| FP64 | 18 x 152 x 2881 |"))
+    cells = [c.strip() for c in line.strip("|").split(" | ")]
+    share, rung, own, ref = cells[2], cells[3], cells[4], cells[5]
+    assert share == "33.0" and rung == "ws_f64 BM=128 BN=64 WM=32 WN=64 STAGES=4 BLOCKS=2"
+    assert own.startswith("compute-side (SM 7%, memory 5% of peak)")
+    assert own.endswith("(H200, h200-misses-755700-split/ladder_profile.csv.gz)")
+    assert ref.startswith("memory-side (SM 16%, memory 18% of peak)")
+    assert ref.endswith("(H200, h200-streamk-f64/misses-755700-fp64-ladder_profile.csv.xz)")
+    fp8 = next(x for x in out.splitlines() if x.startswith("| FP8 | 16 x 2254 x 3301 |"))
+    assert "at 16 x 2256 x 3312, padded: " in fp8
+    assert "lab/gpu.sh shapes OUT misses" in out
