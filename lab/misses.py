@@ -1,8 +1,9 @@
 """The recorded shapes runs' misses and what the profiler says of each: per seed, every product
 where the class's best rung is below the least share of its cuBLAS (report/ladder.SHAPES_TARGETS),
-with the limiter Nsight Compute gave for that build there, and for the class's reference there,
-as the notebook's recorded profiles (every `*ladder_profile*` table under lab/data) hold them;
-then the misses stage's commands that would profile the rest on a GPU machine.
+its kernel time and the reference's, and the limiter Nsight Compute gave for that build there
+and for the reference there, as the notebook's recorded profiles (every `*ladder_profile*` table
+under lab/data) hold them; then the misses stage's commands that would profile the rest on a
+GPU machine.
 
     python lab/misses.py [SEED ...]        default: the seeds of tests/data/h200-shapes-SEED
 
@@ -90,8 +91,9 @@ def main(argv: list[str]) -> int:
         m = misses(seed)
         print(f"## Seed {seed}: {len(m)} products below "
               f"{lad.SHAPES_TARGETS['minimum']:.0%} of the class's reference\n")  # fmt: skip
-        print("| class | product | % of ref | best rung | its limiter | the reference's limiter |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print("| class | product | % of ref | best rung | its limiter | the reference's limiter "
+              "| µs: rung / ref |")  # fmt: skip
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         profiled = 0
         for _, r in m.iterrows():
             shape = f"{r.m}x{r.n}x{r.k}"
@@ -105,8 +107,10 @@ def main(argv: list[str]) -> int:
                 if padded != shape and (at := limiter(prof, reference, None, dtype, padded)) != ref:
                     ref = f"at {padded.replace('x', ' x ')}, padded: {at}"
             profiled += not own.startswith(("not profiled", "another build"))
+            flops = 2 * r.m * r.n * r.k / 1e3  # over GFLOP/s: µs
+            times = f"{flops / r['GFLOP/s']:.1f} / {flops / r['reference GFLOP/s']:.1f}"
             print(f"| {r.precision} | {r.m} x {r.n} x {r.k} | {100 * r['_fraction']:.1f} | {rung} "
-                  f"{params or ''} | {own} | {ref} |")  # fmt: skip
+                  f"{params or ''} | {own} | {ref} | {times} |")  # fmt: skip
             if own.startswith(("not profiled", "another build")) or ref == "not profiled":
                 part = todo.setdefault(PART[r.precision], {"shapes": set(), "variants": set(),
                                                            "dtypes": set()})  # fmt: skip
