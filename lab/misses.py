@@ -25,6 +25,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
+from mmbench.core.arith import flops, round_up  # noqa: E402
 from mmbench.report import ladder as lad  # noqa: E402
 
 STANDING = ROOT / "tests" / "data"
@@ -77,7 +78,7 @@ def limiter(prof: pd.DataFrame, variant: str, params: str | None, dtype: str, sh
               & (prof.rung.str.split().str[0] == variant)]  # fmt: skip
     if at.empty:
         return "not profiled"
-    build = f"{variant} {params}".strip() if params else variant
+    build = f"{variant} {params}" if params else variant
     same = at[at.rung.str.strip() == build] if params else at
     r = (same if len(same) else at).iloc[-1]
     other = "" if len(same) else f"another build ({r.rung}): "
@@ -103,12 +104,12 @@ def main(argv: list[str]) -> int:
             own = limiter(prof, rung, params, dtype, shape)
             ref = limiter(prof, reference, None, dtype, shape)
             if ref == "not profiled":  # a reference that runs the product padded (FP8's)
-                padded = f"{r.m}x{-(-r.n // 16) * 16}x{-(-r.k // 16) * 16}"
+                padded = f"{r.m}x{round_up(r.n, 16)}x{round_up(r.k, 16)}"
                 if padded != shape and (at := limiter(prof, reference, None, dtype, padded)) != ref:
                     ref = f"at {padded.replace('x', ' x ')}, padded: {at}"
             profiled += not own.startswith(("not profiled", "another build"))
-            flops = 2 * r.m * r.n * r.k / 1e3  # over GFLOP/s: µs
-            times = f"{flops / r['GFLOP/s']:.1f} / {flops / r['reference GFLOP/s']:.1f}"
+            mflop = flops(r.m, r.n, r.k) / 1e3  # over GFLOP/s: µs
+            times = f"{mflop / r['GFLOP/s']:.1f} / {mflop / r['reference GFLOP/s']:.1f}"
             print(f"| {r.precision} | {r.m} x {r.n} x {r.k} | {100 * r['_fraction']:.1f} | {rung} "
                   f"{params or ''} | {own} | {ref} | {times} |")  # fmt: skip
             if own.startswith(("not profiled", "another build")) or ref == "not profiled":

@@ -40,11 +40,14 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 sys.path.insert(0, str(ROOT / "lab"))
+sys.path.insert(0, str(ROOT / "lab" / "benchmarks"))
 
 import keep_calibration as kc  # noqa: E402
+from choice_h200 import gmean  # noqa: E402
+from model_error import predictions  # noqa: E402
 
 from mmbench.core.registry import load_registry, slug  # noqa: E402
-from mmbench.core.timemodel import COST_COLUMNS, Costs, choose, recorded_us  # noqa: E402
+from mmbench.core.timemodel import choose  # noqa: E402
 from mmbench.plan.tuning import calibrated, read_calibration  # noqa: E402
 
 DATA, LAB = ROOT / "tests" / "data", ROOT / "lab" / "data"
@@ -119,23 +122,10 @@ def fitted(registry, weight: float) -> pd.DataFrame:
 
 
 def errors(registry, cal: pd.DataFrame, runs: list[pd.DataFrame]) -> pd.DataFrame:
-    """Predicted over measured, minus 1, at each held-out row of a calibrated instantiation."""
-    key = cal.set_index(["gpu_name", "variant", "instance"])
-    out = []
-    for t in runs:
-        t = t[(t.verification == "PASS") & (t.get("backend", "cubin") == "cubin")]
-        for r in t.itertuples(index=False):
-            if (r.gpu_name, r.variant, r.instance) not in key.index:
-                continue
-            c = key.loc[(r.gpu_name, r.variant, r.instance)]
-            if f"{r.m}x{r.n}x{r.k}" in str(c.fitted_at).split():
-                continue
-            v = registry[r.variant]
-            costs = Costs.of({k: c[k] for k in COST_COLUMNS}, c.blocks_per_sm)
-            ms = recorded_us(v, v.instance(r.instance), costs, r._asdict(), int(c.sms)) / 1e3
-            out.append(dict(gpu=r.gpu_name, variant=r.variant, measured_ms=r.kernel_ms,
-                            error=ms / r.kernel_ms - 1))  # fmt: skip
-    return pd.DataFrame(out)
+    """Predicted over measured, minus 1, at each held-out row of a calibrated instantiation
+    (model_error.predictions at the shapes its fit never saw)."""
+    d = pd.concat([predictions(registry, cal, t) for t in runs], ignore_index=True)
+    return d[~d.fitted]
 
 
 def choices(registry, table: Path) -> list[tuple[str, list[float]]]:
@@ -180,6 +170,10 @@ def changed(registry, before: Path, after: Path) -> tuple[int, int, dict[str, in
         t = pd.read_csv(DATA / f"h200-shapes-{seed}" / "shapes-columns.csv.xz")
         products |= set(zip(t.m, t.n, t.k, strict=True))
     a, b = read_calibration(before), read_calibration(after)
+
+    def launch(pick: dict) -> tuple:  # the build and the stream-K grid
+        return slug(pick["params"]), pick.get("workers")
+
     count = total = 0
     per: dict[str, int] = {}
     for name in sorted(set(a[a.gpu_name == H200].variant)):
@@ -192,17 +186,10 @@ def changed(registry, before: Path, after: Path) -> tuple[int, int, dict[str, in
                     continue
                 pb = choose(registry[name], rb, dtype, m, n, k)
                 total += 1
-                if (slug(pa["params"]), pa.get("workers")) != (
-                    slug(pb["params"]),
-                    pb.get("workers"),
-                ):
+                if launch(pa) != launch(pb):
                     count += 1
                     per[name] = per.get(name, 0) + 1
     return count, total, per
-
-
-def gmean(xs) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
 
 
 def main() -> int:
@@ -242,7 +229,7 @@ def main() -> int:
                   f"({', '.join(f'{v} {c}' for v, c in sorted(per.items()))})")  # fmt: skip
         for label, got, missing in choices(registry, table):
             every_rows.append(dict(weight=w, run=label, products=f"{len(got)} ({missing})",
-                                   gmean=round(gmean(got), 3), least=round(min(got), 3) if got else math.nan))  # fmt: skip
+                                   gmean=round(gmean(got), 3) if got else math.nan, least=round(min(got), 3) if got else math.nan))  # fmt: skip
     every = pd.DataFrame(every_rows)
     print(
         "the fastest build's time over the chosen one's, geometric mean and least, at each "

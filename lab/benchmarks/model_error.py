@@ -33,6 +33,34 @@ from mmbench.plan.tuning import read_calibration  # noqa: E402
 DEFAULT = ROOT / "tests/data/h100-sweep/results/sweep/tables/timings.csv.xz"
 
 
+def predictions(
+    registry, cal: pd.DataFrame, t: pd.DataFrame, as_planned: bool = False
+) -> pd.DataFrame:
+    """The model's time beside the measured one at each verified row of a calibrated
+    instantiation in timings `t` (`as_planned`: of any GPU model's calibration where the row's
+    has none): variant, shape, load, measured_ms, predicted_ms, error (predicted over measured,
+    minus 1) and fitted (the calibration row was fitted at that shape)."""
+    t = t[(t.verification == "PASS") & (t.backend == "cubin")]
+    rows = []
+    for _, r in t.iterrows():
+        c = cal[(cal.gpu_name == r.gpu_name) & (cal.variant == r.variant)
+                & (cal.instance == r.instance)]  # fmt: skip
+        if c.empty and as_planned:
+            c = cal[(cal.variant == r.variant) & (cal.instance == r.instance)]
+        if c.empty:
+            continue
+        c = c.iloc[0]
+        v, params = registry[r.variant], registry[r.variant].instance(r.instance)
+        costs = Costs.of({k: c[k] for k in COST_COLUMNS}, c.blocks_per_sm)
+        ms = recorded_us(v, params, costs, r, int(c.sms)) / 1e3
+        shape = f"{r.m}x{r.n}x{r.k}"
+        rows.append(dict(variant=f"{r.variant} ({c.gpu_name})" if c.gpu_name != r.gpu_name
+                         else r.variant, shape=shape, load=r.load, measured_ms=r.kernel_ms,
+                         predicted_ms=ms, error=ms / r.kernel_ms - 1,
+                         fitted=shape in str(c.fitted_at).split()))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("timings", nargs="?", type=Path, default=DEFAULT)
@@ -47,26 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     registry = load_registry(ROOT / "kernels" / "registry.yaml")
     cal = read_calibration(args.calibration)
-    t = pd.read_csv(args.timings)
-    t = t[(t.verification == "PASS") & (t.backend == "cubin")]
-    rows = []
-    for _, r in t.iterrows():
-        c = cal[(cal.gpu_name == r.gpu_name) & (cal.variant == r.variant)
-                & (cal.instance == r.instance)]  # fmt: skip
-        if c.empty and args.as_planned:
-            c = cal[(cal.variant == r.variant) & (cal.instance == r.instance)]
-        if c.empty:
-            continue
-        c = c.iloc[0]
-        v, params = registry[r.variant], registry[r.variant].instance(r.instance)
-        costs = Costs.of({k: c[k] for k in COST_COLUMNS}, c.blocks_per_sm)
-        ms = recorded_us(v, params, costs, r, int(c.sms)) / 1e3
-        shape = f"{r.m}x{r.n}x{r.k}"
-        rows.append(dict(variant=f"{r.variant} ({c.gpu_name})" if c.gpu_name != r.gpu_name
-                         else r.variant, shape=shape, load=r.load, measured_ms=r.kernel_ms,
-                         predicted_ms=ms, error=ms / r.kernel_ms - 1,
-                         fitted=shape in str(c.fitted_at).split()))  # fmt: skip
-    d = pd.DataFrame(rows)
+    d = predictions(registry, cal, pd.read_csv(args.timings), args.as_planned)
     unseen = d[~d.fitted]
     pd.set_option("display.width", 200)
     print(f"{len(d)} rows of calibrated instantiations, {len(unseen)} at shapes the fit never saw")
